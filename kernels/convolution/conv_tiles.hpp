@@ -137,7 +137,7 @@ void dense_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight, const 
   conv_product(
       x, out, s,
       [&](const Expr<u32>& g, const Expr<u32>& n, const Expr<u32>& k) {
-        return gemm::DenseB<T, col_major>{weight, g * n * k};
+        return gemm::DenseB<T, col_major>{weight, g * n * k, n * k};
       },
       std::forward<Value>(value));
 }

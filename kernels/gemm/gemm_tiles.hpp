@@ -149,12 +149,15 @@ struct DenseB {
   static constexpr bool wide_steps = true;  ///< copied stages: 64-column steps (step_k)
   const dsl::Tensor<T>& b;
   dsl::Expr<dsl::u32> base;
+  /// A number `base` is a multiple of, for its alignment: a launch constant where base varies
+  /// by group (a convolution group's g · n · k: n · k), so the copies' choice is specialized.
+  dsl::Expr<dsl::u32> base_unit = base;
 
   Matrix<T> matrix(const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k) const {
     return B_LAYOUT == dsl::row_major ? Matrix<T>{b, base, k, n} : Matrix<T>{b, base, n, k};
   }
   dsl::Expr<bool> async_ok(const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k) const {
-    return matrix(n, k).width % kChunk == 0u && base % kChunk == 0u;
+    return matrix(n, k).width % kChunk == 0u && base_unit % kChunk == 0u;
   }
   void start(const dsl::Shared<T>& tile, const dsl::Expr<dsl::u32>& at,
              const dsl::Expr<dsl::u32>& p0, const dsl::Expr<dsl::u32>& col0,

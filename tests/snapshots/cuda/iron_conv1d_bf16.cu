@@ -312,6523 +312,6524 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v64 = v63 << 7u;
   const unsigned int v65 = v11 * v12;  // kernels/convolution/conv_tiles.hpp:140
   const unsigned int v66 = v65 * v15;
-  const unsigned int v67 = v11 * v13;  // kernels/convolution/conv_tiles.hpp:125
-  const bool v71 = v4 == 1u;  // kernels/convolution/im2col_a.hpp:175
-  const bool v77 = v5 == 1u;
-  const bool v78 = v71 && v77;
-  const bool v83 = v6 == v10;  // kernels/convolution/im2col_a.hpp:176
-  const bool v84 = v78 && v83;  // kernels/convolution/im2col_a.hpp:175
-  const bool v86 = v8 == 1u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v87 = v84 && v86;
-  const unsigned int v114 = threadIdx.x;  // kernels/convolution/im2col_a.hpp:181
-  const unsigned int v115 = v114 >> 3u;
-  const unsigned int v116 = v60 + v115;
-  const unsigned int v119 = v116 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v120 = v119 * v27;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v121 = v116 - v120;
-  const unsigned int v122 = v121 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v123 = v116 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v126 = v123 ? v122 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v128 = v122 * v27;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v129 = v121 - v128;
-  const unsigned int v130 = v129 * v5;
-  const unsigned int v131 = v123 ? v130 : v10;
-  const unsigned int v134 = v123 ? v119 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v136 = v116 + 16u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v137 = v136 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v138 = v137 * v27;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v139 = v136 - v138;
-  const unsigned int v140 = v139 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v141 = v136 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v144 = v141 ? v140 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v146 = v140 * v27;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v147 = v139 - v146;
-  const unsigned int v148 = v147 * v5;
-  const unsigned int v149 = v141 ? v148 : v10;
-  const unsigned int v152 = v141 ? v137 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v154 = v116 + 32u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v155 = v154 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v156 = v155 * v27;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v157 = v154 - v156;
-  const unsigned int v158 = v157 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v159 = v154 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v162 = v159 ? v158 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v164 = v158 * v27;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v165 = v157 - v164;
-  const unsigned int v166 = v165 * v5;
-  const unsigned int v167 = v159 ? v166 : v10;
-  const unsigned int v170 = v159 ? v155 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v172 = v116 + 48u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v173 = v172 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v174 = v173 * v27;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v175 = v172 - v174;
-  const unsigned int v176 = v175 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v177 = v172 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v180 = v177 ? v176 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v182 = v176 * v27;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v183 = v175 - v182;
-  const unsigned int v184 = v183 * v5;
-  const unsigned int v185 = v177 ? v184 : v10;
-  const unsigned int v188 = v177 ? v173 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v190 = v116 + 64u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v191 = v190 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v192 = v191 * v27;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v193 = v190 - v192;
-  const unsigned int v194 = v193 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v195 = v190 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v198 = v195 ? v194 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v200 = v194 * v27;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v201 = v193 - v200;
-  const unsigned int v202 = v201 * v5;
-  const unsigned int v203 = v195 ? v202 : v10;
-  const unsigned int v206 = v195 ? v191 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v208 = v116 + 80u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v209 = v208 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v210 = v209 * v27;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v211 = v208 - v210;
-  const unsigned int v212 = v211 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v213 = v208 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v216 = v213 ? v212 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v218 = v212 * v27;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v219 = v211 - v218;
-  const unsigned int v220 = v219 * v5;
-  const unsigned int v221 = v213 ? v220 : v10;
-  const unsigned int v224 = v213 ? v209 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v226 = v116 + 96u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v227 = v226 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v228 = v227 * v27;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v229 = v226 - v228;
-  const unsigned int v230 = v229 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v231 = v226 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v234 = v231 ? v230 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v236 = v230 * v27;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v237 = v229 - v236;
-  const unsigned int v238 = v237 * v5;
-  const unsigned int v239 = v231 ? v238 : v10;
-  const unsigned int v242 = v231 ? v227 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v244 = v116 + 112u;  // kernels/convolution/im2col_a.hpp:183
-  const unsigned int v245 = v244 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const unsigned int v246 = v245 * v27;  // kernels/convolution/im2col_a.hpp:185
-  const unsigned int v247 = v244 - v246;
-  const unsigned int v248 = v247 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v249 = v244 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const unsigned int v252 = v249 ? v248 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const unsigned int v254 = v248 * v27;  // kernels/convolution/im2col_a.hpp:189
-  const unsigned int v255 = v247 - v254;
-  const unsigned int v256 = v255 * v5;
-  const unsigned int v257 = v249 ? v256 : v10;
-  const unsigned int v260 = v249 ? v245 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v261 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
-  const unsigned int v264 = v261 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
-  const unsigned int v265 = v264 << 6u;
-  const unsigned int v268 = v261 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
-  const unsigned int v269 = v268 << 6u;
-  iron_frag<float, 2, 64, 64> v271;  // kernels/gemm/gemm_tiles.hpp:241
-  iron_frag_fill(v271, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v273;  // kernels/gemm/gemm_tiles.hpp:242
-  iron_frag_fill(v273, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v275;  // kernels/gemm/gemm_tiles.hpp:243
-  iron_frag_fill(v275, iron_f32_to_bf16(0.0f));
-  const unsigned int v278 = v2 & 7u;  // kernels/convolution/im2col_a.hpp:51
-  const bool v279 = v278 == v10;
-  const unsigned int v283 = v13 & 7u;
-  const bool v284 = v283 == v10;
-  const bool v285 = v279 && v284;
-  const unsigned int v288 = v15 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
-  const bool v289 = v288 == v10;
-  const unsigned int v292 = v66 & 7u;
-  const bool v293 = v292 == v10;
-  const bool v294 = v289 && v293;
-  const bool v295 = v285 && v294;  // kernels/gemm/gemm_tiles.hpp:256
-  if (v295) {
-    for (unsigned int v6386 = v10; v6386 < 2u; v6386 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v6387 = v6386 << 6u;
-      const bool v6389 = v6387 < v15;
-      if (v6389) {
-        const unsigned int v6391 = v6386 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-        if (v87) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v6400 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6401 = v6400 << 3u;
-          const unsigned int v6404 = v6387 + v6401;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6405 = v6404 < v15;
-          const bool v6406 = v123 && v6405;
-          const unsigned int v6408 = v116 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6410 = v6408 + v6387;
-          const unsigned int v6411 = v6410 + v6401;
-          const unsigned int v6412 = v6406 ? v6411 : v10;
-          const unsigned int v6414 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6415 = v6391 + v6414;
-          const unsigned int v6416 = v6415 + v6401;
-          iron_copy_async<16>(shm0 + (v6416 ^ (((v6416 >> 6u) & 7u) << 3u)), x + v6412, v6406);
-          const unsigned int v6419 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6421 = v6419 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6424 = v6419 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6425 = v6424 << 3u;
-          const unsigned int v6426 = v60 + v6421;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6427 = v6426 < v41;
-          const unsigned int v6428 = v6387 + v6425;
-          const bool v6429 = v6428 < v15;
-          const bool v6430 = v6427 && v6429;
-          const unsigned int v6432 = v6426 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6434 = v6432 + v6387;
-          const unsigned int v6435 = v6434 + v6425;
-          const unsigned int v6436 = v6430 ? v6435 : v10;
-          const unsigned int v6438 = v6421 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6439 = v6391 + v6438;
-          const unsigned int v6440 = v6439 + v6425;
-          iron_copy_async<16>(shm0 + (v6440 ^ (((v6440 >> 6u) & 7u) << 3u)), x + v6436, v6430);
-          const unsigned int v6443 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6445 = v6443 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6448 = v6443 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6449 = v6448 << 3u;
-          const unsigned int v6450 = v60 + v6445;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6451 = v6450 < v41;
-          const unsigned int v6452 = v6387 + v6449;
-          const bool v6453 = v6452 < v15;
-          const bool v6454 = v6451 && v6453;
-          const unsigned int v6456 = v6450 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6458 = v6456 + v6387;
-          const unsigned int v6459 = v6458 + v6449;
-          const unsigned int v6460 = v6454 ? v6459 : v10;
-          const unsigned int v6462 = v6445 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6463 = v6391 + v6462;
-          const unsigned int v6464 = v6463 + v6449;
-          iron_copy_async<16>(shm0 + (v6464 ^ (((v6464 >> 6u) & 7u) << 3u)), x + v6460, v6454);
-          const unsigned int v6467 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6469 = v6467 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6472 = v6467 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6473 = v6472 << 3u;
-          const unsigned int v6474 = v60 + v6469;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6475 = v6474 < v41;
-          const unsigned int v6476 = v6387 + v6473;
-          const bool v6477 = v6476 < v15;
-          const bool v6478 = v6475 && v6477;
-          const unsigned int v6480 = v6474 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6482 = v6480 + v6387;
-          const unsigned int v6483 = v6482 + v6473;
-          const unsigned int v6484 = v6478 ? v6483 : v10;
-          const unsigned int v6486 = v6469 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6487 = v6391 + v6486;
-          const unsigned int v6488 = v6487 + v6473;
-          iron_copy_async<16>(shm0 + (v6488 ^ (((v6488 >> 6u) & 7u) << 3u)), x + v6484, v6478);
-          const unsigned int v6491 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6493 = v6491 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6496 = v6491 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6497 = v6496 << 3u;
-          const unsigned int v6498 = v60 + v6493;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6499 = v6498 < v41;
-          const unsigned int v6500 = v6387 + v6497;
-          const bool v6501 = v6500 < v15;
-          const bool v6502 = v6499 && v6501;
-          const unsigned int v6504 = v6498 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6506 = v6504 + v6387;
-          const unsigned int v6507 = v6506 + v6497;
-          const unsigned int v6508 = v6502 ? v6507 : v10;
-          const unsigned int v6510 = v6493 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6511 = v6391 + v6510;
-          const unsigned int v6512 = v6511 + v6497;
-          iron_copy_async<16>(shm0 + (v6512 ^ (((v6512 >> 6u) & 7u) << 3u)), x + v6508, v6502);
-          const unsigned int v6515 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6517 = v6515 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6520 = v6515 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6521 = v6520 << 3u;
-          const unsigned int v6522 = v60 + v6517;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6523 = v6522 < v41;
-          const unsigned int v6524 = v6387 + v6521;
-          const bool v6525 = v6524 < v15;
-          const bool v6526 = v6523 && v6525;
-          const unsigned int v6528 = v6522 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6530 = v6528 + v6387;
-          const unsigned int v6531 = v6530 + v6521;
-          const unsigned int v6532 = v6526 ? v6531 : v10;
-          const unsigned int v6534 = v6517 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6535 = v6391 + v6534;
-          const unsigned int v6536 = v6535 + v6521;
-          iron_copy_async<16>(shm0 + (v6536 ^ (((v6536 >> 6u) & 7u) << 3u)), x + v6532, v6526);
-          const unsigned int v6539 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6541 = v6539 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6544 = v6539 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6545 = v6544 << 3u;
-          const unsigned int v6546 = v60 + v6541;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6547 = v6546 < v41;
-          const unsigned int v6548 = v6387 + v6545;
-          const bool v6549 = v6548 < v15;
-          const bool v6550 = v6547 && v6549;
-          const unsigned int v6552 = v6546 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6554 = v6552 + v6387;
-          const unsigned int v6555 = v6554 + v6545;
-          const unsigned int v6556 = v6550 ? v6555 : v10;
-          const unsigned int v6558 = v6541 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6559 = v6391 + v6558;
-          const unsigned int v6560 = v6559 + v6545;
-          iron_copy_async<16>(shm0 + (v6560 ^ (((v6560 >> 6u) & 7u) << 3u)), x + v6556, v6550);
-          const unsigned int v6563 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v6565 = v6563 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v6568 = v6563 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v6569 = v6568 << 3u;
-          const unsigned int v6570 = v60 + v6565;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v6571 = v6570 < v41;
-          const unsigned int v6572 = v6387 + v6569;
-          const bool v6573 = v6572 < v15;
-          const bool v6574 = v6571 && v6573;
-          const unsigned int v6576 = v6570 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v6578 = v6576 + v6387;
-          const unsigned int v6579 = v6578 + v6569;
-          const unsigned int v6580 = v6574 ? v6579 : v10;
-          const unsigned int v6582 = v6565 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v6583 = v6391 + v6582;
-          const unsigned int v6584 = v6583 + v6569;
-          iron_copy_async<16>(shm0 + (v6584 ^ (((v6584 >> 6u) & 7u) << 3u)), x + v6580, v6574);
+  const unsigned int v67 = v12 * v15;
+  const unsigned int v68 = v11 * v13;  // kernels/convolution/conv_tiles.hpp:125
+  const bool v72 = v4 == 1u;  // kernels/convolution/im2col_a.hpp:175
+  const bool v78 = v5 == 1u;
+  const bool v79 = v72 && v78;
+  const bool v84 = v6 == v10;  // kernels/convolution/im2col_a.hpp:176
+  const bool v85 = v79 && v84;  // kernels/convolution/im2col_a.hpp:175
+  const bool v87 = v8 == 1u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v88 = v85 && v87;
+  const unsigned int v115 = threadIdx.x;  // kernels/convolution/im2col_a.hpp:181
+  const unsigned int v116 = v115 >> 3u;
+  const unsigned int v117 = v60 + v116;
+  const unsigned int v120 = v117 / v27;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v121 = v120 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v122 = v117 - v121;
+  const unsigned int v123 = v122 / v27;  // kernels/convolution/im2col_a.hpp:186
+  const bool v124 = v117 < v41;  // kernels/convolution/im2col_a.hpp:187
+  const unsigned int v127 = v124 ? v123 : 1u;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v129 = v123 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v130 = v122 - v129;
+  const unsigned int v131 = v130 * v5;
+  const unsigned int v132 = v124 ? v131 : v10;
+  const unsigned int v135 = v124 ? v120 : v10;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v137 = v117 + 16u;  // kernels/convolution/im2col_a.hpp:183
+  const unsigned int v138 = v137 / v27;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v139 = v138 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v140 = v137 - v139;
+  const unsigned int v141 = v140 / v27;  // kernels/convolution/im2col_a.hpp:186
+  const bool v142 = v137 < v41;  // kernels/convolution/im2col_a.hpp:187
+  const unsigned int v145 = v142 ? v141 : 1u;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v147 = v141 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v148 = v140 - v147;
+  const unsigned int v149 = v148 * v5;
+  const unsigned int v150 = v142 ? v149 : v10;
+  const unsigned int v153 = v142 ? v138 : v10;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v155 = v117 + 32u;  // kernels/convolution/im2col_a.hpp:183
+  const unsigned int v156 = v155 / v27;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v157 = v156 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v158 = v155 - v157;
+  const unsigned int v159 = v158 / v27;  // kernels/convolution/im2col_a.hpp:186
+  const bool v160 = v155 < v41;  // kernels/convolution/im2col_a.hpp:187
+  const unsigned int v163 = v160 ? v159 : 1u;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v165 = v159 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v166 = v158 - v165;
+  const unsigned int v167 = v166 * v5;
+  const unsigned int v168 = v160 ? v167 : v10;
+  const unsigned int v171 = v160 ? v156 : v10;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v173 = v117 + 48u;  // kernels/convolution/im2col_a.hpp:183
+  const unsigned int v174 = v173 / v27;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v175 = v174 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v176 = v173 - v175;
+  const unsigned int v177 = v176 / v27;  // kernels/convolution/im2col_a.hpp:186
+  const bool v178 = v173 < v41;  // kernels/convolution/im2col_a.hpp:187
+  const unsigned int v181 = v178 ? v177 : 1u;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v183 = v177 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v184 = v176 - v183;
+  const unsigned int v185 = v184 * v5;
+  const unsigned int v186 = v178 ? v185 : v10;
+  const unsigned int v189 = v178 ? v174 : v10;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v191 = v117 + 64u;  // kernels/convolution/im2col_a.hpp:183
+  const unsigned int v192 = v191 / v27;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v193 = v192 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v194 = v191 - v193;
+  const unsigned int v195 = v194 / v27;  // kernels/convolution/im2col_a.hpp:186
+  const bool v196 = v191 < v41;  // kernels/convolution/im2col_a.hpp:187
+  const unsigned int v199 = v196 ? v195 : 1u;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v201 = v195 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v202 = v194 - v201;
+  const unsigned int v203 = v202 * v5;
+  const unsigned int v204 = v196 ? v203 : v10;
+  const unsigned int v207 = v196 ? v192 : v10;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v209 = v117 + 80u;  // kernels/convolution/im2col_a.hpp:183
+  const unsigned int v210 = v209 / v27;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v211 = v210 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v212 = v209 - v211;
+  const unsigned int v213 = v212 / v27;  // kernels/convolution/im2col_a.hpp:186
+  const bool v214 = v209 < v41;  // kernels/convolution/im2col_a.hpp:187
+  const unsigned int v217 = v214 ? v213 : 1u;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v219 = v213 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v220 = v212 - v219;
+  const unsigned int v221 = v220 * v5;
+  const unsigned int v222 = v214 ? v221 : v10;
+  const unsigned int v225 = v214 ? v210 : v10;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v227 = v117 + 96u;  // kernels/convolution/im2col_a.hpp:183
+  const unsigned int v228 = v227 / v27;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v229 = v228 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v230 = v227 - v229;
+  const unsigned int v231 = v230 / v27;  // kernels/convolution/im2col_a.hpp:186
+  const bool v232 = v227 < v41;  // kernels/convolution/im2col_a.hpp:187
+  const unsigned int v235 = v232 ? v231 : 1u;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v237 = v231 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v238 = v230 - v237;
+  const unsigned int v239 = v238 * v5;
+  const unsigned int v240 = v232 ? v239 : v10;
+  const unsigned int v243 = v232 ? v228 : v10;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v245 = v117 + 112u;  // kernels/convolution/im2col_a.hpp:183
+  const unsigned int v246 = v245 / v27;  // kernels/convolution/im2col_a.hpp:184
+  const unsigned int v247 = v246 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const unsigned int v248 = v245 - v247;
+  const unsigned int v249 = v248 / v27;  // kernels/convolution/im2col_a.hpp:186
+  const bool v250 = v245 < v41;  // kernels/convolution/im2col_a.hpp:187
+  const unsigned int v253 = v250 ? v249 : 1u;  // kernels/convolution/im2col_a.hpp:188
+  const unsigned int v255 = v249 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const unsigned int v256 = v248 - v255;
+  const unsigned int v257 = v256 * v5;
+  const unsigned int v258 = v250 ? v257 : v10;
+  const unsigned int v261 = v250 ? v246 : v10;  // kernels/convolution/im2col_a.hpp:190
+  const unsigned int v262 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
+  const unsigned int v265 = v262 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v266 = v265 << 6u;
+  const unsigned int v269 = v262 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v270 = v269 << 6u;
+  iron_frag<float, 2, 64, 64> v272;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag_fill(v272, 0.0f);
+  iron_frag<iron_bf16, 0, 64, 16> v274;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag_fill(v274, iron_f32_to_bf16(0.0f));
+  iron_frag<iron_bf16, 1, 16, 64> v276;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag_fill(v276, iron_f32_to_bf16(0.0f));
+  const unsigned int v279 = v2 & 7u;  // kernels/convolution/im2col_a.hpp:51
+  const bool v280 = v279 == v10;
+  const unsigned int v284 = v13 & 7u;
+  const bool v285 = v284 == v10;
+  const bool v286 = v280 && v285;
+  const unsigned int v289 = v15 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
+  const bool v290 = v289 == v10;
+  const unsigned int v293 = v67 & 7u;
+  const bool v294 = v293 == v10;
+  const bool v295 = v290 && v294;
+  const bool v296 = v286 && v295;  // kernels/gemm/gemm_tiles.hpp:259
+  if (v296) {
+    for (unsigned int v6387 = v10; v6387 < 2u; v6387 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+      const unsigned int v6388 = v6387 << 6u;
+      const bool v6390 = v6388 < v15;
+      if (v6390) {
+        const unsigned int v6392 = v6387 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        if (v88) {  // kernels/convolution/im2col_a.hpp:89
+          const unsigned int v6401 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6402 = v6401 << 3u;
+          const unsigned int v6405 = v6388 + v6402;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6406 = v6405 < v15;
+          const bool v6407 = v124 && v6406;
+          const unsigned int v6409 = v117 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6411 = v6409 + v6388;
+          const unsigned int v6412 = v6411 + v6402;
+          const unsigned int v6413 = v6407 ? v6412 : v10;
+          const unsigned int v6415 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6416 = v6392 + v6415;
+          const unsigned int v6417 = v6416 + v6402;
+          iron_copy_async<16>(shm0 + (v6417 ^ (((v6417 >> 6u) & 7u) << 3u)), x + v6413, v6407);
+          const unsigned int v6420 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6422 = v6420 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6425 = v6420 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6426 = v6425 << 3u;
+          const unsigned int v6427 = v60 + v6422;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6428 = v6427 < v41;
+          const unsigned int v6429 = v6388 + v6426;
+          const bool v6430 = v6429 < v15;
+          const bool v6431 = v6428 && v6430;
+          const unsigned int v6433 = v6427 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6435 = v6433 + v6388;
+          const unsigned int v6436 = v6435 + v6426;
+          const unsigned int v6437 = v6431 ? v6436 : v10;
+          const unsigned int v6439 = v6422 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6440 = v6392 + v6439;
+          const unsigned int v6441 = v6440 + v6426;
+          iron_copy_async<16>(shm0 + (v6441 ^ (((v6441 >> 6u) & 7u) << 3u)), x + v6437, v6431);
+          const unsigned int v6444 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6446 = v6444 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6449 = v6444 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6450 = v6449 << 3u;
+          const unsigned int v6451 = v60 + v6446;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6452 = v6451 < v41;
+          const unsigned int v6453 = v6388 + v6450;
+          const bool v6454 = v6453 < v15;
+          const bool v6455 = v6452 && v6454;
+          const unsigned int v6457 = v6451 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6459 = v6457 + v6388;
+          const unsigned int v6460 = v6459 + v6450;
+          const unsigned int v6461 = v6455 ? v6460 : v10;
+          const unsigned int v6463 = v6446 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6464 = v6392 + v6463;
+          const unsigned int v6465 = v6464 + v6450;
+          iron_copy_async<16>(shm0 + (v6465 ^ (((v6465 >> 6u) & 7u) << 3u)), x + v6461, v6455);
+          const unsigned int v6468 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6470 = v6468 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6473 = v6468 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6474 = v6473 << 3u;
+          const unsigned int v6475 = v60 + v6470;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6476 = v6475 < v41;
+          const unsigned int v6477 = v6388 + v6474;
+          const bool v6478 = v6477 < v15;
+          const bool v6479 = v6476 && v6478;
+          const unsigned int v6481 = v6475 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6483 = v6481 + v6388;
+          const unsigned int v6484 = v6483 + v6474;
+          const unsigned int v6485 = v6479 ? v6484 : v10;
+          const unsigned int v6487 = v6470 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6488 = v6392 + v6487;
+          const unsigned int v6489 = v6488 + v6474;
+          iron_copy_async<16>(shm0 + (v6489 ^ (((v6489 >> 6u) & 7u) << 3u)), x + v6485, v6479);
+          const unsigned int v6492 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6494 = v6492 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6497 = v6492 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6498 = v6497 << 3u;
+          const unsigned int v6499 = v60 + v6494;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6500 = v6499 < v41;
+          const unsigned int v6501 = v6388 + v6498;
+          const bool v6502 = v6501 < v15;
+          const bool v6503 = v6500 && v6502;
+          const unsigned int v6505 = v6499 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6507 = v6505 + v6388;
+          const unsigned int v6508 = v6507 + v6498;
+          const unsigned int v6509 = v6503 ? v6508 : v10;
+          const unsigned int v6511 = v6494 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6512 = v6392 + v6511;
+          const unsigned int v6513 = v6512 + v6498;
+          iron_copy_async<16>(shm0 + (v6513 ^ (((v6513 >> 6u) & 7u) << 3u)), x + v6509, v6503);
+          const unsigned int v6516 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6518 = v6516 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6521 = v6516 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6522 = v6521 << 3u;
+          const unsigned int v6523 = v60 + v6518;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6524 = v6523 < v41;
+          const unsigned int v6525 = v6388 + v6522;
+          const bool v6526 = v6525 < v15;
+          const bool v6527 = v6524 && v6526;
+          const unsigned int v6529 = v6523 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6531 = v6529 + v6388;
+          const unsigned int v6532 = v6531 + v6522;
+          const unsigned int v6533 = v6527 ? v6532 : v10;
+          const unsigned int v6535 = v6518 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6536 = v6392 + v6535;
+          const unsigned int v6537 = v6536 + v6522;
+          iron_copy_async<16>(shm0 + (v6537 ^ (((v6537 >> 6u) & 7u) << 3u)), x + v6533, v6527);
+          const unsigned int v6540 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6542 = v6540 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6545 = v6540 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6546 = v6545 << 3u;
+          const unsigned int v6547 = v60 + v6542;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6548 = v6547 < v41;
+          const unsigned int v6549 = v6388 + v6546;
+          const bool v6550 = v6549 < v15;
+          const bool v6551 = v6548 && v6550;
+          const unsigned int v6553 = v6547 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6555 = v6553 + v6388;
+          const unsigned int v6556 = v6555 + v6546;
+          const unsigned int v6557 = v6551 ? v6556 : v10;
+          const unsigned int v6559 = v6542 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6560 = v6392 + v6559;
+          const unsigned int v6561 = v6560 + v6546;
+          iron_copy_async<16>(shm0 + (v6561 ^ (((v6561 >> 6u) & 7u) << 3u)), x + v6557, v6551);
+          const unsigned int v6564 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v6566 = v6564 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v6569 = v6564 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v6570 = v6569 << 3u;
+          const unsigned int v6571 = v60 + v6566;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v6572 = v6571 < v41;
+          const unsigned int v6573 = v6388 + v6570;
+          const bool v6574 = v6573 < v15;
+          const bool v6575 = v6572 && v6574;
+          const unsigned int v6577 = v6571 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v6579 = v6577 + v6388;
+          const unsigned int v6580 = v6579 + v6570;
+          const unsigned int v6581 = v6575 ? v6580 : v10;
+          const unsigned int v6583 = v6566 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v6584 = v6392 + v6583;
+          const unsigned int v6585 = v6584 + v6570;
+          iron_copy_async<16>(shm0 + (v6585 ^ (((v6585 >> 6u) & 7u) << 3u)), x + v6581, v6575);
         } else {
-          const unsigned int v6588 = v114 & 7u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v6589 = v6588 << 3u;
-          const unsigned int v6590 = v6387 + v6589;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v6592 = v6590 / v13;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v6594 = v6592 * v13;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v6595 = v6590 - v6594;
-          const unsigned int v6596 = v6592 / v4;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v6598 = v6596 * v4;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v6599 = v6592 - v6598;
-          const unsigned int v6600 = v6599 * v7;
-          const unsigned int v6601 = v67 + v6595;  // kernels/convolution/im2col_a.hpp:116
-          const bool v6602 = v6590 < v15;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v6604 = v1 + v6;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v6609 = v115 << 6u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v6610 = v6609 + v6589;
-          const unsigned int v6611 = v126 + v6596;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6612 = v131 + v6600;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6613 = v6611 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6614 = v6602 && v6613;
-          const bool v6615 = v6611 < 1u;
-          const bool v6616 = v6614 && v6615;
-          const bool v6617 = v6612 >= v6;
-          const bool v6618 = v6616 && v6617;
-          const bool v6619 = v6612 < v6604;
-          const bool v6620 = v6618 && v6619;
-          const unsigned int v6621 = max(v6611, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6623 = max(v6612, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6624 = v6623 - v6;
-          const unsigned int v6625 = v134 + v6621;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6626 = v6625 * v1;
-          const unsigned int v6627 = v6626 + v6624;
-          const unsigned int v6628 = v6627 * v2;
-          const unsigned int v6629 = v6628 + v6601;
-          const unsigned int v6631 = v6620 ? v6629 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6633 = v6391 + v6610;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6633 ^ (((v6633 >> 6u) & 7u) << 3u)), x + v6631, v6620);
-          const unsigned int v6635 = v144 + v6596;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6636 = v149 + v6600;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6637 = v6635 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6638 = v6602 && v6637;
-          const bool v6639 = v6635 < 1u;
-          const bool v6640 = v6638 && v6639;
-          const bool v6641 = v6636 >= v6;
-          const bool v6642 = v6640 && v6641;
-          const bool v6643 = v6636 < v6604;
-          const bool v6644 = v6642 && v6643;
-          const unsigned int v6645 = max(v6635, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6647 = max(v6636, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6648 = v6647 - v6;
-          const unsigned int v6649 = v152 + v6645;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6650 = v6649 * v1;
-          const unsigned int v6651 = v6650 + v6648;
-          const unsigned int v6652 = v6651 * v2;
-          const unsigned int v6653 = v6652 + v6601;
-          const unsigned int v6655 = v6644 ? v6653 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6658 = v6633 + 1024u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6658 ^ (((v6658 >> 6u) & 7u) << 3u)), x + v6655, v6644);
-          const unsigned int v6659 = v162 + v6596;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6660 = v167 + v6600;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6661 = v6659 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6662 = v6602 && v6661;
-          const bool v6663 = v6659 < 1u;
-          const bool v6664 = v6662 && v6663;
-          const bool v6665 = v6660 >= v6;
-          const bool v6666 = v6664 && v6665;
-          const bool v6667 = v6660 < v6604;
-          const bool v6668 = v6666 && v6667;
-          const unsigned int v6669 = max(v6659, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6671 = max(v6660, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6672 = v6671 - v6;
-          const unsigned int v6673 = v170 + v6669;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6674 = v6673 * v1;
-          const unsigned int v6675 = v6674 + v6672;
-          const unsigned int v6676 = v6675 * v2;
-          const unsigned int v6677 = v6676 + v6601;
-          const unsigned int v6679 = v6668 ? v6677 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6682 = v6633 + 2048u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6682 ^ (((v6682 >> 6u) & 7u) << 3u)), x + v6679, v6668);
-          const unsigned int v6683 = v180 + v6596;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6684 = v185 + v6600;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6685 = v6683 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6686 = v6602 && v6685;
-          const bool v6687 = v6683 < 1u;
-          const bool v6688 = v6686 && v6687;
-          const bool v6689 = v6684 >= v6;
-          const bool v6690 = v6688 && v6689;
-          const bool v6691 = v6684 < v6604;
-          const bool v6692 = v6690 && v6691;
-          const unsigned int v6693 = max(v6683, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6695 = max(v6684, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6696 = v6695 - v6;
-          const unsigned int v6697 = v188 + v6693;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6698 = v6697 * v1;
-          const unsigned int v6699 = v6698 + v6696;
-          const unsigned int v6700 = v6699 * v2;
-          const unsigned int v6701 = v6700 + v6601;
-          const unsigned int v6703 = v6692 ? v6701 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6706 = v6633 + 3072u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6706 ^ (((v6706 >> 6u) & 7u) << 3u)), x + v6703, v6692);
-          const unsigned int v6707 = v198 + v6596;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6708 = v203 + v6600;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6709 = v6707 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6710 = v6602 && v6709;
-          const bool v6711 = v6707 < 1u;
-          const bool v6712 = v6710 && v6711;
-          const bool v6713 = v6708 >= v6;
-          const bool v6714 = v6712 && v6713;
-          const bool v6715 = v6708 < v6604;
-          const bool v6716 = v6714 && v6715;
-          const unsigned int v6717 = max(v6707, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6719 = max(v6708, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6720 = v6719 - v6;
-          const unsigned int v6721 = v206 + v6717;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6722 = v6721 * v1;
-          const unsigned int v6723 = v6722 + v6720;
-          const unsigned int v6724 = v6723 * v2;
-          const unsigned int v6725 = v6724 + v6601;
-          const unsigned int v6727 = v6716 ? v6725 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6730 = v6633 + 4096u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6730 ^ (((v6730 >> 6u) & 7u) << 3u)), x + v6727, v6716);
-          const unsigned int v6731 = v216 + v6596;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6732 = v221 + v6600;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6733 = v6731 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6734 = v6602 && v6733;
-          const bool v6735 = v6731 < 1u;
-          const bool v6736 = v6734 && v6735;
-          const bool v6737 = v6732 >= v6;
-          const bool v6738 = v6736 && v6737;
-          const bool v6739 = v6732 < v6604;
-          const bool v6740 = v6738 && v6739;
-          const unsigned int v6741 = max(v6731, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6743 = max(v6732, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6744 = v6743 - v6;
-          const unsigned int v6745 = v224 + v6741;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6746 = v6745 * v1;
-          const unsigned int v6747 = v6746 + v6744;
-          const unsigned int v6748 = v6747 * v2;
-          const unsigned int v6749 = v6748 + v6601;
-          const unsigned int v6751 = v6740 ? v6749 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6754 = v6633 + 5120u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6754 ^ (((v6754 >> 6u) & 7u) << 3u)), x + v6751, v6740);
-          const unsigned int v6755 = v234 + v6596;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6756 = v239 + v6600;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6757 = v6755 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6758 = v6602 && v6757;
-          const bool v6759 = v6755 < 1u;
-          const bool v6760 = v6758 && v6759;
-          const bool v6761 = v6756 >= v6;
-          const bool v6762 = v6760 && v6761;
-          const bool v6763 = v6756 < v6604;
-          const bool v6764 = v6762 && v6763;
-          const unsigned int v6765 = max(v6755, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6767 = max(v6756, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6768 = v6767 - v6;
-          const unsigned int v6769 = v242 + v6765;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6770 = v6769 * v1;
-          const unsigned int v6771 = v6770 + v6768;
-          const unsigned int v6772 = v6771 * v2;
-          const unsigned int v6773 = v6772 + v6601;
-          const unsigned int v6775 = v6764 ? v6773 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6778 = v6633 + 6144u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6778 ^ (((v6778 >> 6u) & 7u) << 3u)), x + v6775, v6764);
-          const unsigned int v6779 = v252 + v6596;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v6780 = v257 + v6600;  // kernels/convolution/im2col_a.hpp:124
-          const bool v6781 = v6779 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v6782 = v6602 && v6781;
-          const bool v6783 = v6779 < 1u;
-          const bool v6784 = v6782 && v6783;
-          const bool v6785 = v6780 >= v6;
-          const bool v6786 = v6784 && v6785;
-          const bool v6787 = v6780 < v6604;
-          const bool v6788 = v6786 && v6787;
-          const unsigned int v6789 = max(v6779, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v6791 = max(v6780, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v6792 = v6791 - v6;
-          const unsigned int v6793 = v260 + v6789;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v6794 = v6793 * v1;
-          const unsigned int v6795 = v6794 + v6792;
-          const unsigned int v6796 = v6795 * v2;
-          const unsigned int v6797 = v6796 + v6601;
-          const unsigned int v6799 = v6788 ? v6797 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v6802 = v6633 + 7168u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v6802 ^ (((v6802 >> 6u) & 7u) << 3u)), x + v6799, v6788);
+          const unsigned int v6589 = v115 & 7u;  // kernels/convolution/im2col_a.hpp:108
+          const unsigned int v6590 = v6589 << 3u;
+          const unsigned int v6591 = v6388 + v6590;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v6593 = v6591 / v13;  // kernels/convolution/im2col_a.hpp:111
+          const unsigned int v6595 = v6593 * v13;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v6596 = v6591 - v6595;
+          const unsigned int v6597 = v6593 / v4;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v6599 = v6597 * v4;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v6600 = v6593 - v6599;
+          const unsigned int v6601 = v6600 * v7;
+          const unsigned int v6602 = v68 + v6596;  // kernels/convolution/im2col_a.hpp:116
+          const bool v6603 = v6591 < v15;  // kernels/convolution/im2col_a.hpp:117
+          const unsigned int v6605 = v1 + v6;  // kernels/convolution/im2col_a.hpp:119
+          const unsigned int v6610 = v116 << 6u;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v6611 = v6610 + v6590;
+          const unsigned int v6612 = v127 + v6597;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6613 = v132 + v6601;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6614 = v6612 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6615 = v6603 && v6614;
+          const bool v6616 = v6612 < 1u;
+          const bool v6617 = v6615 && v6616;
+          const bool v6618 = v6613 >= v6;
+          const bool v6619 = v6617 && v6618;
+          const bool v6620 = v6613 < v6605;
+          const bool v6621 = v6619 && v6620;
+          const unsigned int v6622 = max(v6612, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6624 = max(v6613, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6625 = v6624 - v6;
+          const unsigned int v6626 = v135 + v6622;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6627 = v6626 * v1;
+          const unsigned int v6628 = v6627 + v6625;
+          const unsigned int v6629 = v6628 * v2;
+          const unsigned int v6630 = v6629 + v6602;
+          const unsigned int v6632 = v6621 ? v6630 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6634 = v6392 + v6611;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6634 ^ (((v6634 >> 6u) & 7u) << 3u)), x + v6632, v6621);
+          const unsigned int v6636 = v145 + v6597;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6637 = v150 + v6601;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6638 = v6636 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6639 = v6603 && v6638;
+          const bool v6640 = v6636 < 1u;
+          const bool v6641 = v6639 && v6640;
+          const bool v6642 = v6637 >= v6;
+          const bool v6643 = v6641 && v6642;
+          const bool v6644 = v6637 < v6605;
+          const bool v6645 = v6643 && v6644;
+          const unsigned int v6646 = max(v6636, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6648 = max(v6637, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6649 = v6648 - v6;
+          const unsigned int v6650 = v153 + v6646;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6651 = v6650 * v1;
+          const unsigned int v6652 = v6651 + v6649;
+          const unsigned int v6653 = v6652 * v2;
+          const unsigned int v6654 = v6653 + v6602;
+          const unsigned int v6656 = v6645 ? v6654 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6659 = v6634 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6659 ^ (((v6659 >> 6u) & 7u) << 3u)), x + v6656, v6645);
+          const unsigned int v6660 = v163 + v6597;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6661 = v168 + v6601;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6662 = v6660 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6663 = v6603 && v6662;
+          const bool v6664 = v6660 < 1u;
+          const bool v6665 = v6663 && v6664;
+          const bool v6666 = v6661 >= v6;
+          const bool v6667 = v6665 && v6666;
+          const bool v6668 = v6661 < v6605;
+          const bool v6669 = v6667 && v6668;
+          const unsigned int v6670 = max(v6660, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6672 = max(v6661, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6673 = v6672 - v6;
+          const unsigned int v6674 = v171 + v6670;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6675 = v6674 * v1;
+          const unsigned int v6676 = v6675 + v6673;
+          const unsigned int v6677 = v6676 * v2;
+          const unsigned int v6678 = v6677 + v6602;
+          const unsigned int v6680 = v6669 ? v6678 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6683 = v6634 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6683 ^ (((v6683 >> 6u) & 7u) << 3u)), x + v6680, v6669);
+          const unsigned int v6684 = v181 + v6597;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6685 = v186 + v6601;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6686 = v6684 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6687 = v6603 && v6686;
+          const bool v6688 = v6684 < 1u;
+          const bool v6689 = v6687 && v6688;
+          const bool v6690 = v6685 >= v6;
+          const bool v6691 = v6689 && v6690;
+          const bool v6692 = v6685 < v6605;
+          const bool v6693 = v6691 && v6692;
+          const unsigned int v6694 = max(v6684, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6696 = max(v6685, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6697 = v6696 - v6;
+          const unsigned int v6698 = v189 + v6694;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6699 = v6698 * v1;
+          const unsigned int v6700 = v6699 + v6697;
+          const unsigned int v6701 = v6700 * v2;
+          const unsigned int v6702 = v6701 + v6602;
+          const unsigned int v6704 = v6693 ? v6702 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6707 = v6634 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6707 ^ (((v6707 >> 6u) & 7u) << 3u)), x + v6704, v6693);
+          const unsigned int v6708 = v199 + v6597;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6709 = v204 + v6601;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6710 = v6708 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6711 = v6603 && v6710;
+          const bool v6712 = v6708 < 1u;
+          const bool v6713 = v6711 && v6712;
+          const bool v6714 = v6709 >= v6;
+          const bool v6715 = v6713 && v6714;
+          const bool v6716 = v6709 < v6605;
+          const bool v6717 = v6715 && v6716;
+          const unsigned int v6718 = max(v6708, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6720 = max(v6709, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6721 = v6720 - v6;
+          const unsigned int v6722 = v207 + v6718;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6723 = v6722 * v1;
+          const unsigned int v6724 = v6723 + v6721;
+          const unsigned int v6725 = v6724 * v2;
+          const unsigned int v6726 = v6725 + v6602;
+          const unsigned int v6728 = v6717 ? v6726 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6731 = v6634 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6731 ^ (((v6731 >> 6u) & 7u) << 3u)), x + v6728, v6717);
+          const unsigned int v6732 = v217 + v6597;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6733 = v222 + v6601;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6734 = v6732 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6735 = v6603 && v6734;
+          const bool v6736 = v6732 < 1u;
+          const bool v6737 = v6735 && v6736;
+          const bool v6738 = v6733 >= v6;
+          const bool v6739 = v6737 && v6738;
+          const bool v6740 = v6733 < v6605;
+          const bool v6741 = v6739 && v6740;
+          const unsigned int v6742 = max(v6732, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6744 = max(v6733, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6745 = v6744 - v6;
+          const unsigned int v6746 = v225 + v6742;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6747 = v6746 * v1;
+          const unsigned int v6748 = v6747 + v6745;
+          const unsigned int v6749 = v6748 * v2;
+          const unsigned int v6750 = v6749 + v6602;
+          const unsigned int v6752 = v6741 ? v6750 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6755 = v6634 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6755 ^ (((v6755 >> 6u) & 7u) << 3u)), x + v6752, v6741);
+          const unsigned int v6756 = v235 + v6597;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6757 = v240 + v6601;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6758 = v6756 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6759 = v6603 && v6758;
+          const bool v6760 = v6756 < 1u;
+          const bool v6761 = v6759 && v6760;
+          const bool v6762 = v6757 >= v6;
+          const bool v6763 = v6761 && v6762;
+          const bool v6764 = v6757 < v6605;
+          const bool v6765 = v6763 && v6764;
+          const unsigned int v6766 = max(v6756, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6768 = max(v6757, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6769 = v6768 - v6;
+          const unsigned int v6770 = v243 + v6766;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6771 = v6770 * v1;
+          const unsigned int v6772 = v6771 + v6769;
+          const unsigned int v6773 = v6772 * v2;
+          const unsigned int v6774 = v6773 + v6602;
+          const unsigned int v6776 = v6765 ? v6774 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6779 = v6634 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6779 ^ (((v6779 >> 6u) & 7u) << 3u)), x + v6776, v6765);
+          const unsigned int v6780 = v253 + v6597;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v6781 = v258 + v6601;  // kernels/convolution/im2col_a.hpp:124
+          const bool v6782 = v6780 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v6783 = v6603 && v6782;
+          const bool v6784 = v6780 < 1u;
+          const bool v6785 = v6783 && v6784;
+          const bool v6786 = v6781 >= v6;
+          const bool v6787 = v6785 && v6786;
+          const bool v6788 = v6781 < v6605;
+          const bool v6789 = v6787 && v6788;
+          const unsigned int v6790 = max(v6780, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v6792 = max(v6781, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v6793 = v6792 - v6;
+          const unsigned int v6794 = v261 + v6790;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v6795 = v6794 * v1;
+          const unsigned int v6796 = v6795 + v6793;
+          const unsigned int v6797 = v6796 * v2;
+          const unsigned int v6798 = v6797 + v6602;
+          const unsigned int v6800 = v6789 ? v6798 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v6803 = v6634 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v6803 ^ (((v6803 >> 6u) & 7u) << 3u)), x + v6800, v6789);
         }
-        const unsigned int v6812 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6813 = v6812 << 3u;
-        const unsigned int v6814 = v64 + v115;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6815 = v6814 < v12;
-        const unsigned int v6816 = v6387 + v6813;
-        const bool v6817 = v6816 < v15;
-        const bool v6818 = v6815 && v6817;
-        const unsigned int v6820 = v6814 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6821 = v66 + v6820;
-        const unsigned int v6822 = v6821 + v6387;
-        const unsigned int v6823 = v6822 + v6813;
-        const unsigned int v6824 = v6818 ? v6823 : v66;
-        const unsigned int v6826 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6827 = v6391 + v6826;
-        const unsigned int v6828 = v6827 + v6813;
-        iron_copy_async<16>(shm1 + (v6828 ^ (((v6828 >> 6u) & 7u) << 3u)), weight + v6824, v6818);
-        const unsigned int v6831 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6833 = v6831 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6836 = v6831 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6837 = v6836 << 3u;
-        const unsigned int v6838 = v64 + v6833;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6839 = v6838 < v12;
-        const unsigned int v6840 = v6387 + v6837;
-        const bool v6841 = v6840 < v15;
-        const bool v6842 = v6839 && v6841;
-        const unsigned int v6844 = v6838 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6845 = v66 + v6844;
-        const unsigned int v6846 = v6845 + v6387;
-        const unsigned int v6847 = v6846 + v6837;
-        const unsigned int v6848 = v6842 ? v6847 : v66;
-        const unsigned int v6850 = v6833 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6851 = v6391 + v6850;
-        const unsigned int v6852 = v6851 + v6837;
-        iron_copy_async<16>(shm1 + (v6852 ^ (((v6852 >> 6u) & 7u) << 3u)), weight + v6848, v6842);
-        const unsigned int v6855 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6857 = v6855 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6860 = v6855 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6861 = v6860 << 3u;
-        const unsigned int v6862 = v64 + v6857;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6863 = v6862 < v12;
-        const unsigned int v6864 = v6387 + v6861;
-        const bool v6865 = v6864 < v15;
-        const bool v6866 = v6863 && v6865;
-        const unsigned int v6868 = v6862 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6869 = v66 + v6868;
-        const unsigned int v6870 = v6869 + v6387;
-        const unsigned int v6871 = v6870 + v6861;
-        const unsigned int v6872 = v6866 ? v6871 : v66;
-        const unsigned int v6874 = v6857 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6875 = v6391 + v6874;
-        const unsigned int v6876 = v6875 + v6861;
-        iron_copy_async<16>(shm1 + (v6876 ^ (((v6876 >> 6u) & 7u) << 3u)), weight + v6872, v6866);
-        const unsigned int v6879 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6881 = v6879 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6884 = v6879 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6885 = v6884 << 3u;
-        const unsigned int v6886 = v64 + v6881;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6887 = v6886 < v12;
-        const unsigned int v6888 = v6387 + v6885;
-        const bool v6889 = v6888 < v15;
-        const bool v6890 = v6887 && v6889;
-        const unsigned int v6892 = v6886 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6893 = v66 + v6892;
-        const unsigned int v6894 = v6893 + v6387;
-        const unsigned int v6895 = v6894 + v6885;
-        const unsigned int v6896 = v6890 ? v6895 : v66;
-        const unsigned int v6898 = v6881 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6899 = v6391 + v6898;
-        const unsigned int v6900 = v6899 + v6885;
-        iron_copy_async<16>(shm1 + (v6900 ^ (((v6900 >> 6u) & 7u) << 3u)), weight + v6896, v6890);
-        const unsigned int v6903 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6905 = v6903 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6908 = v6903 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6909 = v6908 << 3u;
-        const unsigned int v6910 = v64 + v6905;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6911 = v6910 < v12;
-        const unsigned int v6912 = v6387 + v6909;
-        const bool v6913 = v6912 < v15;
-        const bool v6914 = v6911 && v6913;
-        const unsigned int v6916 = v6910 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6917 = v66 + v6916;
-        const unsigned int v6918 = v6917 + v6387;
-        const unsigned int v6919 = v6918 + v6909;
-        const unsigned int v6920 = v6914 ? v6919 : v66;
-        const unsigned int v6922 = v6905 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6923 = v6391 + v6922;
-        const unsigned int v6924 = v6923 + v6909;
-        iron_copy_async<16>(shm1 + (v6924 ^ (((v6924 >> 6u) & 7u) << 3u)), weight + v6920, v6914);
-        const unsigned int v6927 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6929 = v6927 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6932 = v6927 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6933 = v6932 << 3u;
-        const unsigned int v6934 = v64 + v6929;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6935 = v6934 < v12;
-        const unsigned int v6936 = v6387 + v6933;
-        const bool v6937 = v6936 < v15;
-        const bool v6938 = v6935 && v6937;
-        const unsigned int v6940 = v6934 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6941 = v66 + v6940;
-        const unsigned int v6942 = v6941 + v6387;
-        const unsigned int v6943 = v6942 + v6933;
-        const unsigned int v6944 = v6938 ? v6943 : v66;
-        const unsigned int v6946 = v6929 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6947 = v6391 + v6946;
-        const unsigned int v6948 = v6947 + v6933;
-        iron_copy_async<16>(shm1 + (v6948 ^ (((v6948 >> 6u) & 7u) << 3u)), weight + v6944, v6938);
-        const unsigned int v6951 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6953 = v6951 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6956 = v6951 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6957 = v6956 << 3u;
-        const unsigned int v6958 = v64 + v6953;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6959 = v6958 < v12;
-        const unsigned int v6960 = v6387 + v6957;
-        const bool v6961 = v6960 < v15;
-        const bool v6962 = v6959 && v6961;
-        const unsigned int v6964 = v6958 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6965 = v66 + v6964;
-        const unsigned int v6966 = v6965 + v6387;
-        const unsigned int v6967 = v6966 + v6957;
-        const unsigned int v6968 = v6962 ? v6967 : v66;
-        const unsigned int v6970 = v6953 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6971 = v6391 + v6970;
-        const unsigned int v6972 = v6971 + v6957;
-        iron_copy_async<16>(shm1 + (v6972 ^ (((v6972 >> 6u) & 7u) << 3u)), weight + v6968, v6962);
-        const unsigned int v6975 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v6977 = v6975 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v6980 = v6975 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v6981 = v6980 << 3u;
-        const unsigned int v6982 = v64 + v6977;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6983 = v6982 < v12;
-        const unsigned int v6984 = v6387 + v6981;
-        const bool v6985 = v6984 < v15;
-        const bool v6986 = v6983 && v6985;
-        const unsigned int v6988 = v6982 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v6989 = v66 + v6988;
-        const unsigned int v6990 = v6989 + v6387;
-        const unsigned int v6991 = v6990 + v6981;
-        const unsigned int v6992 = v6986 ? v6991 : v66;
-        const unsigned int v6994 = v6977 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v6995 = v6391 + v6994;
-        const unsigned int v6996 = v6995 + v6981;
-        iron_copy_async<16>(shm1 + (v6996 ^ (((v6996 >> 6u) & 7u) << 3u)), weight + v6992, v6986);
+        const unsigned int v6813 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6814 = v6813 << 3u;
+        const unsigned int v6815 = v64 + v116;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6816 = v6815 < v12;
+        const unsigned int v6817 = v6388 + v6814;
+        const bool v6818 = v6817 < v15;
+        const bool v6819 = v6816 && v6818;
+        const unsigned int v6821 = v6815 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6822 = v66 + v6821;
+        const unsigned int v6823 = v6822 + v6388;
+        const unsigned int v6824 = v6823 + v6814;
+        const unsigned int v6825 = v6819 ? v6824 : v66;
+        const unsigned int v6827 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6828 = v6392 + v6827;
+        const unsigned int v6829 = v6828 + v6814;
+        iron_copy_async<16>(shm1 + (v6829 ^ (((v6829 >> 6u) & 7u) << 3u)), weight + v6825, v6819);
+        const unsigned int v6832 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6834 = v6832 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6837 = v6832 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6838 = v6837 << 3u;
+        const unsigned int v6839 = v64 + v6834;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6840 = v6839 < v12;
+        const unsigned int v6841 = v6388 + v6838;
+        const bool v6842 = v6841 < v15;
+        const bool v6843 = v6840 && v6842;
+        const unsigned int v6845 = v6839 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6846 = v66 + v6845;
+        const unsigned int v6847 = v6846 + v6388;
+        const unsigned int v6848 = v6847 + v6838;
+        const unsigned int v6849 = v6843 ? v6848 : v66;
+        const unsigned int v6851 = v6834 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6852 = v6392 + v6851;
+        const unsigned int v6853 = v6852 + v6838;
+        iron_copy_async<16>(shm1 + (v6853 ^ (((v6853 >> 6u) & 7u) << 3u)), weight + v6849, v6843);
+        const unsigned int v6856 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6858 = v6856 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6861 = v6856 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6862 = v6861 << 3u;
+        const unsigned int v6863 = v64 + v6858;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6864 = v6863 < v12;
+        const unsigned int v6865 = v6388 + v6862;
+        const bool v6866 = v6865 < v15;
+        const bool v6867 = v6864 && v6866;
+        const unsigned int v6869 = v6863 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6870 = v66 + v6869;
+        const unsigned int v6871 = v6870 + v6388;
+        const unsigned int v6872 = v6871 + v6862;
+        const unsigned int v6873 = v6867 ? v6872 : v66;
+        const unsigned int v6875 = v6858 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6876 = v6392 + v6875;
+        const unsigned int v6877 = v6876 + v6862;
+        iron_copy_async<16>(shm1 + (v6877 ^ (((v6877 >> 6u) & 7u) << 3u)), weight + v6873, v6867);
+        const unsigned int v6880 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6882 = v6880 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6885 = v6880 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6886 = v6885 << 3u;
+        const unsigned int v6887 = v64 + v6882;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6888 = v6887 < v12;
+        const unsigned int v6889 = v6388 + v6886;
+        const bool v6890 = v6889 < v15;
+        const bool v6891 = v6888 && v6890;
+        const unsigned int v6893 = v6887 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6894 = v66 + v6893;
+        const unsigned int v6895 = v6894 + v6388;
+        const unsigned int v6896 = v6895 + v6886;
+        const unsigned int v6897 = v6891 ? v6896 : v66;
+        const unsigned int v6899 = v6882 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6900 = v6392 + v6899;
+        const unsigned int v6901 = v6900 + v6886;
+        iron_copy_async<16>(shm1 + (v6901 ^ (((v6901 >> 6u) & 7u) << 3u)), weight + v6897, v6891);
+        const unsigned int v6904 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6906 = v6904 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6909 = v6904 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6910 = v6909 << 3u;
+        const unsigned int v6911 = v64 + v6906;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6912 = v6911 < v12;
+        const unsigned int v6913 = v6388 + v6910;
+        const bool v6914 = v6913 < v15;
+        const bool v6915 = v6912 && v6914;
+        const unsigned int v6917 = v6911 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6918 = v66 + v6917;
+        const unsigned int v6919 = v6918 + v6388;
+        const unsigned int v6920 = v6919 + v6910;
+        const unsigned int v6921 = v6915 ? v6920 : v66;
+        const unsigned int v6923 = v6906 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6924 = v6392 + v6923;
+        const unsigned int v6925 = v6924 + v6910;
+        iron_copy_async<16>(shm1 + (v6925 ^ (((v6925 >> 6u) & 7u) << 3u)), weight + v6921, v6915);
+        const unsigned int v6928 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6930 = v6928 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6933 = v6928 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6934 = v6933 << 3u;
+        const unsigned int v6935 = v64 + v6930;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6936 = v6935 < v12;
+        const unsigned int v6937 = v6388 + v6934;
+        const bool v6938 = v6937 < v15;
+        const bool v6939 = v6936 && v6938;
+        const unsigned int v6941 = v6935 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6942 = v66 + v6941;
+        const unsigned int v6943 = v6942 + v6388;
+        const unsigned int v6944 = v6943 + v6934;
+        const unsigned int v6945 = v6939 ? v6944 : v66;
+        const unsigned int v6947 = v6930 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6948 = v6392 + v6947;
+        const unsigned int v6949 = v6948 + v6934;
+        iron_copy_async<16>(shm1 + (v6949 ^ (((v6949 >> 6u) & 7u) << 3u)), weight + v6945, v6939);
+        const unsigned int v6952 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6954 = v6952 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6957 = v6952 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6958 = v6957 << 3u;
+        const unsigned int v6959 = v64 + v6954;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6960 = v6959 < v12;
+        const unsigned int v6961 = v6388 + v6958;
+        const bool v6962 = v6961 < v15;
+        const bool v6963 = v6960 && v6962;
+        const unsigned int v6965 = v6959 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6966 = v66 + v6965;
+        const unsigned int v6967 = v6966 + v6388;
+        const unsigned int v6968 = v6967 + v6958;
+        const unsigned int v6969 = v6963 ? v6968 : v66;
+        const unsigned int v6971 = v6954 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6972 = v6392 + v6971;
+        const unsigned int v6973 = v6972 + v6958;
+        iron_copy_async<16>(shm1 + (v6973 ^ (((v6973 >> 6u) & 7u) << 3u)), weight + v6969, v6963);
+        const unsigned int v6976 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v6978 = v6976 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v6981 = v6976 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v6982 = v6981 << 3u;
+        const unsigned int v6983 = v64 + v6978;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6984 = v6983 < v12;
+        const unsigned int v6985 = v6388 + v6982;
+        const bool v6986 = v6985 < v15;
+        const bool v6987 = v6984 && v6986;
+        const unsigned int v6989 = v6983 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v6990 = v66 + v6989;
+        const unsigned int v6991 = v6990 + v6388;
+        const unsigned int v6992 = v6991 + v6982;
+        const unsigned int v6993 = v6987 ? v6992 : v66;
+        const unsigned int v6995 = v6978 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v6996 = v6392 + v6995;
+        const unsigned int v6997 = v6996 + v6982;
+        iron_copy_async<16>(shm1 + (v6997 ^ (((v6997 >> 6u) & 7u) << 3u)), weight + v6993, v6987);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
     }
-    const unsigned int v7009 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v7015 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v7010 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v7016 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
 
-    for (unsigned int v6997 = v10; v6997 < v15; v6997 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v6999 = v6997 >> 6u;
-      const unsigned int v7001 = v6999 % 3u;
+    for (unsigned int v6998 = v10; v6998 < v15; v6998 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+      const unsigned int v7000 = v6998 >> 6u;
+      const unsigned int v7002 = v7000 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v7003 = v7001 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
-      const unsigned int v7010 = v7003 + v7009;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v7010, 64u);
-      const unsigned int v7016 = v7003 + v7015;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v7016, 64u);
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v7023 = v7010 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v7023, 64u);
-      const unsigned int v7029 = v7016 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v7029, 64u);
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v7035 = v7010 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v7035, 64u);
-      const unsigned int v7041 = v7016 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v7041, 64u);
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v7047 = v7010 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v7047, 64u);
-      const unsigned int v7053 = v7016 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v7053, 64u);
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v7056 = v6997 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
-      const unsigned int v7058 = v6999 + 2u;
-      const unsigned int v7059 = v7058 % 3u;
-      const bool v7060 = v7056 < v15;
-      if (v7060) {
-        const unsigned int v7062 = v7059 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-        if (v87) {  // kernels/convolution/im2col_a.hpp:89
-          const unsigned int v7071 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7072 = v7071 << 3u;
-          const unsigned int v7075 = v7056 + v7072;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7076 = v7075 < v15;
-          const bool v7077 = v123 && v7076;
-          const unsigned int v7079 = v116 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7081 = v7079 + v7056;
-          const unsigned int v7082 = v7081 + v7072;
-          const unsigned int v7083 = v7077 ? v7082 : v10;
-          const unsigned int v7085 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7086 = v7062 + v7085;
-          const unsigned int v7087 = v7086 + v7072;
-          iron_copy_async<16>(shm0 + (v7087 ^ (((v7087 >> 6u) & 7u) << 3u)), x + v7083, v7077);
-          const unsigned int v7090 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7092 = v7090 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7095 = v7090 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7096 = v7095 << 3u;
-          const unsigned int v7097 = v60 + v7092;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7098 = v7097 < v41;
-          const unsigned int v7099 = v7056 + v7096;
-          const bool v7100 = v7099 < v15;
-          const bool v7101 = v7098 && v7100;
-          const unsigned int v7103 = v7097 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7105 = v7103 + v7056;
-          const unsigned int v7106 = v7105 + v7096;
-          const unsigned int v7107 = v7101 ? v7106 : v10;
-          const unsigned int v7109 = v7092 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7110 = v7062 + v7109;
-          const unsigned int v7111 = v7110 + v7096;
-          iron_copy_async<16>(shm0 + (v7111 ^ (((v7111 >> 6u) & 7u) << 3u)), x + v7107, v7101);
-          const unsigned int v7114 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7116 = v7114 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7119 = v7114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7120 = v7119 << 3u;
-          const unsigned int v7121 = v60 + v7116;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7122 = v7121 < v41;
-          const unsigned int v7123 = v7056 + v7120;
-          const bool v7124 = v7123 < v15;
-          const bool v7125 = v7122 && v7124;
-          const unsigned int v7127 = v7121 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7129 = v7127 + v7056;
-          const unsigned int v7130 = v7129 + v7120;
-          const unsigned int v7131 = v7125 ? v7130 : v10;
-          const unsigned int v7133 = v7116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7134 = v7062 + v7133;
-          const unsigned int v7135 = v7134 + v7120;
-          iron_copy_async<16>(shm0 + (v7135 ^ (((v7135 >> 6u) & 7u) << 3u)), x + v7131, v7125);
-          const unsigned int v7138 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7140 = v7138 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7143 = v7138 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7144 = v7143 << 3u;
-          const unsigned int v7145 = v60 + v7140;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7146 = v7145 < v41;
-          const unsigned int v7147 = v7056 + v7144;
-          const bool v7148 = v7147 < v15;
-          const bool v7149 = v7146 && v7148;
-          const unsigned int v7151 = v7145 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7153 = v7151 + v7056;
-          const unsigned int v7154 = v7153 + v7144;
-          const unsigned int v7155 = v7149 ? v7154 : v10;
-          const unsigned int v7157 = v7140 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7158 = v7062 + v7157;
-          const unsigned int v7159 = v7158 + v7144;
-          iron_copy_async<16>(shm0 + (v7159 ^ (((v7159 >> 6u) & 7u) << 3u)), x + v7155, v7149);
-          const unsigned int v7162 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7164 = v7162 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7167 = v7162 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7168 = v7167 << 3u;
-          const unsigned int v7169 = v60 + v7164;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7170 = v7169 < v41;
-          const unsigned int v7171 = v7056 + v7168;
-          const bool v7172 = v7171 < v15;
-          const bool v7173 = v7170 && v7172;
-          const unsigned int v7175 = v7169 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7177 = v7175 + v7056;
-          const unsigned int v7178 = v7177 + v7168;
-          const unsigned int v7179 = v7173 ? v7178 : v10;
-          const unsigned int v7181 = v7164 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7182 = v7062 + v7181;
-          const unsigned int v7183 = v7182 + v7168;
-          iron_copy_async<16>(shm0 + (v7183 ^ (((v7183 >> 6u) & 7u) << 3u)), x + v7179, v7173);
-          const unsigned int v7186 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7188 = v7186 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7191 = v7186 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7192 = v7191 << 3u;
-          const unsigned int v7193 = v60 + v7188;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7194 = v7193 < v41;
-          const unsigned int v7195 = v7056 + v7192;
-          const bool v7196 = v7195 < v15;
-          const bool v7197 = v7194 && v7196;
-          const unsigned int v7199 = v7193 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7201 = v7199 + v7056;
-          const unsigned int v7202 = v7201 + v7192;
-          const unsigned int v7203 = v7197 ? v7202 : v10;
-          const unsigned int v7205 = v7188 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7206 = v7062 + v7205;
-          const unsigned int v7207 = v7206 + v7192;
-          iron_copy_async<16>(shm0 + (v7207 ^ (((v7207 >> 6u) & 7u) << 3u)), x + v7203, v7197);
-          const unsigned int v7210 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7212 = v7210 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7215 = v7210 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7216 = v7215 << 3u;
-          const unsigned int v7217 = v60 + v7212;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7218 = v7217 < v41;
-          const unsigned int v7219 = v7056 + v7216;
-          const bool v7220 = v7219 < v15;
-          const bool v7221 = v7218 && v7220;
-          const unsigned int v7223 = v7217 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7225 = v7223 + v7056;
-          const unsigned int v7226 = v7225 + v7216;
-          const unsigned int v7227 = v7221 ? v7226 : v10;
-          const unsigned int v7229 = v7212 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7230 = v7062 + v7229;
-          const unsigned int v7231 = v7230 + v7216;
-          iron_copy_async<16>(shm0 + (v7231 ^ (((v7231 >> 6u) & 7u) << 3u)), x + v7227, v7221);
-          const unsigned int v7234 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v7236 = v7234 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v7239 = v7234 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v7240 = v7239 << 3u;
-          const unsigned int v7241 = v60 + v7236;  // kernels/gemm/gemm_tiles.hpp:81
-          const bool v7242 = v7241 < v41;
-          const unsigned int v7243 = v7056 + v7240;
-          const bool v7244 = v7243 < v15;
-          const bool v7245 = v7242 && v7244;
-          const unsigned int v7247 = v7241 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v7249 = v7247 + v7056;
-          const unsigned int v7250 = v7249 + v7240;
-          const unsigned int v7251 = v7245 ? v7250 : v10;
-          const unsigned int v7253 = v7236 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v7254 = v7062 + v7253;
-          const unsigned int v7255 = v7254 + v7240;
-          iron_copy_async<16>(shm0 + (v7255 ^ (((v7255 >> 6u) & 7u) << 3u)), x + v7251, v7245);
+      const unsigned int v7004 = v7002 << 13u;  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v7011 = v7004 + v7010;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v7011, 64u);
+      const unsigned int v7017 = v7004 + v7016;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v7017, 64u);
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
+      const unsigned int v7024 = v7011 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v7024, 64u);
+      const unsigned int v7030 = v7017 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v7030, 64u);
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
+      const unsigned int v7036 = v7011 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v7036, 64u);
+      const unsigned int v7042 = v7017 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v7042, 64u);
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
+      const unsigned int v7048 = v7011 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v7048, 64u);
+      const unsigned int v7054 = v7017 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v7054, 64u);
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
+      const unsigned int v7057 = v6998 + 128u;  // kernels/gemm/gemm_tiles.hpp:266
+      const unsigned int v7059 = v7000 + 2u;
+      const unsigned int v7060 = v7059 % 3u;
+      const bool v7061 = v7057 < v15;
+      if (v7061) {
+        const unsigned int v7063 = v7060 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        if (v88) {  // kernels/convolution/im2col_a.hpp:89
+          const unsigned int v7072 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7073 = v7072 << 3u;
+          const unsigned int v7076 = v7057 + v7073;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7077 = v7076 < v15;
+          const bool v7078 = v124 && v7077;
+          const unsigned int v7080 = v117 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7082 = v7080 + v7057;
+          const unsigned int v7083 = v7082 + v7073;
+          const unsigned int v7084 = v7078 ? v7083 : v10;
+          const unsigned int v7086 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7087 = v7063 + v7086;
+          const unsigned int v7088 = v7087 + v7073;
+          iron_copy_async<16>(shm0 + (v7088 ^ (((v7088 >> 6u) & 7u) << 3u)), x + v7084, v7078);
+          const unsigned int v7091 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7093 = v7091 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7096 = v7091 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7097 = v7096 << 3u;
+          const unsigned int v7098 = v60 + v7093;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7099 = v7098 < v41;
+          const unsigned int v7100 = v7057 + v7097;
+          const bool v7101 = v7100 < v15;
+          const bool v7102 = v7099 && v7101;
+          const unsigned int v7104 = v7098 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7106 = v7104 + v7057;
+          const unsigned int v7107 = v7106 + v7097;
+          const unsigned int v7108 = v7102 ? v7107 : v10;
+          const unsigned int v7110 = v7093 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7111 = v7063 + v7110;
+          const unsigned int v7112 = v7111 + v7097;
+          iron_copy_async<16>(shm0 + (v7112 ^ (((v7112 >> 6u) & 7u) << 3u)), x + v7108, v7102);
+          const unsigned int v7115 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7117 = v7115 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7120 = v7115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7121 = v7120 << 3u;
+          const unsigned int v7122 = v60 + v7117;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7123 = v7122 < v41;
+          const unsigned int v7124 = v7057 + v7121;
+          const bool v7125 = v7124 < v15;
+          const bool v7126 = v7123 && v7125;
+          const unsigned int v7128 = v7122 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7130 = v7128 + v7057;
+          const unsigned int v7131 = v7130 + v7121;
+          const unsigned int v7132 = v7126 ? v7131 : v10;
+          const unsigned int v7134 = v7117 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7135 = v7063 + v7134;
+          const unsigned int v7136 = v7135 + v7121;
+          iron_copy_async<16>(shm0 + (v7136 ^ (((v7136 >> 6u) & 7u) << 3u)), x + v7132, v7126);
+          const unsigned int v7139 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7141 = v7139 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7144 = v7139 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7145 = v7144 << 3u;
+          const unsigned int v7146 = v60 + v7141;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7147 = v7146 < v41;
+          const unsigned int v7148 = v7057 + v7145;
+          const bool v7149 = v7148 < v15;
+          const bool v7150 = v7147 && v7149;
+          const unsigned int v7152 = v7146 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7154 = v7152 + v7057;
+          const unsigned int v7155 = v7154 + v7145;
+          const unsigned int v7156 = v7150 ? v7155 : v10;
+          const unsigned int v7158 = v7141 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7159 = v7063 + v7158;
+          const unsigned int v7160 = v7159 + v7145;
+          iron_copy_async<16>(shm0 + (v7160 ^ (((v7160 >> 6u) & 7u) << 3u)), x + v7156, v7150);
+          const unsigned int v7163 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7165 = v7163 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7168 = v7163 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7169 = v7168 << 3u;
+          const unsigned int v7170 = v60 + v7165;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7171 = v7170 < v41;
+          const unsigned int v7172 = v7057 + v7169;
+          const bool v7173 = v7172 < v15;
+          const bool v7174 = v7171 && v7173;
+          const unsigned int v7176 = v7170 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7178 = v7176 + v7057;
+          const unsigned int v7179 = v7178 + v7169;
+          const unsigned int v7180 = v7174 ? v7179 : v10;
+          const unsigned int v7182 = v7165 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7183 = v7063 + v7182;
+          const unsigned int v7184 = v7183 + v7169;
+          iron_copy_async<16>(shm0 + (v7184 ^ (((v7184 >> 6u) & 7u) << 3u)), x + v7180, v7174);
+          const unsigned int v7187 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7189 = v7187 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7192 = v7187 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7193 = v7192 << 3u;
+          const unsigned int v7194 = v60 + v7189;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7195 = v7194 < v41;
+          const unsigned int v7196 = v7057 + v7193;
+          const bool v7197 = v7196 < v15;
+          const bool v7198 = v7195 && v7197;
+          const unsigned int v7200 = v7194 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7202 = v7200 + v7057;
+          const unsigned int v7203 = v7202 + v7193;
+          const unsigned int v7204 = v7198 ? v7203 : v10;
+          const unsigned int v7206 = v7189 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7207 = v7063 + v7206;
+          const unsigned int v7208 = v7207 + v7193;
+          iron_copy_async<16>(shm0 + (v7208 ^ (((v7208 >> 6u) & 7u) << 3u)), x + v7204, v7198);
+          const unsigned int v7211 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7213 = v7211 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7216 = v7211 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7217 = v7216 << 3u;
+          const unsigned int v7218 = v60 + v7213;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7219 = v7218 < v41;
+          const unsigned int v7220 = v7057 + v7217;
+          const bool v7221 = v7220 < v15;
+          const bool v7222 = v7219 && v7221;
+          const unsigned int v7224 = v7218 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7226 = v7224 + v7057;
+          const unsigned int v7227 = v7226 + v7217;
+          const unsigned int v7228 = v7222 ? v7227 : v10;
+          const unsigned int v7230 = v7213 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7231 = v7063 + v7230;
+          const unsigned int v7232 = v7231 + v7217;
+          iron_copy_async<16>(shm0 + (v7232 ^ (((v7232 >> 6u) & 7u) << 3u)), x + v7228, v7222);
+          const unsigned int v7235 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v7237 = v7235 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v7240 = v7235 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v7241 = v7240 << 3u;
+          const unsigned int v7242 = v60 + v7237;  // kernels/gemm/gemm_tiles.hpp:81
+          const bool v7243 = v7242 < v41;
+          const unsigned int v7244 = v7057 + v7241;
+          const bool v7245 = v7244 < v15;
+          const bool v7246 = v7243 && v7245;
+          const unsigned int v7248 = v7242 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v7250 = v7248 + v7057;
+          const unsigned int v7251 = v7250 + v7241;
+          const unsigned int v7252 = v7246 ? v7251 : v10;
+          const unsigned int v7254 = v7237 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v7255 = v7063 + v7254;
+          const unsigned int v7256 = v7255 + v7241;
+          iron_copy_async<16>(shm0 + (v7256 ^ (((v7256 >> 6u) & 7u) << 3u)), x + v7252, v7246);
         } else {
-          const unsigned int v7259 = v114 & 7u;  // kernels/convolution/im2col_a.hpp:108
-          const unsigned int v7260 = v7259 << 3u;
-          const unsigned int v7261 = v7056 + v7260;  // kernels/convolution/im2col_a.hpp:109
-          const unsigned int v7263 = v7261 / v13;  // kernels/convolution/im2col_a.hpp:111
-          const unsigned int v7265 = v7263 * v13;  // kernels/convolution/im2col_a.hpp:112
-          const unsigned int v7266 = v7261 - v7265;
-          const unsigned int v7267 = v7263 / v4;  // kernels/convolution/im2col_a.hpp:113
-          const unsigned int v7269 = v7267 * v4;  // kernels/convolution/im2col_a.hpp:115
-          const unsigned int v7270 = v7263 - v7269;
-          const unsigned int v7271 = v7270 * v7;
-          const unsigned int v7272 = v67 + v7266;  // kernels/convolution/im2col_a.hpp:116
-          const bool v7273 = v7261 < v15;  // kernels/convolution/im2col_a.hpp:117
-          const unsigned int v7275 = v1 + v6;  // kernels/convolution/im2col_a.hpp:119
-          const unsigned int v7280 = v115 << 6u;  // kernels/convolution/im2col_a.hpp:120
-          const unsigned int v7281 = v7280 + v7260;
-          const unsigned int v7282 = v126 + v7267;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7283 = v131 + v7271;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7284 = v7282 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7285 = v7273 && v7284;
-          const bool v7286 = v7282 < 1u;
-          const bool v7287 = v7285 && v7286;
-          const bool v7288 = v7283 >= v6;
-          const bool v7289 = v7287 && v7288;
-          const bool v7290 = v7283 < v7275;
-          const bool v7291 = v7289 && v7290;
-          const unsigned int v7292 = max(v7282, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7294 = max(v7283, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7295 = v7294 - v6;
-          const unsigned int v7296 = v134 + v7292;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7297 = v7296 * v1;
-          const unsigned int v7298 = v7297 + v7295;
-          const unsigned int v7299 = v7298 * v2;
-          const unsigned int v7300 = v7299 + v7272;
-          const unsigned int v7302 = v7291 ? v7300 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7304 = v7062 + v7281;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7304 ^ (((v7304 >> 6u) & 7u) << 3u)), x + v7302, v7291);
-          const unsigned int v7306 = v144 + v7267;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7307 = v149 + v7271;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7308 = v7306 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7309 = v7273 && v7308;
-          const bool v7310 = v7306 < 1u;
-          const bool v7311 = v7309 && v7310;
-          const bool v7312 = v7307 >= v6;
-          const bool v7313 = v7311 && v7312;
-          const bool v7314 = v7307 < v7275;
-          const bool v7315 = v7313 && v7314;
-          const unsigned int v7316 = max(v7306, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7318 = max(v7307, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7319 = v7318 - v6;
-          const unsigned int v7320 = v152 + v7316;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7321 = v7320 * v1;
-          const unsigned int v7322 = v7321 + v7319;
-          const unsigned int v7323 = v7322 * v2;
-          const unsigned int v7324 = v7323 + v7272;
-          const unsigned int v7326 = v7315 ? v7324 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7329 = v7304 + 1024u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7329 ^ (((v7329 >> 6u) & 7u) << 3u)), x + v7326, v7315);
-          const unsigned int v7330 = v162 + v7267;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7331 = v167 + v7271;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7332 = v7330 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7333 = v7273 && v7332;
-          const bool v7334 = v7330 < 1u;
-          const bool v7335 = v7333 && v7334;
-          const bool v7336 = v7331 >= v6;
-          const bool v7337 = v7335 && v7336;
-          const bool v7338 = v7331 < v7275;
-          const bool v7339 = v7337 && v7338;
-          const unsigned int v7340 = max(v7330, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7342 = max(v7331, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7343 = v7342 - v6;
-          const unsigned int v7344 = v170 + v7340;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7345 = v7344 * v1;
-          const unsigned int v7346 = v7345 + v7343;
-          const unsigned int v7347 = v7346 * v2;
-          const unsigned int v7348 = v7347 + v7272;
-          const unsigned int v7350 = v7339 ? v7348 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7353 = v7304 + 2048u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7353 ^ (((v7353 >> 6u) & 7u) << 3u)), x + v7350, v7339);
-          const unsigned int v7354 = v180 + v7267;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7355 = v185 + v7271;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7356 = v7354 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7357 = v7273 && v7356;
-          const bool v7358 = v7354 < 1u;
-          const bool v7359 = v7357 && v7358;
-          const bool v7360 = v7355 >= v6;
-          const bool v7361 = v7359 && v7360;
-          const bool v7362 = v7355 < v7275;
-          const bool v7363 = v7361 && v7362;
-          const unsigned int v7364 = max(v7354, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7366 = max(v7355, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7367 = v7366 - v6;
-          const unsigned int v7368 = v188 + v7364;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7369 = v7368 * v1;
-          const unsigned int v7370 = v7369 + v7367;
-          const unsigned int v7371 = v7370 * v2;
-          const unsigned int v7372 = v7371 + v7272;
-          const unsigned int v7374 = v7363 ? v7372 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7377 = v7304 + 3072u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7377 ^ (((v7377 >> 6u) & 7u) << 3u)), x + v7374, v7363);
-          const unsigned int v7378 = v198 + v7267;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7379 = v203 + v7271;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7380 = v7378 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7381 = v7273 && v7380;
-          const bool v7382 = v7378 < 1u;
-          const bool v7383 = v7381 && v7382;
-          const bool v7384 = v7379 >= v6;
-          const bool v7385 = v7383 && v7384;
-          const bool v7386 = v7379 < v7275;
-          const bool v7387 = v7385 && v7386;
-          const unsigned int v7388 = max(v7378, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7390 = max(v7379, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7391 = v7390 - v6;
-          const unsigned int v7392 = v206 + v7388;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7393 = v7392 * v1;
-          const unsigned int v7394 = v7393 + v7391;
-          const unsigned int v7395 = v7394 * v2;
-          const unsigned int v7396 = v7395 + v7272;
-          const unsigned int v7398 = v7387 ? v7396 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7401 = v7304 + 4096u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7401 ^ (((v7401 >> 6u) & 7u) << 3u)), x + v7398, v7387);
-          const unsigned int v7402 = v216 + v7267;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7403 = v221 + v7271;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7404 = v7402 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7405 = v7273 && v7404;
-          const bool v7406 = v7402 < 1u;
-          const bool v7407 = v7405 && v7406;
-          const bool v7408 = v7403 >= v6;
-          const bool v7409 = v7407 && v7408;
-          const bool v7410 = v7403 < v7275;
-          const bool v7411 = v7409 && v7410;
-          const unsigned int v7412 = max(v7402, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7414 = max(v7403, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7415 = v7414 - v6;
-          const unsigned int v7416 = v224 + v7412;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7417 = v7416 * v1;
-          const unsigned int v7418 = v7417 + v7415;
-          const unsigned int v7419 = v7418 * v2;
-          const unsigned int v7420 = v7419 + v7272;
-          const unsigned int v7422 = v7411 ? v7420 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7425 = v7304 + 5120u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7425 ^ (((v7425 >> 6u) & 7u) << 3u)), x + v7422, v7411);
-          const unsigned int v7426 = v234 + v7267;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7427 = v239 + v7271;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7428 = v7426 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7429 = v7273 && v7428;
-          const bool v7430 = v7426 < 1u;
-          const bool v7431 = v7429 && v7430;
-          const bool v7432 = v7427 >= v6;
-          const bool v7433 = v7431 && v7432;
-          const bool v7434 = v7427 < v7275;
-          const bool v7435 = v7433 && v7434;
-          const unsigned int v7436 = max(v7426, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7438 = max(v7427, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7439 = v7438 - v6;
-          const unsigned int v7440 = v242 + v7436;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7441 = v7440 * v1;
-          const unsigned int v7442 = v7441 + v7439;
-          const unsigned int v7443 = v7442 * v2;
-          const unsigned int v7444 = v7443 + v7272;
-          const unsigned int v7446 = v7435 ? v7444 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7449 = v7304 + 6144u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7449 ^ (((v7449 >> 6u) & 7u) << 3u)), x + v7446, v7435);
-          const unsigned int v7450 = v252 + v7267;  // kernels/convolution/im2col_a.hpp:123
-          const unsigned int v7451 = v257 + v7271;  // kernels/convolution/im2col_a.hpp:124
-          const bool v7452 = v7450 >= v10;  // kernels/convolution/im2col_a.hpp:125
-          const bool v7453 = v7273 && v7452;
-          const bool v7454 = v7450 < 1u;
-          const bool v7455 = v7453 && v7454;
-          const bool v7456 = v7451 >= v6;
-          const bool v7457 = v7455 && v7456;
-          const bool v7458 = v7451 < v7275;
-          const bool v7459 = v7457 && v7458;
-          const unsigned int v7460 = max(v7450, v10);  // kernels/convolution/im2col_a.hpp:126
-          const unsigned int v7462 = max(v7451, v6);  // kernels/convolution/im2col_a.hpp:127
-          const unsigned int v7463 = v7462 - v6;
-          const unsigned int v7464 = v260 + v7460;  // kernels/convolution/im2col_a.hpp:128
-          const unsigned int v7465 = v7464 * v1;
-          const unsigned int v7466 = v7465 + v7463;
-          const unsigned int v7467 = v7466 * v2;
-          const unsigned int v7468 = v7467 + v7272;
-          const unsigned int v7470 = v7459 ? v7468 : v10;  // kernels/convolution/im2col_a.hpp:130
-          const unsigned int v7473 = v7304 + 7168u;  // kernels/convolution/im2col_a.hpp:129
-          iron_copy_async<16>(shm0 + (v7473 ^ (((v7473 >> 6u) & 7u) << 3u)), x + v7470, v7459);
+          const unsigned int v7260 = v115 & 7u;  // kernels/convolution/im2col_a.hpp:108
+          const unsigned int v7261 = v7260 << 3u;
+          const unsigned int v7262 = v7057 + v7261;  // kernels/convolution/im2col_a.hpp:109
+          const unsigned int v7264 = v7262 / v13;  // kernels/convolution/im2col_a.hpp:111
+          const unsigned int v7266 = v7264 * v13;  // kernels/convolution/im2col_a.hpp:112
+          const unsigned int v7267 = v7262 - v7266;
+          const unsigned int v7268 = v7264 / v4;  // kernels/convolution/im2col_a.hpp:113
+          const unsigned int v7270 = v7268 * v4;  // kernels/convolution/im2col_a.hpp:115
+          const unsigned int v7271 = v7264 - v7270;
+          const unsigned int v7272 = v7271 * v7;
+          const unsigned int v7273 = v68 + v7267;  // kernels/convolution/im2col_a.hpp:116
+          const bool v7274 = v7262 < v15;  // kernels/convolution/im2col_a.hpp:117
+          const unsigned int v7276 = v1 + v6;  // kernels/convolution/im2col_a.hpp:119
+          const unsigned int v7281 = v116 << 6u;  // kernels/convolution/im2col_a.hpp:120
+          const unsigned int v7282 = v7281 + v7261;
+          const unsigned int v7283 = v127 + v7268;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7284 = v132 + v7272;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7285 = v7283 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7286 = v7274 && v7285;
+          const bool v7287 = v7283 < 1u;
+          const bool v7288 = v7286 && v7287;
+          const bool v7289 = v7284 >= v6;
+          const bool v7290 = v7288 && v7289;
+          const bool v7291 = v7284 < v7276;
+          const bool v7292 = v7290 && v7291;
+          const unsigned int v7293 = max(v7283, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7295 = max(v7284, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7296 = v7295 - v6;
+          const unsigned int v7297 = v135 + v7293;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7298 = v7297 * v1;
+          const unsigned int v7299 = v7298 + v7296;
+          const unsigned int v7300 = v7299 * v2;
+          const unsigned int v7301 = v7300 + v7273;
+          const unsigned int v7303 = v7292 ? v7301 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7305 = v7063 + v7282;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7305 ^ (((v7305 >> 6u) & 7u) << 3u)), x + v7303, v7292);
+          const unsigned int v7307 = v145 + v7268;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7308 = v150 + v7272;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7309 = v7307 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7310 = v7274 && v7309;
+          const bool v7311 = v7307 < 1u;
+          const bool v7312 = v7310 && v7311;
+          const bool v7313 = v7308 >= v6;
+          const bool v7314 = v7312 && v7313;
+          const bool v7315 = v7308 < v7276;
+          const bool v7316 = v7314 && v7315;
+          const unsigned int v7317 = max(v7307, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7319 = max(v7308, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7320 = v7319 - v6;
+          const unsigned int v7321 = v153 + v7317;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7322 = v7321 * v1;
+          const unsigned int v7323 = v7322 + v7320;
+          const unsigned int v7324 = v7323 * v2;
+          const unsigned int v7325 = v7324 + v7273;
+          const unsigned int v7327 = v7316 ? v7325 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7330 = v7305 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7330 ^ (((v7330 >> 6u) & 7u) << 3u)), x + v7327, v7316);
+          const unsigned int v7331 = v163 + v7268;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7332 = v168 + v7272;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7333 = v7331 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7334 = v7274 && v7333;
+          const bool v7335 = v7331 < 1u;
+          const bool v7336 = v7334 && v7335;
+          const bool v7337 = v7332 >= v6;
+          const bool v7338 = v7336 && v7337;
+          const bool v7339 = v7332 < v7276;
+          const bool v7340 = v7338 && v7339;
+          const unsigned int v7341 = max(v7331, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7343 = max(v7332, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7344 = v7343 - v6;
+          const unsigned int v7345 = v171 + v7341;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7346 = v7345 * v1;
+          const unsigned int v7347 = v7346 + v7344;
+          const unsigned int v7348 = v7347 * v2;
+          const unsigned int v7349 = v7348 + v7273;
+          const unsigned int v7351 = v7340 ? v7349 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7354 = v7305 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7354 ^ (((v7354 >> 6u) & 7u) << 3u)), x + v7351, v7340);
+          const unsigned int v7355 = v181 + v7268;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7356 = v186 + v7272;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7357 = v7355 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7358 = v7274 && v7357;
+          const bool v7359 = v7355 < 1u;
+          const bool v7360 = v7358 && v7359;
+          const bool v7361 = v7356 >= v6;
+          const bool v7362 = v7360 && v7361;
+          const bool v7363 = v7356 < v7276;
+          const bool v7364 = v7362 && v7363;
+          const unsigned int v7365 = max(v7355, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7367 = max(v7356, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7368 = v7367 - v6;
+          const unsigned int v7369 = v189 + v7365;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7370 = v7369 * v1;
+          const unsigned int v7371 = v7370 + v7368;
+          const unsigned int v7372 = v7371 * v2;
+          const unsigned int v7373 = v7372 + v7273;
+          const unsigned int v7375 = v7364 ? v7373 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7378 = v7305 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7378 ^ (((v7378 >> 6u) & 7u) << 3u)), x + v7375, v7364);
+          const unsigned int v7379 = v199 + v7268;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7380 = v204 + v7272;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7381 = v7379 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7382 = v7274 && v7381;
+          const bool v7383 = v7379 < 1u;
+          const bool v7384 = v7382 && v7383;
+          const bool v7385 = v7380 >= v6;
+          const bool v7386 = v7384 && v7385;
+          const bool v7387 = v7380 < v7276;
+          const bool v7388 = v7386 && v7387;
+          const unsigned int v7389 = max(v7379, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7391 = max(v7380, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7392 = v7391 - v6;
+          const unsigned int v7393 = v207 + v7389;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7394 = v7393 * v1;
+          const unsigned int v7395 = v7394 + v7392;
+          const unsigned int v7396 = v7395 * v2;
+          const unsigned int v7397 = v7396 + v7273;
+          const unsigned int v7399 = v7388 ? v7397 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7402 = v7305 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7402 ^ (((v7402 >> 6u) & 7u) << 3u)), x + v7399, v7388);
+          const unsigned int v7403 = v217 + v7268;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7404 = v222 + v7272;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7405 = v7403 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7406 = v7274 && v7405;
+          const bool v7407 = v7403 < 1u;
+          const bool v7408 = v7406 && v7407;
+          const bool v7409 = v7404 >= v6;
+          const bool v7410 = v7408 && v7409;
+          const bool v7411 = v7404 < v7276;
+          const bool v7412 = v7410 && v7411;
+          const unsigned int v7413 = max(v7403, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7415 = max(v7404, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7416 = v7415 - v6;
+          const unsigned int v7417 = v225 + v7413;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7418 = v7417 * v1;
+          const unsigned int v7419 = v7418 + v7416;
+          const unsigned int v7420 = v7419 * v2;
+          const unsigned int v7421 = v7420 + v7273;
+          const unsigned int v7423 = v7412 ? v7421 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7426 = v7305 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7426 ^ (((v7426 >> 6u) & 7u) << 3u)), x + v7423, v7412);
+          const unsigned int v7427 = v235 + v7268;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7428 = v240 + v7272;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7429 = v7427 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7430 = v7274 && v7429;
+          const bool v7431 = v7427 < 1u;
+          const bool v7432 = v7430 && v7431;
+          const bool v7433 = v7428 >= v6;
+          const bool v7434 = v7432 && v7433;
+          const bool v7435 = v7428 < v7276;
+          const bool v7436 = v7434 && v7435;
+          const unsigned int v7437 = max(v7427, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7439 = max(v7428, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7440 = v7439 - v6;
+          const unsigned int v7441 = v243 + v7437;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7442 = v7441 * v1;
+          const unsigned int v7443 = v7442 + v7440;
+          const unsigned int v7444 = v7443 * v2;
+          const unsigned int v7445 = v7444 + v7273;
+          const unsigned int v7447 = v7436 ? v7445 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7450 = v7305 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7450 ^ (((v7450 >> 6u) & 7u) << 3u)), x + v7447, v7436);
+          const unsigned int v7451 = v253 + v7268;  // kernels/convolution/im2col_a.hpp:123
+          const unsigned int v7452 = v258 + v7272;  // kernels/convolution/im2col_a.hpp:124
+          const bool v7453 = v7451 >= v10;  // kernels/convolution/im2col_a.hpp:125
+          const bool v7454 = v7274 && v7453;
+          const bool v7455 = v7451 < 1u;
+          const bool v7456 = v7454 && v7455;
+          const bool v7457 = v7452 >= v6;
+          const bool v7458 = v7456 && v7457;
+          const bool v7459 = v7452 < v7276;
+          const bool v7460 = v7458 && v7459;
+          const unsigned int v7461 = max(v7451, v10);  // kernels/convolution/im2col_a.hpp:126
+          const unsigned int v7463 = max(v7452, v6);  // kernels/convolution/im2col_a.hpp:127
+          const unsigned int v7464 = v7463 - v6;
+          const unsigned int v7465 = v261 + v7461;  // kernels/convolution/im2col_a.hpp:128
+          const unsigned int v7466 = v7465 * v1;
+          const unsigned int v7467 = v7466 + v7464;
+          const unsigned int v7468 = v7467 * v2;
+          const unsigned int v7469 = v7468 + v7273;
+          const unsigned int v7471 = v7460 ? v7469 : v10;  // kernels/convolution/im2col_a.hpp:130
+          const unsigned int v7474 = v7305 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+          iron_copy_async<16>(shm0 + (v7474 ^ (((v7474 >> 6u) & 7u) << 3u)), x + v7471, v7460);
         }
-        const unsigned int v7483 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7484 = v7483 << 3u;
-        const unsigned int v7485 = v64 + v115;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7486 = v7485 < v12;
-        const unsigned int v7487 = v7056 + v7484;
-        const bool v7488 = v7487 < v15;
-        const bool v7489 = v7486 && v7488;
-        const unsigned int v7491 = v7485 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7492 = v66 + v7491;
-        const unsigned int v7493 = v7492 + v7056;
-        const unsigned int v7494 = v7493 + v7484;
-        const unsigned int v7495 = v7489 ? v7494 : v66;
-        const unsigned int v7497 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7498 = v7062 + v7497;
-        const unsigned int v7499 = v7498 + v7484;
-        iron_copy_async<16>(shm1 + (v7499 ^ (((v7499 >> 6u) & 7u) << 3u)), weight + v7495, v7489);
-        const unsigned int v7502 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7504 = v7502 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7507 = v7502 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7508 = v7507 << 3u;
-        const unsigned int v7509 = v64 + v7504;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7510 = v7509 < v12;
-        const unsigned int v7511 = v7056 + v7508;
-        const bool v7512 = v7511 < v15;
-        const bool v7513 = v7510 && v7512;
-        const unsigned int v7515 = v7509 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7516 = v66 + v7515;
-        const unsigned int v7517 = v7516 + v7056;
-        const unsigned int v7518 = v7517 + v7508;
-        const unsigned int v7519 = v7513 ? v7518 : v66;
-        const unsigned int v7521 = v7504 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7522 = v7062 + v7521;
-        const unsigned int v7523 = v7522 + v7508;
-        iron_copy_async<16>(shm1 + (v7523 ^ (((v7523 >> 6u) & 7u) << 3u)), weight + v7519, v7513);
-        const unsigned int v7526 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7528 = v7526 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7531 = v7526 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7532 = v7531 << 3u;
-        const unsigned int v7533 = v64 + v7528;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7534 = v7533 < v12;
-        const unsigned int v7535 = v7056 + v7532;
-        const bool v7536 = v7535 < v15;
-        const bool v7537 = v7534 && v7536;
-        const unsigned int v7539 = v7533 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7540 = v66 + v7539;
-        const unsigned int v7541 = v7540 + v7056;
-        const unsigned int v7542 = v7541 + v7532;
-        const unsigned int v7543 = v7537 ? v7542 : v66;
-        const unsigned int v7545 = v7528 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7546 = v7062 + v7545;
-        const unsigned int v7547 = v7546 + v7532;
-        iron_copy_async<16>(shm1 + (v7547 ^ (((v7547 >> 6u) & 7u) << 3u)), weight + v7543, v7537);
-        const unsigned int v7550 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7552 = v7550 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7555 = v7550 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7556 = v7555 << 3u;
-        const unsigned int v7557 = v64 + v7552;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7558 = v7557 < v12;
-        const unsigned int v7559 = v7056 + v7556;
-        const bool v7560 = v7559 < v15;
-        const bool v7561 = v7558 && v7560;
-        const unsigned int v7563 = v7557 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7564 = v66 + v7563;
-        const unsigned int v7565 = v7564 + v7056;
-        const unsigned int v7566 = v7565 + v7556;
-        const unsigned int v7567 = v7561 ? v7566 : v66;
-        const unsigned int v7569 = v7552 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7570 = v7062 + v7569;
-        const unsigned int v7571 = v7570 + v7556;
-        iron_copy_async<16>(shm1 + (v7571 ^ (((v7571 >> 6u) & 7u) << 3u)), weight + v7567, v7561);
-        const unsigned int v7574 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7576 = v7574 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7579 = v7574 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7580 = v7579 << 3u;
-        const unsigned int v7581 = v64 + v7576;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7582 = v7581 < v12;
-        const unsigned int v7583 = v7056 + v7580;
-        const bool v7584 = v7583 < v15;
-        const bool v7585 = v7582 && v7584;
-        const unsigned int v7587 = v7581 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7588 = v66 + v7587;
-        const unsigned int v7589 = v7588 + v7056;
-        const unsigned int v7590 = v7589 + v7580;
-        const unsigned int v7591 = v7585 ? v7590 : v66;
-        const unsigned int v7593 = v7576 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7594 = v7062 + v7593;
-        const unsigned int v7595 = v7594 + v7580;
-        iron_copy_async<16>(shm1 + (v7595 ^ (((v7595 >> 6u) & 7u) << 3u)), weight + v7591, v7585);
-        const unsigned int v7598 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7600 = v7598 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7603 = v7598 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7604 = v7603 << 3u;
-        const unsigned int v7605 = v64 + v7600;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7606 = v7605 < v12;
-        const unsigned int v7607 = v7056 + v7604;
-        const bool v7608 = v7607 < v15;
-        const bool v7609 = v7606 && v7608;
-        const unsigned int v7611 = v7605 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7612 = v66 + v7611;
-        const unsigned int v7613 = v7612 + v7056;
-        const unsigned int v7614 = v7613 + v7604;
-        const unsigned int v7615 = v7609 ? v7614 : v66;
-        const unsigned int v7617 = v7600 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7618 = v7062 + v7617;
-        const unsigned int v7619 = v7618 + v7604;
-        iron_copy_async<16>(shm1 + (v7619 ^ (((v7619 >> 6u) & 7u) << 3u)), weight + v7615, v7609);
-        const unsigned int v7622 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7624 = v7622 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7627 = v7622 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7628 = v7627 << 3u;
-        const unsigned int v7629 = v64 + v7624;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7630 = v7629 < v12;
-        const unsigned int v7631 = v7056 + v7628;
-        const bool v7632 = v7631 < v15;
-        const bool v7633 = v7630 && v7632;
-        const unsigned int v7635 = v7629 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7636 = v66 + v7635;
-        const unsigned int v7637 = v7636 + v7056;
-        const unsigned int v7638 = v7637 + v7628;
-        const unsigned int v7639 = v7633 ? v7638 : v66;
-        const unsigned int v7641 = v7624 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7642 = v7062 + v7641;
-        const unsigned int v7643 = v7642 + v7628;
-        iron_copy_async<16>(shm1 + (v7643 ^ (((v7643 >> 6u) & 7u) << 3u)), weight + v7639, v7633);
-        const unsigned int v7646 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v7648 = v7646 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v7651 = v7646 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v7652 = v7651 << 3u;
-        const unsigned int v7653 = v64 + v7648;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7654 = v7653 < v12;
-        const unsigned int v7655 = v7056 + v7652;
-        const bool v7656 = v7655 < v15;
-        const bool v7657 = v7654 && v7656;
-        const unsigned int v7659 = v7653 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v7660 = v66 + v7659;
-        const unsigned int v7661 = v7660 + v7056;
-        const unsigned int v7662 = v7661 + v7652;
-        const unsigned int v7663 = v7657 ? v7662 : v66;
-        const unsigned int v7665 = v7648 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v7666 = v7062 + v7665;
-        const unsigned int v7667 = v7666 + v7652;
-        iron_copy_async<16>(shm1 + (v7667 ^ (((v7667 >> 6u) & 7u) << 3u)), weight + v7663, v7657);
+        const unsigned int v7484 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7485 = v7484 << 3u;
+        const unsigned int v7486 = v64 + v116;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7487 = v7486 < v12;
+        const unsigned int v7488 = v7057 + v7485;
+        const bool v7489 = v7488 < v15;
+        const bool v7490 = v7487 && v7489;
+        const unsigned int v7492 = v7486 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7493 = v66 + v7492;
+        const unsigned int v7494 = v7493 + v7057;
+        const unsigned int v7495 = v7494 + v7485;
+        const unsigned int v7496 = v7490 ? v7495 : v66;
+        const unsigned int v7498 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7499 = v7063 + v7498;
+        const unsigned int v7500 = v7499 + v7485;
+        iron_copy_async<16>(shm1 + (v7500 ^ (((v7500 >> 6u) & 7u) << 3u)), weight + v7496, v7490);
+        const unsigned int v7503 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7505 = v7503 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7508 = v7503 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7509 = v7508 << 3u;
+        const unsigned int v7510 = v64 + v7505;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7511 = v7510 < v12;
+        const unsigned int v7512 = v7057 + v7509;
+        const bool v7513 = v7512 < v15;
+        const bool v7514 = v7511 && v7513;
+        const unsigned int v7516 = v7510 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7517 = v66 + v7516;
+        const unsigned int v7518 = v7517 + v7057;
+        const unsigned int v7519 = v7518 + v7509;
+        const unsigned int v7520 = v7514 ? v7519 : v66;
+        const unsigned int v7522 = v7505 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7523 = v7063 + v7522;
+        const unsigned int v7524 = v7523 + v7509;
+        iron_copy_async<16>(shm1 + (v7524 ^ (((v7524 >> 6u) & 7u) << 3u)), weight + v7520, v7514);
+        const unsigned int v7527 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7529 = v7527 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7532 = v7527 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7533 = v7532 << 3u;
+        const unsigned int v7534 = v64 + v7529;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7535 = v7534 < v12;
+        const unsigned int v7536 = v7057 + v7533;
+        const bool v7537 = v7536 < v15;
+        const bool v7538 = v7535 && v7537;
+        const unsigned int v7540 = v7534 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7541 = v66 + v7540;
+        const unsigned int v7542 = v7541 + v7057;
+        const unsigned int v7543 = v7542 + v7533;
+        const unsigned int v7544 = v7538 ? v7543 : v66;
+        const unsigned int v7546 = v7529 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7547 = v7063 + v7546;
+        const unsigned int v7548 = v7547 + v7533;
+        iron_copy_async<16>(shm1 + (v7548 ^ (((v7548 >> 6u) & 7u) << 3u)), weight + v7544, v7538);
+        const unsigned int v7551 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7553 = v7551 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7556 = v7551 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7557 = v7556 << 3u;
+        const unsigned int v7558 = v64 + v7553;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7559 = v7558 < v12;
+        const unsigned int v7560 = v7057 + v7557;
+        const bool v7561 = v7560 < v15;
+        const bool v7562 = v7559 && v7561;
+        const unsigned int v7564 = v7558 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7565 = v66 + v7564;
+        const unsigned int v7566 = v7565 + v7057;
+        const unsigned int v7567 = v7566 + v7557;
+        const unsigned int v7568 = v7562 ? v7567 : v66;
+        const unsigned int v7570 = v7553 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7571 = v7063 + v7570;
+        const unsigned int v7572 = v7571 + v7557;
+        iron_copy_async<16>(shm1 + (v7572 ^ (((v7572 >> 6u) & 7u) << 3u)), weight + v7568, v7562);
+        const unsigned int v7575 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7577 = v7575 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7580 = v7575 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7581 = v7580 << 3u;
+        const unsigned int v7582 = v64 + v7577;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7583 = v7582 < v12;
+        const unsigned int v7584 = v7057 + v7581;
+        const bool v7585 = v7584 < v15;
+        const bool v7586 = v7583 && v7585;
+        const unsigned int v7588 = v7582 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7589 = v66 + v7588;
+        const unsigned int v7590 = v7589 + v7057;
+        const unsigned int v7591 = v7590 + v7581;
+        const unsigned int v7592 = v7586 ? v7591 : v66;
+        const unsigned int v7594 = v7577 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7595 = v7063 + v7594;
+        const unsigned int v7596 = v7595 + v7581;
+        iron_copy_async<16>(shm1 + (v7596 ^ (((v7596 >> 6u) & 7u) << 3u)), weight + v7592, v7586);
+        const unsigned int v7599 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7601 = v7599 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7604 = v7599 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7605 = v7604 << 3u;
+        const unsigned int v7606 = v64 + v7601;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7607 = v7606 < v12;
+        const unsigned int v7608 = v7057 + v7605;
+        const bool v7609 = v7608 < v15;
+        const bool v7610 = v7607 && v7609;
+        const unsigned int v7612 = v7606 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7613 = v66 + v7612;
+        const unsigned int v7614 = v7613 + v7057;
+        const unsigned int v7615 = v7614 + v7605;
+        const unsigned int v7616 = v7610 ? v7615 : v66;
+        const unsigned int v7618 = v7601 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7619 = v7063 + v7618;
+        const unsigned int v7620 = v7619 + v7605;
+        iron_copy_async<16>(shm1 + (v7620 ^ (((v7620 >> 6u) & 7u) << 3u)), weight + v7616, v7610);
+        const unsigned int v7623 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7625 = v7623 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7628 = v7623 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7629 = v7628 << 3u;
+        const unsigned int v7630 = v64 + v7625;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7631 = v7630 < v12;
+        const unsigned int v7632 = v7057 + v7629;
+        const bool v7633 = v7632 < v15;
+        const bool v7634 = v7631 && v7633;
+        const unsigned int v7636 = v7630 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7637 = v66 + v7636;
+        const unsigned int v7638 = v7637 + v7057;
+        const unsigned int v7639 = v7638 + v7629;
+        const unsigned int v7640 = v7634 ? v7639 : v66;
+        const unsigned int v7642 = v7625 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7643 = v7063 + v7642;
+        const unsigned int v7644 = v7643 + v7629;
+        iron_copy_async<16>(shm1 + (v7644 ^ (((v7644 >> 6u) & 7u) << 3u)), weight + v7640, v7634);
+        const unsigned int v7647 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v7649 = v7647 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v7652 = v7647 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+        const unsigned int v7653 = v7652 << 3u;
+        const unsigned int v7654 = v64 + v7649;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7655 = v7654 < v12;
+        const unsigned int v7656 = v7057 + v7653;
+        const bool v7657 = v7656 < v15;
+        const bool v7658 = v7655 && v7657;
+        const unsigned int v7660 = v7654 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v7661 = v66 + v7660;
+        const unsigned int v7662 = v7661 + v7057;
+        const unsigned int v7663 = v7662 + v7653;
+        const unsigned int v7664 = v7658 ? v7663 : v66;
+        const unsigned int v7666 = v7649 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v7667 = v7063 + v7666;
+        const unsigned int v7668 = v7667 + v7653;
+        iron_copy_async<16>(shm1 + (v7668 ^ (((v7668 >> 6u) & 7u) << 3u)), weight + v7664, v7658);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
     }
     __syncthreads();
   } else {
-    const unsigned int v965 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
-    const unsigned int v1024 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1078 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1092 = v1078 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1104 = v1078 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v1116 = v1078 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v966 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
+    const unsigned int v1025 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
+    const unsigned int v1079 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v1085 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v1093 = v1079 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v1099 = v1085 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v1105 = v1079 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v1111 = v1085 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v1117 = v1079 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v1123 = v1085 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
 
-    for (unsigned int v964 = v10; v964 < v15; v964 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (unsigned int v968 = v114; v968 < 8192u; v968 += v965) {  // kernels/convolution/im2col_a.hpp:155
-        const unsigned int v970 = v968 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const unsigned int v972 = v968 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const unsigned int v973 = v964 + v972;  // kernels/convolution/im2col_a.hpp:158
-        const unsigned int v974 = v60 + v970;
-        const unsigned int v1000 = v974 / v27;  // kernels/convolution/im2col_a.hpp:63
-        const unsigned int v1001 = v974 % v27;  // kernels/convolution/im2col_a.hpp:64
-        const unsigned int v1003 = v973 / v13;  // kernels/convolution/im2col_a.hpp:66
-        const unsigned int v1004 = v1003 / v4;  // kernels/convolution/im2col_a.hpp:68
-        const unsigned int v1006 = v1001 / v27;
-        const unsigned int v1008 = v1006 + v1004;
-        const unsigned int v1009 = v1003 % v4;  // kernels/convolution/im2col_a.hpp:69
-        const unsigned int v1010 = v1009 * v7;
-        const unsigned int v1011 = v1001 % v27;
-        const unsigned int v1012 = v1011 * v5;
-        const unsigned int v1013 = v1012 + v1010;
-        const bool v1014 = v974 < v41;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1015 = v973 < v15;
-        const bool v1016 = v1014 && v1015;
-        const bool v1017 = v1008 >= v10;
-        const bool v1018 = v1016 && v1017;
-        const bool v1020 = v1008 < 1u;
-        const bool v1021 = v1018 && v1020;
-        const bool v1022 = v1013 >= v6;
-        const bool v1023 = v1021 && v1022;
-        const bool v1025 = v1013 < v1024;
-        const bool v1026 = v1023 && v1025;
-        const unsigned int v1027 = max(v1008, v10);  // kernels/convolution/im2col_a.hpp:72
-        const unsigned int v1029 = max(v1013, v6);  // kernels/convolution/im2col_a.hpp:73
-        const unsigned int v1030 = v1029 - v6;
-        const unsigned int v1031 = v973 % v13;  // kernels/convolution/im2col_a.hpp:74
-        const unsigned int v1033 = v1000 + v1027;
-        const unsigned int v1034 = v1033 * v1;
-        const unsigned int v1035 = v1034 + v1030;
-        const unsigned int v1036 = v1035 * v2;
-        const unsigned int v1037 = v1036 + v67;
-        const unsigned int v1038 = v1037 + v1031;
-        if (v1026) {  // kernels/convolution/im2col_a.hpp:159
-          const iron_bf16 v1039 = x[v1038];
-          const unsigned int v1041 = v970 << 6u;
-          const unsigned int v1042 = v1041 + v972;
-          shm0[(v1042 ^ (((v1042 >> 6u) & 7u) << 3u))] = v1039;
+    for (unsigned int v965 = v10; v965 < v15; v965 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+      for (unsigned int v969 = v115; v969 < 8192u; v969 += v966) {  // kernels/convolution/im2col_a.hpp:155
+        const unsigned int v971 = v969 >> 6u;  // kernels/convolution/im2col_a.hpp:156
+        const unsigned int v973 = v969 & 63u;  // kernels/convolution/im2col_a.hpp:157
+        const unsigned int v974 = v965 + v973;  // kernels/convolution/im2col_a.hpp:158
+        const unsigned int v975 = v60 + v971;
+        const unsigned int v1001 = v975 / v27;  // kernels/convolution/im2col_a.hpp:63
+        const unsigned int v1002 = v975 % v27;  // kernels/convolution/im2col_a.hpp:64
+        const unsigned int v1004 = v974 / v13;  // kernels/convolution/im2col_a.hpp:66
+        const unsigned int v1005 = v1004 / v4;  // kernels/convolution/im2col_a.hpp:68
+        const unsigned int v1007 = v1002 / v27;
+        const unsigned int v1009 = v1007 + v1005;
+        const unsigned int v1010 = v1004 % v4;  // kernels/convolution/im2col_a.hpp:69
+        const unsigned int v1011 = v1010 * v7;
+        const unsigned int v1012 = v1002 % v27;
+        const unsigned int v1013 = v1012 * v5;
+        const unsigned int v1014 = v1013 + v1011;
+        const bool v1015 = v975 < v41;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1016 = v974 < v15;
+        const bool v1017 = v1015 && v1016;
+        const bool v1018 = v1009 >= v10;
+        const bool v1019 = v1017 && v1018;
+        const bool v1021 = v1009 < 1u;
+        const bool v1022 = v1019 && v1021;
+        const bool v1023 = v1014 >= v6;
+        const bool v1024 = v1022 && v1023;
+        const bool v1026 = v1014 < v1025;
+        const bool v1027 = v1024 && v1026;
+        const unsigned int v1028 = max(v1009, v10);  // kernels/convolution/im2col_a.hpp:72
+        const unsigned int v1030 = max(v1014, v6);  // kernels/convolution/im2col_a.hpp:73
+        const unsigned int v1031 = v1030 - v6;
+        const unsigned int v1032 = v974 % v13;  // kernels/convolution/im2col_a.hpp:74
+        const unsigned int v1034 = v1001 + v1028;
+        const unsigned int v1035 = v1034 * v1;
+        const unsigned int v1036 = v1035 + v1031;
+        const unsigned int v1037 = v1036 * v2;
+        const unsigned int v1038 = v1037 + v68;
+        const unsigned int v1039 = v1038 + v1032;
+        if (v1027) {  // kernels/convolution/im2col_a.hpp:159
+          const iron_bf16 v1040 = x[v1039];
+          const unsigned int v1042 = v971 << 6u;
+          const unsigned int v1043 = v1042 + v973;
+          shm0[(v1043 ^ (((v1043 >> 6u) & 7u) << 3u))] = v1040;
         } else {
-          const unsigned int v1044 = v970 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const unsigned int v1045 = v1044 + v972;
-          shm0[(v1045 ^ (((v1045 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1045 = v971 << 6u;  // kernels/convolution/im2col_a.hpp:160
+          const unsigned int v1046 = v1045 + v973;
+          shm0[(v1046 ^ (((v1046 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1050 = v114; v1050 < 8192u; v1050 += v965) {  // kernels/gemm/gemm_tiles.hpp:95
-        const unsigned int v1052 = v1050 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1054 = v1050 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1055 = v64 + v1052;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1056 = v1055 < v12;
-        const unsigned int v1057 = v964 + v1054;
-        const bool v1058 = v1057 < v15;
-        const bool v1059 = v1056 && v1058;
-        if (v1059) {
-          const unsigned int v1061 = v1055 * v15;  // kernels/gemm/gemm_tiles.hpp:99
-          const unsigned int v1062 = v66 + v1061;
-          const unsigned int v1063 = v1062 + v964;
-          const unsigned int v1064 = v1063 + v1054;
-          const iron_bf16 v1065 = weight[v1064];
-          const unsigned int v1067 = v1052 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const unsigned int v1068 = v1067 + v1054;
-          shm1[(v1068 ^ (((v1068 >> 6u) & 7u) << 3u))] = v1065;
+      for (unsigned int v1051 = v115; v1051 < 8192u; v1051 += v966) {  // kernels/gemm/gemm_tiles.hpp:95
+        const unsigned int v1053 = v1051 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const unsigned int v1055 = v1051 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const unsigned int v1056 = v64 + v1053;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1057 = v1056 < v12;
+        const unsigned int v1058 = v965 + v1055;
+        const bool v1059 = v1058 < v15;
+        const bool v1060 = v1057 && v1059;
+        if (v1060) {
+          const unsigned int v1062 = v1056 * v15;  // kernels/gemm/gemm_tiles.hpp:99
+          const unsigned int v1063 = v66 + v1062;
+          const unsigned int v1064 = v1063 + v965;
+          const unsigned int v1065 = v1064 + v1055;
+          const iron_bf16 v1066 = weight[v1065];
+          const unsigned int v1068 = v1053 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const unsigned int v1069 = v1068 + v1055;
+          shm1[(v1069 ^ (((v1069 >> 6u) & 7u) << 3u))] = v1066;
         } else {
-          const unsigned int v1070 = v1052 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v1071 = v1070 + v1054;
-          shm1[(v1071 ^ (((v1071 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1071 = v1053 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1072 = v1071 + v1055;
+          shm1[(v1072 ^ (((v1072 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1078, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1084, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1092, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1098, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1104, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1110, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v273, shm0, v1116, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v275, shm1, v1122, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma_sync(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1079, 64u);  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1085, 64u);  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1093, 64u);  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1099, 64u);  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1105, 64u);  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1111, 64u);  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1117, 64u);  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1123, 64u);  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
     }
   }
-  const unsigned int v1123 = v64 + v269;  // kernels/gemm/gemm_tiles.hpp:276
-  const unsigned int v1124 = v60 + v265;
-  const unsigned int v1128 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1129 = v1128 == v10;
-  const unsigned int v1132 = v12 & 1u;
-  const bool v1133 = v1132 == v10;
-  const bool v1134 = v1129 && v1133;
-  if (v1134) {
-    const unsigned int v1135 = static_cast<unsigned int>(v271.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1136 = v1124 + v1135;
-    const unsigned int v1137 = static_cast<unsigned int>(v271.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1138 = v1123 + v1137;
-    const unsigned int v1140 = static_cast<unsigned int>(v271.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1141 = v1140 == v1135;
-    const unsigned int v1144 = v1137 + 1u;
-    const unsigned int v1145 = static_cast<unsigned int>(v271.col(1, iron_linear_thread() & 31u));
-    const bool v1146 = v1145 == v1144;
-    const bool v1147 = v1141 && v1146;
-    const unsigned int v1150 = v1138 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1151 = v1150 == v10;
-    const bool v1152 = v1147 && v1151;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1152) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1153 = v1136 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1154 = v1138 < v12;
-      const bool v1155 = v1153 && v1154;
-      if (v1155) {
-        const unsigned int v1156 = v65 + v1138;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1157 = v271.x[0];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1158 = iron_f32_to_bf16(v1157);
-        const float v1159 = v271.x[1];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1162 = iron_f32_to_bf16(v1159);
-        const unsigned int v1163 = v1136 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1164 = v1163 + v1156;
-        *reinterpret_cast<iron_bf16x2*>(out + v1164) = iron_bf16x2{{v1158, v1162}};
+  const unsigned int v1124 = v64 + v270;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v1125 = v60 + v266;
+  const unsigned int v1129 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:83
+  const bool v1130 = v1129 == v10;
+  const unsigned int v1133 = v12 & 1u;
+  const bool v1134 = v1133 == v10;
+  const bool v1135 = v1130 && v1134;
+  if (v1135) {
+    const unsigned int v1136 = static_cast<unsigned int>(v272.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1137 = v1125 + v1136;
+    const unsigned int v1138 = static_cast<unsigned int>(v272.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1139 = v1124 + v1138;
+    const unsigned int v1141 = static_cast<unsigned int>(v272.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1142 = v1141 == v1136;
+    const unsigned int v1145 = v1138 + 1u;
+    const unsigned int v1146 = static_cast<unsigned int>(v272.col(1, iron_linear_thread() & 31u));
+    const bool v1147 = v1146 == v1145;
+    const bool v1148 = v1142 && v1147;
+    const unsigned int v1151 = v1139 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1152 = v1151 == v10;
+    const bool v1153 = v1148 && v1152;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1153) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1154 = v1137 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1155 = v1139 < v12;
+      const bool v1156 = v1154 && v1155;
+      if (v1156) {
+        const unsigned int v1157 = v65 + v1139;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1158 = v272.x[0];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1159 = iron_f32_to_bf16(v1158);
+        const float v1160 = v272.x[1];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1163 = iron_f32_to_bf16(v1160);
+        const unsigned int v1164 = v1137 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1165 = v1164 + v1157;
+        *reinterpret_cast<iron_bf16x2*>(out + v1165) = iron_bf16x2{{v1159, v1163}};
       }
     } else {
-      const bool v1169 = v1136 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1170 = v1138 < v12;
-      const bool v1171 = v1169 && v1170;
-      if (v1171) {
-        const float v1172 = v271.x[0];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1174 = iron_f32_to_bf16(v1172);
-        const unsigned int v1175 = v1136 * v3;
-        const unsigned int v1176 = v1175 + v65;
-        const unsigned int v1177 = v1176 + v1138;
-        out[v1177] = v1174;
+      const bool v1170 = v1137 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1171 = v1139 < v12;
+      const bool v1172 = v1170 && v1171;
+      if (v1172) {
+        const float v1173 = v272.x[0];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1175 = iron_f32_to_bf16(v1173);
+        const unsigned int v1176 = v1137 * v3;
+        const unsigned int v1177 = v1176 + v65;
+        const unsigned int v1178 = v1177 + v1139;
+        out[v1178] = v1175;
       }
-      const unsigned int v1179 = v1124 + v1140;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1181 = v1123 + v1145;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1182 = v1179 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1183 = v1181 < v12;
-      const bool v1184 = v1182 && v1183;
-      if (v1184) {
-        const float v1185 = v271.x[1];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1187 = iron_f32_to_bf16(v1185);
-        const unsigned int v1188 = v1179 * v3;
-        const unsigned int v1189 = v1188 + v65;
-        const unsigned int v1190 = v1189 + v1181;
-        out[v1190] = v1187;
-      }
-    }
-    const unsigned int v1191 = static_cast<unsigned int>(v271.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1192 = v1124 + v1191;
-    const unsigned int v1193 = static_cast<unsigned int>(v271.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1194 = v1123 + v1193;
-    const unsigned int v1196 = static_cast<unsigned int>(v271.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1197 = v1196 == v1191;
-    const unsigned int v1200 = v1193 + 1u;
-    const unsigned int v1201 = static_cast<unsigned int>(v271.col(3, iron_linear_thread() & 31u));
-    const bool v1202 = v1201 == v1200;
-    const bool v1203 = v1197 && v1202;
-    const unsigned int v1206 = v1194 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1207 = v1206 == v10;
-    const bool v1208 = v1203 && v1207;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1208) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1209 = v1192 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1210 = v1194 < v12;
-      const bool v1211 = v1209 && v1210;
-      if (v1211) {
-        const unsigned int v1212 = v65 + v1194;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1213 = v271.x[2];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1214 = iron_f32_to_bf16(v1213);
-        const float v1215 = v271.x[3];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1218 = iron_f32_to_bf16(v1215);
-        const unsigned int v1219 = v1192 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1220 = v1219 + v1212;
-        *reinterpret_cast<iron_bf16x2*>(out + v1220) = iron_bf16x2{{v1214, v1218}};
-      }
-    } else {
-      const bool v1225 = v1192 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1226 = v1194 < v12;
-      const bool v1227 = v1225 && v1226;
-      if (v1227) {
-        const float v1228 = v271.x[2];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1230 = iron_f32_to_bf16(v1228);
-        const unsigned int v1231 = v1192 * v3;
-        const unsigned int v1232 = v1231 + v65;
-        const unsigned int v1233 = v1232 + v1194;
-        out[v1233] = v1230;
-      }
-      const unsigned int v1235 = v1124 + v1196;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1237 = v1123 + v1201;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1238 = v1235 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1239 = v1237 < v12;
-      const bool v1240 = v1238 && v1239;
-      if (v1240) {
-        const float v1241 = v271.x[3];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1243 = iron_f32_to_bf16(v1241);
-        const unsigned int v1244 = v1235 * v3;
-        const unsigned int v1245 = v1244 + v65;
-        const unsigned int v1246 = v1245 + v1237;
-        out[v1246] = v1243;
+      const unsigned int v1180 = v1125 + v1141;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1182 = v1124 + v1146;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1183 = v1180 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1184 = v1182 < v12;
+      const bool v1185 = v1183 && v1184;
+      if (v1185) {
+        const float v1186 = v272.x[1];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1188 = iron_f32_to_bf16(v1186);
+        const unsigned int v1189 = v1180 * v3;
+        const unsigned int v1190 = v1189 + v65;
+        const unsigned int v1191 = v1190 + v1182;
+        out[v1191] = v1188;
       }
     }
-    const unsigned int v1247 = static_cast<unsigned int>(v271.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1248 = v1124 + v1247;
-    const unsigned int v1249 = static_cast<unsigned int>(v271.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1250 = v1123 + v1249;
-    const unsigned int v1252 = static_cast<unsigned int>(v271.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1253 = v1252 == v1247;
-    const unsigned int v1256 = v1249 + 1u;
-    const unsigned int v1257 = static_cast<unsigned int>(v271.col(5, iron_linear_thread() & 31u));
-    const bool v1258 = v1257 == v1256;
-    const bool v1259 = v1253 && v1258;
-    const unsigned int v1262 = v1250 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1263 = v1262 == v10;
-    const bool v1264 = v1259 && v1263;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1264) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1265 = v1248 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1266 = v1250 < v12;
-      const bool v1267 = v1265 && v1266;
-      if (v1267) {
-        const unsigned int v1268 = v65 + v1250;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1269 = v271.x[4];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1270 = iron_f32_to_bf16(v1269);
-        const float v1271 = v271.x[5];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1274 = iron_f32_to_bf16(v1271);
-        const unsigned int v1275 = v1248 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1276 = v1275 + v1268;
-        *reinterpret_cast<iron_bf16x2*>(out + v1276) = iron_bf16x2{{v1270, v1274}};
+    const unsigned int v1192 = static_cast<unsigned int>(v272.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1193 = v1125 + v1192;
+    const unsigned int v1194 = static_cast<unsigned int>(v272.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1195 = v1124 + v1194;
+    const unsigned int v1197 = static_cast<unsigned int>(v272.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1198 = v1197 == v1192;
+    const unsigned int v1201 = v1194 + 1u;
+    const unsigned int v1202 = static_cast<unsigned int>(v272.col(3, iron_linear_thread() & 31u));
+    const bool v1203 = v1202 == v1201;
+    const bool v1204 = v1198 && v1203;
+    const unsigned int v1207 = v1195 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1208 = v1207 == v10;
+    const bool v1209 = v1204 && v1208;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1209) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1210 = v1193 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1211 = v1195 < v12;
+      const bool v1212 = v1210 && v1211;
+      if (v1212) {
+        const unsigned int v1213 = v65 + v1195;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1214 = v272.x[2];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1215 = iron_f32_to_bf16(v1214);
+        const float v1216 = v272.x[3];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1219 = iron_f32_to_bf16(v1216);
+        const unsigned int v1220 = v1193 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1221 = v1220 + v1213;
+        *reinterpret_cast<iron_bf16x2*>(out + v1221) = iron_bf16x2{{v1215, v1219}};
       }
     } else {
-      const bool v1281 = v1248 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1282 = v1250 < v12;
-      const bool v1283 = v1281 && v1282;
-      if (v1283) {
-        const float v1284 = v271.x[4];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1286 = iron_f32_to_bf16(v1284);
-        const unsigned int v1287 = v1248 * v3;
-        const unsigned int v1288 = v1287 + v65;
-        const unsigned int v1289 = v1288 + v1250;
-        out[v1289] = v1286;
+      const bool v1226 = v1193 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1227 = v1195 < v12;
+      const bool v1228 = v1226 && v1227;
+      if (v1228) {
+        const float v1229 = v272.x[2];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1231 = iron_f32_to_bf16(v1229);
+        const unsigned int v1232 = v1193 * v3;
+        const unsigned int v1233 = v1232 + v65;
+        const unsigned int v1234 = v1233 + v1195;
+        out[v1234] = v1231;
       }
-      const unsigned int v1291 = v1124 + v1252;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1293 = v1123 + v1257;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1294 = v1291 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1295 = v1293 < v12;
-      const bool v1296 = v1294 && v1295;
-      if (v1296) {
-        const float v1297 = v271.x[5];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1299 = iron_f32_to_bf16(v1297);
-        const unsigned int v1300 = v1291 * v3;
-        const unsigned int v1301 = v1300 + v65;
-        const unsigned int v1302 = v1301 + v1293;
-        out[v1302] = v1299;
+      const unsigned int v1236 = v1125 + v1197;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1238 = v1124 + v1202;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1239 = v1236 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1240 = v1238 < v12;
+      const bool v1241 = v1239 && v1240;
+      if (v1241) {
+        const float v1242 = v272.x[3];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1244 = iron_f32_to_bf16(v1242);
+        const unsigned int v1245 = v1236 * v3;
+        const unsigned int v1246 = v1245 + v65;
+        const unsigned int v1247 = v1246 + v1238;
+        out[v1247] = v1244;
       }
     }
-    const unsigned int v1303 = static_cast<unsigned int>(v271.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1304 = v1124 + v1303;
-    const unsigned int v1305 = static_cast<unsigned int>(v271.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1306 = v1123 + v1305;
-    const unsigned int v1308 = static_cast<unsigned int>(v271.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1309 = v1308 == v1303;
-    const unsigned int v1312 = v1305 + 1u;
-    const unsigned int v1313 = static_cast<unsigned int>(v271.col(7, iron_linear_thread() & 31u));
-    const bool v1314 = v1313 == v1312;
-    const bool v1315 = v1309 && v1314;
-    const unsigned int v1318 = v1306 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1319 = v1318 == v10;
-    const bool v1320 = v1315 && v1319;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1320) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1321 = v1304 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1322 = v1306 < v12;
-      const bool v1323 = v1321 && v1322;
-      if (v1323) {
-        const unsigned int v1324 = v65 + v1306;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1325 = v271.x[6];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1326 = iron_f32_to_bf16(v1325);
-        const float v1327 = v271.x[7];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1330 = iron_f32_to_bf16(v1327);
-        const unsigned int v1331 = v1304 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1332 = v1331 + v1324;
-        *reinterpret_cast<iron_bf16x2*>(out + v1332) = iron_bf16x2{{v1326, v1330}};
+    const unsigned int v1248 = static_cast<unsigned int>(v272.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1249 = v1125 + v1248;
+    const unsigned int v1250 = static_cast<unsigned int>(v272.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1251 = v1124 + v1250;
+    const unsigned int v1253 = static_cast<unsigned int>(v272.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1254 = v1253 == v1248;
+    const unsigned int v1257 = v1250 + 1u;
+    const unsigned int v1258 = static_cast<unsigned int>(v272.col(5, iron_linear_thread() & 31u));
+    const bool v1259 = v1258 == v1257;
+    const bool v1260 = v1254 && v1259;
+    const unsigned int v1263 = v1251 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1264 = v1263 == v10;
+    const bool v1265 = v1260 && v1264;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1265) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1266 = v1249 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1267 = v1251 < v12;
+      const bool v1268 = v1266 && v1267;
+      if (v1268) {
+        const unsigned int v1269 = v65 + v1251;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1270 = v272.x[4];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1271 = iron_f32_to_bf16(v1270);
+        const float v1272 = v272.x[5];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1275 = iron_f32_to_bf16(v1272);
+        const unsigned int v1276 = v1249 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1277 = v1276 + v1269;
+        *reinterpret_cast<iron_bf16x2*>(out + v1277) = iron_bf16x2{{v1271, v1275}};
       }
     } else {
-      const bool v1337 = v1304 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1338 = v1306 < v12;
-      const bool v1339 = v1337 && v1338;
-      if (v1339) {
-        const float v1340 = v271.x[6];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1342 = iron_f32_to_bf16(v1340);
-        const unsigned int v1343 = v1304 * v3;
-        const unsigned int v1344 = v1343 + v65;
-        const unsigned int v1345 = v1344 + v1306;
-        out[v1345] = v1342;
+      const bool v1282 = v1249 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1283 = v1251 < v12;
+      const bool v1284 = v1282 && v1283;
+      if (v1284) {
+        const float v1285 = v272.x[4];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1287 = iron_f32_to_bf16(v1285);
+        const unsigned int v1288 = v1249 * v3;
+        const unsigned int v1289 = v1288 + v65;
+        const unsigned int v1290 = v1289 + v1251;
+        out[v1290] = v1287;
       }
-      const unsigned int v1347 = v1124 + v1308;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1349 = v1123 + v1313;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1350 = v1347 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1351 = v1349 < v12;
-      const bool v1352 = v1350 && v1351;
-      if (v1352) {
-        const float v1353 = v271.x[7];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1355 = iron_f32_to_bf16(v1353);
-        const unsigned int v1356 = v1347 * v3;
-        const unsigned int v1357 = v1356 + v65;
-        const unsigned int v1358 = v1357 + v1349;
-        out[v1358] = v1355;
+      const unsigned int v1292 = v1125 + v1253;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1294 = v1124 + v1258;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1295 = v1292 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1296 = v1294 < v12;
+      const bool v1297 = v1295 && v1296;
+      if (v1297) {
+        const float v1298 = v272.x[5];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1300 = iron_f32_to_bf16(v1298);
+        const unsigned int v1301 = v1292 * v3;
+        const unsigned int v1302 = v1301 + v65;
+        const unsigned int v1303 = v1302 + v1294;
+        out[v1303] = v1300;
       }
     }
-    const unsigned int v1359 = static_cast<unsigned int>(v271.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1360 = v1124 + v1359;
-    const unsigned int v1361 = static_cast<unsigned int>(v271.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1362 = v1123 + v1361;
-    const unsigned int v1364 = static_cast<unsigned int>(v271.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1365 = v1364 == v1359;
-    const unsigned int v1368 = v1361 + 1u;
-    const unsigned int v1369 = static_cast<unsigned int>(v271.col(9, iron_linear_thread() & 31u));
-    const bool v1370 = v1369 == v1368;
-    const bool v1371 = v1365 && v1370;
-    const unsigned int v1374 = v1362 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1375 = v1374 == v10;
-    const bool v1376 = v1371 && v1375;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1376) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1377 = v1360 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1378 = v1362 < v12;
-      const bool v1379 = v1377 && v1378;
-      if (v1379) {
-        const unsigned int v1380 = v65 + v1362;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1381 = v271.x[8];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1382 = iron_f32_to_bf16(v1381);
-        const float v1383 = v271.x[9];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1386 = iron_f32_to_bf16(v1383);
-        const unsigned int v1387 = v1360 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1388 = v1387 + v1380;
-        *reinterpret_cast<iron_bf16x2*>(out + v1388) = iron_bf16x2{{v1382, v1386}};
+    const unsigned int v1304 = static_cast<unsigned int>(v272.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1305 = v1125 + v1304;
+    const unsigned int v1306 = static_cast<unsigned int>(v272.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1307 = v1124 + v1306;
+    const unsigned int v1309 = static_cast<unsigned int>(v272.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1310 = v1309 == v1304;
+    const unsigned int v1313 = v1306 + 1u;
+    const unsigned int v1314 = static_cast<unsigned int>(v272.col(7, iron_linear_thread() & 31u));
+    const bool v1315 = v1314 == v1313;
+    const bool v1316 = v1310 && v1315;
+    const unsigned int v1319 = v1307 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1320 = v1319 == v10;
+    const bool v1321 = v1316 && v1320;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1321) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1322 = v1305 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1323 = v1307 < v12;
+      const bool v1324 = v1322 && v1323;
+      if (v1324) {
+        const unsigned int v1325 = v65 + v1307;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1326 = v272.x[6];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1327 = iron_f32_to_bf16(v1326);
+        const float v1328 = v272.x[7];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1331 = iron_f32_to_bf16(v1328);
+        const unsigned int v1332 = v1305 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1333 = v1332 + v1325;
+        *reinterpret_cast<iron_bf16x2*>(out + v1333) = iron_bf16x2{{v1327, v1331}};
       }
     } else {
-      const bool v1393 = v1360 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1394 = v1362 < v12;
-      const bool v1395 = v1393 && v1394;
-      if (v1395) {
-        const float v1396 = v271.x[8];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1398 = iron_f32_to_bf16(v1396);
-        const unsigned int v1399 = v1360 * v3;
-        const unsigned int v1400 = v1399 + v65;
-        const unsigned int v1401 = v1400 + v1362;
-        out[v1401] = v1398;
+      const bool v1338 = v1305 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1339 = v1307 < v12;
+      const bool v1340 = v1338 && v1339;
+      if (v1340) {
+        const float v1341 = v272.x[6];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1343 = iron_f32_to_bf16(v1341);
+        const unsigned int v1344 = v1305 * v3;
+        const unsigned int v1345 = v1344 + v65;
+        const unsigned int v1346 = v1345 + v1307;
+        out[v1346] = v1343;
       }
-      const unsigned int v1403 = v1124 + v1364;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1405 = v1123 + v1369;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1406 = v1403 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1407 = v1405 < v12;
-      const bool v1408 = v1406 && v1407;
-      if (v1408) {
-        const float v1409 = v271.x[9];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1411 = iron_f32_to_bf16(v1409);
-        const unsigned int v1412 = v1403 * v3;
-        const unsigned int v1413 = v1412 + v65;
-        const unsigned int v1414 = v1413 + v1405;
-        out[v1414] = v1411;
+      const unsigned int v1348 = v1125 + v1309;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1350 = v1124 + v1314;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1351 = v1348 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1352 = v1350 < v12;
+      const bool v1353 = v1351 && v1352;
+      if (v1353) {
+        const float v1354 = v272.x[7];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1356 = iron_f32_to_bf16(v1354);
+        const unsigned int v1357 = v1348 * v3;
+        const unsigned int v1358 = v1357 + v65;
+        const unsigned int v1359 = v1358 + v1350;
+        out[v1359] = v1356;
       }
     }
-    const unsigned int v1415 = static_cast<unsigned int>(v271.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1416 = v1124 + v1415;
-    const unsigned int v1417 = static_cast<unsigned int>(v271.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1418 = v1123 + v1417;
-    const unsigned int v1420 = static_cast<unsigned int>(v271.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1421 = v1420 == v1415;
-    const unsigned int v1424 = v1417 + 1u;
-    const unsigned int v1425 = static_cast<unsigned int>(v271.col(11, iron_linear_thread() & 31u));
-    const bool v1426 = v1425 == v1424;
-    const bool v1427 = v1421 && v1426;
-    const unsigned int v1430 = v1418 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1431 = v1430 == v10;
-    const bool v1432 = v1427 && v1431;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1432) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1433 = v1416 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1434 = v1418 < v12;
-      const bool v1435 = v1433 && v1434;
-      if (v1435) {
-        const unsigned int v1436 = v65 + v1418;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1437 = v271.x[10];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1438 = iron_f32_to_bf16(v1437);
-        const float v1439 = v271.x[11];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1442 = iron_f32_to_bf16(v1439);
-        const unsigned int v1443 = v1416 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1444 = v1443 + v1436;
-        *reinterpret_cast<iron_bf16x2*>(out + v1444) = iron_bf16x2{{v1438, v1442}};
+    const unsigned int v1360 = static_cast<unsigned int>(v272.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1361 = v1125 + v1360;
+    const unsigned int v1362 = static_cast<unsigned int>(v272.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1363 = v1124 + v1362;
+    const unsigned int v1365 = static_cast<unsigned int>(v272.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1366 = v1365 == v1360;
+    const unsigned int v1369 = v1362 + 1u;
+    const unsigned int v1370 = static_cast<unsigned int>(v272.col(9, iron_linear_thread() & 31u));
+    const bool v1371 = v1370 == v1369;
+    const bool v1372 = v1366 && v1371;
+    const unsigned int v1375 = v1363 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1376 = v1375 == v10;
+    const bool v1377 = v1372 && v1376;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1377) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1378 = v1361 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1379 = v1363 < v12;
+      const bool v1380 = v1378 && v1379;
+      if (v1380) {
+        const unsigned int v1381 = v65 + v1363;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1382 = v272.x[8];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1383 = iron_f32_to_bf16(v1382);
+        const float v1384 = v272.x[9];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1387 = iron_f32_to_bf16(v1384);
+        const unsigned int v1388 = v1361 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1389 = v1388 + v1381;
+        *reinterpret_cast<iron_bf16x2*>(out + v1389) = iron_bf16x2{{v1383, v1387}};
       }
     } else {
-      const bool v1449 = v1416 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1450 = v1418 < v12;
-      const bool v1451 = v1449 && v1450;
-      if (v1451) {
-        const float v1452 = v271.x[10];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1454 = iron_f32_to_bf16(v1452);
-        const unsigned int v1455 = v1416 * v3;
-        const unsigned int v1456 = v1455 + v65;
-        const unsigned int v1457 = v1456 + v1418;
-        out[v1457] = v1454;
+      const bool v1394 = v1361 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1395 = v1363 < v12;
+      const bool v1396 = v1394 && v1395;
+      if (v1396) {
+        const float v1397 = v272.x[8];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1399 = iron_f32_to_bf16(v1397);
+        const unsigned int v1400 = v1361 * v3;
+        const unsigned int v1401 = v1400 + v65;
+        const unsigned int v1402 = v1401 + v1363;
+        out[v1402] = v1399;
       }
-      const unsigned int v1459 = v1124 + v1420;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1461 = v1123 + v1425;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1462 = v1459 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1463 = v1461 < v12;
-      const bool v1464 = v1462 && v1463;
-      if (v1464) {
-        const float v1465 = v271.x[11];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1467 = iron_f32_to_bf16(v1465);
-        const unsigned int v1468 = v1459 * v3;
-        const unsigned int v1469 = v1468 + v65;
-        const unsigned int v1470 = v1469 + v1461;
-        out[v1470] = v1467;
+      const unsigned int v1404 = v1125 + v1365;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1406 = v1124 + v1370;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1407 = v1404 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1408 = v1406 < v12;
+      const bool v1409 = v1407 && v1408;
+      if (v1409) {
+        const float v1410 = v272.x[9];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1412 = iron_f32_to_bf16(v1410);
+        const unsigned int v1413 = v1404 * v3;
+        const unsigned int v1414 = v1413 + v65;
+        const unsigned int v1415 = v1414 + v1406;
+        out[v1415] = v1412;
       }
     }
-    const unsigned int v1471 = static_cast<unsigned int>(v271.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1472 = v1124 + v1471;
-    const unsigned int v1473 = static_cast<unsigned int>(v271.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1474 = v1123 + v1473;
-    const unsigned int v1476 = static_cast<unsigned int>(v271.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1477 = v1476 == v1471;
-    const unsigned int v1480 = v1473 + 1u;
-    const unsigned int v1481 = static_cast<unsigned int>(v271.col(13, iron_linear_thread() & 31u));
-    const bool v1482 = v1481 == v1480;
-    const bool v1483 = v1477 && v1482;
-    const unsigned int v1486 = v1474 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1487 = v1486 == v10;
-    const bool v1488 = v1483 && v1487;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1488) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1489 = v1472 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1490 = v1474 < v12;
-      const bool v1491 = v1489 && v1490;
-      if (v1491) {
-        const unsigned int v1492 = v65 + v1474;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1493 = v271.x[12];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1494 = iron_f32_to_bf16(v1493);
-        const float v1495 = v271.x[13];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1498 = iron_f32_to_bf16(v1495);
-        const unsigned int v1499 = v1472 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1500 = v1499 + v1492;
-        *reinterpret_cast<iron_bf16x2*>(out + v1500) = iron_bf16x2{{v1494, v1498}};
+    const unsigned int v1416 = static_cast<unsigned int>(v272.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1417 = v1125 + v1416;
+    const unsigned int v1418 = static_cast<unsigned int>(v272.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1419 = v1124 + v1418;
+    const unsigned int v1421 = static_cast<unsigned int>(v272.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1422 = v1421 == v1416;
+    const unsigned int v1425 = v1418 + 1u;
+    const unsigned int v1426 = static_cast<unsigned int>(v272.col(11, iron_linear_thread() & 31u));
+    const bool v1427 = v1426 == v1425;
+    const bool v1428 = v1422 && v1427;
+    const unsigned int v1431 = v1419 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1432 = v1431 == v10;
+    const bool v1433 = v1428 && v1432;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1433) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1434 = v1417 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1435 = v1419 < v12;
+      const bool v1436 = v1434 && v1435;
+      if (v1436) {
+        const unsigned int v1437 = v65 + v1419;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1438 = v272.x[10];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1439 = iron_f32_to_bf16(v1438);
+        const float v1440 = v272.x[11];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1443 = iron_f32_to_bf16(v1440);
+        const unsigned int v1444 = v1417 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1445 = v1444 + v1437;
+        *reinterpret_cast<iron_bf16x2*>(out + v1445) = iron_bf16x2{{v1439, v1443}};
       }
     } else {
-      const bool v1505 = v1472 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1506 = v1474 < v12;
-      const bool v1507 = v1505 && v1506;
-      if (v1507) {
-        const float v1508 = v271.x[12];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1510 = iron_f32_to_bf16(v1508);
-        const unsigned int v1511 = v1472 * v3;
-        const unsigned int v1512 = v1511 + v65;
-        const unsigned int v1513 = v1512 + v1474;
-        out[v1513] = v1510;
+      const bool v1450 = v1417 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1451 = v1419 < v12;
+      const bool v1452 = v1450 && v1451;
+      if (v1452) {
+        const float v1453 = v272.x[10];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1455 = iron_f32_to_bf16(v1453);
+        const unsigned int v1456 = v1417 * v3;
+        const unsigned int v1457 = v1456 + v65;
+        const unsigned int v1458 = v1457 + v1419;
+        out[v1458] = v1455;
       }
-      const unsigned int v1515 = v1124 + v1476;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1517 = v1123 + v1481;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1518 = v1515 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1519 = v1517 < v12;
-      const bool v1520 = v1518 && v1519;
-      if (v1520) {
-        const float v1521 = v271.x[13];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1523 = iron_f32_to_bf16(v1521);
-        const unsigned int v1524 = v1515 * v3;
-        const unsigned int v1525 = v1524 + v65;
-        const unsigned int v1526 = v1525 + v1517;
-        out[v1526] = v1523;
+      const unsigned int v1460 = v1125 + v1421;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1462 = v1124 + v1426;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1463 = v1460 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1464 = v1462 < v12;
+      const bool v1465 = v1463 && v1464;
+      if (v1465) {
+        const float v1466 = v272.x[11];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1468 = iron_f32_to_bf16(v1466);
+        const unsigned int v1469 = v1460 * v3;
+        const unsigned int v1470 = v1469 + v65;
+        const unsigned int v1471 = v1470 + v1462;
+        out[v1471] = v1468;
       }
     }
-    const unsigned int v1527 = static_cast<unsigned int>(v271.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1528 = v1124 + v1527;
-    const unsigned int v1529 = static_cast<unsigned int>(v271.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1530 = v1123 + v1529;
-    const unsigned int v1532 = static_cast<unsigned int>(v271.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1533 = v1532 == v1527;
-    const unsigned int v1536 = v1529 + 1u;
-    const unsigned int v1537 = static_cast<unsigned int>(v271.col(15, iron_linear_thread() & 31u));
-    const bool v1538 = v1537 == v1536;
-    const bool v1539 = v1533 && v1538;
-    const unsigned int v1542 = v1530 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1543 = v1542 == v10;
-    const bool v1544 = v1539 && v1543;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1544) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1545 = v1528 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1546 = v1530 < v12;
-      const bool v1547 = v1545 && v1546;
-      if (v1547) {
-        const unsigned int v1548 = v65 + v1530;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1549 = v271.x[14];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1550 = iron_f32_to_bf16(v1549);
-        const float v1551 = v271.x[15];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1554 = iron_f32_to_bf16(v1551);
-        const unsigned int v1555 = v1528 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1556 = v1555 + v1548;
-        *reinterpret_cast<iron_bf16x2*>(out + v1556) = iron_bf16x2{{v1550, v1554}};
+    const unsigned int v1472 = static_cast<unsigned int>(v272.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1473 = v1125 + v1472;
+    const unsigned int v1474 = static_cast<unsigned int>(v272.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1475 = v1124 + v1474;
+    const unsigned int v1477 = static_cast<unsigned int>(v272.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1478 = v1477 == v1472;
+    const unsigned int v1481 = v1474 + 1u;
+    const unsigned int v1482 = static_cast<unsigned int>(v272.col(13, iron_linear_thread() & 31u));
+    const bool v1483 = v1482 == v1481;
+    const bool v1484 = v1478 && v1483;
+    const unsigned int v1487 = v1475 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1488 = v1487 == v10;
+    const bool v1489 = v1484 && v1488;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1489) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1490 = v1473 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1491 = v1475 < v12;
+      const bool v1492 = v1490 && v1491;
+      if (v1492) {
+        const unsigned int v1493 = v65 + v1475;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1494 = v272.x[12];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1495 = iron_f32_to_bf16(v1494);
+        const float v1496 = v272.x[13];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1499 = iron_f32_to_bf16(v1496);
+        const unsigned int v1500 = v1473 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1501 = v1500 + v1493;
+        *reinterpret_cast<iron_bf16x2*>(out + v1501) = iron_bf16x2{{v1495, v1499}};
       }
     } else {
-      const bool v1561 = v1528 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1562 = v1530 < v12;
-      const bool v1563 = v1561 && v1562;
-      if (v1563) {
-        const float v1564 = v271.x[14];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1566 = iron_f32_to_bf16(v1564);
-        const unsigned int v1567 = v1528 * v3;
-        const unsigned int v1568 = v1567 + v65;
-        const unsigned int v1569 = v1568 + v1530;
-        out[v1569] = v1566;
+      const bool v1506 = v1473 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1507 = v1475 < v12;
+      const bool v1508 = v1506 && v1507;
+      if (v1508) {
+        const float v1509 = v272.x[12];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1511 = iron_f32_to_bf16(v1509);
+        const unsigned int v1512 = v1473 * v3;
+        const unsigned int v1513 = v1512 + v65;
+        const unsigned int v1514 = v1513 + v1475;
+        out[v1514] = v1511;
       }
-      const unsigned int v1571 = v1124 + v1532;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1573 = v1123 + v1537;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1574 = v1571 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1575 = v1573 < v12;
-      const bool v1576 = v1574 && v1575;
-      if (v1576) {
-        const float v1577 = v271.x[15];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1579 = iron_f32_to_bf16(v1577);
-        const unsigned int v1580 = v1571 * v3;
-        const unsigned int v1581 = v1580 + v65;
-        const unsigned int v1582 = v1581 + v1573;
-        out[v1582] = v1579;
+      const unsigned int v1516 = v1125 + v1477;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1518 = v1124 + v1482;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1519 = v1516 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1520 = v1518 < v12;
+      const bool v1521 = v1519 && v1520;
+      if (v1521) {
+        const float v1522 = v272.x[13];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1524 = iron_f32_to_bf16(v1522);
+        const unsigned int v1525 = v1516 * v3;
+        const unsigned int v1526 = v1525 + v65;
+        const unsigned int v1527 = v1526 + v1518;
+        out[v1527] = v1524;
       }
     }
-    const unsigned int v1583 = static_cast<unsigned int>(v271.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1584 = v1124 + v1583;
-    const unsigned int v1585 = static_cast<unsigned int>(v271.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1586 = v1123 + v1585;
-    const unsigned int v1588 = static_cast<unsigned int>(v271.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1589 = v1588 == v1583;
-    const unsigned int v1592 = v1585 + 1u;
-    const unsigned int v1593 = static_cast<unsigned int>(v271.col(17, iron_linear_thread() & 31u));
-    const bool v1594 = v1593 == v1592;
-    const bool v1595 = v1589 && v1594;
-    const unsigned int v1598 = v1586 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1599 = v1598 == v10;
-    const bool v1600 = v1595 && v1599;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1600) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1601 = v1584 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1602 = v1586 < v12;
-      const bool v1603 = v1601 && v1602;
-      if (v1603) {
-        const unsigned int v1604 = v65 + v1586;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1605 = v271.x[16];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1606 = iron_f32_to_bf16(v1605);
-        const float v1607 = v271.x[17];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1610 = iron_f32_to_bf16(v1607);
-        const unsigned int v1611 = v1584 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1612 = v1611 + v1604;
-        *reinterpret_cast<iron_bf16x2*>(out + v1612) = iron_bf16x2{{v1606, v1610}};
+    const unsigned int v1528 = static_cast<unsigned int>(v272.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1529 = v1125 + v1528;
+    const unsigned int v1530 = static_cast<unsigned int>(v272.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1531 = v1124 + v1530;
+    const unsigned int v1533 = static_cast<unsigned int>(v272.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1534 = v1533 == v1528;
+    const unsigned int v1537 = v1530 + 1u;
+    const unsigned int v1538 = static_cast<unsigned int>(v272.col(15, iron_linear_thread() & 31u));
+    const bool v1539 = v1538 == v1537;
+    const bool v1540 = v1534 && v1539;
+    const unsigned int v1543 = v1531 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1544 = v1543 == v10;
+    const bool v1545 = v1540 && v1544;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1545) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1546 = v1529 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1547 = v1531 < v12;
+      const bool v1548 = v1546 && v1547;
+      if (v1548) {
+        const unsigned int v1549 = v65 + v1531;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1550 = v272.x[14];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1551 = iron_f32_to_bf16(v1550);
+        const float v1552 = v272.x[15];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1555 = iron_f32_to_bf16(v1552);
+        const unsigned int v1556 = v1529 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1557 = v1556 + v1549;
+        *reinterpret_cast<iron_bf16x2*>(out + v1557) = iron_bf16x2{{v1551, v1555}};
       }
     } else {
-      const bool v1617 = v1584 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1618 = v1586 < v12;
-      const bool v1619 = v1617 && v1618;
-      if (v1619) {
-        const float v1620 = v271.x[16];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1622 = iron_f32_to_bf16(v1620);
-        const unsigned int v1623 = v1584 * v3;
-        const unsigned int v1624 = v1623 + v65;
-        const unsigned int v1625 = v1624 + v1586;
-        out[v1625] = v1622;
+      const bool v1562 = v1529 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1563 = v1531 < v12;
+      const bool v1564 = v1562 && v1563;
+      if (v1564) {
+        const float v1565 = v272.x[14];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1567 = iron_f32_to_bf16(v1565);
+        const unsigned int v1568 = v1529 * v3;
+        const unsigned int v1569 = v1568 + v65;
+        const unsigned int v1570 = v1569 + v1531;
+        out[v1570] = v1567;
       }
-      const unsigned int v1627 = v1124 + v1588;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1629 = v1123 + v1593;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1630 = v1627 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1631 = v1629 < v12;
-      const bool v1632 = v1630 && v1631;
-      if (v1632) {
-        const float v1633 = v271.x[17];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1635 = iron_f32_to_bf16(v1633);
-        const unsigned int v1636 = v1627 * v3;
-        const unsigned int v1637 = v1636 + v65;
-        const unsigned int v1638 = v1637 + v1629;
-        out[v1638] = v1635;
+      const unsigned int v1572 = v1125 + v1533;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1574 = v1124 + v1538;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1575 = v1572 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1576 = v1574 < v12;
+      const bool v1577 = v1575 && v1576;
+      if (v1577) {
+        const float v1578 = v272.x[15];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1580 = iron_f32_to_bf16(v1578);
+        const unsigned int v1581 = v1572 * v3;
+        const unsigned int v1582 = v1581 + v65;
+        const unsigned int v1583 = v1582 + v1574;
+        out[v1583] = v1580;
       }
     }
-    const unsigned int v1639 = static_cast<unsigned int>(v271.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1640 = v1124 + v1639;
-    const unsigned int v1641 = static_cast<unsigned int>(v271.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1642 = v1123 + v1641;
-    const unsigned int v1644 = static_cast<unsigned int>(v271.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1645 = v1644 == v1639;
-    const unsigned int v1648 = v1641 + 1u;
-    const unsigned int v1649 = static_cast<unsigned int>(v271.col(19, iron_linear_thread() & 31u));
-    const bool v1650 = v1649 == v1648;
-    const bool v1651 = v1645 && v1650;
-    const unsigned int v1654 = v1642 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1655 = v1654 == v10;
-    const bool v1656 = v1651 && v1655;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1656) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1657 = v1640 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1658 = v1642 < v12;
-      const bool v1659 = v1657 && v1658;
-      if (v1659) {
-        const unsigned int v1660 = v65 + v1642;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1661 = v271.x[18];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1662 = iron_f32_to_bf16(v1661);
-        const float v1663 = v271.x[19];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1666 = iron_f32_to_bf16(v1663);
-        const unsigned int v1667 = v1640 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1668 = v1667 + v1660;
-        *reinterpret_cast<iron_bf16x2*>(out + v1668) = iron_bf16x2{{v1662, v1666}};
+    const unsigned int v1584 = static_cast<unsigned int>(v272.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1585 = v1125 + v1584;
+    const unsigned int v1586 = static_cast<unsigned int>(v272.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1587 = v1124 + v1586;
+    const unsigned int v1589 = static_cast<unsigned int>(v272.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1590 = v1589 == v1584;
+    const unsigned int v1593 = v1586 + 1u;
+    const unsigned int v1594 = static_cast<unsigned int>(v272.col(17, iron_linear_thread() & 31u));
+    const bool v1595 = v1594 == v1593;
+    const bool v1596 = v1590 && v1595;
+    const unsigned int v1599 = v1587 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1600 = v1599 == v10;
+    const bool v1601 = v1596 && v1600;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1601) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1602 = v1585 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1603 = v1587 < v12;
+      const bool v1604 = v1602 && v1603;
+      if (v1604) {
+        const unsigned int v1605 = v65 + v1587;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1606 = v272.x[16];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1607 = iron_f32_to_bf16(v1606);
+        const float v1608 = v272.x[17];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1611 = iron_f32_to_bf16(v1608);
+        const unsigned int v1612 = v1585 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1613 = v1612 + v1605;
+        *reinterpret_cast<iron_bf16x2*>(out + v1613) = iron_bf16x2{{v1607, v1611}};
       }
     } else {
-      const bool v1673 = v1640 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1674 = v1642 < v12;
-      const bool v1675 = v1673 && v1674;
-      if (v1675) {
-        const float v1676 = v271.x[18];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1678 = iron_f32_to_bf16(v1676);
-        const unsigned int v1679 = v1640 * v3;
-        const unsigned int v1680 = v1679 + v65;
-        const unsigned int v1681 = v1680 + v1642;
-        out[v1681] = v1678;
+      const bool v1618 = v1585 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1619 = v1587 < v12;
+      const bool v1620 = v1618 && v1619;
+      if (v1620) {
+        const float v1621 = v272.x[16];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1623 = iron_f32_to_bf16(v1621);
+        const unsigned int v1624 = v1585 * v3;
+        const unsigned int v1625 = v1624 + v65;
+        const unsigned int v1626 = v1625 + v1587;
+        out[v1626] = v1623;
       }
-      const unsigned int v1683 = v1124 + v1644;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1685 = v1123 + v1649;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1686 = v1683 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1687 = v1685 < v12;
-      const bool v1688 = v1686 && v1687;
-      if (v1688) {
-        const float v1689 = v271.x[19];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1691 = iron_f32_to_bf16(v1689);
-        const unsigned int v1692 = v1683 * v3;
-        const unsigned int v1693 = v1692 + v65;
-        const unsigned int v1694 = v1693 + v1685;
-        out[v1694] = v1691;
+      const unsigned int v1628 = v1125 + v1589;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1630 = v1124 + v1594;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1631 = v1628 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1632 = v1630 < v12;
+      const bool v1633 = v1631 && v1632;
+      if (v1633) {
+        const float v1634 = v272.x[17];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1636 = iron_f32_to_bf16(v1634);
+        const unsigned int v1637 = v1628 * v3;
+        const unsigned int v1638 = v1637 + v65;
+        const unsigned int v1639 = v1638 + v1630;
+        out[v1639] = v1636;
       }
     }
-    const unsigned int v1695 = static_cast<unsigned int>(v271.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1696 = v1124 + v1695;
-    const unsigned int v1697 = static_cast<unsigned int>(v271.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1698 = v1123 + v1697;
-    const unsigned int v1700 = static_cast<unsigned int>(v271.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1701 = v1700 == v1695;
-    const unsigned int v1704 = v1697 + 1u;
-    const unsigned int v1705 = static_cast<unsigned int>(v271.col(21, iron_linear_thread() & 31u));
-    const bool v1706 = v1705 == v1704;
-    const bool v1707 = v1701 && v1706;
-    const unsigned int v1710 = v1698 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1711 = v1710 == v10;
-    const bool v1712 = v1707 && v1711;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1712) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1713 = v1696 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1714 = v1698 < v12;
-      const bool v1715 = v1713 && v1714;
-      if (v1715) {
-        const unsigned int v1716 = v65 + v1698;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1717 = v271.x[20];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1718 = iron_f32_to_bf16(v1717);
-        const float v1719 = v271.x[21];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1722 = iron_f32_to_bf16(v1719);
-        const unsigned int v1723 = v1696 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1724 = v1723 + v1716;
-        *reinterpret_cast<iron_bf16x2*>(out + v1724) = iron_bf16x2{{v1718, v1722}};
+    const unsigned int v1640 = static_cast<unsigned int>(v272.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1641 = v1125 + v1640;
+    const unsigned int v1642 = static_cast<unsigned int>(v272.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1643 = v1124 + v1642;
+    const unsigned int v1645 = static_cast<unsigned int>(v272.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1646 = v1645 == v1640;
+    const unsigned int v1649 = v1642 + 1u;
+    const unsigned int v1650 = static_cast<unsigned int>(v272.col(19, iron_linear_thread() & 31u));
+    const bool v1651 = v1650 == v1649;
+    const bool v1652 = v1646 && v1651;
+    const unsigned int v1655 = v1643 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1656 = v1655 == v10;
+    const bool v1657 = v1652 && v1656;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1657) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1658 = v1641 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1659 = v1643 < v12;
+      const bool v1660 = v1658 && v1659;
+      if (v1660) {
+        const unsigned int v1661 = v65 + v1643;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1662 = v272.x[18];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1663 = iron_f32_to_bf16(v1662);
+        const float v1664 = v272.x[19];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1667 = iron_f32_to_bf16(v1664);
+        const unsigned int v1668 = v1641 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1669 = v1668 + v1661;
+        *reinterpret_cast<iron_bf16x2*>(out + v1669) = iron_bf16x2{{v1663, v1667}};
       }
     } else {
-      const bool v1729 = v1696 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1730 = v1698 < v12;
-      const bool v1731 = v1729 && v1730;
-      if (v1731) {
-        const float v1732 = v271.x[20];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1734 = iron_f32_to_bf16(v1732);
-        const unsigned int v1735 = v1696 * v3;
-        const unsigned int v1736 = v1735 + v65;
-        const unsigned int v1737 = v1736 + v1698;
-        out[v1737] = v1734;
+      const bool v1674 = v1641 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1675 = v1643 < v12;
+      const bool v1676 = v1674 && v1675;
+      if (v1676) {
+        const float v1677 = v272.x[18];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1679 = iron_f32_to_bf16(v1677);
+        const unsigned int v1680 = v1641 * v3;
+        const unsigned int v1681 = v1680 + v65;
+        const unsigned int v1682 = v1681 + v1643;
+        out[v1682] = v1679;
       }
-      const unsigned int v1739 = v1124 + v1700;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1741 = v1123 + v1705;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1742 = v1739 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1743 = v1741 < v12;
-      const bool v1744 = v1742 && v1743;
-      if (v1744) {
-        const float v1745 = v271.x[21];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1747 = iron_f32_to_bf16(v1745);
-        const unsigned int v1748 = v1739 * v3;
-        const unsigned int v1749 = v1748 + v65;
-        const unsigned int v1750 = v1749 + v1741;
-        out[v1750] = v1747;
+      const unsigned int v1684 = v1125 + v1645;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1686 = v1124 + v1650;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1687 = v1684 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1688 = v1686 < v12;
+      const bool v1689 = v1687 && v1688;
+      if (v1689) {
+        const float v1690 = v272.x[19];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1692 = iron_f32_to_bf16(v1690);
+        const unsigned int v1693 = v1684 * v3;
+        const unsigned int v1694 = v1693 + v65;
+        const unsigned int v1695 = v1694 + v1686;
+        out[v1695] = v1692;
       }
     }
-    const unsigned int v1751 = static_cast<unsigned int>(v271.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1752 = v1124 + v1751;
-    const unsigned int v1753 = static_cast<unsigned int>(v271.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1754 = v1123 + v1753;
-    const unsigned int v1756 = static_cast<unsigned int>(v271.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1757 = v1756 == v1751;
-    const unsigned int v1760 = v1753 + 1u;
-    const unsigned int v1761 = static_cast<unsigned int>(v271.col(23, iron_linear_thread() & 31u));
-    const bool v1762 = v1761 == v1760;
-    const bool v1763 = v1757 && v1762;
-    const unsigned int v1766 = v1754 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1767 = v1766 == v10;
-    const bool v1768 = v1763 && v1767;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1768) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1769 = v1752 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1770 = v1754 < v12;
-      const bool v1771 = v1769 && v1770;
-      if (v1771) {
-        const unsigned int v1772 = v65 + v1754;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1773 = v271.x[22];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1774 = iron_f32_to_bf16(v1773);
-        const float v1775 = v271.x[23];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1778 = iron_f32_to_bf16(v1775);
-        const unsigned int v1779 = v1752 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1780 = v1779 + v1772;
-        *reinterpret_cast<iron_bf16x2*>(out + v1780) = iron_bf16x2{{v1774, v1778}};
+    const unsigned int v1696 = static_cast<unsigned int>(v272.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1697 = v1125 + v1696;
+    const unsigned int v1698 = static_cast<unsigned int>(v272.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1699 = v1124 + v1698;
+    const unsigned int v1701 = static_cast<unsigned int>(v272.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1702 = v1701 == v1696;
+    const unsigned int v1705 = v1698 + 1u;
+    const unsigned int v1706 = static_cast<unsigned int>(v272.col(21, iron_linear_thread() & 31u));
+    const bool v1707 = v1706 == v1705;
+    const bool v1708 = v1702 && v1707;
+    const unsigned int v1711 = v1699 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1712 = v1711 == v10;
+    const bool v1713 = v1708 && v1712;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1713) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1714 = v1697 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1715 = v1699 < v12;
+      const bool v1716 = v1714 && v1715;
+      if (v1716) {
+        const unsigned int v1717 = v65 + v1699;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1718 = v272.x[20];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1719 = iron_f32_to_bf16(v1718);
+        const float v1720 = v272.x[21];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1723 = iron_f32_to_bf16(v1720);
+        const unsigned int v1724 = v1697 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1725 = v1724 + v1717;
+        *reinterpret_cast<iron_bf16x2*>(out + v1725) = iron_bf16x2{{v1719, v1723}};
       }
     } else {
-      const bool v1785 = v1752 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1786 = v1754 < v12;
-      const bool v1787 = v1785 && v1786;
-      if (v1787) {
-        const float v1788 = v271.x[22];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1790 = iron_f32_to_bf16(v1788);
-        const unsigned int v1791 = v1752 * v3;
-        const unsigned int v1792 = v1791 + v65;
-        const unsigned int v1793 = v1792 + v1754;
-        out[v1793] = v1790;
+      const bool v1730 = v1697 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1731 = v1699 < v12;
+      const bool v1732 = v1730 && v1731;
+      if (v1732) {
+        const float v1733 = v272.x[20];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1735 = iron_f32_to_bf16(v1733);
+        const unsigned int v1736 = v1697 * v3;
+        const unsigned int v1737 = v1736 + v65;
+        const unsigned int v1738 = v1737 + v1699;
+        out[v1738] = v1735;
       }
-      const unsigned int v1795 = v1124 + v1756;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1797 = v1123 + v1761;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1798 = v1795 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1799 = v1797 < v12;
-      const bool v1800 = v1798 && v1799;
-      if (v1800) {
-        const float v1801 = v271.x[23];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1803 = iron_f32_to_bf16(v1801);
-        const unsigned int v1804 = v1795 * v3;
-        const unsigned int v1805 = v1804 + v65;
-        const unsigned int v1806 = v1805 + v1797;
-        out[v1806] = v1803;
+      const unsigned int v1740 = v1125 + v1701;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1742 = v1124 + v1706;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1743 = v1740 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1744 = v1742 < v12;
+      const bool v1745 = v1743 && v1744;
+      if (v1745) {
+        const float v1746 = v272.x[21];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1748 = iron_f32_to_bf16(v1746);
+        const unsigned int v1749 = v1740 * v3;
+        const unsigned int v1750 = v1749 + v65;
+        const unsigned int v1751 = v1750 + v1742;
+        out[v1751] = v1748;
       }
     }
-    const unsigned int v1807 = static_cast<unsigned int>(v271.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1808 = v1124 + v1807;
-    const unsigned int v1809 = static_cast<unsigned int>(v271.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1810 = v1123 + v1809;
-    const unsigned int v1812 = static_cast<unsigned int>(v271.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1813 = v1812 == v1807;
-    const unsigned int v1816 = v1809 + 1u;
-    const unsigned int v1817 = static_cast<unsigned int>(v271.col(25, iron_linear_thread() & 31u));
-    const bool v1818 = v1817 == v1816;
-    const bool v1819 = v1813 && v1818;
-    const unsigned int v1822 = v1810 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1823 = v1822 == v10;
-    const bool v1824 = v1819 && v1823;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1824) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1825 = v1808 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1826 = v1810 < v12;
-      const bool v1827 = v1825 && v1826;
-      if (v1827) {
-        const unsigned int v1828 = v65 + v1810;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1829 = v271.x[24];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1830 = iron_f32_to_bf16(v1829);
-        const float v1831 = v271.x[25];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1834 = iron_f32_to_bf16(v1831);
-        const unsigned int v1835 = v1808 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1836 = v1835 + v1828;
-        *reinterpret_cast<iron_bf16x2*>(out + v1836) = iron_bf16x2{{v1830, v1834}};
+    const unsigned int v1752 = static_cast<unsigned int>(v272.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1753 = v1125 + v1752;
+    const unsigned int v1754 = static_cast<unsigned int>(v272.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1755 = v1124 + v1754;
+    const unsigned int v1757 = static_cast<unsigned int>(v272.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1758 = v1757 == v1752;
+    const unsigned int v1761 = v1754 + 1u;
+    const unsigned int v1762 = static_cast<unsigned int>(v272.col(23, iron_linear_thread() & 31u));
+    const bool v1763 = v1762 == v1761;
+    const bool v1764 = v1758 && v1763;
+    const unsigned int v1767 = v1755 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1768 = v1767 == v10;
+    const bool v1769 = v1764 && v1768;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1769) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1770 = v1753 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1771 = v1755 < v12;
+      const bool v1772 = v1770 && v1771;
+      if (v1772) {
+        const unsigned int v1773 = v65 + v1755;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1774 = v272.x[22];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1775 = iron_f32_to_bf16(v1774);
+        const float v1776 = v272.x[23];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1779 = iron_f32_to_bf16(v1776);
+        const unsigned int v1780 = v1753 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1781 = v1780 + v1773;
+        *reinterpret_cast<iron_bf16x2*>(out + v1781) = iron_bf16x2{{v1775, v1779}};
       }
     } else {
-      const bool v1841 = v1808 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1842 = v1810 < v12;
-      const bool v1843 = v1841 && v1842;
-      if (v1843) {
-        const float v1844 = v271.x[24];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1846 = iron_f32_to_bf16(v1844);
-        const unsigned int v1847 = v1808 * v3;
-        const unsigned int v1848 = v1847 + v65;
-        const unsigned int v1849 = v1848 + v1810;
-        out[v1849] = v1846;
+      const bool v1786 = v1753 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1787 = v1755 < v12;
+      const bool v1788 = v1786 && v1787;
+      if (v1788) {
+        const float v1789 = v272.x[22];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1791 = iron_f32_to_bf16(v1789);
+        const unsigned int v1792 = v1753 * v3;
+        const unsigned int v1793 = v1792 + v65;
+        const unsigned int v1794 = v1793 + v1755;
+        out[v1794] = v1791;
       }
-      const unsigned int v1851 = v1124 + v1812;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1853 = v1123 + v1817;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1854 = v1851 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1855 = v1853 < v12;
-      const bool v1856 = v1854 && v1855;
-      if (v1856) {
-        const float v1857 = v271.x[25];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1859 = iron_f32_to_bf16(v1857);
-        const unsigned int v1860 = v1851 * v3;
-        const unsigned int v1861 = v1860 + v65;
-        const unsigned int v1862 = v1861 + v1853;
-        out[v1862] = v1859;
+      const unsigned int v1796 = v1125 + v1757;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1798 = v1124 + v1762;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1799 = v1796 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1800 = v1798 < v12;
+      const bool v1801 = v1799 && v1800;
+      if (v1801) {
+        const float v1802 = v272.x[23];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1804 = iron_f32_to_bf16(v1802);
+        const unsigned int v1805 = v1796 * v3;
+        const unsigned int v1806 = v1805 + v65;
+        const unsigned int v1807 = v1806 + v1798;
+        out[v1807] = v1804;
       }
     }
-    const unsigned int v1863 = static_cast<unsigned int>(v271.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1864 = v1124 + v1863;
-    const unsigned int v1865 = static_cast<unsigned int>(v271.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1866 = v1123 + v1865;
-    const unsigned int v1868 = static_cast<unsigned int>(v271.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1869 = v1868 == v1863;
-    const unsigned int v1872 = v1865 + 1u;
-    const unsigned int v1873 = static_cast<unsigned int>(v271.col(27, iron_linear_thread() & 31u));
-    const bool v1874 = v1873 == v1872;
-    const bool v1875 = v1869 && v1874;
-    const unsigned int v1878 = v1866 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1879 = v1878 == v10;
-    const bool v1880 = v1875 && v1879;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1880) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1881 = v1864 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1882 = v1866 < v12;
-      const bool v1883 = v1881 && v1882;
-      if (v1883) {
-        const unsigned int v1884 = v65 + v1866;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1885 = v271.x[26];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1886 = iron_f32_to_bf16(v1885);
-        const float v1887 = v271.x[27];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1890 = iron_f32_to_bf16(v1887);
-        const unsigned int v1891 = v1864 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1892 = v1891 + v1884;
-        *reinterpret_cast<iron_bf16x2*>(out + v1892) = iron_bf16x2{{v1886, v1890}};
+    const unsigned int v1808 = static_cast<unsigned int>(v272.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1809 = v1125 + v1808;
+    const unsigned int v1810 = static_cast<unsigned int>(v272.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1811 = v1124 + v1810;
+    const unsigned int v1813 = static_cast<unsigned int>(v272.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1814 = v1813 == v1808;
+    const unsigned int v1817 = v1810 + 1u;
+    const unsigned int v1818 = static_cast<unsigned int>(v272.col(25, iron_linear_thread() & 31u));
+    const bool v1819 = v1818 == v1817;
+    const bool v1820 = v1814 && v1819;
+    const unsigned int v1823 = v1811 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1824 = v1823 == v10;
+    const bool v1825 = v1820 && v1824;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1825) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1826 = v1809 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1827 = v1811 < v12;
+      const bool v1828 = v1826 && v1827;
+      if (v1828) {
+        const unsigned int v1829 = v65 + v1811;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1830 = v272.x[24];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1831 = iron_f32_to_bf16(v1830);
+        const float v1832 = v272.x[25];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1835 = iron_f32_to_bf16(v1832);
+        const unsigned int v1836 = v1809 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1837 = v1836 + v1829;
+        *reinterpret_cast<iron_bf16x2*>(out + v1837) = iron_bf16x2{{v1831, v1835}};
       }
     } else {
-      const bool v1897 = v1864 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1898 = v1866 < v12;
-      const bool v1899 = v1897 && v1898;
-      if (v1899) {
-        const float v1900 = v271.x[26];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1902 = iron_f32_to_bf16(v1900);
-        const unsigned int v1903 = v1864 * v3;
-        const unsigned int v1904 = v1903 + v65;
-        const unsigned int v1905 = v1904 + v1866;
-        out[v1905] = v1902;
+      const bool v1842 = v1809 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1843 = v1811 < v12;
+      const bool v1844 = v1842 && v1843;
+      if (v1844) {
+        const float v1845 = v272.x[24];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1847 = iron_f32_to_bf16(v1845);
+        const unsigned int v1848 = v1809 * v3;
+        const unsigned int v1849 = v1848 + v65;
+        const unsigned int v1850 = v1849 + v1811;
+        out[v1850] = v1847;
       }
-      const unsigned int v1907 = v1124 + v1868;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1909 = v1123 + v1873;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1910 = v1907 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1911 = v1909 < v12;
-      const bool v1912 = v1910 && v1911;
-      if (v1912) {
-        const float v1913 = v271.x[27];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1915 = iron_f32_to_bf16(v1913);
-        const unsigned int v1916 = v1907 * v3;
-        const unsigned int v1917 = v1916 + v65;
-        const unsigned int v1918 = v1917 + v1909;
-        out[v1918] = v1915;
+      const unsigned int v1852 = v1125 + v1813;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1854 = v1124 + v1818;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1855 = v1852 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1856 = v1854 < v12;
+      const bool v1857 = v1855 && v1856;
+      if (v1857) {
+        const float v1858 = v272.x[25];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1860 = iron_f32_to_bf16(v1858);
+        const unsigned int v1861 = v1852 * v3;
+        const unsigned int v1862 = v1861 + v65;
+        const unsigned int v1863 = v1862 + v1854;
+        out[v1863] = v1860;
       }
     }
-    const unsigned int v1919 = static_cast<unsigned int>(v271.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1920 = v1124 + v1919;
-    const unsigned int v1921 = static_cast<unsigned int>(v271.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1922 = v1123 + v1921;
-    const unsigned int v1924 = static_cast<unsigned int>(v271.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1925 = v1924 == v1919;
-    const unsigned int v1928 = v1921 + 1u;
-    const unsigned int v1929 = static_cast<unsigned int>(v271.col(29, iron_linear_thread() & 31u));
-    const bool v1930 = v1929 == v1928;
-    const bool v1931 = v1925 && v1930;
-    const unsigned int v1934 = v1922 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1935 = v1934 == v10;
-    const bool v1936 = v1931 && v1935;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1936) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1937 = v1920 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1938 = v1922 < v12;
-      const bool v1939 = v1937 && v1938;
-      if (v1939) {
-        const unsigned int v1940 = v65 + v1922;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1941 = v271.x[28];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1942 = iron_f32_to_bf16(v1941);
-        const float v1943 = v271.x[29];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v1946 = iron_f32_to_bf16(v1943);
-        const unsigned int v1947 = v1920 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v1948 = v1947 + v1940;
-        *reinterpret_cast<iron_bf16x2*>(out + v1948) = iron_bf16x2{{v1942, v1946}};
+    const unsigned int v1864 = static_cast<unsigned int>(v272.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1865 = v1125 + v1864;
+    const unsigned int v1866 = static_cast<unsigned int>(v272.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1867 = v1124 + v1866;
+    const unsigned int v1869 = static_cast<unsigned int>(v272.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1870 = v1869 == v1864;
+    const unsigned int v1873 = v1866 + 1u;
+    const unsigned int v1874 = static_cast<unsigned int>(v272.col(27, iron_linear_thread() & 31u));
+    const bool v1875 = v1874 == v1873;
+    const bool v1876 = v1870 && v1875;
+    const unsigned int v1879 = v1867 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1880 = v1879 == v10;
+    const bool v1881 = v1876 && v1880;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1881) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1882 = v1865 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1883 = v1867 < v12;
+      const bool v1884 = v1882 && v1883;
+      if (v1884) {
+        const unsigned int v1885 = v65 + v1867;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1886 = v272.x[26];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1887 = iron_f32_to_bf16(v1886);
+        const float v1888 = v272.x[27];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1891 = iron_f32_to_bf16(v1888);
+        const unsigned int v1892 = v1865 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1893 = v1892 + v1885;
+        *reinterpret_cast<iron_bf16x2*>(out + v1893) = iron_bf16x2{{v1887, v1891}};
       }
     } else {
-      const bool v1953 = v1920 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1954 = v1922 < v12;
-      const bool v1955 = v1953 && v1954;
-      if (v1955) {
-        const float v1956 = v271.x[28];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1958 = iron_f32_to_bf16(v1956);
-        const unsigned int v1959 = v1920 * v3;
-        const unsigned int v1960 = v1959 + v65;
-        const unsigned int v1961 = v1960 + v1922;
-        out[v1961] = v1958;
+      const bool v1898 = v1865 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1899 = v1867 < v12;
+      const bool v1900 = v1898 && v1899;
+      if (v1900) {
+        const float v1901 = v272.x[26];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1903 = iron_f32_to_bf16(v1901);
+        const unsigned int v1904 = v1865 * v3;
+        const unsigned int v1905 = v1904 + v65;
+        const unsigned int v1906 = v1905 + v1867;
+        out[v1906] = v1903;
       }
-      const unsigned int v1963 = v1124 + v1924;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v1965 = v1123 + v1929;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1966 = v1963 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1967 = v1965 < v12;
-      const bool v1968 = v1966 && v1967;
-      if (v1968) {
-        const float v1969 = v271.x[29];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v1971 = iron_f32_to_bf16(v1969);
-        const unsigned int v1972 = v1963 * v3;
-        const unsigned int v1973 = v1972 + v65;
-        const unsigned int v1974 = v1973 + v1965;
-        out[v1974] = v1971;
+      const unsigned int v1908 = v1125 + v1869;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1910 = v1124 + v1874;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1911 = v1908 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1912 = v1910 < v12;
+      const bool v1913 = v1911 && v1912;
+      if (v1913) {
+        const float v1914 = v272.x[27];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1916 = iron_f32_to_bf16(v1914);
+        const unsigned int v1917 = v1908 * v3;
+        const unsigned int v1918 = v1917 + v65;
+        const unsigned int v1919 = v1918 + v1910;
+        out[v1919] = v1916;
       }
     }
-    const unsigned int v1975 = static_cast<unsigned int>(v271.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v1976 = v1124 + v1975;
-    const unsigned int v1977 = static_cast<unsigned int>(v271.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v1978 = v1123 + v1977;
-    const unsigned int v1980 = static_cast<unsigned int>(v271.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1981 = v1980 == v1975;
-    const unsigned int v1984 = v1977 + 1u;
-    const unsigned int v1985 = static_cast<unsigned int>(v271.col(31, iron_linear_thread() & 31u));
-    const bool v1986 = v1985 == v1984;
-    const bool v1987 = v1981 && v1986;
-    const unsigned int v1990 = v1978 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1991 = v1990 == v10;
-    const bool v1992 = v1987 && v1991;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1992) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1993 = v1976 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1994 = v1978 < v12;
-      const bool v1995 = v1993 && v1994;
-      if (v1995) {
-        const unsigned int v1996 = v65 + v1978;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1997 = v271.x[30];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v1998 = iron_f32_to_bf16(v1997);
-        const float v1999 = v271.x[31];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2002 = iron_f32_to_bf16(v1999);
-        const unsigned int v2003 = v1976 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2004 = v2003 + v1996;
-        *reinterpret_cast<iron_bf16x2*>(out + v2004) = iron_bf16x2{{v1998, v2002}};
+    const unsigned int v1920 = static_cast<unsigned int>(v272.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1921 = v1125 + v1920;
+    const unsigned int v1922 = static_cast<unsigned int>(v272.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1923 = v1124 + v1922;
+    const unsigned int v1925 = static_cast<unsigned int>(v272.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1926 = v1925 == v1920;
+    const unsigned int v1929 = v1922 + 1u;
+    const unsigned int v1930 = static_cast<unsigned int>(v272.col(29, iron_linear_thread() & 31u));
+    const bool v1931 = v1930 == v1929;
+    const bool v1932 = v1926 && v1931;
+    const unsigned int v1935 = v1923 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1936 = v1935 == v10;
+    const bool v1937 = v1932 && v1936;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1937) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1938 = v1921 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1939 = v1923 < v12;
+      const bool v1940 = v1938 && v1939;
+      if (v1940) {
+        const unsigned int v1941 = v65 + v1923;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1942 = v272.x[28];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1943 = iron_f32_to_bf16(v1942);
+        const float v1944 = v272.x[29];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v1947 = iron_f32_to_bf16(v1944);
+        const unsigned int v1948 = v1921 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v1949 = v1948 + v1941;
+        *reinterpret_cast<iron_bf16x2*>(out + v1949) = iron_bf16x2{{v1943, v1947}};
       }
     } else {
-      const bool v2009 = v1976 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2010 = v1978 < v12;
-      const bool v2011 = v2009 && v2010;
-      if (v2011) {
-        const float v2012 = v271.x[30];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2014 = iron_f32_to_bf16(v2012);
-        const unsigned int v2015 = v1976 * v3;
-        const unsigned int v2016 = v2015 + v65;
-        const unsigned int v2017 = v2016 + v1978;
-        out[v2017] = v2014;
+      const bool v1954 = v1921 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1955 = v1923 < v12;
+      const bool v1956 = v1954 && v1955;
+      if (v1956) {
+        const float v1957 = v272.x[28];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1959 = iron_f32_to_bf16(v1957);
+        const unsigned int v1960 = v1921 * v3;
+        const unsigned int v1961 = v1960 + v65;
+        const unsigned int v1962 = v1961 + v1923;
+        out[v1962] = v1959;
       }
-      const unsigned int v2019 = v1124 + v1980;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2021 = v1123 + v1985;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2022 = v2019 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2023 = v2021 < v12;
-      const bool v2024 = v2022 && v2023;
-      if (v2024) {
-        const float v2025 = v271.x[31];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2027 = iron_f32_to_bf16(v2025);
-        const unsigned int v2028 = v2019 * v3;
-        const unsigned int v2029 = v2028 + v65;
-        const unsigned int v2030 = v2029 + v2021;
-        out[v2030] = v2027;
+      const unsigned int v1964 = v1125 + v1925;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v1966 = v1124 + v1930;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1967 = v1964 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1968 = v1966 < v12;
+      const bool v1969 = v1967 && v1968;
+      if (v1969) {
+        const float v1970 = v272.x[29];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v1972 = iron_f32_to_bf16(v1970);
+        const unsigned int v1973 = v1964 * v3;
+        const unsigned int v1974 = v1973 + v65;
+        const unsigned int v1975 = v1974 + v1966;
+        out[v1975] = v1972;
       }
     }
-    const unsigned int v2031 = static_cast<unsigned int>(v271.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2032 = v1124 + v2031;
-    const unsigned int v2033 = static_cast<unsigned int>(v271.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2034 = v1123 + v2033;
-    const unsigned int v2036 = static_cast<unsigned int>(v271.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2037 = v2036 == v2031;
-    const unsigned int v2040 = v2033 + 1u;
-    const unsigned int v2041 = static_cast<unsigned int>(v271.col(33, iron_linear_thread() & 31u));
-    const bool v2042 = v2041 == v2040;
-    const bool v2043 = v2037 && v2042;
-    const unsigned int v2046 = v2034 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2047 = v2046 == v10;
-    const bool v2048 = v2043 && v2047;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2048) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2049 = v2032 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2050 = v2034 < v12;
-      const bool v2051 = v2049 && v2050;
-      if (v2051) {
-        const unsigned int v2052 = v65 + v2034;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2053 = v271.x[32];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2054 = iron_f32_to_bf16(v2053);
-        const float v2055 = v271.x[33];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2058 = iron_f32_to_bf16(v2055);
-        const unsigned int v2059 = v2032 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2060 = v2059 + v2052;
-        *reinterpret_cast<iron_bf16x2*>(out + v2060) = iron_bf16x2{{v2054, v2058}};
+    const unsigned int v1976 = static_cast<unsigned int>(v272.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v1977 = v1125 + v1976;
+    const unsigned int v1978 = static_cast<unsigned int>(v272.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v1979 = v1124 + v1978;
+    const unsigned int v1981 = static_cast<unsigned int>(v272.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1982 = v1981 == v1976;
+    const unsigned int v1985 = v1978 + 1u;
+    const unsigned int v1986 = static_cast<unsigned int>(v272.col(31, iron_linear_thread() & 31u));
+    const bool v1987 = v1986 == v1985;
+    const bool v1988 = v1982 && v1987;
+    const unsigned int v1991 = v1979 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1992 = v1991 == v10;
+    const bool v1993 = v1988 && v1992;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1993) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1994 = v1977 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1995 = v1979 < v12;
+      const bool v1996 = v1994 && v1995;
+      if (v1996) {
+        const unsigned int v1997 = v65 + v1979;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1998 = v272.x[30];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v1999 = iron_f32_to_bf16(v1998);
+        const float v2000 = v272.x[31];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2003 = iron_f32_to_bf16(v2000);
+        const unsigned int v2004 = v1977 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2005 = v2004 + v1997;
+        *reinterpret_cast<iron_bf16x2*>(out + v2005) = iron_bf16x2{{v1999, v2003}};
       }
     } else {
-      const bool v2065 = v2032 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2066 = v2034 < v12;
-      const bool v2067 = v2065 && v2066;
-      if (v2067) {
-        const float v2068 = v271.x[32];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2070 = iron_f32_to_bf16(v2068);
-        const unsigned int v2071 = v2032 * v3;
-        const unsigned int v2072 = v2071 + v65;
-        const unsigned int v2073 = v2072 + v2034;
-        out[v2073] = v2070;
+      const bool v2010 = v1977 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2011 = v1979 < v12;
+      const bool v2012 = v2010 && v2011;
+      if (v2012) {
+        const float v2013 = v272.x[30];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2015 = iron_f32_to_bf16(v2013);
+        const unsigned int v2016 = v1977 * v3;
+        const unsigned int v2017 = v2016 + v65;
+        const unsigned int v2018 = v2017 + v1979;
+        out[v2018] = v2015;
       }
-      const unsigned int v2075 = v1124 + v2036;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2077 = v1123 + v2041;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2078 = v2075 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2079 = v2077 < v12;
-      const bool v2080 = v2078 && v2079;
-      if (v2080) {
-        const float v2081 = v271.x[33];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2083 = iron_f32_to_bf16(v2081);
-        const unsigned int v2084 = v2075 * v3;
-        const unsigned int v2085 = v2084 + v65;
-        const unsigned int v2086 = v2085 + v2077;
-        out[v2086] = v2083;
+      const unsigned int v2020 = v1125 + v1981;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2022 = v1124 + v1986;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2023 = v2020 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2024 = v2022 < v12;
+      const bool v2025 = v2023 && v2024;
+      if (v2025) {
+        const float v2026 = v272.x[31];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2028 = iron_f32_to_bf16(v2026);
+        const unsigned int v2029 = v2020 * v3;
+        const unsigned int v2030 = v2029 + v65;
+        const unsigned int v2031 = v2030 + v2022;
+        out[v2031] = v2028;
       }
     }
-    const unsigned int v2087 = static_cast<unsigned int>(v271.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2088 = v1124 + v2087;
-    const unsigned int v2089 = static_cast<unsigned int>(v271.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2090 = v1123 + v2089;
-    const unsigned int v2092 = static_cast<unsigned int>(v271.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2093 = v2092 == v2087;
-    const unsigned int v2096 = v2089 + 1u;
-    const unsigned int v2097 = static_cast<unsigned int>(v271.col(35, iron_linear_thread() & 31u));
-    const bool v2098 = v2097 == v2096;
-    const bool v2099 = v2093 && v2098;
-    const unsigned int v2102 = v2090 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2103 = v2102 == v10;
-    const bool v2104 = v2099 && v2103;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2104) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2105 = v2088 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2106 = v2090 < v12;
-      const bool v2107 = v2105 && v2106;
-      if (v2107) {
-        const unsigned int v2108 = v65 + v2090;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2109 = v271.x[34];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2110 = iron_f32_to_bf16(v2109);
-        const float v2111 = v271.x[35];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2114 = iron_f32_to_bf16(v2111);
-        const unsigned int v2115 = v2088 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2116 = v2115 + v2108;
-        *reinterpret_cast<iron_bf16x2*>(out + v2116) = iron_bf16x2{{v2110, v2114}};
+    const unsigned int v2032 = static_cast<unsigned int>(v272.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2033 = v1125 + v2032;
+    const unsigned int v2034 = static_cast<unsigned int>(v272.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2035 = v1124 + v2034;
+    const unsigned int v2037 = static_cast<unsigned int>(v272.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2038 = v2037 == v2032;
+    const unsigned int v2041 = v2034 + 1u;
+    const unsigned int v2042 = static_cast<unsigned int>(v272.col(33, iron_linear_thread() & 31u));
+    const bool v2043 = v2042 == v2041;
+    const bool v2044 = v2038 && v2043;
+    const unsigned int v2047 = v2035 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2048 = v2047 == v10;
+    const bool v2049 = v2044 && v2048;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2049) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2050 = v2033 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2051 = v2035 < v12;
+      const bool v2052 = v2050 && v2051;
+      if (v2052) {
+        const unsigned int v2053 = v65 + v2035;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2054 = v272.x[32];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2055 = iron_f32_to_bf16(v2054);
+        const float v2056 = v272.x[33];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2059 = iron_f32_to_bf16(v2056);
+        const unsigned int v2060 = v2033 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2061 = v2060 + v2053;
+        *reinterpret_cast<iron_bf16x2*>(out + v2061) = iron_bf16x2{{v2055, v2059}};
       }
     } else {
-      const bool v2121 = v2088 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2122 = v2090 < v12;
-      const bool v2123 = v2121 && v2122;
-      if (v2123) {
-        const float v2124 = v271.x[34];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2126 = iron_f32_to_bf16(v2124);
-        const unsigned int v2127 = v2088 * v3;
-        const unsigned int v2128 = v2127 + v65;
-        const unsigned int v2129 = v2128 + v2090;
-        out[v2129] = v2126;
+      const bool v2066 = v2033 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2067 = v2035 < v12;
+      const bool v2068 = v2066 && v2067;
+      if (v2068) {
+        const float v2069 = v272.x[32];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2071 = iron_f32_to_bf16(v2069);
+        const unsigned int v2072 = v2033 * v3;
+        const unsigned int v2073 = v2072 + v65;
+        const unsigned int v2074 = v2073 + v2035;
+        out[v2074] = v2071;
       }
-      const unsigned int v2131 = v1124 + v2092;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2133 = v1123 + v2097;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2134 = v2131 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2135 = v2133 < v12;
-      const bool v2136 = v2134 && v2135;
-      if (v2136) {
-        const float v2137 = v271.x[35];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2139 = iron_f32_to_bf16(v2137);
-        const unsigned int v2140 = v2131 * v3;
-        const unsigned int v2141 = v2140 + v65;
-        const unsigned int v2142 = v2141 + v2133;
-        out[v2142] = v2139;
+      const unsigned int v2076 = v1125 + v2037;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2078 = v1124 + v2042;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2079 = v2076 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2080 = v2078 < v12;
+      const bool v2081 = v2079 && v2080;
+      if (v2081) {
+        const float v2082 = v272.x[33];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2084 = iron_f32_to_bf16(v2082);
+        const unsigned int v2085 = v2076 * v3;
+        const unsigned int v2086 = v2085 + v65;
+        const unsigned int v2087 = v2086 + v2078;
+        out[v2087] = v2084;
       }
     }
-    const unsigned int v2143 = static_cast<unsigned int>(v271.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2144 = v1124 + v2143;
-    const unsigned int v2145 = static_cast<unsigned int>(v271.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2146 = v1123 + v2145;
-    const unsigned int v2148 = static_cast<unsigned int>(v271.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2149 = v2148 == v2143;
-    const unsigned int v2152 = v2145 + 1u;
-    const unsigned int v2153 = static_cast<unsigned int>(v271.col(37, iron_linear_thread() & 31u));
-    const bool v2154 = v2153 == v2152;
-    const bool v2155 = v2149 && v2154;
-    const unsigned int v2158 = v2146 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2159 = v2158 == v10;
-    const bool v2160 = v2155 && v2159;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2160) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2161 = v2144 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2162 = v2146 < v12;
-      const bool v2163 = v2161 && v2162;
-      if (v2163) {
-        const unsigned int v2164 = v65 + v2146;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2165 = v271.x[36];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2166 = iron_f32_to_bf16(v2165);
-        const float v2167 = v271.x[37];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2170 = iron_f32_to_bf16(v2167);
-        const unsigned int v2171 = v2144 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2172 = v2171 + v2164;
-        *reinterpret_cast<iron_bf16x2*>(out + v2172) = iron_bf16x2{{v2166, v2170}};
+    const unsigned int v2088 = static_cast<unsigned int>(v272.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2089 = v1125 + v2088;
+    const unsigned int v2090 = static_cast<unsigned int>(v272.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2091 = v1124 + v2090;
+    const unsigned int v2093 = static_cast<unsigned int>(v272.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2094 = v2093 == v2088;
+    const unsigned int v2097 = v2090 + 1u;
+    const unsigned int v2098 = static_cast<unsigned int>(v272.col(35, iron_linear_thread() & 31u));
+    const bool v2099 = v2098 == v2097;
+    const bool v2100 = v2094 && v2099;
+    const unsigned int v2103 = v2091 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2104 = v2103 == v10;
+    const bool v2105 = v2100 && v2104;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2105) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2106 = v2089 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2107 = v2091 < v12;
+      const bool v2108 = v2106 && v2107;
+      if (v2108) {
+        const unsigned int v2109 = v65 + v2091;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2110 = v272.x[34];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2111 = iron_f32_to_bf16(v2110);
+        const float v2112 = v272.x[35];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2115 = iron_f32_to_bf16(v2112);
+        const unsigned int v2116 = v2089 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2117 = v2116 + v2109;
+        *reinterpret_cast<iron_bf16x2*>(out + v2117) = iron_bf16x2{{v2111, v2115}};
       }
     } else {
-      const bool v2177 = v2144 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2178 = v2146 < v12;
-      const bool v2179 = v2177 && v2178;
-      if (v2179) {
-        const float v2180 = v271.x[36];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2182 = iron_f32_to_bf16(v2180);
-        const unsigned int v2183 = v2144 * v3;
-        const unsigned int v2184 = v2183 + v65;
-        const unsigned int v2185 = v2184 + v2146;
-        out[v2185] = v2182;
+      const bool v2122 = v2089 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2123 = v2091 < v12;
+      const bool v2124 = v2122 && v2123;
+      if (v2124) {
+        const float v2125 = v272.x[34];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2127 = iron_f32_to_bf16(v2125);
+        const unsigned int v2128 = v2089 * v3;
+        const unsigned int v2129 = v2128 + v65;
+        const unsigned int v2130 = v2129 + v2091;
+        out[v2130] = v2127;
       }
-      const unsigned int v2187 = v1124 + v2148;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2189 = v1123 + v2153;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2190 = v2187 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2191 = v2189 < v12;
-      const bool v2192 = v2190 && v2191;
-      if (v2192) {
-        const float v2193 = v271.x[37];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2195 = iron_f32_to_bf16(v2193);
-        const unsigned int v2196 = v2187 * v3;
-        const unsigned int v2197 = v2196 + v65;
-        const unsigned int v2198 = v2197 + v2189;
-        out[v2198] = v2195;
+      const unsigned int v2132 = v1125 + v2093;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2134 = v1124 + v2098;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2135 = v2132 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2136 = v2134 < v12;
+      const bool v2137 = v2135 && v2136;
+      if (v2137) {
+        const float v2138 = v272.x[35];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2140 = iron_f32_to_bf16(v2138);
+        const unsigned int v2141 = v2132 * v3;
+        const unsigned int v2142 = v2141 + v65;
+        const unsigned int v2143 = v2142 + v2134;
+        out[v2143] = v2140;
       }
     }
-    const unsigned int v2199 = static_cast<unsigned int>(v271.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2200 = v1124 + v2199;
-    const unsigned int v2201 = static_cast<unsigned int>(v271.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2202 = v1123 + v2201;
-    const unsigned int v2204 = static_cast<unsigned int>(v271.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2205 = v2204 == v2199;
-    const unsigned int v2208 = v2201 + 1u;
-    const unsigned int v2209 = static_cast<unsigned int>(v271.col(39, iron_linear_thread() & 31u));
-    const bool v2210 = v2209 == v2208;
-    const bool v2211 = v2205 && v2210;
-    const unsigned int v2214 = v2202 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2215 = v2214 == v10;
-    const bool v2216 = v2211 && v2215;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2216) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2217 = v2200 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2218 = v2202 < v12;
-      const bool v2219 = v2217 && v2218;
-      if (v2219) {
-        const unsigned int v2220 = v65 + v2202;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2221 = v271.x[38];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2222 = iron_f32_to_bf16(v2221);
-        const float v2223 = v271.x[39];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2226 = iron_f32_to_bf16(v2223);
-        const unsigned int v2227 = v2200 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2228 = v2227 + v2220;
-        *reinterpret_cast<iron_bf16x2*>(out + v2228) = iron_bf16x2{{v2222, v2226}};
+    const unsigned int v2144 = static_cast<unsigned int>(v272.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2145 = v1125 + v2144;
+    const unsigned int v2146 = static_cast<unsigned int>(v272.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2147 = v1124 + v2146;
+    const unsigned int v2149 = static_cast<unsigned int>(v272.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2150 = v2149 == v2144;
+    const unsigned int v2153 = v2146 + 1u;
+    const unsigned int v2154 = static_cast<unsigned int>(v272.col(37, iron_linear_thread() & 31u));
+    const bool v2155 = v2154 == v2153;
+    const bool v2156 = v2150 && v2155;
+    const unsigned int v2159 = v2147 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2160 = v2159 == v10;
+    const bool v2161 = v2156 && v2160;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2161) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2162 = v2145 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2163 = v2147 < v12;
+      const bool v2164 = v2162 && v2163;
+      if (v2164) {
+        const unsigned int v2165 = v65 + v2147;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2166 = v272.x[36];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2167 = iron_f32_to_bf16(v2166);
+        const float v2168 = v272.x[37];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2171 = iron_f32_to_bf16(v2168);
+        const unsigned int v2172 = v2145 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2173 = v2172 + v2165;
+        *reinterpret_cast<iron_bf16x2*>(out + v2173) = iron_bf16x2{{v2167, v2171}};
       }
     } else {
-      const bool v2233 = v2200 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2234 = v2202 < v12;
-      const bool v2235 = v2233 && v2234;
-      if (v2235) {
-        const float v2236 = v271.x[38];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2238 = iron_f32_to_bf16(v2236);
-        const unsigned int v2239 = v2200 * v3;
-        const unsigned int v2240 = v2239 + v65;
-        const unsigned int v2241 = v2240 + v2202;
-        out[v2241] = v2238;
+      const bool v2178 = v2145 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2179 = v2147 < v12;
+      const bool v2180 = v2178 && v2179;
+      if (v2180) {
+        const float v2181 = v272.x[36];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2183 = iron_f32_to_bf16(v2181);
+        const unsigned int v2184 = v2145 * v3;
+        const unsigned int v2185 = v2184 + v65;
+        const unsigned int v2186 = v2185 + v2147;
+        out[v2186] = v2183;
       }
-      const unsigned int v2243 = v1124 + v2204;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2245 = v1123 + v2209;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2246 = v2243 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2247 = v2245 < v12;
-      const bool v2248 = v2246 && v2247;
-      if (v2248) {
-        const float v2249 = v271.x[39];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2251 = iron_f32_to_bf16(v2249);
-        const unsigned int v2252 = v2243 * v3;
-        const unsigned int v2253 = v2252 + v65;
-        const unsigned int v2254 = v2253 + v2245;
-        out[v2254] = v2251;
+      const unsigned int v2188 = v1125 + v2149;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2190 = v1124 + v2154;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2191 = v2188 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2192 = v2190 < v12;
+      const bool v2193 = v2191 && v2192;
+      if (v2193) {
+        const float v2194 = v272.x[37];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2196 = iron_f32_to_bf16(v2194);
+        const unsigned int v2197 = v2188 * v3;
+        const unsigned int v2198 = v2197 + v65;
+        const unsigned int v2199 = v2198 + v2190;
+        out[v2199] = v2196;
       }
     }
-    const unsigned int v2255 = static_cast<unsigned int>(v271.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2256 = v1124 + v2255;
-    const unsigned int v2257 = static_cast<unsigned int>(v271.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2258 = v1123 + v2257;
-    const unsigned int v2260 = static_cast<unsigned int>(v271.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2261 = v2260 == v2255;
-    const unsigned int v2264 = v2257 + 1u;
-    const unsigned int v2265 = static_cast<unsigned int>(v271.col(41, iron_linear_thread() & 31u));
-    const bool v2266 = v2265 == v2264;
-    const bool v2267 = v2261 && v2266;
-    const unsigned int v2270 = v2258 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2271 = v2270 == v10;
-    const bool v2272 = v2267 && v2271;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2272) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2273 = v2256 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2274 = v2258 < v12;
-      const bool v2275 = v2273 && v2274;
-      if (v2275) {
-        const unsigned int v2276 = v65 + v2258;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2277 = v271.x[40];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2278 = iron_f32_to_bf16(v2277);
-        const float v2279 = v271.x[41];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2282 = iron_f32_to_bf16(v2279);
-        const unsigned int v2283 = v2256 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2284 = v2283 + v2276;
-        *reinterpret_cast<iron_bf16x2*>(out + v2284) = iron_bf16x2{{v2278, v2282}};
+    const unsigned int v2200 = static_cast<unsigned int>(v272.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2201 = v1125 + v2200;
+    const unsigned int v2202 = static_cast<unsigned int>(v272.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2203 = v1124 + v2202;
+    const unsigned int v2205 = static_cast<unsigned int>(v272.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2206 = v2205 == v2200;
+    const unsigned int v2209 = v2202 + 1u;
+    const unsigned int v2210 = static_cast<unsigned int>(v272.col(39, iron_linear_thread() & 31u));
+    const bool v2211 = v2210 == v2209;
+    const bool v2212 = v2206 && v2211;
+    const unsigned int v2215 = v2203 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2216 = v2215 == v10;
+    const bool v2217 = v2212 && v2216;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2217) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2218 = v2201 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2219 = v2203 < v12;
+      const bool v2220 = v2218 && v2219;
+      if (v2220) {
+        const unsigned int v2221 = v65 + v2203;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2222 = v272.x[38];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2223 = iron_f32_to_bf16(v2222);
+        const float v2224 = v272.x[39];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2227 = iron_f32_to_bf16(v2224);
+        const unsigned int v2228 = v2201 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2229 = v2228 + v2221;
+        *reinterpret_cast<iron_bf16x2*>(out + v2229) = iron_bf16x2{{v2223, v2227}};
       }
     } else {
-      const bool v2289 = v2256 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2290 = v2258 < v12;
-      const bool v2291 = v2289 && v2290;
-      if (v2291) {
-        const float v2292 = v271.x[40];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2294 = iron_f32_to_bf16(v2292);
-        const unsigned int v2295 = v2256 * v3;
-        const unsigned int v2296 = v2295 + v65;
-        const unsigned int v2297 = v2296 + v2258;
-        out[v2297] = v2294;
+      const bool v2234 = v2201 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2235 = v2203 < v12;
+      const bool v2236 = v2234 && v2235;
+      if (v2236) {
+        const float v2237 = v272.x[38];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2239 = iron_f32_to_bf16(v2237);
+        const unsigned int v2240 = v2201 * v3;
+        const unsigned int v2241 = v2240 + v65;
+        const unsigned int v2242 = v2241 + v2203;
+        out[v2242] = v2239;
       }
-      const unsigned int v2299 = v1124 + v2260;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2301 = v1123 + v2265;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2302 = v2299 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2303 = v2301 < v12;
-      const bool v2304 = v2302 && v2303;
-      if (v2304) {
-        const float v2305 = v271.x[41];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2307 = iron_f32_to_bf16(v2305);
-        const unsigned int v2308 = v2299 * v3;
-        const unsigned int v2309 = v2308 + v65;
-        const unsigned int v2310 = v2309 + v2301;
-        out[v2310] = v2307;
+      const unsigned int v2244 = v1125 + v2205;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2246 = v1124 + v2210;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2247 = v2244 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2248 = v2246 < v12;
+      const bool v2249 = v2247 && v2248;
+      if (v2249) {
+        const float v2250 = v272.x[39];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2252 = iron_f32_to_bf16(v2250);
+        const unsigned int v2253 = v2244 * v3;
+        const unsigned int v2254 = v2253 + v65;
+        const unsigned int v2255 = v2254 + v2246;
+        out[v2255] = v2252;
       }
     }
-    const unsigned int v2311 = static_cast<unsigned int>(v271.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2312 = v1124 + v2311;
-    const unsigned int v2313 = static_cast<unsigned int>(v271.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2314 = v1123 + v2313;
-    const unsigned int v2316 = static_cast<unsigned int>(v271.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2317 = v2316 == v2311;
-    const unsigned int v2320 = v2313 + 1u;
-    const unsigned int v2321 = static_cast<unsigned int>(v271.col(43, iron_linear_thread() & 31u));
-    const bool v2322 = v2321 == v2320;
-    const bool v2323 = v2317 && v2322;
-    const unsigned int v2326 = v2314 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2327 = v2326 == v10;
-    const bool v2328 = v2323 && v2327;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2328) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2329 = v2312 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2330 = v2314 < v12;
-      const bool v2331 = v2329 && v2330;
-      if (v2331) {
-        const unsigned int v2332 = v65 + v2314;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2333 = v271.x[42];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2334 = iron_f32_to_bf16(v2333);
-        const float v2335 = v271.x[43];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2338 = iron_f32_to_bf16(v2335);
-        const unsigned int v2339 = v2312 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2340 = v2339 + v2332;
-        *reinterpret_cast<iron_bf16x2*>(out + v2340) = iron_bf16x2{{v2334, v2338}};
+    const unsigned int v2256 = static_cast<unsigned int>(v272.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2257 = v1125 + v2256;
+    const unsigned int v2258 = static_cast<unsigned int>(v272.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2259 = v1124 + v2258;
+    const unsigned int v2261 = static_cast<unsigned int>(v272.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2262 = v2261 == v2256;
+    const unsigned int v2265 = v2258 + 1u;
+    const unsigned int v2266 = static_cast<unsigned int>(v272.col(41, iron_linear_thread() & 31u));
+    const bool v2267 = v2266 == v2265;
+    const bool v2268 = v2262 && v2267;
+    const unsigned int v2271 = v2259 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2272 = v2271 == v10;
+    const bool v2273 = v2268 && v2272;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2273) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2274 = v2257 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2275 = v2259 < v12;
+      const bool v2276 = v2274 && v2275;
+      if (v2276) {
+        const unsigned int v2277 = v65 + v2259;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2278 = v272.x[40];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2279 = iron_f32_to_bf16(v2278);
+        const float v2280 = v272.x[41];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2283 = iron_f32_to_bf16(v2280);
+        const unsigned int v2284 = v2257 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2285 = v2284 + v2277;
+        *reinterpret_cast<iron_bf16x2*>(out + v2285) = iron_bf16x2{{v2279, v2283}};
       }
     } else {
-      const bool v2345 = v2312 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2346 = v2314 < v12;
-      const bool v2347 = v2345 && v2346;
-      if (v2347) {
-        const float v2348 = v271.x[42];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2350 = iron_f32_to_bf16(v2348);
-        const unsigned int v2351 = v2312 * v3;
-        const unsigned int v2352 = v2351 + v65;
-        const unsigned int v2353 = v2352 + v2314;
-        out[v2353] = v2350;
+      const bool v2290 = v2257 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2291 = v2259 < v12;
+      const bool v2292 = v2290 && v2291;
+      if (v2292) {
+        const float v2293 = v272.x[40];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2295 = iron_f32_to_bf16(v2293);
+        const unsigned int v2296 = v2257 * v3;
+        const unsigned int v2297 = v2296 + v65;
+        const unsigned int v2298 = v2297 + v2259;
+        out[v2298] = v2295;
       }
-      const unsigned int v2355 = v1124 + v2316;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2357 = v1123 + v2321;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2358 = v2355 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2359 = v2357 < v12;
-      const bool v2360 = v2358 && v2359;
-      if (v2360) {
-        const float v2361 = v271.x[43];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2363 = iron_f32_to_bf16(v2361);
-        const unsigned int v2364 = v2355 * v3;
-        const unsigned int v2365 = v2364 + v65;
-        const unsigned int v2366 = v2365 + v2357;
-        out[v2366] = v2363;
+      const unsigned int v2300 = v1125 + v2261;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2302 = v1124 + v2266;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2303 = v2300 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2304 = v2302 < v12;
+      const bool v2305 = v2303 && v2304;
+      if (v2305) {
+        const float v2306 = v272.x[41];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2308 = iron_f32_to_bf16(v2306);
+        const unsigned int v2309 = v2300 * v3;
+        const unsigned int v2310 = v2309 + v65;
+        const unsigned int v2311 = v2310 + v2302;
+        out[v2311] = v2308;
       }
     }
-    const unsigned int v2367 = static_cast<unsigned int>(v271.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2368 = v1124 + v2367;
-    const unsigned int v2369 = static_cast<unsigned int>(v271.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2370 = v1123 + v2369;
-    const unsigned int v2372 = static_cast<unsigned int>(v271.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2373 = v2372 == v2367;
-    const unsigned int v2376 = v2369 + 1u;
-    const unsigned int v2377 = static_cast<unsigned int>(v271.col(45, iron_linear_thread() & 31u));
-    const bool v2378 = v2377 == v2376;
-    const bool v2379 = v2373 && v2378;
-    const unsigned int v2382 = v2370 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2383 = v2382 == v10;
-    const bool v2384 = v2379 && v2383;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2384) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2385 = v2368 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2386 = v2370 < v12;
-      const bool v2387 = v2385 && v2386;
-      if (v2387) {
-        const unsigned int v2388 = v65 + v2370;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2389 = v271.x[44];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2390 = iron_f32_to_bf16(v2389);
-        const float v2391 = v271.x[45];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2394 = iron_f32_to_bf16(v2391);
-        const unsigned int v2395 = v2368 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2396 = v2395 + v2388;
-        *reinterpret_cast<iron_bf16x2*>(out + v2396) = iron_bf16x2{{v2390, v2394}};
+    const unsigned int v2312 = static_cast<unsigned int>(v272.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2313 = v1125 + v2312;
+    const unsigned int v2314 = static_cast<unsigned int>(v272.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2315 = v1124 + v2314;
+    const unsigned int v2317 = static_cast<unsigned int>(v272.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2318 = v2317 == v2312;
+    const unsigned int v2321 = v2314 + 1u;
+    const unsigned int v2322 = static_cast<unsigned int>(v272.col(43, iron_linear_thread() & 31u));
+    const bool v2323 = v2322 == v2321;
+    const bool v2324 = v2318 && v2323;
+    const unsigned int v2327 = v2315 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2328 = v2327 == v10;
+    const bool v2329 = v2324 && v2328;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2329) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2330 = v2313 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2331 = v2315 < v12;
+      const bool v2332 = v2330 && v2331;
+      if (v2332) {
+        const unsigned int v2333 = v65 + v2315;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2334 = v272.x[42];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2335 = iron_f32_to_bf16(v2334);
+        const float v2336 = v272.x[43];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2339 = iron_f32_to_bf16(v2336);
+        const unsigned int v2340 = v2313 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2341 = v2340 + v2333;
+        *reinterpret_cast<iron_bf16x2*>(out + v2341) = iron_bf16x2{{v2335, v2339}};
       }
     } else {
-      const bool v2401 = v2368 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2402 = v2370 < v12;
-      const bool v2403 = v2401 && v2402;
-      if (v2403) {
-        const float v2404 = v271.x[44];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2406 = iron_f32_to_bf16(v2404);
-        const unsigned int v2407 = v2368 * v3;
-        const unsigned int v2408 = v2407 + v65;
-        const unsigned int v2409 = v2408 + v2370;
-        out[v2409] = v2406;
+      const bool v2346 = v2313 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2347 = v2315 < v12;
+      const bool v2348 = v2346 && v2347;
+      if (v2348) {
+        const float v2349 = v272.x[42];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2351 = iron_f32_to_bf16(v2349);
+        const unsigned int v2352 = v2313 * v3;
+        const unsigned int v2353 = v2352 + v65;
+        const unsigned int v2354 = v2353 + v2315;
+        out[v2354] = v2351;
       }
-      const unsigned int v2411 = v1124 + v2372;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2413 = v1123 + v2377;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2414 = v2411 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2415 = v2413 < v12;
-      const bool v2416 = v2414 && v2415;
-      if (v2416) {
-        const float v2417 = v271.x[45];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2419 = iron_f32_to_bf16(v2417);
-        const unsigned int v2420 = v2411 * v3;
-        const unsigned int v2421 = v2420 + v65;
-        const unsigned int v2422 = v2421 + v2413;
-        out[v2422] = v2419;
+      const unsigned int v2356 = v1125 + v2317;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2358 = v1124 + v2322;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2359 = v2356 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2360 = v2358 < v12;
+      const bool v2361 = v2359 && v2360;
+      if (v2361) {
+        const float v2362 = v272.x[43];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2364 = iron_f32_to_bf16(v2362);
+        const unsigned int v2365 = v2356 * v3;
+        const unsigned int v2366 = v2365 + v65;
+        const unsigned int v2367 = v2366 + v2358;
+        out[v2367] = v2364;
       }
     }
-    const unsigned int v2423 = static_cast<unsigned int>(v271.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2424 = v1124 + v2423;
-    const unsigned int v2425 = static_cast<unsigned int>(v271.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2426 = v1123 + v2425;
-    const unsigned int v2428 = static_cast<unsigned int>(v271.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2429 = v2428 == v2423;
-    const unsigned int v2432 = v2425 + 1u;
-    const unsigned int v2433 = static_cast<unsigned int>(v271.col(47, iron_linear_thread() & 31u));
-    const bool v2434 = v2433 == v2432;
-    const bool v2435 = v2429 && v2434;
-    const unsigned int v2438 = v2426 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2439 = v2438 == v10;
-    const bool v2440 = v2435 && v2439;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2440) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2441 = v2424 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2442 = v2426 < v12;
-      const bool v2443 = v2441 && v2442;
-      if (v2443) {
-        const unsigned int v2444 = v65 + v2426;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2445 = v271.x[46];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2446 = iron_f32_to_bf16(v2445);
-        const float v2447 = v271.x[47];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2450 = iron_f32_to_bf16(v2447);
-        const unsigned int v2451 = v2424 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2452 = v2451 + v2444;
-        *reinterpret_cast<iron_bf16x2*>(out + v2452) = iron_bf16x2{{v2446, v2450}};
+    const unsigned int v2368 = static_cast<unsigned int>(v272.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2369 = v1125 + v2368;
+    const unsigned int v2370 = static_cast<unsigned int>(v272.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2371 = v1124 + v2370;
+    const unsigned int v2373 = static_cast<unsigned int>(v272.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2374 = v2373 == v2368;
+    const unsigned int v2377 = v2370 + 1u;
+    const unsigned int v2378 = static_cast<unsigned int>(v272.col(45, iron_linear_thread() & 31u));
+    const bool v2379 = v2378 == v2377;
+    const bool v2380 = v2374 && v2379;
+    const unsigned int v2383 = v2371 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2384 = v2383 == v10;
+    const bool v2385 = v2380 && v2384;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2385) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2386 = v2369 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2387 = v2371 < v12;
+      const bool v2388 = v2386 && v2387;
+      if (v2388) {
+        const unsigned int v2389 = v65 + v2371;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2390 = v272.x[44];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2391 = iron_f32_to_bf16(v2390);
+        const float v2392 = v272.x[45];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2395 = iron_f32_to_bf16(v2392);
+        const unsigned int v2396 = v2369 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2397 = v2396 + v2389;
+        *reinterpret_cast<iron_bf16x2*>(out + v2397) = iron_bf16x2{{v2391, v2395}};
       }
     } else {
-      const bool v2457 = v2424 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2458 = v2426 < v12;
-      const bool v2459 = v2457 && v2458;
-      if (v2459) {
-        const float v2460 = v271.x[46];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2462 = iron_f32_to_bf16(v2460);
-        const unsigned int v2463 = v2424 * v3;
-        const unsigned int v2464 = v2463 + v65;
-        const unsigned int v2465 = v2464 + v2426;
-        out[v2465] = v2462;
+      const bool v2402 = v2369 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2403 = v2371 < v12;
+      const bool v2404 = v2402 && v2403;
+      if (v2404) {
+        const float v2405 = v272.x[44];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2407 = iron_f32_to_bf16(v2405);
+        const unsigned int v2408 = v2369 * v3;
+        const unsigned int v2409 = v2408 + v65;
+        const unsigned int v2410 = v2409 + v2371;
+        out[v2410] = v2407;
       }
-      const unsigned int v2467 = v1124 + v2428;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2469 = v1123 + v2433;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2470 = v2467 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2471 = v2469 < v12;
-      const bool v2472 = v2470 && v2471;
-      if (v2472) {
-        const float v2473 = v271.x[47];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2475 = iron_f32_to_bf16(v2473);
-        const unsigned int v2476 = v2467 * v3;
-        const unsigned int v2477 = v2476 + v65;
-        const unsigned int v2478 = v2477 + v2469;
-        out[v2478] = v2475;
+      const unsigned int v2412 = v1125 + v2373;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2414 = v1124 + v2378;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2415 = v2412 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2416 = v2414 < v12;
+      const bool v2417 = v2415 && v2416;
+      if (v2417) {
+        const float v2418 = v272.x[45];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2420 = iron_f32_to_bf16(v2418);
+        const unsigned int v2421 = v2412 * v3;
+        const unsigned int v2422 = v2421 + v65;
+        const unsigned int v2423 = v2422 + v2414;
+        out[v2423] = v2420;
       }
     }
-    const unsigned int v2479 = static_cast<unsigned int>(v271.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2480 = v1124 + v2479;
-    const unsigned int v2481 = static_cast<unsigned int>(v271.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2482 = v1123 + v2481;
-    const unsigned int v2484 = static_cast<unsigned int>(v271.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2485 = v2484 == v2479;
-    const unsigned int v2488 = v2481 + 1u;
-    const unsigned int v2489 = static_cast<unsigned int>(v271.col(49, iron_linear_thread() & 31u));
-    const bool v2490 = v2489 == v2488;
-    const bool v2491 = v2485 && v2490;
-    const unsigned int v2494 = v2482 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2495 = v2494 == v10;
-    const bool v2496 = v2491 && v2495;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2496) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2497 = v2480 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2498 = v2482 < v12;
-      const bool v2499 = v2497 && v2498;
-      if (v2499) {
-        const unsigned int v2500 = v65 + v2482;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2501 = v271.x[48];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2502 = iron_f32_to_bf16(v2501);
-        const float v2503 = v271.x[49];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2506 = iron_f32_to_bf16(v2503);
-        const unsigned int v2507 = v2480 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2508 = v2507 + v2500;
-        *reinterpret_cast<iron_bf16x2*>(out + v2508) = iron_bf16x2{{v2502, v2506}};
+    const unsigned int v2424 = static_cast<unsigned int>(v272.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2425 = v1125 + v2424;
+    const unsigned int v2426 = static_cast<unsigned int>(v272.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2427 = v1124 + v2426;
+    const unsigned int v2429 = static_cast<unsigned int>(v272.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2430 = v2429 == v2424;
+    const unsigned int v2433 = v2426 + 1u;
+    const unsigned int v2434 = static_cast<unsigned int>(v272.col(47, iron_linear_thread() & 31u));
+    const bool v2435 = v2434 == v2433;
+    const bool v2436 = v2430 && v2435;
+    const unsigned int v2439 = v2427 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2440 = v2439 == v10;
+    const bool v2441 = v2436 && v2440;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2441) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2442 = v2425 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2443 = v2427 < v12;
+      const bool v2444 = v2442 && v2443;
+      if (v2444) {
+        const unsigned int v2445 = v65 + v2427;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2446 = v272.x[46];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2447 = iron_f32_to_bf16(v2446);
+        const float v2448 = v272.x[47];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2451 = iron_f32_to_bf16(v2448);
+        const unsigned int v2452 = v2425 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2453 = v2452 + v2445;
+        *reinterpret_cast<iron_bf16x2*>(out + v2453) = iron_bf16x2{{v2447, v2451}};
       }
     } else {
-      const bool v2513 = v2480 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2514 = v2482 < v12;
-      const bool v2515 = v2513 && v2514;
-      if (v2515) {
-        const float v2516 = v271.x[48];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2518 = iron_f32_to_bf16(v2516);
-        const unsigned int v2519 = v2480 * v3;
-        const unsigned int v2520 = v2519 + v65;
-        const unsigned int v2521 = v2520 + v2482;
-        out[v2521] = v2518;
+      const bool v2458 = v2425 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2459 = v2427 < v12;
+      const bool v2460 = v2458 && v2459;
+      if (v2460) {
+        const float v2461 = v272.x[46];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2463 = iron_f32_to_bf16(v2461);
+        const unsigned int v2464 = v2425 * v3;
+        const unsigned int v2465 = v2464 + v65;
+        const unsigned int v2466 = v2465 + v2427;
+        out[v2466] = v2463;
       }
-      const unsigned int v2523 = v1124 + v2484;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2525 = v1123 + v2489;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2526 = v2523 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2527 = v2525 < v12;
-      const bool v2528 = v2526 && v2527;
-      if (v2528) {
-        const float v2529 = v271.x[49];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2531 = iron_f32_to_bf16(v2529);
-        const unsigned int v2532 = v2523 * v3;
-        const unsigned int v2533 = v2532 + v65;
-        const unsigned int v2534 = v2533 + v2525;
-        out[v2534] = v2531;
+      const unsigned int v2468 = v1125 + v2429;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2470 = v1124 + v2434;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2471 = v2468 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2472 = v2470 < v12;
+      const bool v2473 = v2471 && v2472;
+      if (v2473) {
+        const float v2474 = v272.x[47];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2476 = iron_f32_to_bf16(v2474);
+        const unsigned int v2477 = v2468 * v3;
+        const unsigned int v2478 = v2477 + v65;
+        const unsigned int v2479 = v2478 + v2470;
+        out[v2479] = v2476;
       }
     }
-    const unsigned int v2535 = static_cast<unsigned int>(v271.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2536 = v1124 + v2535;
-    const unsigned int v2537 = static_cast<unsigned int>(v271.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2538 = v1123 + v2537;
-    const unsigned int v2540 = static_cast<unsigned int>(v271.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2541 = v2540 == v2535;
-    const unsigned int v2544 = v2537 + 1u;
-    const unsigned int v2545 = static_cast<unsigned int>(v271.col(51, iron_linear_thread() & 31u));
-    const bool v2546 = v2545 == v2544;
-    const bool v2547 = v2541 && v2546;
-    const unsigned int v2550 = v2538 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2551 = v2550 == v10;
-    const bool v2552 = v2547 && v2551;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2552) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2553 = v2536 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2554 = v2538 < v12;
-      const bool v2555 = v2553 && v2554;
-      if (v2555) {
-        const unsigned int v2556 = v65 + v2538;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2557 = v271.x[50];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2558 = iron_f32_to_bf16(v2557);
-        const float v2559 = v271.x[51];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2562 = iron_f32_to_bf16(v2559);
-        const unsigned int v2563 = v2536 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2564 = v2563 + v2556;
-        *reinterpret_cast<iron_bf16x2*>(out + v2564) = iron_bf16x2{{v2558, v2562}};
+    const unsigned int v2480 = static_cast<unsigned int>(v272.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2481 = v1125 + v2480;
+    const unsigned int v2482 = static_cast<unsigned int>(v272.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2483 = v1124 + v2482;
+    const unsigned int v2485 = static_cast<unsigned int>(v272.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2486 = v2485 == v2480;
+    const unsigned int v2489 = v2482 + 1u;
+    const unsigned int v2490 = static_cast<unsigned int>(v272.col(49, iron_linear_thread() & 31u));
+    const bool v2491 = v2490 == v2489;
+    const bool v2492 = v2486 && v2491;
+    const unsigned int v2495 = v2483 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2496 = v2495 == v10;
+    const bool v2497 = v2492 && v2496;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2497) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2498 = v2481 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2499 = v2483 < v12;
+      const bool v2500 = v2498 && v2499;
+      if (v2500) {
+        const unsigned int v2501 = v65 + v2483;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2502 = v272.x[48];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2503 = iron_f32_to_bf16(v2502);
+        const float v2504 = v272.x[49];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2507 = iron_f32_to_bf16(v2504);
+        const unsigned int v2508 = v2481 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2509 = v2508 + v2501;
+        *reinterpret_cast<iron_bf16x2*>(out + v2509) = iron_bf16x2{{v2503, v2507}};
       }
     } else {
-      const bool v2569 = v2536 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2570 = v2538 < v12;
-      const bool v2571 = v2569 && v2570;
-      if (v2571) {
-        const float v2572 = v271.x[50];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2574 = iron_f32_to_bf16(v2572);
-        const unsigned int v2575 = v2536 * v3;
-        const unsigned int v2576 = v2575 + v65;
-        const unsigned int v2577 = v2576 + v2538;
-        out[v2577] = v2574;
+      const bool v2514 = v2481 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2515 = v2483 < v12;
+      const bool v2516 = v2514 && v2515;
+      if (v2516) {
+        const float v2517 = v272.x[48];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2519 = iron_f32_to_bf16(v2517);
+        const unsigned int v2520 = v2481 * v3;
+        const unsigned int v2521 = v2520 + v65;
+        const unsigned int v2522 = v2521 + v2483;
+        out[v2522] = v2519;
       }
-      const unsigned int v2579 = v1124 + v2540;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2581 = v1123 + v2545;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2582 = v2579 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2583 = v2581 < v12;
-      const bool v2584 = v2582 && v2583;
-      if (v2584) {
-        const float v2585 = v271.x[51];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2587 = iron_f32_to_bf16(v2585);
-        const unsigned int v2588 = v2579 * v3;
-        const unsigned int v2589 = v2588 + v65;
-        const unsigned int v2590 = v2589 + v2581;
-        out[v2590] = v2587;
+      const unsigned int v2524 = v1125 + v2485;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2526 = v1124 + v2490;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2527 = v2524 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2528 = v2526 < v12;
+      const bool v2529 = v2527 && v2528;
+      if (v2529) {
+        const float v2530 = v272.x[49];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2532 = iron_f32_to_bf16(v2530);
+        const unsigned int v2533 = v2524 * v3;
+        const unsigned int v2534 = v2533 + v65;
+        const unsigned int v2535 = v2534 + v2526;
+        out[v2535] = v2532;
       }
     }
-    const unsigned int v2591 = static_cast<unsigned int>(v271.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2592 = v1124 + v2591;
-    const unsigned int v2593 = static_cast<unsigned int>(v271.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2594 = v1123 + v2593;
-    const unsigned int v2596 = static_cast<unsigned int>(v271.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2597 = v2596 == v2591;
-    const unsigned int v2600 = v2593 + 1u;
-    const unsigned int v2601 = static_cast<unsigned int>(v271.col(53, iron_linear_thread() & 31u));
-    const bool v2602 = v2601 == v2600;
-    const bool v2603 = v2597 && v2602;
-    const unsigned int v2606 = v2594 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2607 = v2606 == v10;
-    const bool v2608 = v2603 && v2607;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2608) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2609 = v2592 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2610 = v2594 < v12;
-      const bool v2611 = v2609 && v2610;
-      if (v2611) {
-        const unsigned int v2612 = v65 + v2594;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2613 = v271.x[52];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2614 = iron_f32_to_bf16(v2613);
-        const float v2615 = v271.x[53];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2618 = iron_f32_to_bf16(v2615);
-        const unsigned int v2619 = v2592 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2620 = v2619 + v2612;
-        *reinterpret_cast<iron_bf16x2*>(out + v2620) = iron_bf16x2{{v2614, v2618}};
+    const unsigned int v2536 = static_cast<unsigned int>(v272.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2537 = v1125 + v2536;
+    const unsigned int v2538 = static_cast<unsigned int>(v272.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2539 = v1124 + v2538;
+    const unsigned int v2541 = static_cast<unsigned int>(v272.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2542 = v2541 == v2536;
+    const unsigned int v2545 = v2538 + 1u;
+    const unsigned int v2546 = static_cast<unsigned int>(v272.col(51, iron_linear_thread() & 31u));
+    const bool v2547 = v2546 == v2545;
+    const bool v2548 = v2542 && v2547;
+    const unsigned int v2551 = v2539 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2552 = v2551 == v10;
+    const bool v2553 = v2548 && v2552;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2553) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2554 = v2537 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2555 = v2539 < v12;
+      const bool v2556 = v2554 && v2555;
+      if (v2556) {
+        const unsigned int v2557 = v65 + v2539;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2558 = v272.x[50];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2559 = iron_f32_to_bf16(v2558);
+        const float v2560 = v272.x[51];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2563 = iron_f32_to_bf16(v2560);
+        const unsigned int v2564 = v2537 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2565 = v2564 + v2557;
+        *reinterpret_cast<iron_bf16x2*>(out + v2565) = iron_bf16x2{{v2559, v2563}};
       }
     } else {
-      const bool v2625 = v2592 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2626 = v2594 < v12;
-      const bool v2627 = v2625 && v2626;
-      if (v2627) {
-        const float v2628 = v271.x[52];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2630 = iron_f32_to_bf16(v2628);
-        const unsigned int v2631 = v2592 * v3;
-        const unsigned int v2632 = v2631 + v65;
-        const unsigned int v2633 = v2632 + v2594;
-        out[v2633] = v2630;
+      const bool v2570 = v2537 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2571 = v2539 < v12;
+      const bool v2572 = v2570 && v2571;
+      if (v2572) {
+        const float v2573 = v272.x[50];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2575 = iron_f32_to_bf16(v2573);
+        const unsigned int v2576 = v2537 * v3;
+        const unsigned int v2577 = v2576 + v65;
+        const unsigned int v2578 = v2577 + v2539;
+        out[v2578] = v2575;
       }
-      const unsigned int v2635 = v1124 + v2596;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2637 = v1123 + v2601;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2638 = v2635 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2639 = v2637 < v12;
-      const bool v2640 = v2638 && v2639;
-      if (v2640) {
-        const float v2641 = v271.x[53];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2643 = iron_f32_to_bf16(v2641);
-        const unsigned int v2644 = v2635 * v3;
-        const unsigned int v2645 = v2644 + v65;
-        const unsigned int v2646 = v2645 + v2637;
-        out[v2646] = v2643;
+      const unsigned int v2580 = v1125 + v2541;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2582 = v1124 + v2546;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2583 = v2580 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2584 = v2582 < v12;
+      const bool v2585 = v2583 && v2584;
+      if (v2585) {
+        const float v2586 = v272.x[51];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2588 = iron_f32_to_bf16(v2586);
+        const unsigned int v2589 = v2580 * v3;
+        const unsigned int v2590 = v2589 + v65;
+        const unsigned int v2591 = v2590 + v2582;
+        out[v2591] = v2588;
       }
     }
-    const unsigned int v2647 = static_cast<unsigned int>(v271.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2648 = v1124 + v2647;
-    const unsigned int v2649 = static_cast<unsigned int>(v271.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2650 = v1123 + v2649;
-    const unsigned int v2652 = static_cast<unsigned int>(v271.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2653 = v2652 == v2647;
-    const unsigned int v2656 = v2649 + 1u;
-    const unsigned int v2657 = static_cast<unsigned int>(v271.col(55, iron_linear_thread() & 31u));
-    const bool v2658 = v2657 == v2656;
-    const bool v2659 = v2653 && v2658;
-    const unsigned int v2662 = v2650 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2663 = v2662 == v10;
-    const bool v2664 = v2659 && v2663;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2664) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2665 = v2648 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2666 = v2650 < v12;
-      const bool v2667 = v2665 && v2666;
-      if (v2667) {
-        const unsigned int v2668 = v65 + v2650;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2669 = v271.x[54];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2670 = iron_f32_to_bf16(v2669);
-        const float v2671 = v271.x[55];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2674 = iron_f32_to_bf16(v2671);
-        const unsigned int v2675 = v2648 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2676 = v2675 + v2668;
-        *reinterpret_cast<iron_bf16x2*>(out + v2676) = iron_bf16x2{{v2670, v2674}};
+    const unsigned int v2592 = static_cast<unsigned int>(v272.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2593 = v1125 + v2592;
+    const unsigned int v2594 = static_cast<unsigned int>(v272.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2595 = v1124 + v2594;
+    const unsigned int v2597 = static_cast<unsigned int>(v272.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2598 = v2597 == v2592;
+    const unsigned int v2601 = v2594 + 1u;
+    const unsigned int v2602 = static_cast<unsigned int>(v272.col(53, iron_linear_thread() & 31u));
+    const bool v2603 = v2602 == v2601;
+    const bool v2604 = v2598 && v2603;
+    const unsigned int v2607 = v2595 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2608 = v2607 == v10;
+    const bool v2609 = v2604 && v2608;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2609) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2610 = v2593 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2611 = v2595 < v12;
+      const bool v2612 = v2610 && v2611;
+      if (v2612) {
+        const unsigned int v2613 = v65 + v2595;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2614 = v272.x[52];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2615 = iron_f32_to_bf16(v2614);
+        const float v2616 = v272.x[53];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2619 = iron_f32_to_bf16(v2616);
+        const unsigned int v2620 = v2593 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2621 = v2620 + v2613;
+        *reinterpret_cast<iron_bf16x2*>(out + v2621) = iron_bf16x2{{v2615, v2619}};
       }
     } else {
-      const bool v2681 = v2648 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2682 = v2650 < v12;
-      const bool v2683 = v2681 && v2682;
-      if (v2683) {
-        const float v2684 = v271.x[54];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2686 = iron_f32_to_bf16(v2684);
-        const unsigned int v2687 = v2648 * v3;
-        const unsigned int v2688 = v2687 + v65;
-        const unsigned int v2689 = v2688 + v2650;
-        out[v2689] = v2686;
+      const bool v2626 = v2593 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2627 = v2595 < v12;
+      const bool v2628 = v2626 && v2627;
+      if (v2628) {
+        const float v2629 = v272.x[52];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2631 = iron_f32_to_bf16(v2629);
+        const unsigned int v2632 = v2593 * v3;
+        const unsigned int v2633 = v2632 + v65;
+        const unsigned int v2634 = v2633 + v2595;
+        out[v2634] = v2631;
       }
-      const unsigned int v2691 = v1124 + v2652;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2693 = v1123 + v2657;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2694 = v2691 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2695 = v2693 < v12;
-      const bool v2696 = v2694 && v2695;
-      if (v2696) {
-        const float v2697 = v271.x[55];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2699 = iron_f32_to_bf16(v2697);
-        const unsigned int v2700 = v2691 * v3;
-        const unsigned int v2701 = v2700 + v65;
-        const unsigned int v2702 = v2701 + v2693;
-        out[v2702] = v2699;
+      const unsigned int v2636 = v1125 + v2597;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2638 = v1124 + v2602;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2639 = v2636 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2640 = v2638 < v12;
+      const bool v2641 = v2639 && v2640;
+      if (v2641) {
+        const float v2642 = v272.x[53];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2644 = iron_f32_to_bf16(v2642);
+        const unsigned int v2645 = v2636 * v3;
+        const unsigned int v2646 = v2645 + v65;
+        const unsigned int v2647 = v2646 + v2638;
+        out[v2647] = v2644;
       }
     }
-    const unsigned int v2703 = static_cast<unsigned int>(v271.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2704 = v1124 + v2703;
-    const unsigned int v2705 = static_cast<unsigned int>(v271.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2706 = v1123 + v2705;
-    const unsigned int v2708 = static_cast<unsigned int>(v271.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2709 = v2708 == v2703;
-    const unsigned int v2712 = v2705 + 1u;
-    const unsigned int v2713 = static_cast<unsigned int>(v271.col(57, iron_linear_thread() & 31u));
-    const bool v2714 = v2713 == v2712;
-    const bool v2715 = v2709 && v2714;
-    const unsigned int v2718 = v2706 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2719 = v2718 == v10;
-    const bool v2720 = v2715 && v2719;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2720) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2721 = v2704 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2722 = v2706 < v12;
-      const bool v2723 = v2721 && v2722;
-      if (v2723) {
-        const unsigned int v2724 = v65 + v2706;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2725 = v271.x[56];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2726 = iron_f32_to_bf16(v2725);
-        const float v2727 = v271.x[57];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2730 = iron_f32_to_bf16(v2727);
-        const unsigned int v2731 = v2704 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2732 = v2731 + v2724;
-        *reinterpret_cast<iron_bf16x2*>(out + v2732) = iron_bf16x2{{v2726, v2730}};
+    const unsigned int v2648 = static_cast<unsigned int>(v272.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2649 = v1125 + v2648;
+    const unsigned int v2650 = static_cast<unsigned int>(v272.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2651 = v1124 + v2650;
+    const unsigned int v2653 = static_cast<unsigned int>(v272.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2654 = v2653 == v2648;
+    const unsigned int v2657 = v2650 + 1u;
+    const unsigned int v2658 = static_cast<unsigned int>(v272.col(55, iron_linear_thread() & 31u));
+    const bool v2659 = v2658 == v2657;
+    const bool v2660 = v2654 && v2659;
+    const unsigned int v2663 = v2651 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2664 = v2663 == v10;
+    const bool v2665 = v2660 && v2664;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2665) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2666 = v2649 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2667 = v2651 < v12;
+      const bool v2668 = v2666 && v2667;
+      if (v2668) {
+        const unsigned int v2669 = v65 + v2651;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2670 = v272.x[54];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2671 = iron_f32_to_bf16(v2670);
+        const float v2672 = v272.x[55];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2675 = iron_f32_to_bf16(v2672);
+        const unsigned int v2676 = v2649 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2677 = v2676 + v2669;
+        *reinterpret_cast<iron_bf16x2*>(out + v2677) = iron_bf16x2{{v2671, v2675}};
       }
     } else {
-      const bool v2737 = v2704 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2738 = v2706 < v12;
-      const bool v2739 = v2737 && v2738;
-      if (v2739) {
-        const float v2740 = v271.x[56];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2742 = iron_f32_to_bf16(v2740);
-        const unsigned int v2743 = v2704 * v3;
-        const unsigned int v2744 = v2743 + v65;
-        const unsigned int v2745 = v2744 + v2706;
-        out[v2745] = v2742;
+      const bool v2682 = v2649 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2683 = v2651 < v12;
+      const bool v2684 = v2682 && v2683;
+      if (v2684) {
+        const float v2685 = v272.x[54];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2687 = iron_f32_to_bf16(v2685);
+        const unsigned int v2688 = v2649 * v3;
+        const unsigned int v2689 = v2688 + v65;
+        const unsigned int v2690 = v2689 + v2651;
+        out[v2690] = v2687;
       }
-      const unsigned int v2747 = v1124 + v2708;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2749 = v1123 + v2713;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2750 = v2747 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2751 = v2749 < v12;
-      const bool v2752 = v2750 && v2751;
-      if (v2752) {
-        const float v2753 = v271.x[57];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2755 = iron_f32_to_bf16(v2753);
-        const unsigned int v2756 = v2747 * v3;
-        const unsigned int v2757 = v2756 + v65;
-        const unsigned int v2758 = v2757 + v2749;
-        out[v2758] = v2755;
+      const unsigned int v2692 = v1125 + v2653;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2694 = v1124 + v2658;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2695 = v2692 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2696 = v2694 < v12;
+      const bool v2697 = v2695 && v2696;
+      if (v2697) {
+        const float v2698 = v272.x[55];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2700 = iron_f32_to_bf16(v2698);
+        const unsigned int v2701 = v2692 * v3;
+        const unsigned int v2702 = v2701 + v65;
+        const unsigned int v2703 = v2702 + v2694;
+        out[v2703] = v2700;
       }
     }
-    const unsigned int v2759 = static_cast<unsigned int>(v271.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2760 = v1124 + v2759;
-    const unsigned int v2761 = static_cast<unsigned int>(v271.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2762 = v1123 + v2761;
-    const unsigned int v2764 = static_cast<unsigned int>(v271.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2765 = v2764 == v2759;
-    const unsigned int v2768 = v2761 + 1u;
-    const unsigned int v2769 = static_cast<unsigned int>(v271.col(59, iron_linear_thread() & 31u));
-    const bool v2770 = v2769 == v2768;
-    const bool v2771 = v2765 && v2770;
-    const unsigned int v2774 = v2762 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2775 = v2774 == v10;
-    const bool v2776 = v2771 && v2775;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2776) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2777 = v2760 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2778 = v2762 < v12;
-      const bool v2779 = v2777 && v2778;
-      if (v2779) {
-        const unsigned int v2780 = v65 + v2762;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2781 = v271.x[58];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2782 = iron_f32_to_bf16(v2781);
-        const float v2783 = v271.x[59];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2786 = iron_f32_to_bf16(v2783);
-        const unsigned int v2787 = v2760 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2788 = v2787 + v2780;
-        *reinterpret_cast<iron_bf16x2*>(out + v2788) = iron_bf16x2{{v2782, v2786}};
+    const unsigned int v2704 = static_cast<unsigned int>(v272.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2705 = v1125 + v2704;
+    const unsigned int v2706 = static_cast<unsigned int>(v272.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2707 = v1124 + v2706;
+    const unsigned int v2709 = static_cast<unsigned int>(v272.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2710 = v2709 == v2704;
+    const unsigned int v2713 = v2706 + 1u;
+    const unsigned int v2714 = static_cast<unsigned int>(v272.col(57, iron_linear_thread() & 31u));
+    const bool v2715 = v2714 == v2713;
+    const bool v2716 = v2710 && v2715;
+    const unsigned int v2719 = v2707 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2720 = v2719 == v10;
+    const bool v2721 = v2716 && v2720;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2721) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2722 = v2705 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2723 = v2707 < v12;
+      const bool v2724 = v2722 && v2723;
+      if (v2724) {
+        const unsigned int v2725 = v65 + v2707;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2726 = v272.x[56];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2727 = iron_f32_to_bf16(v2726);
+        const float v2728 = v272.x[57];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2731 = iron_f32_to_bf16(v2728);
+        const unsigned int v2732 = v2705 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2733 = v2732 + v2725;
+        *reinterpret_cast<iron_bf16x2*>(out + v2733) = iron_bf16x2{{v2727, v2731}};
       }
     } else {
-      const bool v2793 = v2760 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2794 = v2762 < v12;
-      const bool v2795 = v2793 && v2794;
-      if (v2795) {
-        const float v2796 = v271.x[58];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2798 = iron_f32_to_bf16(v2796);
-        const unsigned int v2799 = v2760 * v3;
-        const unsigned int v2800 = v2799 + v65;
-        const unsigned int v2801 = v2800 + v2762;
-        out[v2801] = v2798;
+      const bool v2738 = v2705 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2739 = v2707 < v12;
+      const bool v2740 = v2738 && v2739;
+      if (v2740) {
+        const float v2741 = v272.x[56];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2743 = iron_f32_to_bf16(v2741);
+        const unsigned int v2744 = v2705 * v3;
+        const unsigned int v2745 = v2744 + v65;
+        const unsigned int v2746 = v2745 + v2707;
+        out[v2746] = v2743;
       }
-      const unsigned int v2803 = v1124 + v2764;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2805 = v1123 + v2769;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2806 = v2803 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2807 = v2805 < v12;
-      const bool v2808 = v2806 && v2807;
-      if (v2808) {
-        const float v2809 = v271.x[59];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2811 = iron_f32_to_bf16(v2809);
-        const unsigned int v2812 = v2803 * v3;
-        const unsigned int v2813 = v2812 + v65;
-        const unsigned int v2814 = v2813 + v2805;
-        out[v2814] = v2811;
+      const unsigned int v2748 = v1125 + v2709;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2750 = v1124 + v2714;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2751 = v2748 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2752 = v2750 < v12;
+      const bool v2753 = v2751 && v2752;
+      if (v2753) {
+        const float v2754 = v272.x[57];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2756 = iron_f32_to_bf16(v2754);
+        const unsigned int v2757 = v2748 * v3;
+        const unsigned int v2758 = v2757 + v65;
+        const unsigned int v2759 = v2758 + v2750;
+        out[v2759] = v2756;
       }
     }
-    const unsigned int v2815 = static_cast<unsigned int>(v271.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2816 = v1124 + v2815;
-    const unsigned int v2817 = static_cast<unsigned int>(v271.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2818 = v1123 + v2817;
-    const unsigned int v2820 = static_cast<unsigned int>(v271.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2821 = v2820 == v2815;
-    const unsigned int v2824 = v2817 + 1u;
-    const unsigned int v2825 = static_cast<unsigned int>(v271.col(61, iron_linear_thread() & 31u));
-    const bool v2826 = v2825 == v2824;
-    const bool v2827 = v2821 && v2826;
-    const unsigned int v2830 = v2818 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2831 = v2830 == v10;
-    const bool v2832 = v2827 && v2831;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2832) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2833 = v2816 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2834 = v2818 < v12;
-      const bool v2835 = v2833 && v2834;
-      if (v2835) {
-        const unsigned int v2836 = v65 + v2818;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2837 = v271.x[60];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2838 = iron_f32_to_bf16(v2837);
-        const float v2839 = v271.x[61];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2842 = iron_f32_to_bf16(v2839);
-        const unsigned int v2843 = v2816 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2844 = v2843 + v2836;
-        *reinterpret_cast<iron_bf16x2*>(out + v2844) = iron_bf16x2{{v2838, v2842}};
+    const unsigned int v2760 = static_cast<unsigned int>(v272.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2761 = v1125 + v2760;
+    const unsigned int v2762 = static_cast<unsigned int>(v272.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2763 = v1124 + v2762;
+    const unsigned int v2765 = static_cast<unsigned int>(v272.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2766 = v2765 == v2760;
+    const unsigned int v2769 = v2762 + 1u;
+    const unsigned int v2770 = static_cast<unsigned int>(v272.col(59, iron_linear_thread() & 31u));
+    const bool v2771 = v2770 == v2769;
+    const bool v2772 = v2766 && v2771;
+    const unsigned int v2775 = v2763 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2776 = v2775 == v10;
+    const bool v2777 = v2772 && v2776;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2777) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2778 = v2761 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2779 = v2763 < v12;
+      const bool v2780 = v2778 && v2779;
+      if (v2780) {
+        const unsigned int v2781 = v65 + v2763;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2782 = v272.x[58];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2783 = iron_f32_to_bf16(v2782);
+        const float v2784 = v272.x[59];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2787 = iron_f32_to_bf16(v2784);
+        const unsigned int v2788 = v2761 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2789 = v2788 + v2781;
+        *reinterpret_cast<iron_bf16x2*>(out + v2789) = iron_bf16x2{{v2783, v2787}};
       }
     } else {
-      const bool v2849 = v2816 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2850 = v2818 < v12;
-      const bool v2851 = v2849 && v2850;
-      if (v2851) {
-        const float v2852 = v271.x[60];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2854 = iron_f32_to_bf16(v2852);
-        const unsigned int v2855 = v2816 * v3;
-        const unsigned int v2856 = v2855 + v65;
-        const unsigned int v2857 = v2856 + v2818;
-        out[v2857] = v2854;
+      const bool v2794 = v2761 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2795 = v2763 < v12;
+      const bool v2796 = v2794 && v2795;
+      if (v2796) {
+        const float v2797 = v272.x[58];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2799 = iron_f32_to_bf16(v2797);
+        const unsigned int v2800 = v2761 * v3;
+        const unsigned int v2801 = v2800 + v65;
+        const unsigned int v2802 = v2801 + v2763;
+        out[v2802] = v2799;
       }
-      const unsigned int v2859 = v1124 + v2820;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2861 = v1123 + v2825;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2862 = v2859 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2863 = v2861 < v12;
-      const bool v2864 = v2862 && v2863;
-      if (v2864) {
-        const float v2865 = v271.x[61];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2867 = iron_f32_to_bf16(v2865);
-        const unsigned int v2868 = v2859 * v3;
-        const unsigned int v2869 = v2868 + v65;
-        const unsigned int v2870 = v2869 + v2861;
-        out[v2870] = v2867;
+      const unsigned int v2804 = v1125 + v2765;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2806 = v1124 + v2770;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2807 = v2804 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2808 = v2806 < v12;
+      const bool v2809 = v2807 && v2808;
+      if (v2809) {
+        const float v2810 = v272.x[59];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2812 = iron_f32_to_bf16(v2810);
+        const unsigned int v2813 = v2804 * v3;
+        const unsigned int v2814 = v2813 + v65;
+        const unsigned int v2815 = v2814 + v2806;
+        out[v2815] = v2812;
       }
     }
-    const unsigned int v2871 = static_cast<unsigned int>(v271.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2872 = v1124 + v2871;
-    const unsigned int v2873 = static_cast<unsigned int>(v271.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2874 = v1123 + v2873;
-    const unsigned int v2876 = static_cast<unsigned int>(v271.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2877 = v2876 == v2871;
-    const unsigned int v2880 = v2873 + 1u;
-    const unsigned int v2881 = static_cast<unsigned int>(v271.col(63, iron_linear_thread() & 31u));
-    const bool v2882 = v2881 == v2880;
-    const bool v2883 = v2877 && v2882;
-    const unsigned int v2886 = v2874 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2887 = v2886 == v10;
-    const bool v2888 = v2883 && v2887;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2888) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2889 = v2872 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2890 = v2874 < v12;
-      const bool v2891 = v2889 && v2890;
-      if (v2891) {
-        const unsigned int v2892 = v65 + v2874;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2893 = v271.x[62];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2894 = iron_f32_to_bf16(v2893);
-        const float v2895 = v271.x[63];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2898 = iron_f32_to_bf16(v2895);
-        const unsigned int v2899 = v2872 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2900 = v2899 + v2892;
-        *reinterpret_cast<iron_bf16x2*>(out + v2900) = iron_bf16x2{{v2894, v2898}};
+    const unsigned int v2816 = static_cast<unsigned int>(v272.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2817 = v1125 + v2816;
+    const unsigned int v2818 = static_cast<unsigned int>(v272.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2819 = v1124 + v2818;
+    const unsigned int v2821 = static_cast<unsigned int>(v272.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2822 = v2821 == v2816;
+    const unsigned int v2825 = v2818 + 1u;
+    const unsigned int v2826 = static_cast<unsigned int>(v272.col(61, iron_linear_thread() & 31u));
+    const bool v2827 = v2826 == v2825;
+    const bool v2828 = v2822 && v2827;
+    const unsigned int v2831 = v2819 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2832 = v2831 == v10;
+    const bool v2833 = v2828 && v2832;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2833) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2834 = v2817 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2835 = v2819 < v12;
+      const bool v2836 = v2834 && v2835;
+      if (v2836) {
+        const unsigned int v2837 = v65 + v2819;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2838 = v272.x[60];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2839 = iron_f32_to_bf16(v2838);
+        const float v2840 = v272.x[61];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2843 = iron_f32_to_bf16(v2840);
+        const unsigned int v2844 = v2817 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2845 = v2844 + v2837;
+        *reinterpret_cast<iron_bf16x2*>(out + v2845) = iron_bf16x2{{v2839, v2843}};
       }
     } else {
-      const bool v2905 = v2872 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2906 = v2874 < v12;
-      const bool v2907 = v2905 && v2906;
-      if (v2907) {
-        const float v2908 = v271.x[62];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2910 = iron_f32_to_bf16(v2908);
-        const unsigned int v2911 = v2872 * v3;
-        const unsigned int v2912 = v2911 + v65;
-        const unsigned int v2913 = v2912 + v2874;
-        out[v2913] = v2910;
+      const bool v2850 = v2817 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2851 = v2819 < v12;
+      const bool v2852 = v2850 && v2851;
+      if (v2852) {
+        const float v2853 = v272.x[60];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2855 = iron_f32_to_bf16(v2853);
+        const unsigned int v2856 = v2817 * v3;
+        const unsigned int v2857 = v2856 + v65;
+        const unsigned int v2858 = v2857 + v2819;
+        out[v2858] = v2855;
       }
-      const unsigned int v2915 = v1124 + v2876;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2917 = v1123 + v2881;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2918 = v2915 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2919 = v2917 < v12;
-      const bool v2920 = v2918 && v2919;
-      if (v2920) {
-        const float v2921 = v271.x[63];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2923 = iron_f32_to_bf16(v2921);
-        const unsigned int v2924 = v2915 * v3;
-        const unsigned int v2925 = v2924 + v65;
-        const unsigned int v2926 = v2925 + v2917;
-        out[v2926] = v2923;
+      const unsigned int v2860 = v1125 + v2821;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2862 = v1124 + v2826;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2863 = v2860 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2864 = v2862 < v12;
+      const bool v2865 = v2863 && v2864;
+      if (v2865) {
+        const float v2866 = v272.x[61];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2868 = iron_f32_to_bf16(v2866);
+        const unsigned int v2869 = v2860 * v3;
+        const unsigned int v2870 = v2869 + v65;
+        const unsigned int v2871 = v2870 + v2862;
+        out[v2871] = v2868;
       }
     }
-    const unsigned int v2927 = static_cast<unsigned int>(v271.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2928 = v1124 + v2927;
-    const unsigned int v2929 = static_cast<unsigned int>(v271.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2930 = v1123 + v2929;
-    const unsigned int v2932 = static_cast<unsigned int>(v271.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2933 = v2932 == v2927;
-    const unsigned int v2936 = v2929 + 1u;
-    const unsigned int v2937 = static_cast<unsigned int>(v271.col(65, iron_linear_thread() & 31u));
-    const bool v2938 = v2937 == v2936;
-    const bool v2939 = v2933 && v2938;
-    const unsigned int v2942 = v2930 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2943 = v2942 == v10;
-    const bool v2944 = v2939 && v2943;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2944) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2945 = v2928 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2946 = v2930 < v12;
-      const bool v2947 = v2945 && v2946;
-      if (v2947) {
-        const unsigned int v2948 = v65 + v2930;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2949 = v271.x[64];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v2950 = iron_f32_to_bf16(v2949);
-        const float v2951 = v271.x[65];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v2954 = iron_f32_to_bf16(v2951);
-        const unsigned int v2955 = v2928 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v2956 = v2955 + v2948;
-        *reinterpret_cast<iron_bf16x2*>(out + v2956) = iron_bf16x2{{v2950, v2954}};
+    const unsigned int v2872 = static_cast<unsigned int>(v272.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2873 = v1125 + v2872;
+    const unsigned int v2874 = static_cast<unsigned int>(v272.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2875 = v1124 + v2874;
+    const unsigned int v2877 = static_cast<unsigned int>(v272.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2878 = v2877 == v2872;
+    const unsigned int v2881 = v2874 + 1u;
+    const unsigned int v2882 = static_cast<unsigned int>(v272.col(63, iron_linear_thread() & 31u));
+    const bool v2883 = v2882 == v2881;
+    const bool v2884 = v2878 && v2883;
+    const unsigned int v2887 = v2875 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2888 = v2887 == v10;
+    const bool v2889 = v2884 && v2888;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2889) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2890 = v2873 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2891 = v2875 < v12;
+      const bool v2892 = v2890 && v2891;
+      if (v2892) {
+        const unsigned int v2893 = v65 + v2875;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2894 = v272.x[62];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2895 = iron_f32_to_bf16(v2894);
+        const float v2896 = v272.x[63];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2899 = iron_f32_to_bf16(v2896);
+        const unsigned int v2900 = v2873 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2901 = v2900 + v2893;
+        *reinterpret_cast<iron_bf16x2*>(out + v2901) = iron_bf16x2{{v2895, v2899}};
       }
     } else {
-      const bool v2961 = v2928 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2962 = v2930 < v12;
-      const bool v2963 = v2961 && v2962;
-      if (v2963) {
-        const float v2964 = v271.x[64];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2966 = iron_f32_to_bf16(v2964);
-        const unsigned int v2967 = v2928 * v3;
-        const unsigned int v2968 = v2967 + v65;
-        const unsigned int v2969 = v2968 + v2930;
-        out[v2969] = v2966;
+      const bool v2906 = v2873 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2907 = v2875 < v12;
+      const bool v2908 = v2906 && v2907;
+      if (v2908) {
+        const float v2909 = v272.x[62];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2911 = iron_f32_to_bf16(v2909);
+        const unsigned int v2912 = v2873 * v3;
+        const unsigned int v2913 = v2912 + v65;
+        const unsigned int v2914 = v2913 + v2875;
+        out[v2914] = v2911;
       }
-      const unsigned int v2971 = v1124 + v2932;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v2973 = v1123 + v2937;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2974 = v2971 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2975 = v2973 < v12;
-      const bool v2976 = v2974 && v2975;
-      if (v2976) {
-        const float v2977 = v271.x[65];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v2979 = iron_f32_to_bf16(v2977);
-        const unsigned int v2980 = v2971 * v3;
-        const unsigned int v2981 = v2980 + v65;
-        const unsigned int v2982 = v2981 + v2973;
-        out[v2982] = v2979;
+      const unsigned int v2916 = v1125 + v2877;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2918 = v1124 + v2882;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2919 = v2916 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2920 = v2918 < v12;
+      const bool v2921 = v2919 && v2920;
+      if (v2921) {
+        const float v2922 = v272.x[63];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2924 = iron_f32_to_bf16(v2922);
+        const unsigned int v2925 = v2916 * v3;
+        const unsigned int v2926 = v2925 + v65;
+        const unsigned int v2927 = v2926 + v2918;
+        out[v2927] = v2924;
       }
     }
-    const unsigned int v2983 = static_cast<unsigned int>(v271.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v2984 = v1124 + v2983;
-    const unsigned int v2985 = static_cast<unsigned int>(v271.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v2986 = v1123 + v2985;
-    const unsigned int v2988 = static_cast<unsigned int>(v271.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2989 = v2988 == v2983;
-    const unsigned int v2992 = v2985 + 1u;
-    const unsigned int v2993 = static_cast<unsigned int>(v271.col(67, iron_linear_thread() & 31u));
-    const bool v2994 = v2993 == v2992;
-    const bool v2995 = v2989 && v2994;
-    const unsigned int v2998 = v2986 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2999 = v2998 == v10;
-    const bool v3000 = v2995 && v2999;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3000) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3001 = v2984 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3002 = v2986 < v12;
-      const bool v3003 = v3001 && v3002;
-      if (v3003) {
-        const unsigned int v3004 = v65 + v2986;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3005 = v271.x[66];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3006 = iron_f32_to_bf16(v3005);
-        const float v3007 = v271.x[67];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3010 = iron_f32_to_bf16(v3007);
-        const unsigned int v3011 = v2984 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3012 = v3011 + v3004;
-        *reinterpret_cast<iron_bf16x2*>(out + v3012) = iron_bf16x2{{v3006, v3010}};
+    const unsigned int v2928 = static_cast<unsigned int>(v272.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2929 = v1125 + v2928;
+    const unsigned int v2930 = static_cast<unsigned int>(v272.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2931 = v1124 + v2930;
+    const unsigned int v2933 = static_cast<unsigned int>(v272.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2934 = v2933 == v2928;
+    const unsigned int v2937 = v2930 + 1u;
+    const unsigned int v2938 = static_cast<unsigned int>(v272.col(65, iron_linear_thread() & 31u));
+    const bool v2939 = v2938 == v2937;
+    const bool v2940 = v2934 && v2939;
+    const unsigned int v2943 = v2931 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2944 = v2943 == v10;
+    const bool v2945 = v2940 && v2944;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2945) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2946 = v2929 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2947 = v2931 < v12;
+      const bool v2948 = v2946 && v2947;
+      if (v2948) {
+        const unsigned int v2949 = v65 + v2931;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2950 = v272.x[64];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v2951 = iron_f32_to_bf16(v2950);
+        const float v2952 = v272.x[65];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v2955 = iron_f32_to_bf16(v2952);
+        const unsigned int v2956 = v2929 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v2957 = v2956 + v2949;
+        *reinterpret_cast<iron_bf16x2*>(out + v2957) = iron_bf16x2{{v2951, v2955}};
       }
     } else {
-      const bool v3017 = v2984 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3018 = v2986 < v12;
-      const bool v3019 = v3017 && v3018;
-      if (v3019) {
-        const float v3020 = v271.x[66];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3022 = iron_f32_to_bf16(v3020);
-        const unsigned int v3023 = v2984 * v3;
-        const unsigned int v3024 = v3023 + v65;
-        const unsigned int v3025 = v3024 + v2986;
-        out[v3025] = v3022;
+      const bool v2962 = v2929 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2963 = v2931 < v12;
+      const bool v2964 = v2962 && v2963;
+      if (v2964) {
+        const float v2965 = v272.x[64];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2967 = iron_f32_to_bf16(v2965);
+        const unsigned int v2968 = v2929 * v3;
+        const unsigned int v2969 = v2968 + v65;
+        const unsigned int v2970 = v2969 + v2931;
+        out[v2970] = v2967;
       }
-      const unsigned int v3027 = v1124 + v2988;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3029 = v1123 + v2993;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3030 = v3027 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3031 = v3029 < v12;
-      const bool v3032 = v3030 && v3031;
-      if (v3032) {
-        const float v3033 = v271.x[67];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3035 = iron_f32_to_bf16(v3033);
-        const unsigned int v3036 = v3027 * v3;
-        const unsigned int v3037 = v3036 + v65;
-        const unsigned int v3038 = v3037 + v3029;
-        out[v3038] = v3035;
+      const unsigned int v2972 = v1125 + v2933;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v2974 = v1124 + v2938;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2975 = v2972 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2976 = v2974 < v12;
+      const bool v2977 = v2975 && v2976;
+      if (v2977) {
+        const float v2978 = v272.x[65];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v2980 = iron_f32_to_bf16(v2978);
+        const unsigned int v2981 = v2972 * v3;
+        const unsigned int v2982 = v2981 + v65;
+        const unsigned int v2983 = v2982 + v2974;
+        out[v2983] = v2980;
       }
     }
-    const unsigned int v3039 = static_cast<unsigned int>(v271.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3040 = v1124 + v3039;
-    const unsigned int v3041 = static_cast<unsigned int>(v271.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3042 = v1123 + v3041;
-    const unsigned int v3044 = static_cast<unsigned int>(v271.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3045 = v3044 == v3039;
-    const unsigned int v3048 = v3041 + 1u;
-    const unsigned int v3049 = static_cast<unsigned int>(v271.col(69, iron_linear_thread() & 31u));
-    const bool v3050 = v3049 == v3048;
-    const bool v3051 = v3045 && v3050;
-    const unsigned int v3054 = v3042 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3055 = v3054 == v10;
-    const bool v3056 = v3051 && v3055;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3056) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3057 = v3040 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3058 = v3042 < v12;
-      const bool v3059 = v3057 && v3058;
-      if (v3059) {
-        const unsigned int v3060 = v65 + v3042;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3061 = v271.x[68];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3062 = iron_f32_to_bf16(v3061);
-        const float v3063 = v271.x[69];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3066 = iron_f32_to_bf16(v3063);
-        const unsigned int v3067 = v3040 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3068 = v3067 + v3060;
-        *reinterpret_cast<iron_bf16x2*>(out + v3068) = iron_bf16x2{{v3062, v3066}};
+    const unsigned int v2984 = static_cast<unsigned int>(v272.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v2985 = v1125 + v2984;
+    const unsigned int v2986 = static_cast<unsigned int>(v272.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v2987 = v1124 + v2986;
+    const unsigned int v2989 = static_cast<unsigned int>(v272.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2990 = v2989 == v2984;
+    const unsigned int v2993 = v2986 + 1u;
+    const unsigned int v2994 = static_cast<unsigned int>(v272.col(67, iron_linear_thread() & 31u));
+    const bool v2995 = v2994 == v2993;
+    const bool v2996 = v2990 && v2995;
+    const unsigned int v2999 = v2987 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3000 = v2999 == v10;
+    const bool v3001 = v2996 && v3000;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3001) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3002 = v2985 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3003 = v2987 < v12;
+      const bool v3004 = v3002 && v3003;
+      if (v3004) {
+        const unsigned int v3005 = v65 + v2987;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3006 = v272.x[66];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3007 = iron_f32_to_bf16(v3006);
+        const float v3008 = v272.x[67];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3011 = iron_f32_to_bf16(v3008);
+        const unsigned int v3012 = v2985 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3013 = v3012 + v3005;
+        *reinterpret_cast<iron_bf16x2*>(out + v3013) = iron_bf16x2{{v3007, v3011}};
       }
     } else {
-      const bool v3073 = v3040 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3074 = v3042 < v12;
-      const bool v3075 = v3073 && v3074;
-      if (v3075) {
-        const float v3076 = v271.x[68];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3078 = iron_f32_to_bf16(v3076);
-        const unsigned int v3079 = v3040 * v3;
-        const unsigned int v3080 = v3079 + v65;
-        const unsigned int v3081 = v3080 + v3042;
-        out[v3081] = v3078;
+      const bool v3018 = v2985 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3019 = v2987 < v12;
+      const bool v3020 = v3018 && v3019;
+      if (v3020) {
+        const float v3021 = v272.x[66];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3023 = iron_f32_to_bf16(v3021);
+        const unsigned int v3024 = v2985 * v3;
+        const unsigned int v3025 = v3024 + v65;
+        const unsigned int v3026 = v3025 + v2987;
+        out[v3026] = v3023;
       }
-      const unsigned int v3083 = v1124 + v3044;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3085 = v1123 + v3049;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3086 = v3083 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3087 = v3085 < v12;
-      const bool v3088 = v3086 && v3087;
-      if (v3088) {
-        const float v3089 = v271.x[69];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3091 = iron_f32_to_bf16(v3089);
-        const unsigned int v3092 = v3083 * v3;
-        const unsigned int v3093 = v3092 + v65;
-        const unsigned int v3094 = v3093 + v3085;
-        out[v3094] = v3091;
+      const unsigned int v3028 = v1125 + v2989;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3030 = v1124 + v2994;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3031 = v3028 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3032 = v3030 < v12;
+      const bool v3033 = v3031 && v3032;
+      if (v3033) {
+        const float v3034 = v272.x[67];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3036 = iron_f32_to_bf16(v3034);
+        const unsigned int v3037 = v3028 * v3;
+        const unsigned int v3038 = v3037 + v65;
+        const unsigned int v3039 = v3038 + v3030;
+        out[v3039] = v3036;
       }
     }
-    const unsigned int v3095 = static_cast<unsigned int>(v271.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3096 = v1124 + v3095;
-    const unsigned int v3097 = static_cast<unsigned int>(v271.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3098 = v1123 + v3097;
-    const unsigned int v3100 = static_cast<unsigned int>(v271.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3101 = v3100 == v3095;
-    const unsigned int v3104 = v3097 + 1u;
-    const unsigned int v3105 = static_cast<unsigned int>(v271.col(71, iron_linear_thread() & 31u));
-    const bool v3106 = v3105 == v3104;
-    const bool v3107 = v3101 && v3106;
-    const unsigned int v3110 = v3098 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3111 = v3110 == v10;
-    const bool v3112 = v3107 && v3111;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3112) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3113 = v3096 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3114 = v3098 < v12;
-      const bool v3115 = v3113 && v3114;
-      if (v3115) {
-        const unsigned int v3116 = v65 + v3098;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3117 = v271.x[70];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3118 = iron_f32_to_bf16(v3117);
-        const float v3119 = v271.x[71];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3122 = iron_f32_to_bf16(v3119);
-        const unsigned int v3123 = v3096 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3124 = v3123 + v3116;
-        *reinterpret_cast<iron_bf16x2*>(out + v3124) = iron_bf16x2{{v3118, v3122}};
+    const unsigned int v3040 = static_cast<unsigned int>(v272.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3041 = v1125 + v3040;
+    const unsigned int v3042 = static_cast<unsigned int>(v272.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3043 = v1124 + v3042;
+    const unsigned int v3045 = static_cast<unsigned int>(v272.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3046 = v3045 == v3040;
+    const unsigned int v3049 = v3042 + 1u;
+    const unsigned int v3050 = static_cast<unsigned int>(v272.col(69, iron_linear_thread() & 31u));
+    const bool v3051 = v3050 == v3049;
+    const bool v3052 = v3046 && v3051;
+    const unsigned int v3055 = v3043 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3056 = v3055 == v10;
+    const bool v3057 = v3052 && v3056;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3057) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3058 = v3041 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3059 = v3043 < v12;
+      const bool v3060 = v3058 && v3059;
+      if (v3060) {
+        const unsigned int v3061 = v65 + v3043;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3062 = v272.x[68];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3063 = iron_f32_to_bf16(v3062);
+        const float v3064 = v272.x[69];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3067 = iron_f32_to_bf16(v3064);
+        const unsigned int v3068 = v3041 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3069 = v3068 + v3061;
+        *reinterpret_cast<iron_bf16x2*>(out + v3069) = iron_bf16x2{{v3063, v3067}};
       }
     } else {
-      const bool v3129 = v3096 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3130 = v3098 < v12;
-      const bool v3131 = v3129 && v3130;
-      if (v3131) {
-        const float v3132 = v271.x[70];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3134 = iron_f32_to_bf16(v3132);
-        const unsigned int v3135 = v3096 * v3;
-        const unsigned int v3136 = v3135 + v65;
-        const unsigned int v3137 = v3136 + v3098;
-        out[v3137] = v3134;
+      const bool v3074 = v3041 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3075 = v3043 < v12;
+      const bool v3076 = v3074 && v3075;
+      if (v3076) {
+        const float v3077 = v272.x[68];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3079 = iron_f32_to_bf16(v3077);
+        const unsigned int v3080 = v3041 * v3;
+        const unsigned int v3081 = v3080 + v65;
+        const unsigned int v3082 = v3081 + v3043;
+        out[v3082] = v3079;
       }
-      const unsigned int v3139 = v1124 + v3100;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3141 = v1123 + v3105;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3142 = v3139 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3143 = v3141 < v12;
-      const bool v3144 = v3142 && v3143;
-      if (v3144) {
-        const float v3145 = v271.x[71];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3147 = iron_f32_to_bf16(v3145);
-        const unsigned int v3148 = v3139 * v3;
-        const unsigned int v3149 = v3148 + v65;
-        const unsigned int v3150 = v3149 + v3141;
-        out[v3150] = v3147;
+      const unsigned int v3084 = v1125 + v3045;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3086 = v1124 + v3050;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3087 = v3084 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3088 = v3086 < v12;
+      const bool v3089 = v3087 && v3088;
+      if (v3089) {
+        const float v3090 = v272.x[69];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3092 = iron_f32_to_bf16(v3090);
+        const unsigned int v3093 = v3084 * v3;
+        const unsigned int v3094 = v3093 + v65;
+        const unsigned int v3095 = v3094 + v3086;
+        out[v3095] = v3092;
       }
     }
-    const unsigned int v3151 = static_cast<unsigned int>(v271.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3152 = v1124 + v3151;
-    const unsigned int v3153 = static_cast<unsigned int>(v271.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3154 = v1123 + v3153;
-    const unsigned int v3156 = static_cast<unsigned int>(v271.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3157 = v3156 == v3151;
-    const unsigned int v3160 = v3153 + 1u;
-    const unsigned int v3161 = static_cast<unsigned int>(v271.col(73, iron_linear_thread() & 31u));
-    const bool v3162 = v3161 == v3160;
-    const bool v3163 = v3157 && v3162;
-    const unsigned int v3166 = v3154 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3167 = v3166 == v10;
-    const bool v3168 = v3163 && v3167;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3168) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3169 = v3152 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3170 = v3154 < v12;
-      const bool v3171 = v3169 && v3170;
-      if (v3171) {
-        const unsigned int v3172 = v65 + v3154;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3173 = v271.x[72];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3174 = iron_f32_to_bf16(v3173);
-        const float v3175 = v271.x[73];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3178 = iron_f32_to_bf16(v3175);
-        const unsigned int v3179 = v3152 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3180 = v3179 + v3172;
-        *reinterpret_cast<iron_bf16x2*>(out + v3180) = iron_bf16x2{{v3174, v3178}};
+    const unsigned int v3096 = static_cast<unsigned int>(v272.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3097 = v1125 + v3096;
+    const unsigned int v3098 = static_cast<unsigned int>(v272.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3099 = v1124 + v3098;
+    const unsigned int v3101 = static_cast<unsigned int>(v272.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3102 = v3101 == v3096;
+    const unsigned int v3105 = v3098 + 1u;
+    const unsigned int v3106 = static_cast<unsigned int>(v272.col(71, iron_linear_thread() & 31u));
+    const bool v3107 = v3106 == v3105;
+    const bool v3108 = v3102 && v3107;
+    const unsigned int v3111 = v3099 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3112 = v3111 == v10;
+    const bool v3113 = v3108 && v3112;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3113) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3114 = v3097 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3115 = v3099 < v12;
+      const bool v3116 = v3114 && v3115;
+      if (v3116) {
+        const unsigned int v3117 = v65 + v3099;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3118 = v272.x[70];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3119 = iron_f32_to_bf16(v3118);
+        const float v3120 = v272.x[71];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3123 = iron_f32_to_bf16(v3120);
+        const unsigned int v3124 = v3097 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3125 = v3124 + v3117;
+        *reinterpret_cast<iron_bf16x2*>(out + v3125) = iron_bf16x2{{v3119, v3123}};
       }
     } else {
-      const bool v3185 = v3152 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3186 = v3154 < v12;
-      const bool v3187 = v3185 && v3186;
-      if (v3187) {
-        const float v3188 = v271.x[72];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3190 = iron_f32_to_bf16(v3188);
-        const unsigned int v3191 = v3152 * v3;
-        const unsigned int v3192 = v3191 + v65;
-        const unsigned int v3193 = v3192 + v3154;
-        out[v3193] = v3190;
+      const bool v3130 = v3097 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3131 = v3099 < v12;
+      const bool v3132 = v3130 && v3131;
+      if (v3132) {
+        const float v3133 = v272.x[70];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3135 = iron_f32_to_bf16(v3133);
+        const unsigned int v3136 = v3097 * v3;
+        const unsigned int v3137 = v3136 + v65;
+        const unsigned int v3138 = v3137 + v3099;
+        out[v3138] = v3135;
       }
-      const unsigned int v3195 = v1124 + v3156;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3197 = v1123 + v3161;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3198 = v3195 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3199 = v3197 < v12;
-      const bool v3200 = v3198 && v3199;
-      if (v3200) {
-        const float v3201 = v271.x[73];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3203 = iron_f32_to_bf16(v3201);
-        const unsigned int v3204 = v3195 * v3;
-        const unsigned int v3205 = v3204 + v65;
-        const unsigned int v3206 = v3205 + v3197;
-        out[v3206] = v3203;
+      const unsigned int v3140 = v1125 + v3101;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3142 = v1124 + v3106;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3143 = v3140 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3144 = v3142 < v12;
+      const bool v3145 = v3143 && v3144;
+      if (v3145) {
+        const float v3146 = v272.x[71];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3148 = iron_f32_to_bf16(v3146);
+        const unsigned int v3149 = v3140 * v3;
+        const unsigned int v3150 = v3149 + v65;
+        const unsigned int v3151 = v3150 + v3142;
+        out[v3151] = v3148;
       }
     }
-    const unsigned int v3207 = static_cast<unsigned int>(v271.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3208 = v1124 + v3207;
-    const unsigned int v3209 = static_cast<unsigned int>(v271.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3210 = v1123 + v3209;
-    const unsigned int v3212 = static_cast<unsigned int>(v271.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3213 = v3212 == v3207;
-    const unsigned int v3216 = v3209 + 1u;
-    const unsigned int v3217 = static_cast<unsigned int>(v271.col(75, iron_linear_thread() & 31u));
-    const bool v3218 = v3217 == v3216;
-    const bool v3219 = v3213 && v3218;
-    const unsigned int v3222 = v3210 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3223 = v3222 == v10;
-    const bool v3224 = v3219 && v3223;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3224) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3225 = v3208 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3226 = v3210 < v12;
-      const bool v3227 = v3225 && v3226;
-      if (v3227) {
-        const unsigned int v3228 = v65 + v3210;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3229 = v271.x[74];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3230 = iron_f32_to_bf16(v3229);
-        const float v3231 = v271.x[75];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3234 = iron_f32_to_bf16(v3231);
-        const unsigned int v3235 = v3208 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3236 = v3235 + v3228;
-        *reinterpret_cast<iron_bf16x2*>(out + v3236) = iron_bf16x2{{v3230, v3234}};
+    const unsigned int v3152 = static_cast<unsigned int>(v272.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3153 = v1125 + v3152;
+    const unsigned int v3154 = static_cast<unsigned int>(v272.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3155 = v1124 + v3154;
+    const unsigned int v3157 = static_cast<unsigned int>(v272.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3158 = v3157 == v3152;
+    const unsigned int v3161 = v3154 + 1u;
+    const unsigned int v3162 = static_cast<unsigned int>(v272.col(73, iron_linear_thread() & 31u));
+    const bool v3163 = v3162 == v3161;
+    const bool v3164 = v3158 && v3163;
+    const unsigned int v3167 = v3155 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3168 = v3167 == v10;
+    const bool v3169 = v3164 && v3168;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3169) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3170 = v3153 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3171 = v3155 < v12;
+      const bool v3172 = v3170 && v3171;
+      if (v3172) {
+        const unsigned int v3173 = v65 + v3155;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3174 = v272.x[72];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3175 = iron_f32_to_bf16(v3174);
+        const float v3176 = v272.x[73];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3179 = iron_f32_to_bf16(v3176);
+        const unsigned int v3180 = v3153 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3181 = v3180 + v3173;
+        *reinterpret_cast<iron_bf16x2*>(out + v3181) = iron_bf16x2{{v3175, v3179}};
       }
     } else {
-      const bool v3241 = v3208 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3242 = v3210 < v12;
-      const bool v3243 = v3241 && v3242;
-      if (v3243) {
-        const float v3244 = v271.x[74];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3246 = iron_f32_to_bf16(v3244);
-        const unsigned int v3247 = v3208 * v3;
-        const unsigned int v3248 = v3247 + v65;
-        const unsigned int v3249 = v3248 + v3210;
-        out[v3249] = v3246;
+      const bool v3186 = v3153 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3187 = v3155 < v12;
+      const bool v3188 = v3186 && v3187;
+      if (v3188) {
+        const float v3189 = v272.x[72];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3191 = iron_f32_to_bf16(v3189);
+        const unsigned int v3192 = v3153 * v3;
+        const unsigned int v3193 = v3192 + v65;
+        const unsigned int v3194 = v3193 + v3155;
+        out[v3194] = v3191;
       }
-      const unsigned int v3251 = v1124 + v3212;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3253 = v1123 + v3217;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3254 = v3251 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3255 = v3253 < v12;
-      const bool v3256 = v3254 && v3255;
-      if (v3256) {
-        const float v3257 = v271.x[75];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3259 = iron_f32_to_bf16(v3257);
-        const unsigned int v3260 = v3251 * v3;
-        const unsigned int v3261 = v3260 + v65;
-        const unsigned int v3262 = v3261 + v3253;
-        out[v3262] = v3259;
+      const unsigned int v3196 = v1125 + v3157;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3198 = v1124 + v3162;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3199 = v3196 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3200 = v3198 < v12;
+      const bool v3201 = v3199 && v3200;
+      if (v3201) {
+        const float v3202 = v272.x[73];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3204 = iron_f32_to_bf16(v3202);
+        const unsigned int v3205 = v3196 * v3;
+        const unsigned int v3206 = v3205 + v65;
+        const unsigned int v3207 = v3206 + v3198;
+        out[v3207] = v3204;
       }
     }
-    const unsigned int v3263 = static_cast<unsigned int>(v271.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3264 = v1124 + v3263;
-    const unsigned int v3265 = static_cast<unsigned int>(v271.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3266 = v1123 + v3265;
-    const unsigned int v3268 = static_cast<unsigned int>(v271.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3269 = v3268 == v3263;
-    const unsigned int v3272 = v3265 + 1u;
-    const unsigned int v3273 = static_cast<unsigned int>(v271.col(77, iron_linear_thread() & 31u));
-    const bool v3274 = v3273 == v3272;
-    const bool v3275 = v3269 && v3274;
-    const unsigned int v3278 = v3266 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3279 = v3278 == v10;
-    const bool v3280 = v3275 && v3279;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3280) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3281 = v3264 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3282 = v3266 < v12;
-      const bool v3283 = v3281 && v3282;
-      if (v3283) {
-        const unsigned int v3284 = v65 + v3266;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3285 = v271.x[76];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3286 = iron_f32_to_bf16(v3285);
-        const float v3287 = v271.x[77];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3290 = iron_f32_to_bf16(v3287);
-        const unsigned int v3291 = v3264 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3292 = v3291 + v3284;
-        *reinterpret_cast<iron_bf16x2*>(out + v3292) = iron_bf16x2{{v3286, v3290}};
+    const unsigned int v3208 = static_cast<unsigned int>(v272.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3209 = v1125 + v3208;
+    const unsigned int v3210 = static_cast<unsigned int>(v272.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3211 = v1124 + v3210;
+    const unsigned int v3213 = static_cast<unsigned int>(v272.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3214 = v3213 == v3208;
+    const unsigned int v3217 = v3210 + 1u;
+    const unsigned int v3218 = static_cast<unsigned int>(v272.col(75, iron_linear_thread() & 31u));
+    const bool v3219 = v3218 == v3217;
+    const bool v3220 = v3214 && v3219;
+    const unsigned int v3223 = v3211 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3224 = v3223 == v10;
+    const bool v3225 = v3220 && v3224;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3225) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3226 = v3209 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3227 = v3211 < v12;
+      const bool v3228 = v3226 && v3227;
+      if (v3228) {
+        const unsigned int v3229 = v65 + v3211;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3230 = v272.x[74];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3231 = iron_f32_to_bf16(v3230);
+        const float v3232 = v272.x[75];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3235 = iron_f32_to_bf16(v3232);
+        const unsigned int v3236 = v3209 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3237 = v3236 + v3229;
+        *reinterpret_cast<iron_bf16x2*>(out + v3237) = iron_bf16x2{{v3231, v3235}};
       }
     } else {
-      const bool v3297 = v3264 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3298 = v3266 < v12;
-      const bool v3299 = v3297 && v3298;
-      if (v3299) {
-        const float v3300 = v271.x[76];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3302 = iron_f32_to_bf16(v3300);
-        const unsigned int v3303 = v3264 * v3;
-        const unsigned int v3304 = v3303 + v65;
-        const unsigned int v3305 = v3304 + v3266;
-        out[v3305] = v3302;
+      const bool v3242 = v3209 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3243 = v3211 < v12;
+      const bool v3244 = v3242 && v3243;
+      if (v3244) {
+        const float v3245 = v272.x[74];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3247 = iron_f32_to_bf16(v3245);
+        const unsigned int v3248 = v3209 * v3;
+        const unsigned int v3249 = v3248 + v65;
+        const unsigned int v3250 = v3249 + v3211;
+        out[v3250] = v3247;
       }
-      const unsigned int v3307 = v1124 + v3268;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3309 = v1123 + v3273;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3310 = v3307 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3311 = v3309 < v12;
-      const bool v3312 = v3310 && v3311;
-      if (v3312) {
-        const float v3313 = v271.x[77];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3315 = iron_f32_to_bf16(v3313);
-        const unsigned int v3316 = v3307 * v3;
-        const unsigned int v3317 = v3316 + v65;
-        const unsigned int v3318 = v3317 + v3309;
-        out[v3318] = v3315;
+      const unsigned int v3252 = v1125 + v3213;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3254 = v1124 + v3218;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3255 = v3252 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3256 = v3254 < v12;
+      const bool v3257 = v3255 && v3256;
+      if (v3257) {
+        const float v3258 = v272.x[75];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3260 = iron_f32_to_bf16(v3258);
+        const unsigned int v3261 = v3252 * v3;
+        const unsigned int v3262 = v3261 + v65;
+        const unsigned int v3263 = v3262 + v3254;
+        out[v3263] = v3260;
       }
     }
-    const unsigned int v3319 = static_cast<unsigned int>(v271.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3320 = v1124 + v3319;
-    const unsigned int v3321 = static_cast<unsigned int>(v271.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3322 = v1123 + v3321;
-    const unsigned int v3324 = static_cast<unsigned int>(v271.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3325 = v3324 == v3319;
-    const unsigned int v3328 = v3321 + 1u;
-    const unsigned int v3329 = static_cast<unsigned int>(v271.col(79, iron_linear_thread() & 31u));
-    const bool v3330 = v3329 == v3328;
-    const bool v3331 = v3325 && v3330;
-    const unsigned int v3334 = v3322 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3335 = v3334 == v10;
-    const bool v3336 = v3331 && v3335;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3336) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3337 = v3320 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3338 = v3322 < v12;
-      const bool v3339 = v3337 && v3338;
-      if (v3339) {
-        const unsigned int v3340 = v65 + v3322;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3341 = v271.x[78];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3342 = iron_f32_to_bf16(v3341);
-        const float v3343 = v271.x[79];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3346 = iron_f32_to_bf16(v3343);
-        const unsigned int v3347 = v3320 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3348 = v3347 + v3340;
-        *reinterpret_cast<iron_bf16x2*>(out + v3348) = iron_bf16x2{{v3342, v3346}};
+    const unsigned int v3264 = static_cast<unsigned int>(v272.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3265 = v1125 + v3264;
+    const unsigned int v3266 = static_cast<unsigned int>(v272.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3267 = v1124 + v3266;
+    const unsigned int v3269 = static_cast<unsigned int>(v272.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3270 = v3269 == v3264;
+    const unsigned int v3273 = v3266 + 1u;
+    const unsigned int v3274 = static_cast<unsigned int>(v272.col(77, iron_linear_thread() & 31u));
+    const bool v3275 = v3274 == v3273;
+    const bool v3276 = v3270 && v3275;
+    const unsigned int v3279 = v3267 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3280 = v3279 == v10;
+    const bool v3281 = v3276 && v3280;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3281) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3282 = v3265 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3283 = v3267 < v12;
+      const bool v3284 = v3282 && v3283;
+      if (v3284) {
+        const unsigned int v3285 = v65 + v3267;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3286 = v272.x[76];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3287 = iron_f32_to_bf16(v3286);
+        const float v3288 = v272.x[77];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3291 = iron_f32_to_bf16(v3288);
+        const unsigned int v3292 = v3265 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3293 = v3292 + v3285;
+        *reinterpret_cast<iron_bf16x2*>(out + v3293) = iron_bf16x2{{v3287, v3291}};
       }
     } else {
-      const bool v3353 = v3320 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3354 = v3322 < v12;
-      const bool v3355 = v3353 && v3354;
-      if (v3355) {
-        const float v3356 = v271.x[78];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3358 = iron_f32_to_bf16(v3356);
-        const unsigned int v3359 = v3320 * v3;
-        const unsigned int v3360 = v3359 + v65;
-        const unsigned int v3361 = v3360 + v3322;
-        out[v3361] = v3358;
+      const bool v3298 = v3265 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3299 = v3267 < v12;
+      const bool v3300 = v3298 && v3299;
+      if (v3300) {
+        const float v3301 = v272.x[76];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3303 = iron_f32_to_bf16(v3301);
+        const unsigned int v3304 = v3265 * v3;
+        const unsigned int v3305 = v3304 + v65;
+        const unsigned int v3306 = v3305 + v3267;
+        out[v3306] = v3303;
       }
-      const unsigned int v3363 = v1124 + v3324;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3365 = v1123 + v3329;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3366 = v3363 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3367 = v3365 < v12;
-      const bool v3368 = v3366 && v3367;
-      if (v3368) {
-        const float v3369 = v271.x[79];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3371 = iron_f32_to_bf16(v3369);
-        const unsigned int v3372 = v3363 * v3;
-        const unsigned int v3373 = v3372 + v65;
-        const unsigned int v3374 = v3373 + v3365;
-        out[v3374] = v3371;
+      const unsigned int v3308 = v1125 + v3269;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3310 = v1124 + v3274;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3311 = v3308 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3312 = v3310 < v12;
+      const bool v3313 = v3311 && v3312;
+      if (v3313) {
+        const float v3314 = v272.x[77];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3316 = iron_f32_to_bf16(v3314);
+        const unsigned int v3317 = v3308 * v3;
+        const unsigned int v3318 = v3317 + v65;
+        const unsigned int v3319 = v3318 + v3310;
+        out[v3319] = v3316;
       }
     }
-    const unsigned int v3375 = static_cast<unsigned int>(v271.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3376 = v1124 + v3375;
-    const unsigned int v3377 = static_cast<unsigned int>(v271.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3378 = v1123 + v3377;
-    const unsigned int v3380 = static_cast<unsigned int>(v271.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3381 = v3380 == v3375;
-    const unsigned int v3384 = v3377 + 1u;
-    const unsigned int v3385 = static_cast<unsigned int>(v271.col(81, iron_linear_thread() & 31u));
-    const bool v3386 = v3385 == v3384;
-    const bool v3387 = v3381 && v3386;
-    const unsigned int v3390 = v3378 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3391 = v3390 == v10;
-    const bool v3392 = v3387 && v3391;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3392) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3393 = v3376 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3394 = v3378 < v12;
-      const bool v3395 = v3393 && v3394;
-      if (v3395) {
-        const unsigned int v3396 = v65 + v3378;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3397 = v271.x[80];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3398 = iron_f32_to_bf16(v3397);
-        const float v3399 = v271.x[81];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3402 = iron_f32_to_bf16(v3399);
-        const unsigned int v3403 = v3376 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3404 = v3403 + v3396;
-        *reinterpret_cast<iron_bf16x2*>(out + v3404) = iron_bf16x2{{v3398, v3402}};
+    const unsigned int v3320 = static_cast<unsigned int>(v272.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3321 = v1125 + v3320;
+    const unsigned int v3322 = static_cast<unsigned int>(v272.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3323 = v1124 + v3322;
+    const unsigned int v3325 = static_cast<unsigned int>(v272.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3326 = v3325 == v3320;
+    const unsigned int v3329 = v3322 + 1u;
+    const unsigned int v3330 = static_cast<unsigned int>(v272.col(79, iron_linear_thread() & 31u));
+    const bool v3331 = v3330 == v3329;
+    const bool v3332 = v3326 && v3331;
+    const unsigned int v3335 = v3323 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3336 = v3335 == v10;
+    const bool v3337 = v3332 && v3336;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3337) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3338 = v3321 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3339 = v3323 < v12;
+      const bool v3340 = v3338 && v3339;
+      if (v3340) {
+        const unsigned int v3341 = v65 + v3323;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3342 = v272.x[78];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3343 = iron_f32_to_bf16(v3342);
+        const float v3344 = v272.x[79];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3347 = iron_f32_to_bf16(v3344);
+        const unsigned int v3348 = v3321 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3349 = v3348 + v3341;
+        *reinterpret_cast<iron_bf16x2*>(out + v3349) = iron_bf16x2{{v3343, v3347}};
       }
     } else {
-      const bool v3409 = v3376 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3410 = v3378 < v12;
-      const bool v3411 = v3409 && v3410;
-      if (v3411) {
-        const float v3412 = v271.x[80];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3414 = iron_f32_to_bf16(v3412);
-        const unsigned int v3415 = v3376 * v3;
-        const unsigned int v3416 = v3415 + v65;
-        const unsigned int v3417 = v3416 + v3378;
-        out[v3417] = v3414;
+      const bool v3354 = v3321 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3355 = v3323 < v12;
+      const bool v3356 = v3354 && v3355;
+      if (v3356) {
+        const float v3357 = v272.x[78];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3359 = iron_f32_to_bf16(v3357);
+        const unsigned int v3360 = v3321 * v3;
+        const unsigned int v3361 = v3360 + v65;
+        const unsigned int v3362 = v3361 + v3323;
+        out[v3362] = v3359;
       }
-      const unsigned int v3419 = v1124 + v3380;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3421 = v1123 + v3385;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3422 = v3419 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3423 = v3421 < v12;
-      const bool v3424 = v3422 && v3423;
-      if (v3424) {
-        const float v3425 = v271.x[81];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3427 = iron_f32_to_bf16(v3425);
-        const unsigned int v3428 = v3419 * v3;
-        const unsigned int v3429 = v3428 + v65;
-        const unsigned int v3430 = v3429 + v3421;
-        out[v3430] = v3427;
+      const unsigned int v3364 = v1125 + v3325;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3366 = v1124 + v3330;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3367 = v3364 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3368 = v3366 < v12;
+      const bool v3369 = v3367 && v3368;
+      if (v3369) {
+        const float v3370 = v272.x[79];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3372 = iron_f32_to_bf16(v3370);
+        const unsigned int v3373 = v3364 * v3;
+        const unsigned int v3374 = v3373 + v65;
+        const unsigned int v3375 = v3374 + v3366;
+        out[v3375] = v3372;
       }
     }
-    const unsigned int v3431 = static_cast<unsigned int>(v271.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3432 = v1124 + v3431;
-    const unsigned int v3433 = static_cast<unsigned int>(v271.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3434 = v1123 + v3433;
-    const unsigned int v3436 = static_cast<unsigned int>(v271.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3437 = v3436 == v3431;
-    const unsigned int v3440 = v3433 + 1u;
-    const unsigned int v3441 = static_cast<unsigned int>(v271.col(83, iron_linear_thread() & 31u));
-    const bool v3442 = v3441 == v3440;
-    const bool v3443 = v3437 && v3442;
-    const unsigned int v3446 = v3434 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3447 = v3446 == v10;
-    const bool v3448 = v3443 && v3447;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3448) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3449 = v3432 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3450 = v3434 < v12;
-      const bool v3451 = v3449 && v3450;
-      if (v3451) {
-        const unsigned int v3452 = v65 + v3434;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3453 = v271.x[82];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3454 = iron_f32_to_bf16(v3453);
-        const float v3455 = v271.x[83];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3458 = iron_f32_to_bf16(v3455);
-        const unsigned int v3459 = v3432 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3460 = v3459 + v3452;
-        *reinterpret_cast<iron_bf16x2*>(out + v3460) = iron_bf16x2{{v3454, v3458}};
+    const unsigned int v3376 = static_cast<unsigned int>(v272.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3377 = v1125 + v3376;
+    const unsigned int v3378 = static_cast<unsigned int>(v272.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3379 = v1124 + v3378;
+    const unsigned int v3381 = static_cast<unsigned int>(v272.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3382 = v3381 == v3376;
+    const unsigned int v3385 = v3378 + 1u;
+    const unsigned int v3386 = static_cast<unsigned int>(v272.col(81, iron_linear_thread() & 31u));
+    const bool v3387 = v3386 == v3385;
+    const bool v3388 = v3382 && v3387;
+    const unsigned int v3391 = v3379 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3392 = v3391 == v10;
+    const bool v3393 = v3388 && v3392;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3393) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3394 = v3377 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3395 = v3379 < v12;
+      const bool v3396 = v3394 && v3395;
+      if (v3396) {
+        const unsigned int v3397 = v65 + v3379;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3398 = v272.x[80];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3399 = iron_f32_to_bf16(v3398);
+        const float v3400 = v272.x[81];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3403 = iron_f32_to_bf16(v3400);
+        const unsigned int v3404 = v3377 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3405 = v3404 + v3397;
+        *reinterpret_cast<iron_bf16x2*>(out + v3405) = iron_bf16x2{{v3399, v3403}};
       }
     } else {
-      const bool v3465 = v3432 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3466 = v3434 < v12;
-      const bool v3467 = v3465 && v3466;
-      if (v3467) {
-        const float v3468 = v271.x[82];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3470 = iron_f32_to_bf16(v3468);
-        const unsigned int v3471 = v3432 * v3;
-        const unsigned int v3472 = v3471 + v65;
-        const unsigned int v3473 = v3472 + v3434;
-        out[v3473] = v3470;
+      const bool v3410 = v3377 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3411 = v3379 < v12;
+      const bool v3412 = v3410 && v3411;
+      if (v3412) {
+        const float v3413 = v272.x[80];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3415 = iron_f32_to_bf16(v3413);
+        const unsigned int v3416 = v3377 * v3;
+        const unsigned int v3417 = v3416 + v65;
+        const unsigned int v3418 = v3417 + v3379;
+        out[v3418] = v3415;
       }
-      const unsigned int v3475 = v1124 + v3436;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3477 = v1123 + v3441;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3478 = v3475 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3479 = v3477 < v12;
-      const bool v3480 = v3478 && v3479;
-      if (v3480) {
-        const float v3481 = v271.x[83];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3483 = iron_f32_to_bf16(v3481);
-        const unsigned int v3484 = v3475 * v3;
-        const unsigned int v3485 = v3484 + v65;
-        const unsigned int v3486 = v3485 + v3477;
-        out[v3486] = v3483;
+      const unsigned int v3420 = v1125 + v3381;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3422 = v1124 + v3386;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3423 = v3420 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3424 = v3422 < v12;
+      const bool v3425 = v3423 && v3424;
+      if (v3425) {
+        const float v3426 = v272.x[81];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3428 = iron_f32_to_bf16(v3426);
+        const unsigned int v3429 = v3420 * v3;
+        const unsigned int v3430 = v3429 + v65;
+        const unsigned int v3431 = v3430 + v3422;
+        out[v3431] = v3428;
       }
     }
-    const unsigned int v3487 = static_cast<unsigned int>(v271.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3488 = v1124 + v3487;
-    const unsigned int v3489 = static_cast<unsigned int>(v271.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3490 = v1123 + v3489;
-    const unsigned int v3492 = static_cast<unsigned int>(v271.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3493 = v3492 == v3487;
-    const unsigned int v3496 = v3489 + 1u;
-    const unsigned int v3497 = static_cast<unsigned int>(v271.col(85, iron_linear_thread() & 31u));
-    const bool v3498 = v3497 == v3496;
-    const bool v3499 = v3493 && v3498;
-    const unsigned int v3502 = v3490 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3503 = v3502 == v10;
-    const bool v3504 = v3499 && v3503;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3504) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3505 = v3488 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3506 = v3490 < v12;
-      const bool v3507 = v3505 && v3506;
-      if (v3507) {
-        const unsigned int v3508 = v65 + v3490;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3509 = v271.x[84];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3510 = iron_f32_to_bf16(v3509);
-        const float v3511 = v271.x[85];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3514 = iron_f32_to_bf16(v3511);
-        const unsigned int v3515 = v3488 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3516 = v3515 + v3508;
-        *reinterpret_cast<iron_bf16x2*>(out + v3516) = iron_bf16x2{{v3510, v3514}};
+    const unsigned int v3432 = static_cast<unsigned int>(v272.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3433 = v1125 + v3432;
+    const unsigned int v3434 = static_cast<unsigned int>(v272.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3435 = v1124 + v3434;
+    const unsigned int v3437 = static_cast<unsigned int>(v272.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3438 = v3437 == v3432;
+    const unsigned int v3441 = v3434 + 1u;
+    const unsigned int v3442 = static_cast<unsigned int>(v272.col(83, iron_linear_thread() & 31u));
+    const bool v3443 = v3442 == v3441;
+    const bool v3444 = v3438 && v3443;
+    const unsigned int v3447 = v3435 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3448 = v3447 == v10;
+    const bool v3449 = v3444 && v3448;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3449) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3450 = v3433 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3451 = v3435 < v12;
+      const bool v3452 = v3450 && v3451;
+      if (v3452) {
+        const unsigned int v3453 = v65 + v3435;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3454 = v272.x[82];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3455 = iron_f32_to_bf16(v3454);
+        const float v3456 = v272.x[83];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3459 = iron_f32_to_bf16(v3456);
+        const unsigned int v3460 = v3433 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3461 = v3460 + v3453;
+        *reinterpret_cast<iron_bf16x2*>(out + v3461) = iron_bf16x2{{v3455, v3459}};
       }
     } else {
-      const bool v3521 = v3488 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3522 = v3490 < v12;
-      const bool v3523 = v3521 && v3522;
-      if (v3523) {
-        const float v3524 = v271.x[84];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3526 = iron_f32_to_bf16(v3524);
-        const unsigned int v3527 = v3488 * v3;
-        const unsigned int v3528 = v3527 + v65;
-        const unsigned int v3529 = v3528 + v3490;
-        out[v3529] = v3526;
+      const bool v3466 = v3433 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3467 = v3435 < v12;
+      const bool v3468 = v3466 && v3467;
+      if (v3468) {
+        const float v3469 = v272.x[82];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3471 = iron_f32_to_bf16(v3469);
+        const unsigned int v3472 = v3433 * v3;
+        const unsigned int v3473 = v3472 + v65;
+        const unsigned int v3474 = v3473 + v3435;
+        out[v3474] = v3471;
       }
-      const unsigned int v3531 = v1124 + v3492;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3533 = v1123 + v3497;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3534 = v3531 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3535 = v3533 < v12;
-      const bool v3536 = v3534 && v3535;
-      if (v3536) {
-        const float v3537 = v271.x[85];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3539 = iron_f32_to_bf16(v3537);
-        const unsigned int v3540 = v3531 * v3;
-        const unsigned int v3541 = v3540 + v65;
-        const unsigned int v3542 = v3541 + v3533;
-        out[v3542] = v3539;
+      const unsigned int v3476 = v1125 + v3437;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3478 = v1124 + v3442;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3479 = v3476 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3480 = v3478 < v12;
+      const bool v3481 = v3479 && v3480;
+      if (v3481) {
+        const float v3482 = v272.x[83];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3484 = iron_f32_to_bf16(v3482);
+        const unsigned int v3485 = v3476 * v3;
+        const unsigned int v3486 = v3485 + v65;
+        const unsigned int v3487 = v3486 + v3478;
+        out[v3487] = v3484;
       }
     }
-    const unsigned int v3543 = static_cast<unsigned int>(v271.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3544 = v1124 + v3543;
-    const unsigned int v3545 = static_cast<unsigned int>(v271.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3546 = v1123 + v3545;
-    const unsigned int v3548 = static_cast<unsigned int>(v271.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3549 = v3548 == v3543;
-    const unsigned int v3552 = v3545 + 1u;
-    const unsigned int v3553 = static_cast<unsigned int>(v271.col(87, iron_linear_thread() & 31u));
-    const bool v3554 = v3553 == v3552;
-    const bool v3555 = v3549 && v3554;
-    const unsigned int v3558 = v3546 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3559 = v3558 == v10;
-    const bool v3560 = v3555 && v3559;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3560) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3561 = v3544 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3562 = v3546 < v12;
-      const bool v3563 = v3561 && v3562;
-      if (v3563) {
-        const unsigned int v3564 = v65 + v3546;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3565 = v271.x[86];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3566 = iron_f32_to_bf16(v3565);
-        const float v3567 = v271.x[87];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3570 = iron_f32_to_bf16(v3567);
-        const unsigned int v3571 = v3544 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3572 = v3571 + v3564;
-        *reinterpret_cast<iron_bf16x2*>(out + v3572) = iron_bf16x2{{v3566, v3570}};
+    const unsigned int v3488 = static_cast<unsigned int>(v272.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3489 = v1125 + v3488;
+    const unsigned int v3490 = static_cast<unsigned int>(v272.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3491 = v1124 + v3490;
+    const unsigned int v3493 = static_cast<unsigned int>(v272.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3494 = v3493 == v3488;
+    const unsigned int v3497 = v3490 + 1u;
+    const unsigned int v3498 = static_cast<unsigned int>(v272.col(85, iron_linear_thread() & 31u));
+    const bool v3499 = v3498 == v3497;
+    const bool v3500 = v3494 && v3499;
+    const unsigned int v3503 = v3491 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3504 = v3503 == v10;
+    const bool v3505 = v3500 && v3504;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3505) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3506 = v3489 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3507 = v3491 < v12;
+      const bool v3508 = v3506 && v3507;
+      if (v3508) {
+        const unsigned int v3509 = v65 + v3491;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3510 = v272.x[84];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3511 = iron_f32_to_bf16(v3510);
+        const float v3512 = v272.x[85];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3515 = iron_f32_to_bf16(v3512);
+        const unsigned int v3516 = v3489 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3517 = v3516 + v3509;
+        *reinterpret_cast<iron_bf16x2*>(out + v3517) = iron_bf16x2{{v3511, v3515}};
       }
     } else {
-      const bool v3577 = v3544 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3578 = v3546 < v12;
-      const bool v3579 = v3577 && v3578;
-      if (v3579) {
-        const float v3580 = v271.x[86];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3582 = iron_f32_to_bf16(v3580);
-        const unsigned int v3583 = v3544 * v3;
-        const unsigned int v3584 = v3583 + v65;
-        const unsigned int v3585 = v3584 + v3546;
-        out[v3585] = v3582;
+      const bool v3522 = v3489 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3523 = v3491 < v12;
+      const bool v3524 = v3522 && v3523;
+      if (v3524) {
+        const float v3525 = v272.x[84];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3527 = iron_f32_to_bf16(v3525);
+        const unsigned int v3528 = v3489 * v3;
+        const unsigned int v3529 = v3528 + v65;
+        const unsigned int v3530 = v3529 + v3491;
+        out[v3530] = v3527;
       }
-      const unsigned int v3587 = v1124 + v3548;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3589 = v1123 + v3553;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3590 = v3587 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3591 = v3589 < v12;
-      const bool v3592 = v3590 && v3591;
-      if (v3592) {
-        const float v3593 = v271.x[87];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3595 = iron_f32_to_bf16(v3593);
-        const unsigned int v3596 = v3587 * v3;
-        const unsigned int v3597 = v3596 + v65;
-        const unsigned int v3598 = v3597 + v3589;
-        out[v3598] = v3595;
+      const unsigned int v3532 = v1125 + v3493;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3534 = v1124 + v3498;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3535 = v3532 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3536 = v3534 < v12;
+      const bool v3537 = v3535 && v3536;
+      if (v3537) {
+        const float v3538 = v272.x[85];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3540 = iron_f32_to_bf16(v3538);
+        const unsigned int v3541 = v3532 * v3;
+        const unsigned int v3542 = v3541 + v65;
+        const unsigned int v3543 = v3542 + v3534;
+        out[v3543] = v3540;
       }
     }
-    const unsigned int v3599 = static_cast<unsigned int>(v271.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3600 = v1124 + v3599;
-    const unsigned int v3601 = static_cast<unsigned int>(v271.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3602 = v1123 + v3601;
-    const unsigned int v3604 = static_cast<unsigned int>(v271.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3605 = v3604 == v3599;
-    const unsigned int v3608 = v3601 + 1u;
-    const unsigned int v3609 = static_cast<unsigned int>(v271.col(89, iron_linear_thread() & 31u));
-    const bool v3610 = v3609 == v3608;
-    const bool v3611 = v3605 && v3610;
-    const unsigned int v3614 = v3602 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3615 = v3614 == v10;
-    const bool v3616 = v3611 && v3615;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3616) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3617 = v3600 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3618 = v3602 < v12;
-      const bool v3619 = v3617 && v3618;
-      if (v3619) {
-        const unsigned int v3620 = v65 + v3602;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3621 = v271.x[88];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3622 = iron_f32_to_bf16(v3621);
-        const float v3623 = v271.x[89];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3626 = iron_f32_to_bf16(v3623);
-        const unsigned int v3627 = v3600 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3628 = v3627 + v3620;
-        *reinterpret_cast<iron_bf16x2*>(out + v3628) = iron_bf16x2{{v3622, v3626}};
+    const unsigned int v3544 = static_cast<unsigned int>(v272.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3545 = v1125 + v3544;
+    const unsigned int v3546 = static_cast<unsigned int>(v272.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3547 = v1124 + v3546;
+    const unsigned int v3549 = static_cast<unsigned int>(v272.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3550 = v3549 == v3544;
+    const unsigned int v3553 = v3546 + 1u;
+    const unsigned int v3554 = static_cast<unsigned int>(v272.col(87, iron_linear_thread() & 31u));
+    const bool v3555 = v3554 == v3553;
+    const bool v3556 = v3550 && v3555;
+    const unsigned int v3559 = v3547 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3560 = v3559 == v10;
+    const bool v3561 = v3556 && v3560;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3561) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3562 = v3545 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3563 = v3547 < v12;
+      const bool v3564 = v3562 && v3563;
+      if (v3564) {
+        const unsigned int v3565 = v65 + v3547;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3566 = v272.x[86];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3567 = iron_f32_to_bf16(v3566);
+        const float v3568 = v272.x[87];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3571 = iron_f32_to_bf16(v3568);
+        const unsigned int v3572 = v3545 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3573 = v3572 + v3565;
+        *reinterpret_cast<iron_bf16x2*>(out + v3573) = iron_bf16x2{{v3567, v3571}};
       }
     } else {
-      const bool v3633 = v3600 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3634 = v3602 < v12;
-      const bool v3635 = v3633 && v3634;
-      if (v3635) {
-        const float v3636 = v271.x[88];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3638 = iron_f32_to_bf16(v3636);
-        const unsigned int v3639 = v3600 * v3;
-        const unsigned int v3640 = v3639 + v65;
-        const unsigned int v3641 = v3640 + v3602;
-        out[v3641] = v3638;
+      const bool v3578 = v3545 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3579 = v3547 < v12;
+      const bool v3580 = v3578 && v3579;
+      if (v3580) {
+        const float v3581 = v272.x[86];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3583 = iron_f32_to_bf16(v3581);
+        const unsigned int v3584 = v3545 * v3;
+        const unsigned int v3585 = v3584 + v65;
+        const unsigned int v3586 = v3585 + v3547;
+        out[v3586] = v3583;
       }
-      const unsigned int v3643 = v1124 + v3604;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3645 = v1123 + v3609;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3646 = v3643 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3647 = v3645 < v12;
-      const bool v3648 = v3646 && v3647;
-      if (v3648) {
-        const float v3649 = v271.x[89];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3651 = iron_f32_to_bf16(v3649);
-        const unsigned int v3652 = v3643 * v3;
-        const unsigned int v3653 = v3652 + v65;
-        const unsigned int v3654 = v3653 + v3645;
-        out[v3654] = v3651;
+      const unsigned int v3588 = v1125 + v3549;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3590 = v1124 + v3554;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3591 = v3588 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3592 = v3590 < v12;
+      const bool v3593 = v3591 && v3592;
+      if (v3593) {
+        const float v3594 = v272.x[87];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3596 = iron_f32_to_bf16(v3594);
+        const unsigned int v3597 = v3588 * v3;
+        const unsigned int v3598 = v3597 + v65;
+        const unsigned int v3599 = v3598 + v3590;
+        out[v3599] = v3596;
       }
     }
-    const unsigned int v3655 = static_cast<unsigned int>(v271.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3656 = v1124 + v3655;
-    const unsigned int v3657 = static_cast<unsigned int>(v271.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3658 = v1123 + v3657;
-    const unsigned int v3660 = static_cast<unsigned int>(v271.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3661 = v3660 == v3655;
-    const unsigned int v3664 = v3657 + 1u;
-    const unsigned int v3665 = static_cast<unsigned int>(v271.col(91, iron_linear_thread() & 31u));
-    const bool v3666 = v3665 == v3664;
-    const bool v3667 = v3661 && v3666;
-    const unsigned int v3670 = v3658 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3671 = v3670 == v10;
-    const bool v3672 = v3667 && v3671;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3672) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3673 = v3656 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3674 = v3658 < v12;
-      const bool v3675 = v3673 && v3674;
-      if (v3675) {
-        const unsigned int v3676 = v65 + v3658;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3677 = v271.x[90];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3678 = iron_f32_to_bf16(v3677);
-        const float v3679 = v271.x[91];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3682 = iron_f32_to_bf16(v3679);
-        const unsigned int v3683 = v3656 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3684 = v3683 + v3676;
-        *reinterpret_cast<iron_bf16x2*>(out + v3684) = iron_bf16x2{{v3678, v3682}};
+    const unsigned int v3600 = static_cast<unsigned int>(v272.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3601 = v1125 + v3600;
+    const unsigned int v3602 = static_cast<unsigned int>(v272.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3603 = v1124 + v3602;
+    const unsigned int v3605 = static_cast<unsigned int>(v272.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3606 = v3605 == v3600;
+    const unsigned int v3609 = v3602 + 1u;
+    const unsigned int v3610 = static_cast<unsigned int>(v272.col(89, iron_linear_thread() & 31u));
+    const bool v3611 = v3610 == v3609;
+    const bool v3612 = v3606 && v3611;
+    const unsigned int v3615 = v3603 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3616 = v3615 == v10;
+    const bool v3617 = v3612 && v3616;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3617) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3618 = v3601 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3619 = v3603 < v12;
+      const bool v3620 = v3618 && v3619;
+      if (v3620) {
+        const unsigned int v3621 = v65 + v3603;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3622 = v272.x[88];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3623 = iron_f32_to_bf16(v3622);
+        const float v3624 = v272.x[89];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3627 = iron_f32_to_bf16(v3624);
+        const unsigned int v3628 = v3601 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3629 = v3628 + v3621;
+        *reinterpret_cast<iron_bf16x2*>(out + v3629) = iron_bf16x2{{v3623, v3627}};
       }
     } else {
-      const bool v3689 = v3656 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3690 = v3658 < v12;
-      const bool v3691 = v3689 && v3690;
-      if (v3691) {
-        const float v3692 = v271.x[90];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3694 = iron_f32_to_bf16(v3692);
-        const unsigned int v3695 = v3656 * v3;
-        const unsigned int v3696 = v3695 + v65;
-        const unsigned int v3697 = v3696 + v3658;
-        out[v3697] = v3694;
+      const bool v3634 = v3601 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3635 = v3603 < v12;
+      const bool v3636 = v3634 && v3635;
+      if (v3636) {
+        const float v3637 = v272.x[88];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3639 = iron_f32_to_bf16(v3637);
+        const unsigned int v3640 = v3601 * v3;
+        const unsigned int v3641 = v3640 + v65;
+        const unsigned int v3642 = v3641 + v3603;
+        out[v3642] = v3639;
       }
-      const unsigned int v3699 = v1124 + v3660;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3701 = v1123 + v3665;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3702 = v3699 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3703 = v3701 < v12;
-      const bool v3704 = v3702 && v3703;
-      if (v3704) {
-        const float v3705 = v271.x[91];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3707 = iron_f32_to_bf16(v3705);
-        const unsigned int v3708 = v3699 * v3;
-        const unsigned int v3709 = v3708 + v65;
-        const unsigned int v3710 = v3709 + v3701;
-        out[v3710] = v3707;
+      const unsigned int v3644 = v1125 + v3605;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3646 = v1124 + v3610;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3647 = v3644 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3648 = v3646 < v12;
+      const bool v3649 = v3647 && v3648;
+      if (v3649) {
+        const float v3650 = v272.x[89];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3652 = iron_f32_to_bf16(v3650);
+        const unsigned int v3653 = v3644 * v3;
+        const unsigned int v3654 = v3653 + v65;
+        const unsigned int v3655 = v3654 + v3646;
+        out[v3655] = v3652;
       }
     }
-    const unsigned int v3711 = static_cast<unsigned int>(v271.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3712 = v1124 + v3711;
-    const unsigned int v3713 = static_cast<unsigned int>(v271.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3714 = v1123 + v3713;
-    const unsigned int v3716 = static_cast<unsigned int>(v271.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3717 = v3716 == v3711;
-    const unsigned int v3720 = v3713 + 1u;
-    const unsigned int v3721 = static_cast<unsigned int>(v271.col(93, iron_linear_thread() & 31u));
-    const bool v3722 = v3721 == v3720;
-    const bool v3723 = v3717 && v3722;
-    const unsigned int v3726 = v3714 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3727 = v3726 == v10;
-    const bool v3728 = v3723 && v3727;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3728) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3729 = v3712 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3730 = v3714 < v12;
-      const bool v3731 = v3729 && v3730;
-      if (v3731) {
-        const unsigned int v3732 = v65 + v3714;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3733 = v271.x[92];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3734 = iron_f32_to_bf16(v3733);
-        const float v3735 = v271.x[93];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3738 = iron_f32_to_bf16(v3735);
-        const unsigned int v3739 = v3712 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3740 = v3739 + v3732;
-        *reinterpret_cast<iron_bf16x2*>(out + v3740) = iron_bf16x2{{v3734, v3738}};
+    const unsigned int v3656 = static_cast<unsigned int>(v272.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3657 = v1125 + v3656;
+    const unsigned int v3658 = static_cast<unsigned int>(v272.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3659 = v1124 + v3658;
+    const unsigned int v3661 = static_cast<unsigned int>(v272.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3662 = v3661 == v3656;
+    const unsigned int v3665 = v3658 + 1u;
+    const unsigned int v3666 = static_cast<unsigned int>(v272.col(91, iron_linear_thread() & 31u));
+    const bool v3667 = v3666 == v3665;
+    const bool v3668 = v3662 && v3667;
+    const unsigned int v3671 = v3659 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3672 = v3671 == v10;
+    const bool v3673 = v3668 && v3672;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3673) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3674 = v3657 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3675 = v3659 < v12;
+      const bool v3676 = v3674 && v3675;
+      if (v3676) {
+        const unsigned int v3677 = v65 + v3659;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3678 = v272.x[90];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3679 = iron_f32_to_bf16(v3678);
+        const float v3680 = v272.x[91];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3683 = iron_f32_to_bf16(v3680);
+        const unsigned int v3684 = v3657 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3685 = v3684 + v3677;
+        *reinterpret_cast<iron_bf16x2*>(out + v3685) = iron_bf16x2{{v3679, v3683}};
       }
     } else {
-      const bool v3745 = v3712 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3746 = v3714 < v12;
-      const bool v3747 = v3745 && v3746;
-      if (v3747) {
-        const float v3748 = v271.x[92];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3750 = iron_f32_to_bf16(v3748);
-        const unsigned int v3751 = v3712 * v3;
-        const unsigned int v3752 = v3751 + v65;
-        const unsigned int v3753 = v3752 + v3714;
-        out[v3753] = v3750;
+      const bool v3690 = v3657 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3691 = v3659 < v12;
+      const bool v3692 = v3690 && v3691;
+      if (v3692) {
+        const float v3693 = v272.x[90];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3695 = iron_f32_to_bf16(v3693);
+        const unsigned int v3696 = v3657 * v3;
+        const unsigned int v3697 = v3696 + v65;
+        const unsigned int v3698 = v3697 + v3659;
+        out[v3698] = v3695;
       }
-      const unsigned int v3755 = v1124 + v3716;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3757 = v1123 + v3721;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3758 = v3755 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3759 = v3757 < v12;
-      const bool v3760 = v3758 && v3759;
-      if (v3760) {
-        const float v3761 = v271.x[93];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3763 = iron_f32_to_bf16(v3761);
-        const unsigned int v3764 = v3755 * v3;
-        const unsigned int v3765 = v3764 + v65;
-        const unsigned int v3766 = v3765 + v3757;
-        out[v3766] = v3763;
+      const unsigned int v3700 = v1125 + v3661;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3702 = v1124 + v3666;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3703 = v3700 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3704 = v3702 < v12;
+      const bool v3705 = v3703 && v3704;
+      if (v3705) {
+        const float v3706 = v272.x[91];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3708 = iron_f32_to_bf16(v3706);
+        const unsigned int v3709 = v3700 * v3;
+        const unsigned int v3710 = v3709 + v65;
+        const unsigned int v3711 = v3710 + v3702;
+        out[v3711] = v3708;
       }
     }
-    const unsigned int v3767 = static_cast<unsigned int>(v271.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3768 = v1124 + v3767;
-    const unsigned int v3769 = static_cast<unsigned int>(v271.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3770 = v1123 + v3769;
-    const unsigned int v3772 = static_cast<unsigned int>(v271.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3773 = v3772 == v3767;
-    const unsigned int v3776 = v3769 + 1u;
-    const unsigned int v3777 = static_cast<unsigned int>(v271.col(95, iron_linear_thread() & 31u));
-    const bool v3778 = v3777 == v3776;
-    const bool v3779 = v3773 && v3778;
-    const unsigned int v3782 = v3770 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3783 = v3782 == v10;
-    const bool v3784 = v3779 && v3783;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3784) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3785 = v3768 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3786 = v3770 < v12;
-      const bool v3787 = v3785 && v3786;
-      if (v3787) {
-        const unsigned int v3788 = v65 + v3770;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3789 = v271.x[94];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3790 = iron_f32_to_bf16(v3789);
-        const float v3791 = v271.x[95];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3794 = iron_f32_to_bf16(v3791);
-        const unsigned int v3795 = v3768 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3796 = v3795 + v3788;
-        *reinterpret_cast<iron_bf16x2*>(out + v3796) = iron_bf16x2{{v3790, v3794}};
+    const unsigned int v3712 = static_cast<unsigned int>(v272.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3713 = v1125 + v3712;
+    const unsigned int v3714 = static_cast<unsigned int>(v272.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3715 = v1124 + v3714;
+    const unsigned int v3717 = static_cast<unsigned int>(v272.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3718 = v3717 == v3712;
+    const unsigned int v3721 = v3714 + 1u;
+    const unsigned int v3722 = static_cast<unsigned int>(v272.col(93, iron_linear_thread() & 31u));
+    const bool v3723 = v3722 == v3721;
+    const bool v3724 = v3718 && v3723;
+    const unsigned int v3727 = v3715 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3728 = v3727 == v10;
+    const bool v3729 = v3724 && v3728;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3729) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3730 = v3713 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3731 = v3715 < v12;
+      const bool v3732 = v3730 && v3731;
+      if (v3732) {
+        const unsigned int v3733 = v65 + v3715;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3734 = v272.x[92];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3735 = iron_f32_to_bf16(v3734);
+        const float v3736 = v272.x[93];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3739 = iron_f32_to_bf16(v3736);
+        const unsigned int v3740 = v3713 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3741 = v3740 + v3733;
+        *reinterpret_cast<iron_bf16x2*>(out + v3741) = iron_bf16x2{{v3735, v3739}};
       }
     } else {
-      const bool v3801 = v3768 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3802 = v3770 < v12;
-      const bool v3803 = v3801 && v3802;
-      if (v3803) {
-        const float v3804 = v271.x[94];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3806 = iron_f32_to_bf16(v3804);
-        const unsigned int v3807 = v3768 * v3;
-        const unsigned int v3808 = v3807 + v65;
-        const unsigned int v3809 = v3808 + v3770;
-        out[v3809] = v3806;
+      const bool v3746 = v3713 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3747 = v3715 < v12;
+      const bool v3748 = v3746 && v3747;
+      if (v3748) {
+        const float v3749 = v272.x[92];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3751 = iron_f32_to_bf16(v3749);
+        const unsigned int v3752 = v3713 * v3;
+        const unsigned int v3753 = v3752 + v65;
+        const unsigned int v3754 = v3753 + v3715;
+        out[v3754] = v3751;
       }
-      const unsigned int v3811 = v1124 + v3772;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3813 = v1123 + v3777;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3814 = v3811 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3815 = v3813 < v12;
-      const bool v3816 = v3814 && v3815;
-      if (v3816) {
-        const float v3817 = v271.x[95];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3819 = iron_f32_to_bf16(v3817);
-        const unsigned int v3820 = v3811 * v3;
-        const unsigned int v3821 = v3820 + v65;
-        const unsigned int v3822 = v3821 + v3813;
-        out[v3822] = v3819;
+      const unsigned int v3756 = v1125 + v3717;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3758 = v1124 + v3722;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3759 = v3756 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3760 = v3758 < v12;
+      const bool v3761 = v3759 && v3760;
+      if (v3761) {
+        const float v3762 = v272.x[93];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3764 = iron_f32_to_bf16(v3762);
+        const unsigned int v3765 = v3756 * v3;
+        const unsigned int v3766 = v3765 + v65;
+        const unsigned int v3767 = v3766 + v3758;
+        out[v3767] = v3764;
       }
     }
-    const unsigned int v3823 = static_cast<unsigned int>(v271.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3824 = v1124 + v3823;
-    const unsigned int v3825 = static_cast<unsigned int>(v271.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3826 = v1123 + v3825;
-    const unsigned int v3828 = static_cast<unsigned int>(v271.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3829 = v3828 == v3823;
-    const unsigned int v3832 = v3825 + 1u;
-    const unsigned int v3833 = static_cast<unsigned int>(v271.col(97, iron_linear_thread() & 31u));
-    const bool v3834 = v3833 == v3832;
-    const bool v3835 = v3829 && v3834;
-    const unsigned int v3838 = v3826 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3839 = v3838 == v10;
-    const bool v3840 = v3835 && v3839;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3840) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3841 = v3824 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3842 = v3826 < v12;
-      const bool v3843 = v3841 && v3842;
-      if (v3843) {
-        const unsigned int v3844 = v65 + v3826;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3845 = v271.x[96];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3846 = iron_f32_to_bf16(v3845);
-        const float v3847 = v271.x[97];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3850 = iron_f32_to_bf16(v3847);
-        const unsigned int v3851 = v3824 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3852 = v3851 + v3844;
-        *reinterpret_cast<iron_bf16x2*>(out + v3852) = iron_bf16x2{{v3846, v3850}};
+    const unsigned int v3768 = static_cast<unsigned int>(v272.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3769 = v1125 + v3768;
+    const unsigned int v3770 = static_cast<unsigned int>(v272.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3771 = v1124 + v3770;
+    const unsigned int v3773 = static_cast<unsigned int>(v272.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3774 = v3773 == v3768;
+    const unsigned int v3777 = v3770 + 1u;
+    const unsigned int v3778 = static_cast<unsigned int>(v272.col(95, iron_linear_thread() & 31u));
+    const bool v3779 = v3778 == v3777;
+    const bool v3780 = v3774 && v3779;
+    const unsigned int v3783 = v3771 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3784 = v3783 == v10;
+    const bool v3785 = v3780 && v3784;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3785) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3786 = v3769 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3787 = v3771 < v12;
+      const bool v3788 = v3786 && v3787;
+      if (v3788) {
+        const unsigned int v3789 = v65 + v3771;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3790 = v272.x[94];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3791 = iron_f32_to_bf16(v3790);
+        const float v3792 = v272.x[95];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3795 = iron_f32_to_bf16(v3792);
+        const unsigned int v3796 = v3769 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3797 = v3796 + v3789;
+        *reinterpret_cast<iron_bf16x2*>(out + v3797) = iron_bf16x2{{v3791, v3795}};
       }
     } else {
-      const bool v3857 = v3824 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3858 = v3826 < v12;
-      const bool v3859 = v3857 && v3858;
-      if (v3859) {
-        const float v3860 = v271.x[96];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3862 = iron_f32_to_bf16(v3860);
-        const unsigned int v3863 = v3824 * v3;
-        const unsigned int v3864 = v3863 + v65;
-        const unsigned int v3865 = v3864 + v3826;
-        out[v3865] = v3862;
+      const bool v3802 = v3769 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3803 = v3771 < v12;
+      const bool v3804 = v3802 && v3803;
+      if (v3804) {
+        const float v3805 = v272.x[94];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3807 = iron_f32_to_bf16(v3805);
+        const unsigned int v3808 = v3769 * v3;
+        const unsigned int v3809 = v3808 + v65;
+        const unsigned int v3810 = v3809 + v3771;
+        out[v3810] = v3807;
       }
-      const unsigned int v3867 = v1124 + v3828;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3869 = v1123 + v3833;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3870 = v3867 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3871 = v3869 < v12;
-      const bool v3872 = v3870 && v3871;
-      if (v3872) {
-        const float v3873 = v271.x[97];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3875 = iron_f32_to_bf16(v3873);
-        const unsigned int v3876 = v3867 * v3;
-        const unsigned int v3877 = v3876 + v65;
-        const unsigned int v3878 = v3877 + v3869;
-        out[v3878] = v3875;
+      const unsigned int v3812 = v1125 + v3773;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3814 = v1124 + v3778;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3815 = v3812 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3816 = v3814 < v12;
+      const bool v3817 = v3815 && v3816;
+      if (v3817) {
+        const float v3818 = v272.x[95];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3820 = iron_f32_to_bf16(v3818);
+        const unsigned int v3821 = v3812 * v3;
+        const unsigned int v3822 = v3821 + v65;
+        const unsigned int v3823 = v3822 + v3814;
+        out[v3823] = v3820;
       }
     }
-    const unsigned int v3879 = static_cast<unsigned int>(v271.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3880 = v1124 + v3879;
-    const unsigned int v3881 = static_cast<unsigned int>(v271.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3882 = v1123 + v3881;
-    const unsigned int v3884 = static_cast<unsigned int>(v271.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3885 = v3884 == v3879;
-    const unsigned int v3888 = v3881 + 1u;
-    const unsigned int v3889 = static_cast<unsigned int>(v271.col(99, iron_linear_thread() & 31u));
-    const bool v3890 = v3889 == v3888;
-    const bool v3891 = v3885 && v3890;
-    const unsigned int v3894 = v3882 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3895 = v3894 == v10;
-    const bool v3896 = v3891 && v3895;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3896) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3897 = v3880 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3898 = v3882 < v12;
-      const bool v3899 = v3897 && v3898;
-      if (v3899) {
-        const unsigned int v3900 = v65 + v3882;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3901 = v271.x[98];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3902 = iron_f32_to_bf16(v3901);
-        const float v3903 = v271.x[99];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3906 = iron_f32_to_bf16(v3903);
-        const unsigned int v3907 = v3880 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3908 = v3907 + v3900;
-        *reinterpret_cast<iron_bf16x2*>(out + v3908) = iron_bf16x2{{v3902, v3906}};
+    const unsigned int v3824 = static_cast<unsigned int>(v272.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3825 = v1125 + v3824;
+    const unsigned int v3826 = static_cast<unsigned int>(v272.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3827 = v1124 + v3826;
+    const unsigned int v3829 = static_cast<unsigned int>(v272.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3830 = v3829 == v3824;
+    const unsigned int v3833 = v3826 + 1u;
+    const unsigned int v3834 = static_cast<unsigned int>(v272.col(97, iron_linear_thread() & 31u));
+    const bool v3835 = v3834 == v3833;
+    const bool v3836 = v3830 && v3835;
+    const unsigned int v3839 = v3827 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3840 = v3839 == v10;
+    const bool v3841 = v3836 && v3840;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3841) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3842 = v3825 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3843 = v3827 < v12;
+      const bool v3844 = v3842 && v3843;
+      if (v3844) {
+        const unsigned int v3845 = v65 + v3827;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3846 = v272.x[96];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3847 = iron_f32_to_bf16(v3846);
+        const float v3848 = v272.x[97];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3851 = iron_f32_to_bf16(v3848);
+        const unsigned int v3852 = v3825 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3853 = v3852 + v3845;
+        *reinterpret_cast<iron_bf16x2*>(out + v3853) = iron_bf16x2{{v3847, v3851}};
       }
     } else {
-      const bool v3913 = v3880 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3914 = v3882 < v12;
-      const bool v3915 = v3913 && v3914;
-      if (v3915) {
-        const float v3916 = v271.x[98];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3918 = iron_f32_to_bf16(v3916);
-        const unsigned int v3919 = v3880 * v3;
-        const unsigned int v3920 = v3919 + v65;
-        const unsigned int v3921 = v3920 + v3882;
-        out[v3921] = v3918;
+      const bool v3858 = v3825 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3859 = v3827 < v12;
+      const bool v3860 = v3858 && v3859;
+      if (v3860) {
+        const float v3861 = v272.x[96];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3863 = iron_f32_to_bf16(v3861);
+        const unsigned int v3864 = v3825 * v3;
+        const unsigned int v3865 = v3864 + v65;
+        const unsigned int v3866 = v3865 + v3827;
+        out[v3866] = v3863;
       }
-      const unsigned int v3923 = v1124 + v3884;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3925 = v1123 + v3889;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3926 = v3923 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3927 = v3925 < v12;
-      const bool v3928 = v3926 && v3927;
-      if (v3928) {
-        const float v3929 = v271.x[99];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3931 = iron_f32_to_bf16(v3929);
-        const unsigned int v3932 = v3923 * v3;
-        const unsigned int v3933 = v3932 + v65;
-        const unsigned int v3934 = v3933 + v3925;
-        out[v3934] = v3931;
+      const unsigned int v3868 = v1125 + v3829;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3870 = v1124 + v3834;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3871 = v3868 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3872 = v3870 < v12;
+      const bool v3873 = v3871 && v3872;
+      if (v3873) {
+        const float v3874 = v272.x[97];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3876 = iron_f32_to_bf16(v3874);
+        const unsigned int v3877 = v3868 * v3;
+        const unsigned int v3878 = v3877 + v65;
+        const unsigned int v3879 = v3878 + v3870;
+        out[v3879] = v3876;
       }
     }
-    const unsigned int v3935 = static_cast<unsigned int>(v271.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3936 = v1124 + v3935;
-    const unsigned int v3937 = static_cast<unsigned int>(v271.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3938 = v1123 + v3937;
-    const unsigned int v3940 = static_cast<unsigned int>(v271.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3941 = v3940 == v3935;
-    const unsigned int v3944 = v3937 + 1u;
-    const unsigned int v3945 = static_cast<unsigned int>(v271.col(101, iron_linear_thread() & 31u));
-    const bool v3946 = v3945 == v3944;
-    const bool v3947 = v3941 && v3946;
-    const unsigned int v3950 = v3938 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3951 = v3950 == v10;
-    const bool v3952 = v3947 && v3951;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3952) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3953 = v3936 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3954 = v3938 < v12;
-      const bool v3955 = v3953 && v3954;
-      if (v3955) {
-        const unsigned int v3956 = v65 + v3938;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3957 = v271.x[100];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v3958 = iron_f32_to_bf16(v3957);
-        const float v3959 = v271.x[101];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v3962 = iron_f32_to_bf16(v3959);
-        const unsigned int v3963 = v3936 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v3964 = v3963 + v3956;
-        *reinterpret_cast<iron_bf16x2*>(out + v3964) = iron_bf16x2{{v3958, v3962}};
+    const unsigned int v3880 = static_cast<unsigned int>(v272.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3881 = v1125 + v3880;
+    const unsigned int v3882 = static_cast<unsigned int>(v272.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3883 = v1124 + v3882;
+    const unsigned int v3885 = static_cast<unsigned int>(v272.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3886 = v3885 == v3880;
+    const unsigned int v3889 = v3882 + 1u;
+    const unsigned int v3890 = static_cast<unsigned int>(v272.col(99, iron_linear_thread() & 31u));
+    const bool v3891 = v3890 == v3889;
+    const bool v3892 = v3886 && v3891;
+    const unsigned int v3895 = v3883 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3896 = v3895 == v10;
+    const bool v3897 = v3892 && v3896;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3897) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3898 = v3881 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3899 = v3883 < v12;
+      const bool v3900 = v3898 && v3899;
+      if (v3900) {
+        const unsigned int v3901 = v65 + v3883;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3902 = v272.x[98];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3903 = iron_f32_to_bf16(v3902);
+        const float v3904 = v272.x[99];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3907 = iron_f32_to_bf16(v3904);
+        const unsigned int v3908 = v3881 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3909 = v3908 + v3901;
+        *reinterpret_cast<iron_bf16x2*>(out + v3909) = iron_bf16x2{{v3903, v3907}};
       }
     } else {
-      const bool v3969 = v3936 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3970 = v3938 < v12;
-      const bool v3971 = v3969 && v3970;
-      if (v3971) {
-        const float v3972 = v271.x[100];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3974 = iron_f32_to_bf16(v3972);
-        const unsigned int v3975 = v3936 * v3;
-        const unsigned int v3976 = v3975 + v65;
-        const unsigned int v3977 = v3976 + v3938;
-        out[v3977] = v3974;
+      const bool v3914 = v3881 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3915 = v3883 < v12;
+      const bool v3916 = v3914 && v3915;
+      if (v3916) {
+        const float v3917 = v272.x[98];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3919 = iron_f32_to_bf16(v3917);
+        const unsigned int v3920 = v3881 * v3;
+        const unsigned int v3921 = v3920 + v65;
+        const unsigned int v3922 = v3921 + v3883;
+        out[v3922] = v3919;
       }
-      const unsigned int v3979 = v1124 + v3940;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v3981 = v1123 + v3945;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3982 = v3979 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3983 = v3981 < v12;
-      const bool v3984 = v3982 && v3983;
-      if (v3984) {
-        const float v3985 = v271.x[101];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v3987 = iron_f32_to_bf16(v3985);
-        const unsigned int v3988 = v3979 * v3;
-        const unsigned int v3989 = v3988 + v65;
-        const unsigned int v3990 = v3989 + v3981;
-        out[v3990] = v3987;
+      const unsigned int v3924 = v1125 + v3885;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3926 = v1124 + v3890;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3927 = v3924 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3928 = v3926 < v12;
+      const bool v3929 = v3927 && v3928;
+      if (v3929) {
+        const float v3930 = v272.x[99];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3932 = iron_f32_to_bf16(v3930);
+        const unsigned int v3933 = v3924 * v3;
+        const unsigned int v3934 = v3933 + v65;
+        const unsigned int v3935 = v3934 + v3926;
+        out[v3935] = v3932;
       }
     }
-    const unsigned int v3991 = static_cast<unsigned int>(v271.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v3992 = v1124 + v3991;
-    const unsigned int v3993 = static_cast<unsigned int>(v271.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v3994 = v1123 + v3993;
-    const unsigned int v3996 = static_cast<unsigned int>(v271.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3997 = v3996 == v3991;
-    const unsigned int v4000 = v3993 + 1u;
-    const unsigned int v4001 = static_cast<unsigned int>(v271.col(103, iron_linear_thread() & 31u));
-    const bool v4002 = v4001 == v4000;
-    const bool v4003 = v3997 && v4002;
-    const unsigned int v4006 = v3994 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4007 = v4006 == v10;
-    const bool v4008 = v4003 && v4007;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4008) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4009 = v3992 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4010 = v3994 < v12;
-      const bool v4011 = v4009 && v4010;
-      if (v4011) {
-        const unsigned int v4012 = v65 + v3994;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4013 = v271.x[102];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4014 = iron_f32_to_bf16(v4013);
-        const float v4015 = v271.x[103];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4018 = iron_f32_to_bf16(v4015);
-        const unsigned int v4019 = v3992 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4020 = v4019 + v4012;
-        *reinterpret_cast<iron_bf16x2*>(out + v4020) = iron_bf16x2{{v4014, v4018}};
+    const unsigned int v3936 = static_cast<unsigned int>(v272.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3937 = v1125 + v3936;
+    const unsigned int v3938 = static_cast<unsigned int>(v272.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3939 = v1124 + v3938;
+    const unsigned int v3941 = static_cast<unsigned int>(v272.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3942 = v3941 == v3936;
+    const unsigned int v3945 = v3938 + 1u;
+    const unsigned int v3946 = static_cast<unsigned int>(v272.col(101, iron_linear_thread() & 31u));
+    const bool v3947 = v3946 == v3945;
+    const bool v3948 = v3942 && v3947;
+    const unsigned int v3951 = v3939 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3952 = v3951 == v10;
+    const bool v3953 = v3948 && v3952;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3953) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3954 = v3937 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3955 = v3939 < v12;
+      const bool v3956 = v3954 && v3955;
+      if (v3956) {
+        const unsigned int v3957 = v65 + v3939;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3958 = v272.x[100];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v3959 = iron_f32_to_bf16(v3958);
+        const float v3960 = v272.x[101];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v3963 = iron_f32_to_bf16(v3960);
+        const unsigned int v3964 = v3937 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v3965 = v3964 + v3957;
+        *reinterpret_cast<iron_bf16x2*>(out + v3965) = iron_bf16x2{{v3959, v3963}};
       }
     } else {
-      const bool v4025 = v3992 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4026 = v3994 < v12;
-      const bool v4027 = v4025 && v4026;
-      if (v4027) {
-        const float v4028 = v271.x[102];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4030 = iron_f32_to_bf16(v4028);
-        const unsigned int v4031 = v3992 * v3;
-        const unsigned int v4032 = v4031 + v65;
-        const unsigned int v4033 = v4032 + v3994;
-        out[v4033] = v4030;
+      const bool v3970 = v3937 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3971 = v3939 < v12;
+      const bool v3972 = v3970 && v3971;
+      if (v3972) {
+        const float v3973 = v272.x[100];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3975 = iron_f32_to_bf16(v3973);
+        const unsigned int v3976 = v3937 * v3;
+        const unsigned int v3977 = v3976 + v65;
+        const unsigned int v3978 = v3977 + v3939;
+        out[v3978] = v3975;
       }
-      const unsigned int v4035 = v1124 + v3996;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4037 = v1123 + v4001;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4038 = v4035 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4039 = v4037 < v12;
-      const bool v4040 = v4038 && v4039;
-      if (v4040) {
-        const float v4041 = v271.x[103];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4043 = iron_f32_to_bf16(v4041);
-        const unsigned int v4044 = v4035 * v3;
-        const unsigned int v4045 = v4044 + v65;
-        const unsigned int v4046 = v4045 + v4037;
-        out[v4046] = v4043;
+      const unsigned int v3980 = v1125 + v3941;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v3982 = v1124 + v3946;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3983 = v3980 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3984 = v3982 < v12;
+      const bool v3985 = v3983 && v3984;
+      if (v3985) {
+        const float v3986 = v272.x[101];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v3988 = iron_f32_to_bf16(v3986);
+        const unsigned int v3989 = v3980 * v3;
+        const unsigned int v3990 = v3989 + v65;
+        const unsigned int v3991 = v3990 + v3982;
+        out[v3991] = v3988;
       }
     }
-    const unsigned int v4047 = static_cast<unsigned int>(v271.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4048 = v1124 + v4047;
-    const unsigned int v4049 = static_cast<unsigned int>(v271.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4050 = v1123 + v4049;
-    const unsigned int v4052 = static_cast<unsigned int>(v271.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4053 = v4052 == v4047;
-    const unsigned int v4056 = v4049 + 1u;
-    const unsigned int v4057 = static_cast<unsigned int>(v271.col(105, iron_linear_thread() & 31u));
-    const bool v4058 = v4057 == v4056;
-    const bool v4059 = v4053 && v4058;
-    const unsigned int v4062 = v4050 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4063 = v4062 == v10;
-    const bool v4064 = v4059 && v4063;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4064) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4065 = v4048 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4066 = v4050 < v12;
-      const bool v4067 = v4065 && v4066;
-      if (v4067) {
-        const unsigned int v4068 = v65 + v4050;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4069 = v271.x[104];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4070 = iron_f32_to_bf16(v4069);
-        const float v4071 = v271.x[105];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4074 = iron_f32_to_bf16(v4071);
-        const unsigned int v4075 = v4048 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4076 = v4075 + v4068;
-        *reinterpret_cast<iron_bf16x2*>(out + v4076) = iron_bf16x2{{v4070, v4074}};
+    const unsigned int v3992 = static_cast<unsigned int>(v272.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v3993 = v1125 + v3992;
+    const unsigned int v3994 = static_cast<unsigned int>(v272.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v3995 = v1124 + v3994;
+    const unsigned int v3997 = static_cast<unsigned int>(v272.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3998 = v3997 == v3992;
+    const unsigned int v4001 = v3994 + 1u;
+    const unsigned int v4002 = static_cast<unsigned int>(v272.col(103, iron_linear_thread() & 31u));
+    const bool v4003 = v4002 == v4001;
+    const bool v4004 = v3998 && v4003;
+    const unsigned int v4007 = v3995 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4008 = v4007 == v10;
+    const bool v4009 = v4004 && v4008;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4009) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4010 = v3993 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4011 = v3995 < v12;
+      const bool v4012 = v4010 && v4011;
+      if (v4012) {
+        const unsigned int v4013 = v65 + v3995;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4014 = v272.x[102];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4015 = iron_f32_to_bf16(v4014);
+        const float v4016 = v272.x[103];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4019 = iron_f32_to_bf16(v4016);
+        const unsigned int v4020 = v3993 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4021 = v4020 + v4013;
+        *reinterpret_cast<iron_bf16x2*>(out + v4021) = iron_bf16x2{{v4015, v4019}};
       }
     } else {
-      const bool v4081 = v4048 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4082 = v4050 < v12;
-      const bool v4083 = v4081 && v4082;
-      if (v4083) {
-        const float v4084 = v271.x[104];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4086 = iron_f32_to_bf16(v4084);
-        const unsigned int v4087 = v4048 * v3;
-        const unsigned int v4088 = v4087 + v65;
-        const unsigned int v4089 = v4088 + v4050;
-        out[v4089] = v4086;
+      const bool v4026 = v3993 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4027 = v3995 < v12;
+      const bool v4028 = v4026 && v4027;
+      if (v4028) {
+        const float v4029 = v272.x[102];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4031 = iron_f32_to_bf16(v4029);
+        const unsigned int v4032 = v3993 * v3;
+        const unsigned int v4033 = v4032 + v65;
+        const unsigned int v4034 = v4033 + v3995;
+        out[v4034] = v4031;
       }
-      const unsigned int v4091 = v1124 + v4052;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4093 = v1123 + v4057;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4094 = v4091 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4095 = v4093 < v12;
-      const bool v4096 = v4094 && v4095;
-      if (v4096) {
-        const float v4097 = v271.x[105];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4099 = iron_f32_to_bf16(v4097);
-        const unsigned int v4100 = v4091 * v3;
-        const unsigned int v4101 = v4100 + v65;
-        const unsigned int v4102 = v4101 + v4093;
-        out[v4102] = v4099;
+      const unsigned int v4036 = v1125 + v3997;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4038 = v1124 + v4002;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4039 = v4036 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4040 = v4038 < v12;
+      const bool v4041 = v4039 && v4040;
+      if (v4041) {
+        const float v4042 = v272.x[103];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4044 = iron_f32_to_bf16(v4042);
+        const unsigned int v4045 = v4036 * v3;
+        const unsigned int v4046 = v4045 + v65;
+        const unsigned int v4047 = v4046 + v4038;
+        out[v4047] = v4044;
       }
     }
-    const unsigned int v4103 = static_cast<unsigned int>(v271.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4104 = v1124 + v4103;
-    const unsigned int v4105 = static_cast<unsigned int>(v271.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4106 = v1123 + v4105;
-    const unsigned int v4108 = static_cast<unsigned int>(v271.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4109 = v4108 == v4103;
-    const unsigned int v4112 = v4105 + 1u;
-    const unsigned int v4113 = static_cast<unsigned int>(v271.col(107, iron_linear_thread() & 31u));
-    const bool v4114 = v4113 == v4112;
-    const bool v4115 = v4109 && v4114;
-    const unsigned int v4118 = v4106 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4119 = v4118 == v10;
-    const bool v4120 = v4115 && v4119;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4120) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4121 = v4104 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4122 = v4106 < v12;
-      const bool v4123 = v4121 && v4122;
-      if (v4123) {
-        const unsigned int v4124 = v65 + v4106;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4125 = v271.x[106];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4126 = iron_f32_to_bf16(v4125);
-        const float v4127 = v271.x[107];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4130 = iron_f32_to_bf16(v4127);
-        const unsigned int v4131 = v4104 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4132 = v4131 + v4124;
-        *reinterpret_cast<iron_bf16x2*>(out + v4132) = iron_bf16x2{{v4126, v4130}};
+    const unsigned int v4048 = static_cast<unsigned int>(v272.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4049 = v1125 + v4048;
+    const unsigned int v4050 = static_cast<unsigned int>(v272.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4051 = v1124 + v4050;
+    const unsigned int v4053 = static_cast<unsigned int>(v272.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4054 = v4053 == v4048;
+    const unsigned int v4057 = v4050 + 1u;
+    const unsigned int v4058 = static_cast<unsigned int>(v272.col(105, iron_linear_thread() & 31u));
+    const bool v4059 = v4058 == v4057;
+    const bool v4060 = v4054 && v4059;
+    const unsigned int v4063 = v4051 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4064 = v4063 == v10;
+    const bool v4065 = v4060 && v4064;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4065) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4066 = v4049 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4067 = v4051 < v12;
+      const bool v4068 = v4066 && v4067;
+      if (v4068) {
+        const unsigned int v4069 = v65 + v4051;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4070 = v272.x[104];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4071 = iron_f32_to_bf16(v4070);
+        const float v4072 = v272.x[105];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4075 = iron_f32_to_bf16(v4072);
+        const unsigned int v4076 = v4049 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4077 = v4076 + v4069;
+        *reinterpret_cast<iron_bf16x2*>(out + v4077) = iron_bf16x2{{v4071, v4075}};
       }
     } else {
-      const bool v4137 = v4104 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4138 = v4106 < v12;
-      const bool v4139 = v4137 && v4138;
-      if (v4139) {
-        const float v4140 = v271.x[106];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4142 = iron_f32_to_bf16(v4140);
-        const unsigned int v4143 = v4104 * v3;
-        const unsigned int v4144 = v4143 + v65;
-        const unsigned int v4145 = v4144 + v4106;
-        out[v4145] = v4142;
+      const bool v4082 = v4049 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4083 = v4051 < v12;
+      const bool v4084 = v4082 && v4083;
+      if (v4084) {
+        const float v4085 = v272.x[104];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4087 = iron_f32_to_bf16(v4085);
+        const unsigned int v4088 = v4049 * v3;
+        const unsigned int v4089 = v4088 + v65;
+        const unsigned int v4090 = v4089 + v4051;
+        out[v4090] = v4087;
       }
-      const unsigned int v4147 = v1124 + v4108;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4149 = v1123 + v4113;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4150 = v4147 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4151 = v4149 < v12;
-      const bool v4152 = v4150 && v4151;
-      if (v4152) {
-        const float v4153 = v271.x[107];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4155 = iron_f32_to_bf16(v4153);
-        const unsigned int v4156 = v4147 * v3;
-        const unsigned int v4157 = v4156 + v65;
-        const unsigned int v4158 = v4157 + v4149;
-        out[v4158] = v4155;
+      const unsigned int v4092 = v1125 + v4053;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4094 = v1124 + v4058;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4095 = v4092 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4096 = v4094 < v12;
+      const bool v4097 = v4095 && v4096;
+      if (v4097) {
+        const float v4098 = v272.x[105];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4100 = iron_f32_to_bf16(v4098);
+        const unsigned int v4101 = v4092 * v3;
+        const unsigned int v4102 = v4101 + v65;
+        const unsigned int v4103 = v4102 + v4094;
+        out[v4103] = v4100;
       }
     }
-    const unsigned int v4159 = static_cast<unsigned int>(v271.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4160 = v1124 + v4159;
-    const unsigned int v4161 = static_cast<unsigned int>(v271.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4162 = v1123 + v4161;
-    const unsigned int v4164 = static_cast<unsigned int>(v271.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4165 = v4164 == v4159;
-    const unsigned int v4168 = v4161 + 1u;
-    const unsigned int v4169 = static_cast<unsigned int>(v271.col(109, iron_linear_thread() & 31u));
-    const bool v4170 = v4169 == v4168;
-    const bool v4171 = v4165 && v4170;
-    const unsigned int v4174 = v4162 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4175 = v4174 == v10;
-    const bool v4176 = v4171 && v4175;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4176) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4177 = v4160 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4178 = v4162 < v12;
-      const bool v4179 = v4177 && v4178;
-      if (v4179) {
-        const unsigned int v4180 = v65 + v4162;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4181 = v271.x[108];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4182 = iron_f32_to_bf16(v4181);
-        const float v4183 = v271.x[109];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4186 = iron_f32_to_bf16(v4183);
-        const unsigned int v4187 = v4160 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4188 = v4187 + v4180;
-        *reinterpret_cast<iron_bf16x2*>(out + v4188) = iron_bf16x2{{v4182, v4186}};
+    const unsigned int v4104 = static_cast<unsigned int>(v272.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4105 = v1125 + v4104;
+    const unsigned int v4106 = static_cast<unsigned int>(v272.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4107 = v1124 + v4106;
+    const unsigned int v4109 = static_cast<unsigned int>(v272.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4110 = v4109 == v4104;
+    const unsigned int v4113 = v4106 + 1u;
+    const unsigned int v4114 = static_cast<unsigned int>(v272.col(107, iron_linear_thread() & 31u));
+    const bool v4115 = v4114 == v4113;
+    const bool v4116 = v4110 && v4115;
+    const unsigned int v4119 = v4107 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4120 = v4119 == v10;
+    const bool v4121 = v4116 && v4120;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4121) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4122 = v4105 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4123 = v4107 < v12;
+      const bool v4124 = v4122 && v4123;
+      if (v4124) {
+        const unsigned int v4125 = v65 + v4107;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4126 = v272.x[106];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4127 = iron_f32_to_bf16(v4126);
+        const float v4128 = v272.x[107];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4131 = iron_f32_to_bf16(v4128);
+        const unsigned int v4132 = v4105 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4133 = v4132 + v4125;
+        *reinterpret_cast<iron_bf16x2*>(out + v4133) = iron_bf16x2{{v4127, v4131}};
       }
     } else {
-      const bool v4193 = v4160 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4194 = v4162 < v12;
-      const bool v4195 = v4193 && v4194;
-      if (v4195) {
-        const float v4196 = v271.x[108];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4198 = iron_f32_to_bf16(v4196);
-        const unsigned int v4199 = v4160 * v3;
-        const unsigned int v4200 = v4199 + v65;
-        const unsigned int v4201 = v4200 + v4162;
-        out[v4201] = v4198;
+      const bool v4138 = v4105 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4139 = v4107 < v12;
+      const bool v4140 = v4138 && v4139;
+      if (v4140) {
+        const float v4141 = v272.x[106];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4143 = iron_f32_to_bf16(v4141);
+        const unsigned int v4144 = v4105 * v3;
+        const unsigned int v4145 = v4144 + v65;
+        const unsigned int v4146 = v4145 + v4107;
+        out[v4146] = v4143;
       }
-      const unsigned int v4203 = v1124 + v4164;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4205 = v1123 + v4169;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4206 = v4203 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4207 = v4205 < v12;
-      const bool v4208 = v4206 && v4207;
-      if (v4208) {
-        const float v4209 = v271.x[109];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4211 = iron_f32_to_bf16(v4209);
-        const unsigned int v4212 = v4203 * v3;
-        const unsigned int v4213 = v4212 + v65;
-        const unsigned int v4214 = v4213 + v4205;
-        out[v4214] = v4211;
+      const unsigned int v4148 = v1125 + v4109;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4150 = v1124 + v4114;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4151 = v4148 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4152 = v4150 < v12;
+      const bool v4153 = v4151 && v4152;
+      if (v4153) {
+        const float v4154 = v272.x[107];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4156 = iron_f32_to_bf16(v4154);
+        const unsigned int v4157 = v4148 * v3;
+        const unsigned int v4158 = v4157 + v65;
+        const unsigned int v4159 = v4158 + v4150;
+        out[v4159] = v4156;
       }
     }
-    const unsigned int v4215 = static_cast<unsigned int>(v271.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4216 = v1124 + v4215;
-    const unsigned int v4217 = static_cast<unsigned int>(v271.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4218 = v1123 + v4217;
-    const unsigned int v4220 = static_cast<unsigned int>(v271.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4221 = v4220 == v4215;
-    const unsigned int v4224 = v4217 + 1u;
-    const unsigned int v4225 = static_cast<unsigned int>(v271.col(111, iron_linear_thread() & 31u));
-    const bool v4226 = v4225 == v4224;
-    const bool v4227 = v4221 && v4226;
-    const unsigned int v4230 = v4218 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4231 = v4230 == v10;
-    const bool v4232 = v4227 && v4231;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4232) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4233 = v4216 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4234 = v4218 < v12;
-      const bool v4235 = v4233 && v4234;
-      if (v4235) {
-        const unsigned int v4236 = v65 + v4218;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4237 = v271.x[110];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4238 = iron_f32_to_bf16(v4237);
-        const float v4239 = v271.x[111];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4242 = iron_f32_to_bf16(v4239);
-        const unsigned int v4243 = v4216 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4244 = v4243 + v4236;
-        *reinterpret_cast<iron_bf16x2*>(out + v4244) = iron_bf16x2{{v4238, v4242}};
+    const unsigned int v4160 = static_cast<unsigned int>(v272.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4161 = v1125 + v4160;
+    const unsigned int v4162 = static_cast<unsigned int>(v272.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4163 = v1124 + v4162;
+    const unsigned int v4165 = static_cast<unsigned int>(v272.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4166 = v4165 == v4160;
+    const unsigned int v4169 = v4162 + 1u;
+    const unsigned int v4170 = static_cast<unsigned int>(v272.col(109, iron_linear_thread() & 31u));
+    const bool v4171 = v4170 == v4169;
+    const bool v4172 = v4166 && v4171;
+    const unsigned int v4175 = v4163 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4176 = v4175 == v10;
+    const bool v4177 = v4172 && v4176;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4177) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4178 = v4161 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4179 = v4163 < v12;
+      const bool v4180 = v4178 && v4179;
+      if (v4180) {
+        const unsigned int v4181 = v65 + v4163;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4182 = v272.x[108];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4183 = iron_f32_to_bf16(v4182);
+        const float v4184 = v272.x[109];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4187 = iron_f32_to_bf16(v4184);
+        const unsigned int v4188 = v4161 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4189 = v4188 + v4181;
+        *reinterpret_cast<iron_bf16x2*>(out + v4189) = iron_bf16x2{{v4183, v4187}};
       }
     } else {
-      const bool v4249 = v4216 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4250 = v4218 < v12;
-      const bool v4251 = v4249 && v4250;
-      if (v4251) {
-        const float v4252 = v271.x[110];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4254 = iron_f32_to_bf16(v4252);
-        const unsigned int v4255 = v4216 * v3;
-        const unsigned int v4256 = v4255 + v65;
-        const unsigned int v4257 = v4256 + v4218;
-        out[v4257] = v4254;
+      const bool v4194 = v4161 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4195 = v4163 < v12;
+      const bool v4196 = v4194 && v4195;
+      if (v4196) {
+        const float v4197 = v272.x[108];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4199 = iron_f32_to_bf16(v4197);
+        const unsigned int v4200 = v4161 * v3;
+        const unsigned int v4201 = v4200 + v65;
+        const unsigned int v4202 = v4201 + v4163;
+        out[v4202] = v4199;
       }
-      const unsigned int v4259 = v1124 + v4220;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4261 = v1123 + v4225;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4262 = v4259 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4263 = v4261 < v12;
-      const bool v4264 = v4262 && v4263;
-      if (v4264) {
-        const float v4265 = v271.x[111];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4267 = iron_f32_to_bf16(v4265);
-        const unsigned int v4268 = v4259 * v3;
-        const unsigned int v4269 = v4268 + v65;
-        const unsigned int v4270 = v4269 + v4261;
-        out[v4270] = v4267;
+      const unsigned int v4204 = v1125 + v4165;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4206 = v1124 + v4170;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4207 = v4204 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4208 = v4206 < v12;
+      const bool v4209 = v4207 && v4208;
+      if (v4209) {
+        const float v4210 = v272.x[109];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4212 = iron_f32_to_bf16(v4210);
+        const unsigned int v4213 = v4204 * v3;
+        const unsigned int v4214 = v4213 + v65;
+        const unsigned int v4215 = v4214 + v4206;
+        out[v4215] = v4212;
       }
     }
-    const unsigned int v4271 = static_cast<unsigned int>(v271.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4272 = v1124 + v4271;
-    const unsigned int v4273 = static_cast<unsigned int>(v271.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4274 = v1123 + v4273;
-    const unsigned int v4276 = static_cast<unsigned int>(v271.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4277 = v4276 == v4271;
-    const unsigned int v4280 = v4273 + 1u;
-    const unsigned int v4281 = static_cast<unsigned int>(v271.col(113, iron_linear_thread() & 31u));
-    const bool v4282 = v4281 == v4280;
-    const bool v4283 = v4277 && v4282;
-    const unsigned int v4286 = v4274 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4287 = v4286 == v10;
-    const bool v4288 = v4283 && v4287;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4288) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4289 = v4272 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4290 = v4274 < v12;
-      const bool v4291 = v4289 && v4290;
-      if (v4291) {
-        const unsigned int v4292 = v65 + v4274;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4293 = v271.x[112];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4294 = iron_f32_to_bf16(v4293);
-        const float v4295 = v271.x[113];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4298 = iron_f32_to_bf16(v4295);
-        const unsigned int v4299 = v4272 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4300 = v4299 + v4292;
-        *reinterpret_cast<iron_bf16x2*>(out + v4300) = iron_bf16x2{{v4294, v4298}};
+    const unsigned int v4216 = static_cast<unsigned int>(v272.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4217 = v1125 + v4216;
+    const unsigned int v4218 = static_cast<unsigned int>(v272.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4219 = v1124 + v4218;
+    const unsigned int v4221 = static_cast<unsigned int>(v272.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4222 = v4221 == v4216;
+    const unsigned int v4225 = v4218 + 1u;
+    const unsigned int v4226 = static_cast<unsigned int>(v272.col(111, iron_linear_thread() & 31u));
+    const bool v4227 = v4226 == v4225;
+    const bool v4228 = v4222 && v4227;
+    const unsigned int v4231 = v4219 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4232 = v4231 == v10;
+    const bool v4233 = v4228 && v4232;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4233) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4234 = v4217 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4235 = v4219 < v12;
+      const bool v4236 = v4234 && v4235;
+      if (v4236) {
+        const unsigned int v4237 = v65 + v4219;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4238 = v272.x[110];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4239 = iron_f32_to_bf16(v4238);
+        const float v4240 = v272.x[111];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4243 = iron_f32_to_bf16(v4240);
+        const unsigned int v4244 = v4217 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4245 = v4244 + v4237;
+        *reinterpret_cast<iron_bf16x2*>(out + v4245) = iron_bf16x2{{v4239, v4243}};
       }
     } else {
-      const bool v4305 = v4272 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4306 = v4274 < v12;
-      const bool v4307 = v4305 && v4306;
-      if (v4307) {
-        const float v4308 = v271.x[112];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4310 = iron_f32_to_bf16(v4308);
-        const unsigned int v4311 = v4272 * v3;
-        const unsigned int v4312 = v4311 + v65;
-        const unsigned int v4313 = v4312 + v4274;
-        out[v4313] = v4310;
+      const bool v4250 = v4217 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4251 = v4219 < v12;
+      const bool v4252 = v4250 && v4251;
+      if (v4252) {
+        const float v4253 = v272.x[110];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4255 = iron_f32_to_bf16(v4253);
+        const unsigned int v4256 = v4217 * v3;
+        const unsigned int v4257 = v4256 + v65;
+        const unsigned int v4258 = v4257 + v4219;
+        out[v4258] = v4255;
       }
-      const unsigned int v4315 = v1124 + v4276;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4317 = v1123 + v4281;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4318 = v4315 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4319 = v4317 < v12;
-      const bool v4320 = v4318 && v4319;
-      if (v4320) {
-        const float v4321 = v271.x[113];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4323 = iron_f32_to_bf16(v4321);
-        const unsigned int v4324 = v4315 * v3;
-        const unsigned int v4325 = v4324 + v65;
-        const unsigned int v4326 = v4325 + v4317;
-        out[v4326] = v4323;
+      const unsigned int v4260 = v1125 + v4221;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4262 = v1124 + v4226;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4263 = v4260 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4264 = v4262 < v12;
+      const bool v4265 = v4263 && v4264;
+      if (v4265) {
+        const float v4266 = v272.x[111];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4268 = iron_f32_to_bf16(v4266);
+        const unsigned int v4269 = v4260 * v3;
+        const unsigned int v4270 = v4269 + v65;
+        const unsigned int v4271 = v4270 + v4262;
+        out[v4271] = v4268;
       }
     }
-    const unsigned int v4327 = static_cast<unsigned int>(v271.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4328 = v1124 + v4327;
-    const unsigned int v4329 = static_cast<unsigned int>(v271.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4330 = v1123 + v4329;
-    const unsigned int v4332 = static_cast<unsigned int>(v271.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4333 = v4332 == v4327;
-    const unsigned int v4336 = v4329 + 1u;
-    const unsigned int v4337 = static_cast<unsigned int>(v271.col(115, iron_linear_thread() & 31u));
-    const bool v4338 = v4337 == v4336;
-    const bool v4339 = v4333 && v4338;
-    const unsigned int v4342 = v4330 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4343 = v4342 == v10;
-    const bool v4344 = v4339 && v4343;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4344) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4345 = v4328 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4346 = v4330 < v12;
-      const bool v4347 = v4345 && v4346;
-      if (v4347) {
-        const unsigned int v4348 = v65 + v4330;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4349 = v271.x[114];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4350 = iron_f32_to_bf16(v4349);
-        const float v4351 = v271.x[115];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4354 = iron_f32_to_bf16(v4351);
-        const unsigned int v4355 = v4328 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4356 = v4355 + v4348;
-        *reinterpret_cast<iron_bf16x2*>(out + v4356) = iron_bf16x2{{v4350, v4354}};
+    const unsigned int v4272 = static_cast<unsigned int>(v272.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4273 = v1125 + v4272;
+    const unsigned int v4274 = static_cast<unsigned int>(v272.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4275 = v1124 + v4274;
+    const unsigned int v4277 = static_cast<unsigned int>(v272.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4278 = v4277 == v4272;
+    const unsigned int v4281 = v4274 + 1u;
+    const unsigned int v4282 = static_cast<unsigned int>(v272.col(113, iron_linear_thread() & 31u));
+    const bool v4283 = v4282 == v4281;
+    const bool v4284 = v4278 && v4283;
+    const unsigned int v4287 = v4275 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4288 = v4287 == v10;
+    const bool v4289 = v4284 && v4288;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4289) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4290 = v4273 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4291 = v4275 < v12;
+      const bool v4292 = v4290 && v4291;
+      if (v4292) {
+        const unsigned int v4293 = v65 + v4275;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4294 = v272.x[112];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4295 = iron_f32_to_bf16(v4294);
+        const float v4296 = v272.x[113];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4299 = iron_f32_to_bf16(v4296);
+        const unsigned int v4300 = v4273 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4301 = v4300 + v4293;
+        *reinterpret_cast<iron_bf16x2*>(out + v4301) = iron_bf16x2{{v4295, v4299}};
       }
     } else {
-      const bool v4361 = v4328 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4362 = v4330 < v12;
-      const bool v4363 = v4361 && v4362;
-      if (v4363) {
-        const float v4364 = v271.x[114];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4366 = iron_f32_to_bf16(v4364);
-        const unsigned int v4367 = v4328 * v3;
-        const unsigned int v4368 = v4367 + v65;
-        const unsigned int v4369 = v4368 + v4330;
-        out[v4369] = v4366;
+      const bool v4306 = v4273 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4307 = v4275 < v12;
+      const bool v4308 = v4306 && v4307;
+      if (v4308) {
+        const float v4309 = v272.x[112];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4311 = iron_f32_to_bf16(v4309);
+        const unsigned int v4312 = v4273 * v3;
+        const unsigned int v4313 = v4312 + v65;
+        const unsigned int v4314 = v4313 + v4275;
+        out[v4314] = v4311;
       }
-      const unsigned int v4371 = v1124 + v4332;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4373 = v1123 + v4337;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4374 = v4371 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4375 = v4373 < v12;
-      const bool v4376 = v4374 && v4375;
-      if (v4376) {
-        const float v4377 = v271.x[115];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4379 = iron_f32_to_bf16(v4377);
-        const unsigned int v4380 = v4371 * v3;
-        const unsigned int v4381 = v4380 + v65;
-        const unsigned int v4382 = v4381 + v4373;
-        out[v4382] = v4379;
+      const unsigned int v4316 = v1125 + v4277;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4318 = v1124 + v4282;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4319 = v4316 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4320 = v4318 < v12;
+      const bool v4321 = v4319 && v4320;
+      if (v4321) {
+        const float v4322 = v272.x[113];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4324 = iron_f32_to_bf16(v4322);
+        const unsigned int v4325 = v4316 * v3;
+        const unsigned int v4326 = v4325 + v65;
+        const unsigned int v4327 = v4326 + v4318;
+        out[v4327] = v4324;
       }
     }
-    const unsigned int v4383 = static_cast<unsigned int>(v271.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4384 = v1124 + v4383;
-    const unsigned int v4385 = static_cast<unsigned int>(v271.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4386 = v1123 + v4385;
-    const unsigned int v4388 = static_cast<unsigned int>(v271.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4389 = v4388 == v4383;
-    const unsigned int v4392 = v4385 + 1u;
-    const unsigned int v4393 = static_cast<unsigned int>(v271.col(117, iron_linear_thread() & 31u));
-    const bool v4394 = v4393 == v4392;
-    const bool v4395 = v4389 && v4394;
-    const unsigned int v4398 = v4386 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4399 = v4398 == v10;
-    const bool v4400 = v4395 && v4399;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4400) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4401 = v4384 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4402 = v4386 < v12;
-      const bool v4403 = v4401 && v4402;
-      if (v4403) {
-        const unsigned int v4404 = v65 + v4386;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4405 = v271.x[116];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4406 = iron_f32_to_bf16(v4405);
-        const float v4407 = v271.x[117];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4410 = iron_f32_to_bf16(v4407);
-        const unsigned int v4411 = v4384 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4412 = v4411 + v4404;
-        *reinterpret_cast<iron_bf16x2*>(out + v4412) = iron_bf16x2{{v4406, v4410}};
+    const unsigned int v4328 = static_cast<unsigned int>(v272.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4329 = v1125 + v4328;
+    const unsigned int v4330 = static_cast<unsigned int>(v272.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4331 = v1124 + v4330;
+    const unsigned int v4333 = static_cast<unsigned int>(v272.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4334 = v4333 == v4328;
+    const unsigned int v4337 = v4330 + 1u;
+    const unsigned int v4338 = static_cast<unsigned int>(v272.col(115, iron_linear_thread() & 31u));
+    const bool v4339 = v4338 == v4337;
+    const bool v4340 = v4334 && v4339;
+    const unsigned int v4343 = v4331 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4344 = v4343 == v10;
+    const bool v4345 = v4340 && v4344;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4345) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4346 = v4329 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4347 = v4331 < v12;
+      const bool v4348 = v4346 && v4347;
+      if (v4348) {
+        const unsigned int v4349 = v65 + v4331;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4350 = v272.x[114];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4351 = iron_f32_to_bf16(v4350);
+        const float v4352 = v272.x[115];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4355 = iron_f32_to_bf16(v4352);
+        const unsigned int v4356 = v4329 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4357 = v4356 + v4349;
+        *reinterpret_cast<iron_bf16x2*>(out + v4357) = iron_bf16x2{{v4351, v4355}};
       }
     } else {
-      const bool v4417 = v4384 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4418 = v4386 < v12;
-      const bool v4419 = v4417 && v4418;
-      if (v4419) {
-        const float v4420 = v271.x[116];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4422 = iron_f32_to_bf16(v4420);
-        const unsigned int v4423 = v4384 * v3;
-        const unsigned int v4424 = v4423 + v65;
-        const unsigned int v4425 = v4424 + v4386;
-        out[v4425] = v4422;
+      const bool v4362 = v4329 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4363 = v4331 < v12;
+      const bool v4364 = v4362 && v4363;
+      if (v4364) {
+        const float v4365 = v272.x[114];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4367 = iron_f32_to_bf16(v4365);
+        const unsigned int v4368 = v4329 * v3;
+        const unsigned int v4369 = v4368 + v65;
+        const unsigned int v4370 = v4369 + v4331;
+        out[v4370] = v4367;
       }
-      const unsigned int v4427 = v1124 + v4388;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4429 = v1123 + v4393;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4430 = v4427 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4431 = v4429 < v12;
-      const bool v4432 = v4430 && v4431;
-      if (v4432) {
-        const float v4433 = v271.x[117];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4435 = iron_f32_to_bf16(v4433);
-        const unsigned int v4436 = v4427 * v3;
-        const unsigned int v4437 = v4436 + v65;
-        const unsigned int v4438 = v4437 + v4429;
-        out[v4438] = v4435;
+      const unsigned int v4372 = v1125 + v4333;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4374 = v1124 + v4338;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4375 = v4372 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4376 = v4374 < v12;
+      const bool v4377 = v4375 && v4376;
+      if (v4377) {
+        const float v4378 = v272.x[115];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4380 = iron_f32_to_bf16(v4378);
+        const unsigned int v4381 = v4372 * v3;
+        const unsigned int v4382 = v4381 + v65;
+        const unsigned int v4383 = v4382 + v4374;
+        out[v4383] = v4380;
       }
     }
-    const unsigned int v4439 = static_cast<unsigned int>(v271.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4440 = v1124 + v4439;
-    const unsigned int v4441 = static_cast<unsigned int>(v271.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4442 = v1123 + v4441;
-    const unsigned int v4444 = static_cast<unsigned int>(v271.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4445 = v4444 == v4439;
-    const unsigned int v4448 = v4441 + 1u;
-    const unsigned int v4449 = static_cast<unsigned int>(v271.col(119, iron_linear_thread() & 31u));
-    const bool v4450 = v4449 == v4448;
-    const bool v4451 = v4445 && v4450;
-    const unsigned int v4454 = v4442 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4455 = v4454 == v10;
-    const bool v4456 = v4451 && v4455;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4456) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4457 = v4440 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4458 = v4442 < v12;
-      const bool v4459 = v4457 && v4458;
-      if (v4459) {
-        const unsigned int v4460 = v65 + v4442;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4461 = v271.x[118];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4462 = iron_f32_to_bf16(v4461);
-        const float v4463 = v271.x[119];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4466 = iron_f32_to_bf16(v4463);
-        const unsigned int v4467 = v4440 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4468 = v4467 + v4460;
-        *reinterpret_cast<iron_bf16x2*>(out + v4468) = iron_bf16x2{{v4462, v4466}};
+    const unsigned int v4384 = static_cast<unsigned int>(v272.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4385 = v1125 + v4384;
+    const unsigned int v4386 = static_cast<unsigned int>(v272.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4387 = v1124 + v4386;
+    const unsigned int v4389 = static_cast<unsigned int>(v272.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4390 = v4389 == v4384;
+    const unsigned int v4393 = v4386 + 1u;
+    const unsigned int v4394 = static_cast<unsigned int>(v272.col(117, iron_linear_thread() & 31u));
+    const bool v4395 = v4394 == v4393;
+    const bool v4396 = v4390 && v4395;
+    const unsigned int v4399 = v4387 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4400 = v4399 == v10;
+    const bool v4401 = v4396 && v4400;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4401) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4402 = v4385 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4403 = v4387 < v12;
+      const bool v4404 = v4402 && v4403;
+      if (v4404) {
+        const unsigned int v4405 = v65 + v4387;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4406 = v272.x[116];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4407 = iron_f32_to_bf16(v4406);
+        const float v4408 = v272.x[117];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4411 = iron_f32_to_bf16(v4408);
+        const unsigned int v4412 = v4385 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4413 = v4412 + v4405;
+        *reinterpret_cast<iron_bf16x2*>(out + v4413) = iron_bf16x2{{v4407, v4411}};
       }
     } else {
-      const bool v4473 = v4440 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4474 = v4442 < v12;
-      const bool v4475 = v4473 && v4474;
-      if (v4475) {
-        const float v4476 = v271.x[118];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4478 = iron_f32_to_bf16(v4476);
-        const unsigned int v4479 = v4440 * v3;
-        const unsigned int v4480 = v4479 + v65;
-        const unsigned int v4481 = v4480 + v4442;
-        out[v4481] = v4478;
+      const bool v4418 = v4385 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4419 = v4387 < v12;
+      const bool v4420 = v4418 && v4419;
+      if (v4420) {
+        const float v4421 = v272.x[116];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4423 = iron_f32_to_bf16(v4421);
+        const unsigned int v4424 = v4385 * v3;
+        const unsigned int v4425 = v4424 + v65;
+        const unsigned int v4426 = v4425 + v4387;
+        out[v4426] = v4423;
       }
-      const unsigned int v4483 = v1124 + v4444;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4485 = v1123 + v4449;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4486 = v4483 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4487 = v4485 < v12;
-      const bool v4488 = v4486 && v4487;
-      if (v4488) {
-        const float v4489 = v271.x[119];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4491 = iron_f32_to_bf16(v4489);
-        const unsigned int v4492 = v4483 * v3;
-        const unsigned int v4493 = v4492 + v65;
-        const unsigned int v4494 = v4493 + v4485;
-        out[v4494] = v4491;
+      const unsigned int v4428 = v1125 + v4389;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4430 = v1124 + v4394;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4431 = v4428 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4432 = v4430 < v12;
+      const bool v4433 = v4431 && v4432;
+      if (v4433) {
+        const float v4434 = v272.x[117];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4436 = iron_f32_to_bf16(v4434);
+        const unsigned int v4437 = v4428 * v3;
+        const unsigned int v4438 = v4437 + v65;
+        const unsigned int v4439 = v4438 + v4430;
+        out[v4439] = v4436;
       }
     }
-    const unsigned int v4495 = static_cast<unsigned int>(v271.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4496 = v1124 + v4495;
-    const unsigned int v4497 = static_cast<unsigned int>(v271.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4498 = v1123 + v4497;
-    const unsigned int v4500 = static_cast<unsigned int>(v271.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4501 = v4500 == v4495;
-    const unsigned int v4504 = v4497 + 1u;
-    const unsigned int v4505 = static_cast<unsigned int>(v271.col(121, iron_linear_thread() & 31u));
-    const bool v4506 = v4505 == v4504;
-    const bool v4507 = v4501 && v4506;
-    const unsigned int v4510 = v4498 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4511 = v4510 == v10;
-    const bool v4512 = v4507 && v4511;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4512) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4513 = v4496 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4514 = v4498 < v12;
-      const bool v4515 = v4513 && v4514;
-      if (v4515) {
-        const unsigned int v4516 = v65 + v4498;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4517 = v271.x[120];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4518 = iron_f32_to_bf16(v4517);
-        const float v4519 = v271.x[121];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4522 = iron_f32_to_bf16(v4519);
-        const unsigned int v4523 = v4496 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4524 = v4523 + v4516;
-        *reinterpret_cast<iron_bf16x2*>(out + v4524) = iron_bf16x2{{v4518, v4522}};
+    const unsigned int v4440 = static_cast<unsigned int>(v272.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4441 = v1125 + v4440;
+    const unsigned int v4442 = static_cast<unsigned int>(v272.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4443 = v1124 + v4442;
+    const unsigned int v4445 = static_cast<unsigned int>(v272.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4446 = v4445 == v4440;
+    const unsigned int v4449 = v4442 + 1u;
+    const unsigned int v4450 = static_cast<unsigned int>(v272.col(119, iron_linear_thread() & 31u));
+    const bool v4451 = v4450 == v4449;
+    const bool v4452 = v4446 && v4451;
+    const unsigned int v4455 = v4443 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4456 = v4455 == v10;
+    const bool v4457 = v4452 && v4456;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4457) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4458 = v4441 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4459 = v4443 < v12;
+      const bool v4460 = v4458 && v4459;
+      if (v4460) {
+        const unsigned int v4461 = v65 + v4443;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4462 = v272.x[118];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4463 = iron_f32_to_bf16(v4462);
+        const float v4464 = v272.x[119];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4467 = iron_f32_to_bf16(v4464);
+        const unsigned int v4468 = v4441 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4469 = v4468 + v4461;
+        *reinterpret_cast<iron_bf16x2*>(out + v4469) = iron_bf16x2{{v4463, v4467}};
       }
     } else {
-      const bool v4529 = v4496 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4530 = v4498 < v12;
-      const bool v4531 = v4529 && v4530;
-      if (v4531) {
-        const float v4532 = v271.x[120];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4534 = iron_f32_to_bf16(v4532);
-        const unsigned int v4535 = v4496 * v3;
-        const unsigned int v4536 = v4535 + v65;
-        const unsigned int v4537 = v4536 + v4498;
-        out[v4537] = v4534;
+      const bool v4474 = v4441 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4475 = v4443 < v12;
+      const bool v4476 = v4474 && v4475;
+      if (v4476) {
+        const float v4477 = v272.x[118];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4479 = iron_f32_to_bf16(v4477);
+        const unsigned int v4480 = v4441 * v3;
+        const unsigned int v4481 = v4480 + v65;
+        const unsigned int v4482 = v4481 + v4443;
+        out[v4482] = v4479;
       }
-      const unsigned int v4539 = v1124 + v4500;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4541 = v1123 + v4505;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4542 = v4539 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4543 = v4541 < v12;
-      const bool v4544 = v4542 && v4543;
-      if (v4544) {
-        const float v4545 = v271.x[121];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4547 = iron_f32_to_bf16(v4545);
-        const unsigned int v4548 = v4539 * v3;
-        const unsigned int v4549 = v4548 + v65;
-        const unsigned int v4550 = v4549 + v4541;
-        out[v4550] = v4547;
+      const unsigned int v4484 = v1125 + v4445;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4486 = v1124 + v4450;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4487 = v4484 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4488 = v4486 < v12;
+      const bool v4489 = v4487 && v4488;
+      if (v4489) {
+        const float v4490 = v272.x[119];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4492 = iron_f32_to_bf16(v4490);
+        const unsigned int v4493 = v4484 * v3;
+        const unsigned int v4494 = v4493 + v65;
+        const unsigned int v4495 = v4494 + v4486;
+        out[v4495] = v4492;
       }
     }
-    const unsigned int v4551 = static_cast<unsigned int>(v271.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4552 = v1124 + v4551;
-    const unsigned int v4553 = static_cast<unsigned int>(v271.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4554 = v1123 + v4553;
-    const unsigned int v4556 = static_cast<unsigned int>(v271.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4557 = v4556 == v4551;
-    const unsigned int v4560 = v4553 + 1u;
-    const unsigned int v4561 = static_cast<unsigned int>(v271.col(123, iron_linear_thread() & 31u));
-    const bool v4562 = v4561 == v4560;
-    const bool v4563 = v4557 && v4562;
-    const unsigned int v4566 = v4554 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4567 = v4566 == v10;
-    const bool v4568 = v4563 && v4567;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4568) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4569 = v4552 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4570 = v4554 < v12;
-      const bool v4571 = v4569 && v4570;
-      if (v4571) {
-        const unsigned int v4572 = v65 + v4554;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4573 = v271.x[122];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4574 = iron_f32_to_bf16(v4573);
-        const float v4575 = v271.x[123];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4578 = iron_f32_to_bf16(v4575);
-        const unsigned int v4579 = v4552 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4580 = v4579 + v4572;
-        *reinterpret_cast<iron_bf16x2*>(out + v4580) = iron_bf16x2{{v4574, v4578}};
+    const unsigned int v4496 = static_cast<unsigned int>(v272.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4497 = v1125 + v4496;
+    const unsigned int v4498 = static_cast<unsigned int>(v272.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4499 = v1124 + v4498;
+    const unsigned int v4501 = static_cast<unsigned int>(v272.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4502 = v4501 == v4496;
+    const unsigned int v4505 = v4498 + 1u;
+    const unsigned int v4506 = static_cast<unsigned int>(v272.col(121, iron_linear_thread() & 31u));
+    const bool v4507 = v4506 == v4505;
+    const bool v4508 = v4502 && v4507;
+    const unsigned int v4511 = v4499 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4512 = v4511 == v10;
+    const bool v4513 = v4508 && v4512;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4513) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4514 = v4497 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4515 = v4499 < v12;
+      const bool v4516 = v4514 && v4515;
+      if (v4516) {
+        const unsigned int v4517 = v65 + v4499;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4518 = v272.x[120];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4519 = iron_f32_to_bf16(v4518);
+        const float v4520 = v272.x[121];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4523 = iron_f32_to_bf16(v4520);
+        const unsigned int v4524 = v4497 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4525 = v4524 + v4517;
+        *reinterpret_cast<iron_bf16x2*>(out + v4525) = iron_bf16x2{{v4519, v4523}};
       }
     } else {
-      const bool v4585 = v4552 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4586 = v4554 < v12;
-      const bool v4587 = v4585 && v4586;
-      if (v4587) {
-        const float v4588 = v271.x[122];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4590 = iron_f32_to_bf16(v4588);
-        const unsigned int v4591 = v4552 * v3;
-        const unsigned int v4592 = v4591 + v65;
-        const unsigned int v4593 = v4592 + v4554;
-        out[v4593] = v4590;
+      const bool v4530 = v4497 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4531 = v4499 < v12;
+      const bool v4532 = v4530 && v4531;
+      if (v4532) {
+        const float v4533 = v272.x[120];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4535 = iron_f32_to_bf16(v4533);
+        const unsigned int v4536 = v4497 * v3;
+        const unsigned int v4537 = v4536 + v65;
+        const unsigned int v4538 = v4537 + v4499;
+        out[v4538] = v4535;
       }
-      const unsigned int v4595 = v1124 + v4556;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4597 = v1123 + v4561;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4598 = v4595 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4599 = v4597 < v12;
-      const bool v4600 = v4598 && v4599;
-      if (v4600) {
-        const float v4601 = v271.x[123];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4603 = iron_f32_to_bf16(v4601);
-        const unsigned int v4604 = v4595 * v3;
-        const unsigned int v4605 = v4604 + v65;
-        const unsigned int v4606 = v4605 + v4597;
-        out[v4606] = v4603;
+      const unsigned int v4540 = v1125 + v4501;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4542 = v1124 + v4506;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4543 = v4540 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4544 = v4542 < v12;
+      const bool v4545 = v4543 && v4544;
+      if (v4545) {
+        const float v4546 = v272.x[121];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4548 = iron_f32_to_bf16(v4546);
+        const unsigned int v4549 = v4540 * v3;
+        const unsigned int v4550 = v4549 + v65;
+        const unsigned int v4551 = v4550 + v4542;
+        out[v4551] = v4548;
       }
     }
-    const unsigned int v4607 = static_cast<unsigned int>(v271.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4608 = v1124 + v4607;
-    const unsigned int v4609 = static_cast<unsigned int>(v271.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4610 = v1123 + v4609;
-    const unsigned int v4612 = static_cast<unsigned int>(v271.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4613 = v4612 == v4607;
-    const unsigned int v4616 = v4609 + 1u;
-    const unsigned int v4617 = static_cast<unsigned int>(v271.col(125, iron_linear_thread() & 31u));
-    const bool v4618 = v4617 == v4616;
-    const bool v4619 = v4613 && v4618;
-    const unsigned int v4622 = v4610 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4623 = v4622 == v10;
-    const bool v4624 = v4619 && v4623;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4624) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4625 = v4608 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4626 = v4610 < v12;
-      const bool v4627 = v4625 && v4626;
-      if (v4627) {
-        const unsigned int v4628 = v65 + v4610;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4629 = v271.x[124];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4630 = iron_f32_to_bf16(v4629);
-        const float v4631 = v271.x[125];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4634 = iron_f32_to_bf16(v4631);
-        const unsigned int v4635 = v4608 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4636 = v4635 + v4628;
-        *reinterpret_cast<iron_bf16x2*>(out + v4636) = iron_bf16x2{{v4630, v4634}};
+    const unsigned int v4552 = static_cast<unsigned int>(v272.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4553 = v1125 + v4552;
+    const unsigned int v4554 = static_cast<unsigned int>(v272.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4555 = v1124 + v4554;
+    const unsigned int v4557 = static_cast<unsigned int>(v272.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4558 = v4557 == v4552;
+    const unsigned int v4561 = v4554 + 1u;
+    const unsigned int v4562 = static_cast<unsigned int>(v272.col(123, iron_linear_thread() & 31u));
+    const bool v4563 = v4562 == v4561;
+    const bool v4564 = v4558 && v4563;
+    const unsigned int v4567 = v4555 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4568 = v4567 == v10;
+    const bool v4569 = v4564 && v4568;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4569) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4570 = v4553 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4571 = v4555 < v12;
+      const bool v4572 = v4570 && v4571;
+      if (v4572) {
+        const unsigned int v4573 = v65 + v4555;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4574 = v272.x[122];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4575 = iron_f32_to_bf16(v4574);
+        const float v4576 = v272.x[123];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4579 = iron_f32_to_bf16(v4576);
+        const unsigned int v4580 = v4553 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4581 = v4580 + v4573;
+        *reinterpret_cast<iron_bf16x2*>(out + v4581) = iron_bf16x2{{v4575, v4579}};
       }
     } else {
-      const bool v4641 = v4608 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4642 = v4610 < v12;
-      const bool v4643 = v4641 && v4642;
-      if (v4643) {
-        const float v4644 = v271.x[124];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4646 = iron_f32_to_bf16(v4644);
-        const unsigned int v4647 = v4608 * v3;
-        const unsigned int v4648 = v4647 + v65;
-        const unsigned int v4649 = v4648 + v4610;
-        out[v4649] = v4646;
+      const bool v4586 = v4553 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4587 = v4555 < v12;
+      const bool v4588 = v4586 && v4587;
+      if (v4588) {
+        const float v4589 = v272.x[122];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4591 = iron_f32_to_bf16(v4589);
+        const unsigned int v4592 = v4553 * v3;
+        const unsigned int v4593 = v4592 + v65;
+        const unsigned int v4594 = v4593 + v4555;
+        out[v4594] = v4591;
       }
-      const unsigned int v4651 = v1124 + v4612;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4653 = v1123 + v4617;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4654 = v4651 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4655 = v4653 < v12;
-      const bool v4656 = v4654 && v4655;
-      if (v4656) {
-        const float v4657 = v271.x[125];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4659 = iron_f32_to_bf16(v4657);
-        const unsigned int v4660 = v4651 * v3;
-        const unsigned int v4661 = v4660 + v65;
-        const unsigned int v4662 = v4661 + v4653;
-        out[v4662] = v4659;
+      const unsigned int v4596 = v1125 + v4557;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4598 = v1124 + v4562;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4599 = v4596 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4600 = v4598 < v12;
+      const bool v4601 = v4599 && v4600;
+      if (v4601) {
+        const float v4602 = v272.x[123];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4604 = iron_f32_to_bf16(v4602);
+        const unsigned int v4605 = v4596 * v3;
+        const unsigned int v4606 = v4605 + v65;
+        const unsigned int v4607 = v4606 + v4598;
+        out[v4607] = v4604;
       }
     }
-    const unsigned int v4663 = static_cast<unsigned int>(v271.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
-    const unsigned int v4664 = v1124 + v4663;
-    const unsigned int v4665 = static_cast<unsigned int>(v271.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
-    const unsigned int v4666 = v1123 + v4665;
-    const unsigned int v4668 = static_cast<unsigned int>(v271.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4669 = v4668 == v4663;
-    const unsigned int v4672 = v4665 + 1u;
-    const unsigned int v4673 = static_cast<unsigned int>(v271.col(127, iron_linear_thread() & 31u));
-    const bool v4674 = v4673 == v4672;
-    const bool v4675 = v4669 && v4674;
-    const unsigned int v4678 = v4666 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4679 = v4678 == v10;
-    const bool v4680 = v4675 && v4679;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4680) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4681 = v4664 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4682 = v4666 < v12;
-      const bool v4683 = v4681 && v4682;
-      if (v4683) {
-        const unsigned int v4684 = v65 + v4666;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4685 = v271.x[126];  // kernels/convolution/conv_tiles.hpp:94
-        const iron_bf16 v4686 = iron_f32_to_bf16(v4685);
-        const float v4687 = v271.x[127];  // kernels/convolution/conv_tiles.hpp:95
-        const iron_bf16 v4690 = iron_f32_to_bf16(v4687);
-        const unsigned int v4691 = v4664 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const unsigned int v4692 = v4691 + v4684;
-        *reinterpret_cast<iron_bf16x2*>(out + v4692) = iron_bf16x2{{v4686, v4690}};
+    const unsigned int v4608 = static_cast<unsigned int>(v272.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4609 = v1125 + v4608;
+    const unsigned int v4610 = static_cast<unsigned int>(v272.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4611 = v1124 + v4610;
+    const unsigned int v4613 = static_cast<unsigned int>(v272.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4614 = v4613 == v4608;
+    const unsigned int v4617 = v4610 + 1u;
+    const unsigned int v4618 = static_cast<unsigned int>(v272.col(125, iron_linear_thread() & 31u));
+    const bool v4619 = v4618 == v4617;
+    const bool v4620 = v4614 && v4619;
+    const unsigned int v4623 = v4611 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4624 = v4623 == v10;
+    const bool v4625 = v4620 && v4624;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4625) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4626 = v4609 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4627 = v4611 < v12;
+      const bool v4628 = v4626 && v4627;
+      if (v4628) {
+        const unsigned int v4629 = v65 + v4611;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4630 = v272.x[124];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4631 = iron_f32_to_bf16(v4630);
+        const float v4632 = v272.x[125];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4635 = iron_f32_to_bf16(v4632);
+        const unsigned int v4636 = v4609 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4637 = v4636 + v4629;
+        *reinterpret_cast<iron_bf16x2*>(out + v4637) = iron_bf16x2{{v4631, v4635}};
       }
     } else {
-      const bool v4697 = v4664 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4698 = v4666 < v12;
-      const bool v4699 = v4697 && v4698;
-      if (v4699) {
-        const float v4700 = v271.x[126];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4702 = iron_f32_to_bf16(v4700);
-        const unsigned int v4703 = v4664 * v3;
-        const unsigned int v4704 = v4703 + v65;
-        const unsigned int v4705 = v4704 + v4666;
-        out[v4705] = v4702;
+      const bool v4642 = v4609 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4643 = v4611 < v12;
+      const bool v4644 = v4642 && v4643;
+      if (v4644) {
+        const float v4645 = v272.x[124];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4647 = iron_f32_to_bf16(v4645);
+        const unsigned int v4648 = v4609 * v3;
+        const unsigned int v4649 = v4648 + v65;
+        const unsigned int v4650 = v4649 + v4611;
+        out[v4650] = v4647;
       }
-      const unsigned int v4707 = v1124 + v4668;  // kernels/convolution/conv_tiles.hpp:77
-      const unsigned int v4709 = v1123 + v4673;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4710 = v4707 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4711 = v4709 < v12;
-      const bool v4712 = v4710 && v4711;
-      if (v4712) {
-        const float v4713 = v271.x[127];  // kernels/convolution/conv_tiles.hpp:80
-        const iron_bf16 v4715 = iron_f32_to_bf16(v4713);
-        const unsigned int v4716 = v4707 * v3;
-        const unsigned int v4717 = v4716 + v65;
-        const unsigned int v4718 = v4717 + v4709;
-        out[v4718] = v4715;
+      const unsigned int v4652 = v1125 + v4613;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4654 = v1124 + v4618;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4655 = v4652 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4656 = v4654 < v12;
+      const bool v4657 = v4655 && v4656;
+      if (v4657) {
+        const float v4658 = v272.x[125];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4660 = iron_f32_to_bf16(v4658);
+        const unsigned int v4661 = v4652 * v3;
+        const unsigned int v4662 = v4661 + v65;
+        const unsigned int v4663 = v4662 + v4654;
+        out[v4663] = v4660;
+      }
+    }
+    const unsigned int v4664 = static_cast<unsigned int>(v272.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:85
+    const unsigned int v4665 = v1125 + v4664;
+    const unsigned int v4666 = static_cast<unsigned int>(v272.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:86
+    const unsigned int v4667 = v1124 + v4666;
+    const unsigned int v4669 = static_cast<unsigned int>(v272.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4670 = v4669 == v4664;
+    const unsigned int v4673 = v4666 + 1u;
+    const unsigned int v4674 = static_cast<unsigned int>(v272.col(127, iron_linear_thread() & 31u));
+    const bool v4675 = v4674 == v4673;
+    const bool v4676 = v4670 && v4675;
+    const unsigned int v4679 = v4667 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4680 = v4679 == v10;
+    const bool v4681 = v4676 && v4680;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4681) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4682 = v4665 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4683 = v4667 < v12;
+      const bool v4684 = v4682 && v4683;
+      if (v4684) {
+        const unsigned int v4685 = v65 + v4667;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4686 = v272.x[126];  // kernels/convolution/conv_tiles.hpp:94
+        const iron_bf16 v4687 = iron_f32_to_bf16(v4686);
+        const float v4688 = v272.x[127];  // kernels/convolution/conv_tiles.hpp:95
+        const iron_bf16 v4691 = iron_f32_to_bf16(v4688);
+        const unsigned int v4692 = v4665 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const unsigned int v4693 = v4692 + v4685;
+        *reinterpret_cast<iron_bf16x2*>(out + v4693) = iron_bf16x2{{v4687, v4691}};
+      }
+    } else {
+      const bool v4698 = v4665 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4699 = v4667 < v12;
+      const bool v4700 = v4698 && v4699;
+      if (v4700) {
+        const float v4701 = v272.x[126];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4703 = iron_f32_to_bf16(v4701);
+        const unsigned int v4704 = v4665 * v3;
+        const unsigned int v4705 = v4704 + v65;
+        const unsigned int v4706 = v4705 + v4667;
+        out[v4706] = v4703;
+      }
+      const unsigned int v4708 = v1125 + v4669;  // kernels/convolution/conv_tiles.hpp:77
+      const unsigned int v4710 = v1124 + v4674;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4711 = v4708 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4712 = v4710 < v12;
+      const bool v4713 = v4711 && v4712;
+      if (v4713) {
+        const float v4714 = v272.x[127];  // kernels/convolution/conv_tiles.hpp:80
+        const iron_bf16 v4716 = iron_f32_to_bf16(v4714);
+        const unsigned int v4717 = v4708 * v3;
+        const unsigned int v4718 = v4717 + v65;
+        const unsigned int v4719 = v4718 + v4710;
+        out[v4719] = v4716;
       }
     }
   } else {
-    const unsigned int v4719 = static_cast<unsigned int>(v271.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4720 = v1124 + v4719;
-    const unsigned int v4721 = static_cast<unsigned int>(v271.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4722 = v1123 + v4721;
-    const bool v4723 = v4720 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4724 = v4722 < v12;
-    const bool v4725 = v4723 && v4724;
-    if (v4725) {
-      const float v4726 = v271.x[0];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4728 = iron_f32_to_bf16(v4726);
-      const unsigned int v4729 = v4720 * v3;
-      const unsigned int v4730 = v4729 + v65;
-      const unsigned int v4731 = v4730 + v4722;
-      out[v4731] = v4728;
-    }
-    const unsigned int v4732 = static_cast<unsigned int>(v271.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4733 = v1124 + v4732;
-    const unsigned int v4734 = static_cast<unsigned int>(v271.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4735 = v1123 + v4734;
-    const bool v4736 = v4733 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4737 = v4735 < v12;
-    const bool v4738 = v4736 && v4737;
-    if (v4738) {
-      const float v4739 = v271.x[1];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4741 = iron_f32_to_bf16(v4739);
-      const unsigned int v4742 = v4733 * v3;
-      const unsigned int v4743 = v4742 + v65;
-      const unsigned int v4744 = v4743 + v4735;
-      out[v4744] = v4741;
-    }
-    const unsigned int v4745 = static_cast<unsigned int>(v271.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4746 = v1124 + v4745;
-    const unsigned int v4747 = static_cast<unsigned int>(v271.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4748 = v1123 + v4747;
-    const bool v4749 = v4746 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4750 = v4748 < v12;
-    const bool v4751 = v4749 && v4750;
-    if (v4751) {
-      const float v4752 = v271.x[2];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4754 = iron_f32_to_bf16(v4752);
-      const unsigned int v4755 = v4746 * v3;
-      const unsigned int v4756 = v4755 + v65;
-      const unsigned int v4757 = v4756 + v4748;
-      out[v4757] = v4754;
-    }
-    const unsigned int v4758 = static_cast<unsigned int>(v271.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4759 = v1124 + v4758;
-    const unsigned int v4760 = static_cast<unsigned int>(v271.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4761 = v1123 + v4760;
-    const bool v4762 = v4759 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4763 = v4761 < v12;
-    const bool v4764 = v4762 && v4763;
-    if (v4764) {
-      const float v4765 = v271.x[3];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4767 = iron_f32_to_bf16(v4765);
-      const unsigned int v4768 = v4759 * v3;
-      const unsigned int v4769 = v4768 + v65;
-      const unsigned int v4770 = v4769 + v4761;
-      out[v4770] = v4767;
-    }
-    const unsigned int v4771 = static_cast<unsigned int>(v271.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4772 = v1124 + v4771;
-    const unsigned int v4773 = static_cast<unsigned int>(v271.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4774 = v1123 + v4773;
-    const bool v4775 = v4772 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4776 = v4774 < v12;
-    const bool v4777 = v4775 && v4776;
-    if (v4777) {
-      const float v4778 = v271.x[4];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4780 = iron_f32_to_bf16(v4778);
-      const unsigned int v4781 = v4772 * v3;
-      const unsigned int v4782 = v4781 + v65;
-      const unsigned int v4783 = v4782 + v4774;
-      out[v4783] = v4780;
-    }
-    const unsigned int v4784 = static_cast<unsigned int>(v271.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4785 = v1124 + v4784;
-    const unsigned int v4786 = static_cast<unsigned int>(v271.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4787 = v1123 + v4786;
-    const bool v4788 = v4785 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4789 = v4787 < v12;
-    const bool v4790 = v4788 && v4789;
-    if (v4790) {
-      const float v4791 = v271.x[5];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4793 = iron_f32_to_bf16(v4791);
-      const unsigned int v4794 = v4785 * v3;
-      const unsigned int v4795 = v4794 + v65;
-      const unsigned int v4796 = v4795 + v4787;
-      out[v4796] = v4793;
-    }
-    const unsigned int v4797 = static_cast<unsigned int>(v271.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4798 = v1124 + v4797;
-    const unsigned int v4799 = static_cast<unsigned int>(v271.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4800 = v1123 + v4799;
-    const bool v4801 = v4798 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4802 = v4800 < v12;
-    const bool v4803 = v4801 && v4802;
-    if (v4803) {
-      const float v4804 = v271.x[6];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4806 = iron_f32_to_bf16(v4804);
-      const unsigned int v4807 = v4798 * v3;
-      const unsigned int v4808 = v4807 + v65;
-      const unsigned int v4809 = v4808 + v4800;
-      out[v4809] = v4806;
-    }
-    const unsigned int v4810 = static_cast<unsigned int>(v271.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4811 = v1124 + v4810;
-    const unsigned int v4812 = static_cast<unsigned int>(v271.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4813 = v1123 + v4812;
-    const bool v4814 = v4811 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4815 = v4813 < v12;
-    const bool v4816 = v4814 && v4815;
-    if (v4816) {
-      const float v4817 = v271.x[7];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4819 = iron_f32_to_bf16(v4817);
-      const unsigned int v4820 = v4811 * v3;
-      const unsigned int v4821 = v4820 + v65;
-      const unsigned int v4822 = v4821 + v4813;
-      out[v4822] = v4819;
-    }
-    const unsigned int v4823 = static_cast<unsigned int>(v271.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4824 = v1124 + v4823;
-    const unsigned int v4825 = static_cast<unsigned int>(v271.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4826 = v1123 + v4825;
-    const bool v4827 = v4824 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4828 = v4826 < v12;
-    const bool v4829 = v4827 && v4828;
-    if (v4829) {
-      const float v4830 = v271.x[8];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4832 = iron_f32_to_bf16(v4830);
-      const unsigned int v4833 = v4824 * v3;
-      const unsigned int v4834 = v4833 + v65;
-      const unsigned int v4835 = v4834 + v4826;
-      out[v4835] = v4832;
-    }
-    const unsigned int v4836 = static_cast<unsigned int>(v271.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4837 = v1124 + v4836;
-    const unsigned int v4838 = static_cast<unsigned int>(v271.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4839 = v1123 + v4838;
-    const bool v4840 = v4837 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4841 = v4839 < v12;
-    const bool v4842 = v4840 && v4841;
-    if (v4842) {
-      const float v4843 = v271.x[9];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4845 = iron_f32_to_bf16(v4843);
-      const unsigned int v4846 = v4837 * v3;
-      const unsigned int v4847 = v4846 + v65;
-      const unsigned int v4848 = v4847 + v4839;
-      out[v4848] = v4845;
-    }
-    const unsigned int v4849 = static_cast<unsigned int>(v271.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4850 = v1124 + v4849;
-    const unsigned int v4851 = static_cast<unsigned int>(v271.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4852 = v1123 + v4851;
-    const bool v4853 = v4850 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4854 = v4852 < v12;
-    const bool v4855 = v4853 && v4854;
-    if (v4855) {
-      const float v4856 = v271.x[10];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4858 = iron_f32_to_bf16(v4856);
-      const unsigned int v4859 = v4850 * v3;
-      const unsigned int v4860 = v4859 + v65;
-      const unsigned int v4861 = v4860 + v4852;
-      out[v4861] = v4858;
-    }
-    const unsigned int v4862 = static_cast<unsigned int>(v271.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4863 = v1124 + v4862;
-    const unsigned int v4864 = static_cast<unsigned int>(v271.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4865 = v1123 + v4864;
-    const bool v4866 = v4863 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4867 = v4865 < v12;
-    const bool v4868 = v4866 && v4867;
-    if (v4868) {
-      const float v4869 = v271.x[11];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4871 = iron_f32_to_bf16(v4869);
-      const unsigned int v4872 = v4863 * v3;
-      const unsigned int v4873 = v4872 + v65;
-      const unsigned int v4874 = v4873 + v4865;
-      out[v4874] = v4871;
-    }
-    const unsigned int v4875 = static_cast<unsigned int>(v271.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4876 = v1124 + v4875;
-    const unsigned int v4877 = static_cast<unsigned int>(v271.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4878 = v1123 + v4877;
-    const bool v4879 = v4876 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4880 = v4878 < v12;
-    const bool v4881 = v4879 && v4880;
-    if (v4881) {
-      const float v4882 = v271.x[12];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4884 = iron_f32_to_bf16(v4882);
-      const unsigned int v4885 = v4876 * v3;
-      const unsigned int v4886 = v4885 + v65;
-      const unsigned int v4887 = v4886 + v4878;
-      out[v4887] = v4884;
-    }
-    const unsigned int v4888 = static_cast<unsigned int>(v271.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4889 = v1124 + v4888;
-    const unsigned int v4890 = static_cast<unsigned int>(v271.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4891 = v1123 + v4890;
-    const bool v4892 = v4889 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4893 = v4891 < v12;
-    const bool v4894 = v4892 && v4893;
-    if (v4894) {
-      const float v4895 = v271.x[13];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4897 = iron_f32_to_bf16(v4895);
-      const unsigned int v4898 = v4889 * v3;
-      const unsigned int v4899 = v4898 + v65;
-      const unsigned int v4900 = v4899 + v4891;
-      out[v4900] = v4897;
-    }
-    const unsigned int v4901 = static_cast<unsigned int>(v271.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4902 = v1124 + v4901;
-    const unsigned int v4903 = static_cast<unsigned int>(v271.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4904 = v1123 + v4903;
-    const bool v4905 = v4902 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4906 = v4904 < v12;
-    const bool v4907 = v4905 && v4906;
-    if (v4907) {
-      const float v4908 = v271.x[14];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4910 = iron_f32_to_bf16(v4908);
-      const unsigned int v4911 = v4902 * v3;
-      const unsigned int v4912 = v4911 + v65;
-      const unsigned int v4913 = v4912 + v4904;
-      out[v4913] = v4910;
-    }
-    const unsigned int v4914 = static_cast<unsigned int>(v271.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4915 = v1124 + v4914;
-    const unsigned int v4916 = static_cast<unsigned int>(v271.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4917 = v1123 + v4916;
-    const bool v4918 = v4915 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4919 = v4917 < v12;
-    const bool v4920 = v4918 && v4919;
-    if (v4920) {
-      const float v4921 = v271.x[15];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4923 = iron_f32_to_bf16(v4921);
-      const unsigned int v4924 = v4915 * v3;
-      const unsigned int v4925 = v4924 + v65;
-      const unsigned int v4926 = v4925 + v4917;
-      out[v4926] = v4923;
-    }
-    const unsigned int v4927 = static_cast<unsigned int>(v271.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4928 = v1124 + v4927;
-    const unsigned int v4929 = static_cast<unsigned int>(v271.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4930 = v1123 + v4929;
-    const bool v4931 = v4928 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4932 = v4930 < v12;
-    const bool v4933 = v4931 && v4932;
-    if (v4933) {
-      const float v4934 = v271.x[16];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4936 = iron_f32_to_bf16(v4934);
-      const unsigned int v4937 = v4928 * v3;
-      const unsigned int v4938 = v4937 + v65;
-      const unsigned int v4939 = v4938 + v4930;
-      out[v4939] = v4936;
-    }
-    const unsigned int v4940 = static_cast<unsigned int>(v271.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4941 = v1124 + v4940;
-    const unsigned int v4942 = static_cast<unsigned int>(v271.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4943 = v1123 + v4942;
-    const bool v4944 = v4941 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4945 = v4943 < v12;
-    const bool v4946 = v4944 && v4945;
-    if (v4946) {
-      const float v4947 = v271.x[17];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4949 = iron_f32_to_bf16(v4947);
-      const unsigned int v4950 = v4941 * v3;
-      const unsigned int v4951 = v4950 + v65;
-      const unsigned int v4952 = v4951 + v4943;
-      out[v4952] = v4949;
-    }
-    const unsigned int v4953 = static_cast<unsigned int>(v271.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4954 = v1124 + v4953;
-    const unsigned int v4955 = static_cast<unsigned int>(v271.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4956 = v1123 + v4955;
-    const bool v4957 = v4954 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4958 = v4956 < v12;
-    const bool v4959 = v4957 && v4958;
-    if (v4959) {
-      const float v4960 = v271.x[18];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4962 = iron_f32_to_bf16(v4960);
-      const unsigned int v4963 = v4954 * v3;
-      const unsigned int v4964 = v4963 + v65;
-      const unsigned int v4965 = v4964 + v4956;
-      out[v4965] = v4962;
-    }
-    const unsigned int v4966 = static_cast<unsigned int>(v271.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4967 = v1124 + v4966;
-    const unsigned int v4968 = static_cast<unsigned int>(v271.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4969 = v1123 + v4968;
-    const bool v4970 = v4967 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4971 = v4969 < v12;
-    const bool v4972 = v4970 && v4971;
-    if (v4972) {
-      const float v4973 = v271.x[19];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4975 = iron_f32_to_bf16(v4973);
-      const unsigned int v4976 = v4967 * v3;
-      const unsigned int v4977 = v4976 + v65;
-      const unsigned int v4978 = v4977 + v4969;
-      out[v4978] = v4975;
-    }
-    const unsigned int v4979 = static_cast<unsigned int>(v271.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4980 = v1124 + v4979;
-    const unsigned int v4981 = static_cast<unsigned int>(v271.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4982 = v1123 + v4981;
-    const bool v4983 = v4980 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4984 = v4982 < v12;
-    const bool v4985 = v4983 && v4984;
-    if (v4985) {
-      const float v4986 = v271.x[20];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v4988 = iron_f32_to_bf16(v4986);
-      const unsigned int v4989 = v4980 * v3;
-      const unsigned int v4990 = v4989 + v65;
-      const unsigned int v4991 = v4990 + v4982;
-      out[v4991] = v4988;
-    }
-    const unsigned int v4992 = static_cast<unsigned int>(v271.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v4993 = v1124 + v4992;
-    const unsigned int v4994 = static_cast<unsigned int>(v271.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v4995 = v1123 + v4994;
-    const bool v4996 = v4993 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4997 = v4995 < v12;
-    const bool v4998 = v4996 && v4997;
-    if (v4998) {
-      const float v4999 = v271.x[21];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5001 = iron_f32_to_bf16(v4999);
-      const unsigned int v5002 = v4993 * v3;
-      const unsigned int v5003 = v5002 + v65;
-      const unsigned int v5004 = v5003 + v4995;
-      out[v5004] = v5001;
-    }
-    const unsigned int v5005 = static_cast<unsigned int>(v271.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5006 = v1124 + v5005;
-    const unsigned int v5007 = static_cast<unsigned int>(v271.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5008 = v1123 + v5007;
-    const bool v5009 = v5006 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5010 = v5008 < v12;
-    const bool v5011 = v5009 && v5010;
-    if (v5011) {
-      const float v5012 = v271.x[22];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5014 = iron_f32_to_bf16(v5012);
-      const unsigned int v5015 = v5006 * v3;
-      const unsigned int v5016 = v5015 + v65;
-      const unsigned int v5017 = v5016 + v5008;
-      out[v5017] = v5014;
-    }
-    const unsigned int v5018 = static_cast<unsigned int>(v271.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5019 = v1124 + v5018;
-    const unsigned int v5020 = static_cast<unsigned int>(v271.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5021 = v1123 + v5020;
-    const bool v5022 = v5019 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5023 = v5021 < v12;
-    const bool v5024 = v5022 && v5023;
-    if (v5024) {
-      const float v5025 = v271.x[23];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5027 = iron_f32_to_bf16(v5025);
-      const unsigned int v5028 = v5019 * v3;
-      const unsigned int v5029 = v5028 + v65;
-      const unsigned int v5030 = v5029 + v5021;
-      out[v5030] = v5027;
-    }
-    const unsigned int v5031 = static_cast<unsigned int>(v271.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5032 = v1124 + v5031;
-    const unsigned int v5033 = static_cast<unsigned int>(v271.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5034 = v1123 + v5033;
-    const bool v5035 = v5032 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5036 = v5034 < v12;
-    const bool v5037 = v5035 && v5036;
-    if (v5037) {
-      const float v5038 = v271.x[24];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5040 = iron_f32_to_bf16(v5038);
-      const unsigned int v5041 = v5032 * v3;
-      const unsigned int v5042 = v5041 + v65;
-      const unsigned int v5043 = v5042 + v5034;
-      out[v5043] = v5040;
-    }
-    const unsigned int v5044 = static_cast<unsigned int>(v271.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5045 = v1124 + v5044;
-    const unsigned int v5046 = static_cast<unsigned int>(v271.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5047 = v1123 + v5046;
-    const bool v5048 = v5045 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5049 = v5047 < v12;
-    const bool v5050 = v5048 && v5049;
-    if (v5050) {
-      const float v5051 = v271.x[25];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5053 = iron_f32_to_bf16(v5051);
-      const unsigned int v5054 = v5045 * v3;
-      const unsigned int v5055 = v5054 + v65;
-      const unsigned int v5056 = v5055 + v5047;
-      out[v5056] = v5053;
-    }
-    const unsigned int v5057 = static_cast<unsigned int>(v271.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5058 = v1124 + v5057;
-    const unsigned int v5059 = static_cast<unsigned int>(v271.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5060 = v1123 + v5059;
-    const bool v5061 = v5058 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5062 = v5060 < v12;
-    const bool v5063 = v5061 && v5062;
-    if (v5063) {
-      const float v5064 = v271.x[26];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5066 = iron_f32_to_bf16(v5064);
-      const unsigned int v5067 = v5058 * v3;
-      const unsigned int v5068 = v5067 + v65;
-      const unsigned int v5069 = v5068 + v5060;
-      out[v5069] = v5066;
-    }
-    const unsigned int v5070 = static_cast<unsigned int>(v271.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5071 = v1124 + v5070;
-    const unsigned int v5072 = static_cast<unsigned int>(v271.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5073 = v1123 + v5072;
-    const bool v5074 = v5071 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5075 = v5073 < v12;
-    const bool v5076 = v5074 && v5075;
-    if (v5076) {
-      const float v5077 = v271.x[27];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5079 = iron_f32_to_bf16(v5077);
-      const unsigned int v5080 = v5071 * v3;
-      const unsigned int v5081 = v5080 + v65;
-      const unsigned int v5082 = v5081 + v5073;
-      out[v5082] = v5079;
-    }
-    const unsigned int v5083 = static_cast<unsigned int>(v271.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5084 = v1124 + v5083;
-    const unsigned int v5085 = static_cast<unsigned int>(v271.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5086 = v1123 + v5085;
-    const bool v5087 = v5084 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5088 = v5086 < v12;
-    const bool v5089 = v5087 && v5088;
-    if (v5089) {
-      const float v5090 = v271.x[28];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5092 = iron_f32_to_bf16(v5090);
-      const unsigned int v5093 = v5084 * v3;
-      const unsigned int v5094 = v5093 + v65;
-      const unsigned int v5095 = v5094 + v5086;
-      out[v5095] = v5092;
-    }
-    const unsigned int v5096 = static_cast<unsigned int>(v271.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5097 = v1124 + v5096;
-    const unsigned int v5098 = static_cast<unsigned int>(v271.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5099 = v1123 + v5098;
-    const bool v5100 = v5097 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5101 = v5099 < v12;
-    const bool v5102 = v5100 && v5101;
-    if (v5102) {
-      const float v5103 = v271.x[29];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5105 = iron_f32_to_bf16(v5103);
-      const unsigned int v5106 = v5097 * v3;
-      const unsigned int v5107 = v5106 + v65;
-      const unsigned int v5108 = v5107 + v5099;
-      out[v5108] = v5105;
-    }
-    const unsigned int v5109 = static_cast<unsigned int>(v271.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5110 = v1124 + v5109;
-    const unsigned int v5111 = static_cast<unsigned int>(v271.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5112 = v1123 + v5111;
-    const bool v5113 = v5110 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5114 = v5112 < v12;
-    const bool v5115 = v5113 && v5114;
-    if (v5115) {
-      const float v5116 = v271.x[30];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5118 = iron_f32_to_bf16(v5116);
-      const unsigned int v5119 = v5110 * v3;
-      const unsigned int v5120 = v5119 + v65;
-      const unsigned int v5121 = v5120 + v5112;
-      out[v5121] = v5118;
-    }
-    const unsigned int v5122 = static_cast<unsigned int>(v271.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5123 = v1124 + v5122;
-    const unsigned int v5124 = static_cast<unsigned int>(v271.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5125 = v1123 + v5124;
-    const bool v5126 = v5123 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5127 = v5125 < v12;
-    const bool v5128 = v5126 && v5127;
-    if (v5128) {
-      const float v5129 = v271.x[31];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5131 = iron_f32_to_bf16(v5129);
-      const unsigned int v5132 = v5123 * v3;
-      const unsigned int v5133 = v5132 + v65;
-      const unsigned int v5134 = v5133 + v5125;
-      out[v5134] = v5131;
-    }
-    const unsigned int v5135 = static_cast<unsigned int>(v271.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5136 = v1124 + v5135;
-    const unsigned int v5137 = static_cast<unsigned int>(v271.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5138 = v1123 + v5137;
-    const bool v5139 = v5136 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5140 = v5138 < v12;
-    const bool v5141 = v5139 && v5140;
-    if (v5141) {
-      const float v5142 = v271.x[32];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5144 = iron_f32_to_bf16(v5142);
-      const unsigned int v5145 = v5136 * v3;
-      const unsigned int v5146 = v5145 + v65;
-      const unsigned int v5147 = v5146 + v5138;
-      out[v5147] = v5144;
-    }
-    const unsigned int v5148 = static_cast<unsigned int>(v271.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5149 = v1124 + v5148;
-    const unsigned int v5150 = static_cast<unsigned int>(v271.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5151 = v1123 + v5150;
-    const bool v5152 = v5149 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5153 = v5151 < v12;
-    const bool v5154 = v5152 && v5153;
-    if (v5154) {
-      const float v5155 = v271.x[33];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5157 = iron_f32_to_bf16(v5155);
-      const unsigned int v5158 = v5149 * v3;
-      const unsigned int v5159 = v5158 + v65;
-      const unsigned int v5160 = v5159 + v5151;
-      out[v5160] = v5157;
-    }
-    const unsigned int v5161 = static_cast<unsigned int>(v271.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5162 = v1124 + v5161;
-    const unsigned int v5163 = static_cast<unsigned int>(v271.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5164 = v1123 + v5163;
-    const bool v5165 = v5162 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5166 = v5164 < v12;
-    const bool v5167 = v5165 && v5166;
-    if (v5167) {
-      const float v5168 = v271.x[34];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5170 = iron_f32_to_bf16(v5168);
-      const unsigned int v5171 = v5162 * v3;
-      const unsigned int v5172 = v5171 + v65;
-      const unsigned int v5173 = v5172 + v5164;
-      out[v5173] = v5170;
-    }
-    const unsigned int v5174 = static_cast<unsigned int>(v271.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5175 = v1124 + v5174;
-    const unsigned int v5176 = static_cast<unsigned int>(v271.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5177 = v1123 + v5176;
-    const bool v5178 = v5175 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5179 = v5177 < v12;
-    const bool v5180 = v5178 && v5179;
-    if (v5180) {
-      const float v5181 = v271.x[35];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5183 = iron_f32_to_bf16(v5181);
-      const unsigned int v5184 = v5175 * v3;
-      const unsigned int v5185 = v5184 + v65;
-      const unsigned int v5186 = v5185 + v5177;
-      out[v5186] = v5183;
-    }
-    const unsigned int v5187 = static_cast<unsigned int>(v271.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5188 = v1124 + v5187;
-    const unsigned int v5189 = static_cast<unsigned int>(v271.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5190 = v1123 + v5189;
-    const bool v5191 = v5188 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5192 = v5190 < v12;
-    const bool v5193 = v5191 && v5192;
-    if (v5193) {
-      const float v5194 = v271.x[36];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5196 = iron_f32_to_bf16(v5194);
-      const unsigned int v5197 = v5188 * v3;
-      const unsigned int v5198 = v5197 + v65;
-      const unsigned int v5199 = v5198 + v5190;
-      out[v5199] = v5196;
-    }
-    const unsigned int v5200 = static_cast<unsigned int>(v271.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5201 = v1124 + v5200;
-    const unsigned int v5202 = static_cast<unsigned int>(v271.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5203 = v1123 + v5202;
-    const bool v5204 = v5201 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5205 = v5203 < v12;
-    const bool v5206 = v5204 && v5205;
-    if (v5206) {
-      const float v5207 = v271.x[37];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5209 = iron_f32_to_bf16(v5207);
-      const unsigned int v5210 = v5201 * v3;
-      const unsigned int v5211 = v5210 + v65;
-      const unsigned int v5212 = v5211 + v5203;
-      out[v5212] = v5209;
-    }
-    const unsigned int v5213 = static_cast<unsigned int>(v271.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5214 = v1124 + v5213;
-    const unsigned int v5215 = static_cast<unsigned int>(v271.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5216 = v1123 + v5215;
-    const bool v5217 = v5214 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5218 = v5216 < v12;
-    const bool v5219 = v5217 && v5218;
-    if (v5219) {
-      const float v5220 = v271.x[38];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5222 = iron_f32_to_bf16(v5220);
-      const unsigned int v5223 = v5214 * v3;
-      const unsigned int v5224 = v5223 + v65;
-      const unsigned int v5225 = v5224 + v5216;
-      out[v5225] = v5222;
-    }
-    const unsigned int v5226 = static_cast<unsigned int>(v271.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5227 = v1124 + v5226;
-    const unsigned int v5228 = static_cast<unsigned int>(v271.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5229 = v1123 + v5228;
-    const bool v5230 = v5227 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5231 = v5229 < v12;
-    const bool v5232 = v5230 && v5231;
-    if (v5232) {
-      const float v5233 = v271.x[39];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5235 = iron_f32_to_bf16(v5233);
-      const unsigned int v5236 = v5227 * v3;
-      const unsigned int v5237 = v5236 + v65;
-      const unsigned int v5238 = v5237 + v5229;
-      out[v5238] = v5235;
-    }
-    const unsigned int v5239 = static_cast<unsigned int>(v271.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5240 = v1124 + v5239;
-    const unsigned int v5241 = static_cast<unsigned int>(v271.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5242 = v1123 + v5241;
-    const bool v5243 = v5240 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5244 = v5242 < v12;
-    const bool v5245 = v5243 && v5244;
-    if (v5245) {
-      const float v5246 = v271.x[40];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5248 = iron_f32_to_bf16(v5246);
-      const unsigned int v5249 = v5240 * v3;
-      const unsigned int v5250 = v5249 + v65;
-      const unsigned int v5251 = v5250 + v5242;
-      out[v5251] = v5248;
-    }
-    const unsigned int v5252 = static_cast<unsigned int>(v271.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5253 = v1124 + v5252;
-    const unsigned int v5254 = static_cast<unsigned int>(v271.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5255 = v1123 + v5254;
-    const bool v5256 = v5253 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5257 = v5255 < v12;
-    const bool v5258 = v5256 && v5257;
-    if (v5258) {
-      const float v5259 = v271.x[41];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5261 = iron_f32_to_bf16(v5259);
-      const unsigned int v5262 = v5253 * v3;
-      const unsigned int v5263 = v5262 + v65;
-      const unsigned int v5264 = v5263 + v5255;
-      out[v5264] = v5261;
-    }
-    const unsigned int v5265 = static_cast<unsigned int>(v271.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5266 = v1124 + v5265;
-    const unsigned int v5267 = static_cast<unsigned int>(v271.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5268 = v1123 + v5267;
-    const bool v5269 = v5266 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5270 = v5268 < v12;
-    const bool v5271 = v5269 && v5270;
-    if (v5271) {
-      const float v5272 = v271.x[42];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5274 = iron_f32_to_bf16(v5272);
-      const unsigned int v5275 = v5266 * v3;
-      const unsigned int v5276 = v5275 + v65;
-      const unsigned int v5277 = v5276 + v5268;
-      out[v5277] = v5274;
-    }
-    const unsigned int v5278 = static_cast<unsigned int>(v271.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5279 = v1124 + v5278;
-    const unsigned int v5280 = static_cast<unsigned int>(v271.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5281 = v1123 + v5280;
-    const bool v5282 = v5279 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5283 = v5281 < v12;
-    const bool v5284 = v5282 && v5283;
-    if (v5284) {
-      const float v5285 = v271.x[43];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5287 = iron_f32_to_bf16(v5285);
-      const unsigned int v5288 = v5279 * v3;
-      const unsigned int v5289 = v5288 + v65;
-      const unsigned int v5290 = v5289 + v5281;
-      out[v5290] = v5287;
-    }
-    const unsigned int v5291 = static_cast<unsigned int>(v271.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5292 = v1124 + v5291;
-    const unsigned int v5293 = static_cast<unsigned int>(v271.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5294 = v1123 + v5293;
-    const bool v5295 = v5292 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5296 = v5294 < v12;
-    const bool v5297 = v5295 && v5296;
-    if (v5297) {
-      const float v5298 = v271.x[44];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5300 = iron_f32_to_bf16(v5298);
-      const unsigned int v5301 = v5292 * v3;
-      const unsigned int v5302 = v5301 + v65;
-      const unsigned int v5303 = v5302 + v5294;
-      out[v5303] = v5300;
-    }
-    const unsigned int v5304 = static_cast<unsigned int>(v271.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5305 = v1124 + v5304;
-    const unsigned int v5306 = static_cast<unsigned int>(v271.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5307 = v1123 + v5306;
-    const bool v5308 = v5305 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5309 = v5307 < v12;
-    const bool v5310 = v5308 && v5309;
-    if (v5310) {
-      const float v5311 = v271.x[45];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5313 = iron_f32_to_bf16(v5311);
-      const unsigned int v5314 = v5305 * v3;
-      const unsigned int v5315 = v5314 + v65;
-      const unsigned int v5316 = v5315 + v5307;
-      out[v5316] = v5313;
-    }
-    const unsigned int v5317 = static_cast<unsigned int>(v271.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5318 = v1124 + v5317;
-    const unsigned int v5319 = static_cast<unsigned int>(v271.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5320 = v1123 + v5319;
-    const bool v5321 = v5318 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5322 = v5320 < v12;
-    const bool v5323 = v5321 && v5322;
-    if (v5323) {
-      const float v5324 = v271.x[46];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5326 = iron_f32_to_bf16(v5324);
-      const unsigned int v5327 = v5318 * v3;
-      const unsigned int v5328 = v5327 + v65;
-      const unsigned int v5329 = v5328 + v5320;
-      out[v5329] = v5326;
-    }
-    const unsigned int v5330 = static_cast<unsigned int>(v271.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5331 = v1124 + v5330;
-    const unsigned int v5332 = static_cast<unsigned int>(v271.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5333 = v1123 + v5332;
-    const bool v5334 = v5331 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5335 = v5333 < v12;
-    const bool v5336 = v5334 && v5335;
-    if (v5336) {
-      const float v5337 = v271.x[47];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5339 = iron_f32_to_bf16(v5337);
-      const unsigned int v5340 = v5331 * v3;
-      const unsigned int v5341 = v5340 + v65;
-      const unsigned int v5342 = v5341 + v5333;
-      out[v5342] = v5339;
-    }
-    const unsigned int v5343 = static_cast<unsigned int>(v271.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5344 = v1124 + v5343;
-    const unsigned int v5345 = static_cast<unsigned int>(v271.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5346 = v1123 + v5345;
-    const bool v5347 = v5344 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5348 = v5346 < v12;
-    const bool v5349 = v5347 && v5348;
-    if (v5349) {
-      const float v5350 = v271.x[48];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5352 = iron_f32_to_bf16(v5350);
-      const unsigned int v5353 = v5344 * v3;
-      const unsigned int v5354 = v5353 + v65;
-      const unsigned int v5355 = v5354 + v5346;
-      out[v5355] = v5352;
-    }
-    const unsigned int v5356 = static_cast<unsigned int>(v271.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5357 = v1124 + v5356;
-    const unsigned int v5358 = static_cast<unsigned int>(v271.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5359 = v1123 + v5358;
-    const bool v5360 = v5357 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5361 = v5359 < v12;
-    const bool v5362 = v5360 && v5361;
-    if (v5362) {
-      const float v5363 = v271.x[49];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5365 = iron_f32_to_bf16(v5363);
-      const unsigned int v5366 = v5357 * v3;
-      const unsigned int v5367 = v5366 + v65;
-      const unsigned int v5368 = v5367 + v5359;
-      out[v5368] = v5365;
-    }
-    const unsigned int v5369 = static_cast<unsigned int>(v271.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5370 = v1124 + v5369;
-    const unsigned int v5371 = static_cast<unsigned int>(v271.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5372 = v1123 + v5371;
-    const bool v5373 = v5370 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5374 = v5372 < v12;
-    const bool v5375 = v5373 && v5374;
-    if (v5375) {
-      const float v5376 = v271.x[50];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5378 = iron_f32_to_bf16(v5376);
-      const unsigned int v5379 = v5370 * v3;
-      const unsigned int v5380 = v5379 + v65;
-      const unsigned int v5381 = v5380 + v5372;
-      out[v5381] = v5378;
-    }
-    const unsigned int v5382 = static_cast<unsigned int>(v271.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5383 = v1124 + v5382;
-    const unsigned int v5384 = static_cast<unsigned int>(v271.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5385 = v1123 + v5384;
-    const bool v5386 = v5383 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5387 = v5385 < v12;
-    const bool v5388 = v5386 && v5387;
-    if (v5388) {
-      const float v5389 = v271.x[51];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5391 = iron_f32_to_bf16(v5389);
-      const unsigned int v5392 = v5383 * v3;
-      const unsigned int v5393 = v5392 + v65;
-      const unsigned int v5394 = v5393 + v5385;
-      out[v5394] = v5391;
-    }
-    const unsigned int v5395 = static_cast<unsigned int>(v271.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5396 = v1124 + v5395;
-    const unsigned int v5397 = static_cast<unsigned int>(v271.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5398 = v1123 + v5397;
-    const bool v5399 = v5396 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5400 = v5398 < v12;
-    const bool v5401 = v5399 && v5400;
-    if (v5401) {
-      const float v5402 = v271.x[52];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5404 = iron_f32_to_bf16(v5402);
-      const unsigned int v5405 = v5396 * v3;
-      const unsigned int v5406 = v5405 + v65;
-      const unsigned int v5407 = v5406 + v5398;
-      out[v5407] = v5404;
-    }
-    const unsigned int v5408 = static_cast<unsigned int>(v271.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5409 = v1124 + v5408;
-    const unsigned int v5410 = static_cast<unsigned int>(v271.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5411 = v1123 + v5410;
-    const bool v5412 = v5409 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5413 = v5411 < v12;
-    const bool v5414 = v5412 && v5413;
-    if (v5414) {
-      const float v5415 = v271.x[53];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5417 = iron_f32_to_bf16(v5415);
-      const unsigned int v5418 = v5409 * v3;
-      const unsigned int v5419 = v5418 + v65;
-      const unsigned int v5420 = v5419 + v5411;
-      out[v5420] = v5417;
-    }
-    const unsigned int v5421 = static_cast<unsigned int>(v271.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5422 = v1124 + v5421;
-    const unsigned int v5423 = static_cast<unsigned int>(v271.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5424 = v1123 + v5423;
-    const bool v5425 = v5422 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5426 = v5424 < v12;
-    const bool v5427 = v5425 && v5426;
-    if (v5427) {
-      const float v5428 = v271.x[54];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5430 = iron_f32_to_bf16(v5428);
-      const unsigned int v5431 = v5422 * v3;
-      const unsigned int v5432 = v5431 + v65;
-      const unsigned int v5433 = v5432 + v5424;
-      out[v5433] = v5430;
-    }
-    const unsigned int v5434 = static_cast<unsigned int>(v271.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5435 = v1124 + v5434;
-    const unsigned int v5436 = static_cast<unsigned int>(v271.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5437 = v1123 + v5436;
-    const bool v5438 = v5435 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5439 = v5437 < v12;
-    const bool v5440 = v5438 && v5439;
-    if (v5440) {
-      const float v5441 = v271.x[55];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5443 = iron_f32_to_bf16(v5441);
-      const unsigned int v5444 = v5435 * v3;
-      const unsigned int v5445 = v5444 + v65;
-      const unsigned int v5446 = v5445 + v5437;
-      out[v5446] = v5443;
-    }
-    const unsigned int v5447 = static_cast<unsigned int>(v271.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5448 = v1124 + v5447;
-    const unsigned int v5449 = static_cast<unsigned int>(v271.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5450 = v1123 + v5449;
-    const bool v5451 = v5448 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5452 = v5450 < v12;
-    const bool v5453 = v5451 && v5452;
-    if (v5453) {
-      const float v5454 = v271.x[56];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5456 = iron_f32_to_bf16(v5454);
-      const unsigned int v5457 = v5448 * v3;
-      const unsigned int v5458 = v5457 + v65;
-      const unsigned int v5459 = v5458 + v5450;
-      out[v5459] = v5456;
-    }
-    const unsigned int v5460 = static_cast<unsigned int>(v271.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5461 = v1124 + v5460;
-    const unsigned int v5462 = static_cast<unsigned int>(v271.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5463 = v1123 + v5462;
-    const bool v5464 = v5461 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5465 = v5463 < v12;
-    const bool v5466 = v5464 && v5465;
-    if (v5466) {
-      const float v5467 = v271.x[57];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5469 = iron_f32_to_bf16(v5467);
-      const unsigned int v5470 = v5461 * v3;
-      const unsigned int v5471 = v5470 + v65;
-      const unsigned int v5472 = v5471 + v5463;
-      out[v5472] = v5469;
-    }
-    const unsigned int v5473 = static_cast<unsigned int>(v271.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5474 = v1124 + v5473;
-    const unsigned int v5475 = static_cast<unsigned int>(v271.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5476 = v1123 + v5475;
-    const bool v5477 = v5474 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5478 = v5476 < v12;
-    const bool v5479 = v5477 && v5478;
-    if (v5479) {
-      const float v5480 = v271.x[58];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5482 = iron_f32_to_bf16(v5480);
-      const unsigned int v5483 = v5474 * v3;
-      const unsigned int v5484 = v5483 + v65;
-      const unsigned int v5485 = v5484 + v5476;
-      out[v5485] = v5482;
-    }
-    const unsigned int v5486 = static_cast<unsigned int>(v271.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5487 = v1124 + v5486;
-    const unsigned int v5488 = static_cast<unsigned int>(v271.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5489 = v1123 + v5488;
-    const bool v5490 = v5487 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5491 = v5489 < v12;
-    const bool v5492 = v5490 && v5491;
-    if (v5492) {
-      const float v5493 = v271.x[59];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5495 = iron_f32_to_bf16(v5493);
-      const unsigned int v5496 = v5487 * v3;
-      const unsigned int v5497 = v5496 + v65;
-      const unsigned int v5498 = v5497 + v5489;
-      out[v5498] = v5495;
-    }
-    const unsigned int v5499 = static_cast<unsigned int>(v271.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5500 = v1124 + v5499;
-    const unsigned int v5501 = static_cast<unsigned int>(v271.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5502 = v1123 + v5501;
-    const bool v5503 = v5500 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5504 = v5502 < v12;
-    const bool v5505 = v5503 && v5504;
-    if (v5505) {
-      const float v5506 = v271.x[60];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5508 = iron_f32_to_bf16(v5506);
-      const unsigned int v5509 = v5500 * v3;
-      const unsigned int v5510 = v5509 + v65;
-      const unsigned int v5511 = v5510 + v5502;
-      out[v5511] = v5508;
-    }
-    const unsigned int v5512 = static_cast<unsigned int>(v271.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5513 = v1124 + v5512;
-    const unsigned int v5514 = static_cast<unsigned int>(v271.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5515 = v1123 + v5514;
-    const bool v5516 = v5513 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5517 = v5515 < v12;
-    const bool v5518 = v5516 && v5517;
-    if (v5518) {
-      const float v5519 = v271.x[61];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5521 = iron_f32_to_bf16(v5519);
-      const unsigned int v5522 = v5513 * v3;
-      const unsigned int v5523 = v5522 + v65;
-      const unsigned int v5524 = v5523 + v5515;
-      out[v5524] = v5521;
-    }
-    const unsigned int v5525 = static_cast<unsigned int>(v271.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5526 = v1124 + v5525;
-    const unsigned int v5527 = static_cast<unsigned int>(v271.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5528 = v1123 + v5527;
-    const bool v5529 = v5526 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5530 = v5528 < v12;
-    const bool v5531 = v5529 && v5530;
-    if (v5531) {
-      const float v5532 = v271.x[62];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5534 = iron_f32_to_bf16(v5532);
-      const unsigned int v5535 = v5526 * v3;
-      const unsigned int v5536 = v5535 + v65;
-      const unsigned int v5537 = v5536 + v5528;
-      out[v5537] = v5534;
-    }
-    const unsigned int v5538 = static_cast<unsigned int>(v271.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5539 = v1124 + v5538;
-    const unsigned int v5540 = static_cast<unsigned int>(v271.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5541 = v1123 + v5540;
-    const bool v5542 = v5539 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5543 = v5541 < v12;
-    const bool v5544 = v5542 && v5543;
-    if (v5544) {
-      const float v5545 = v271.x[63];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5547 = iron_f32_to_bf16(v5545);
-      const unsigned int v5548 = v5539 * v3;
-      const unsigned int v5549 = v5548 + v65;
-      const unsigned int v5550 = v5549 + v5541;
-      out[v5550] = v5547;
-    }
-    const unsigned int v5551 = static_cast<unsigned int>(v271.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5552 = v1124 + v5551;
-    const unsigned int v5553 = static_cast<unsigned int>(v271.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5554 = v1123 + v5553;
-    const bool v5555 = v5552 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5556 = v5554 < v12;
-    const bool v5557 = v5555 && v5556;
-    if (v5557) {
-      const float v5558 = v271.x[64];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5560 = iron_f32_to_bf16(v5558);
-      const unsigned int v5561 = v5552 * v3;
-      const unsigned int v5562 = v5561 + v65;
-      const unsigned int v5563 = v5562 + v5554;
-      out[v5563] = v5560;
-    }
-    const unsigned int v5564 = static_cast<unsigned int>(v271.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5565 = v1124 + v5564;
-    const unsigned int v5566 = static_cast<unsigned int>(v271.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5567 = v1123 + v5566;
-    const bool v5568 = v5565 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5569 = v5567 < v12;
-    const bool v5570 = v5568 && v5569;
-    if (v5570) {
-      const float v5571 = v271.x[65];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5573 = iron_f32_to_bf16(v5571);
-      const unsigned int v5574 = v5565 * v3;
-      const unsigned int v5575 = v5574 + v65;
-      const unsigned int v5576 = v5575 + v5567;
-      out[v5576] = v5573;
-    }
-    const unsigned int v5577 = static_cast<unsigned int>(v271.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5578 = v1124 + v5577;
-    const unsigned int v5579 = static_cast<unsigned int>(v271.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5580 = v1123 + v5579;
-    const bool v5581 = v5578 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5582 = v5580 < v12;
-    const bool v5583 = v5581 && v5582;
-    if (v5583) {
-      const float v5584 = v271.x[66];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5586 = iron_f32_to_bf16(v5584);
-      const unsigned int v5587 = v5578 * v3;
-      const unsigned int v5588 = v5587 + v65;
-      const unsigned int v5589 = v5588 + v5580;
-      out[v5589] = v5586;
-    }
-    const unsigned int v5590 = static_cast<unsigned int>(v271.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5591 = v1124 + v5590;
-    const unsigned int v5592 = static_cast<unsigned int>(v271.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5593 = v1123 + v5592;
-    const bool v5594 = v5591 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5595 = v5593 < v12;
-    const bool v5596 = v5594 && v5595;
-    if (v5596) {
-      const float v5597 = v271.x[67];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5599 = iron_f32_to_bf16(v5597);
-      const unsigned int v5600 = v5591 * v3;
-      const unsigned int v5601 = v5600 + v65;
-      const unsigned int v5602 = v5601 + v5593;
-      out[v5602] = v5599;
-    }
-    const unsigned int v5603 = static_cast<unsigned int>(v271.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5604 = v1124 + v5603;
-    const unsigned int v5605 = static_cast<unsigned int>(v271.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5606 = v1123 + v5605;
-    const bool v5607 = v5604 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5608 = v5606 < v12;
-    const bool v5609 = v5607 && v5608;
-    if (v5609) {
-      const float v5610 = v271.x[68];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5612 = iron_f32_to_bf16(v5610);
-      const unsigned int v5613 = v5604 * v3;
-      const unsigned int v5614 = v5613 + v65;
-      const unsigned int v5615 = v5614 + v5606;
-      out[v5615] = v5612;
-    }
-    const unsigned int v5616 = static_cast<unsigned int>(v271.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5617 = v1124 + v5616;
-    const unsigned int v5618 = static_cast<unsigned int>(v271.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5619 = v1123 + v5618;
-    const bool v5620 = v5617 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5621 = v5619 < v12;
-    const bool v5622 = v5620 && v5621;
-    if (v5622) {
-      const float v5623 = v271.x[69];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5625 = iron_f32_to_bf16(v5623);
-      const unsigned int v5626 = v5617 * v3;
-      const unsigned int v5627 = v5626 + v65;
-      const unsigned int v5628 = v5627 + v5619;
-      out[v5628] = v5625;
-    }
-    const unsigned int v5629 = static_cast<unsigned int>(v271.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5630 = v1124 + v5629;
-    const unsigned int v5631 = static_cast<unsigned int>(v271.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5632 = v1123 + v5631;
-    const bool v5633 = v5630 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5634 = v5632 < v12;
-    const bool v5635 = v5633 && v5634;
-    if (v5635) {
-      const float v5636 = v271.x[70];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5638 = iron_f32_to_bf16(v5636);
-      const unsigned int v5639 = v5630 * v3;
-      const unsigned int v5640 = v5639 + v65;
-      const unsigned int v5641 = v5640 + v5632;
-      out[v5641] = v5638;
-    }
-    const unsigned int v5642 = static_cast<unsigned int>(v271.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5643 = v1124 + v5642;
-    const unsigned int v5644 = static_cast<unsigned int>(v271.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5645 = v1123 + v5644;
-    const bool v5646 = v5643 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5647 = v5645 < v12;
-    const bool v5648 = v5646 && v5647;
-    if (v5648) {
-      const float v5649 = v271.x[71];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5651 = iron_f32_to_bf16(v5649);
-      const unsigned int v5652 = v5643 * v3;
-      const unsigned int v5653 = v5652 + v65;
-      const unsigned int v5654 = v5653 + v5645;
-      out[v5654] = v5651;
-    }
-    const unsigned int v5655 = static_cast<unsigned int>(v271.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5656 = v1124 + v5655;
-    const unsigned int v5657 = static_cast<unsigned int>(v271.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5658 = v1123 + v5657;
-    const bool v5659 = v5656 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5660 = v5658 < v12;
-    const bool v5661 = v5659 && v5660;
-    if (v5661) {
-      const float v5662 = v271.x[72];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5664 = iron_f32_to_bf16(v5662);
-      const unsigned int v5665 = v5656 * v3;
-      const unsigned int v5666 = v5665 + v65;
-      const unsigned int v5667 = v5666 + v5658;
-      out[v5667] = v5664;
-    }
-    const unsigned int v5668 = static_cast<unsigned int>(v271.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5669 = v1124 + v5668;
-    const unsigned int v5670 = static_cast<unsigned int>(v271.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5671 = v1123 + v5670;
-    const bool v5672 = v5669 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5673 = v5671 < v12;
-    const bool v5674 = v5672 && v5673;
-    if (v5674) {
-      const float v5675 = v271.x[73];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5677 = iron_f32_to_bf16(v5675);
-      const unsigned int v5678 = v5669 * v3;
-      const unsigned int v5679 = v5678 + v65;
-      const unsigned int v5680 = v5679 + v5671;
-      out[v5680] = v5677;
-    }
-    const unsigned int v5681 = static_cast<unsigned int>(v271.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5682 = v1124 + v5681;
-    const unsigned int v5683 = static_cast<unsigned int>(v271.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5684 = v1123 + v5683;
-    const bool v5685 = v5682 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5686 = v5684 < v12;
-    const bool v5687 = v5685 && v5686;
-    if (v5687) {
-      const float v5688 = v271.x[74];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5690 = iron_f32_to_bf16(v5688);
-      const unsigned int v5691 = v5682 * v3;
-      const unsigned int v5692 = v5691 + v65;
-      const unsigned int v5693 = v5692 + v5684;
-      out[v5693] = v5690;
-    }
-    const unsigned int v5694 = static_cast<unsigned int>(v271.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5695 = v1124 + v5694;
-    const unsigned int v5696 = static_cast<unsigned int>(v271.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5697 = v1123 + v5696;
-    const bool v5698 = v5695 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5699 = v5697 < v12;
-    const bool v5700 = v5698 && v5699;
-    if (v5700) {
-      const float v5701 = v271.x[75];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5703 = iron_f32_to_bf16(v5701);
-      const unsigned int v5704 = v5695 * v3;
-      const unsigned int v5705 = v5704 + v65;
-      const unsigned int v5706 = v5705 + v5697;
-      out[v5706] = v5703;
-    }
-    const unsigned int v5707 = static_cast<unsigned int>(v271.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5708 = v1124 + v5707;
-    const unsigned int v5709 = static_cast<unsigned int>(v271.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5710 = v1123 + v5709;
-    const bool v5711 = v5708 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5712 = v5710 < v12;
-    const bool v5713 = v5711 && v5712;
-    if (v5713) {
-      const float v5714 = v271.x[76];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5716 = iron_f32_to_bf16(v5714);
-      const unsigned int v5717 = v5708 * v3;
-      const unsigned int v5718 = v5717 + v65;
-      const unsigned int v5719 = v5718 + v5710;
-      out[v5719] = v5716;
-    }
-    const unsigned int v5720 = static_cast<unsigned int>(v271.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5721 = v1124 + v5720;
-    const unsigned int v5722 = static_cast<unsigned int>(v271.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5723 = v1123 + v5722;
-    const bool v5724 = v5721 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5725 = v5723 < v12;
-    const bool v5726 = v5724 && v5725;
-    if (v5726) {
-      const float v5727 = v271.x[77];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5729 = iron_f32_to_bf16(v5727);
-      const unsigned int v5730 = v5721 * v3;
-      const unsigned int v5731 = v5730 + v65;
-      const unsigned int v5732 = v5731 + v5723;
-      out[v5732] = v5729;
-    }
-    const unsigned int v5733 = static_cast<unsigned int>(v271.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5734 = v1124 + v5733;
-    const unsigned int v5735 = static_cast<unsigned int>(v271.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5736 = v1123 + v5735;
-    const bool v5737 = v5734 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5738 = v5736 < v12;
-    const bool v5739 = v5737 && v5738;
-    if (v5739) {
-      const float v5740 = v271.x[78];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5742 = iron_f32_to_bf16(v5740);
-      const unsigned int v5743 = v5734 * v3;
-      const unsigned int v5744 = v5743 + v65;
-      const unsigned int v5745 = v5744 + v5736;
-      out[v5745] = v5742;
-    }
-    const unsigned int v5746 = static_cast<unsigned int>(v271.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5747 = v1124 + v5746;
-    const unsigned int v5748 = static_cast<unsigned int>(v271.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5749 = v1123 + v5748;
-    const bool v5750 = v5747 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5751 = v5749 < v12;
-    const bool v5752 = v5750 && v5751;
-    if (v5752) {
-      const float v5753 = v271.x[79];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5755 = iron_f32_to_bf16(v5753);
-      const unsigned int v5756 = v5747 * v3;
-      const unsigned int v5757 = v5756 + v65;
-      const unsigned int v5758 = v5757 + v5749;
-      out[v5758] = v5755;
-    }
-    const unsigned int v5759 = static_cast<unsigned int>(v271.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5760 = v1124 + v5759;
-    const unsigned int v5761 = static_cast<unsigned int>(v271.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5762 = v1123 + v5761;
-    const bool v5763 = v5760 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5764 = v5762 < v12;
-    const bool v5765 = v5763 && v5764;
-    if (v5765) {
-      const float v5766 = v271.x[80];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5768 = iron_f32_to_bf16(v5766);
-      const unsigned int v5769 = v5760 * v3;
-      const unsigned int v5770 = v5769 + v65;
-      const unsigned int v5771 = v5770 + v5762;
-      out[v5771] = v5768;
-    }
-    const unsigned int v5772 = static_cast<unsigned int>(v271.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5773 = v1124 + v5772;
-    const unsigned int v5774 = static_cast<unsigned int>(v271.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5775 = v1123 + v5774;
-    const bool v5776 = v5773 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5777 = v5775 < v12;
-    const bool v5778 = v5776 && v5777;
-    if (v5778) {
-      const float v5779 = v271.x[81];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5781 = iron_f32_to_bf16(v5779);
-      const unsigned int v5782 = v5773 * v3;
-      const unsigned int v5783 = v5782 + v65;
-      const unsigned int v5784 = v5783 + v5775;
-      out[v5784] = v5781;
-    }
-    const unsigned int v5785 = static_cast<unsigned int>(v271.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5786 = v1124 + v5785;
-    const unsigned int v5787 = static_cast<unsigned int>(v271.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5788 = v1123 + v5787;
-    const bool v5789 = v5786 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5790 = v5788 < v12;
-    const bool v5791 = v5789 && v5790;
-    if (v5791) {
-      const float v5792 = v271.x[82];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5794 = iron_f32_to_bf16(v5792);
-      const unsigned int v5795 = v5786 * v3;
-      const unsigned int v5796 = v5795 + v65;
-      const unsigned int v5797 = v5796 + v5788;
-      out[v5797] = v5794;
-    }
-    const unsigned int v5798 = static_cast<unsigned int>(v271.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5799 = v1124 + v5798;
-    const unsigned int v5800 = static_cast<unsigned int>(v271.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5801 = v1123 + v5800;
-    const bool v5802 = v5799 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5803 = v5801 < v12;
-    const bool v5804 = v5802 && v5803;
-    if (v5804) {
-      const float v5805 = v271.x[83];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5807 = iron_f32_to_bf16(v5805);
-      const unsigned int v5808 = v5799 * v3;
-      const unsigned int v5809 = v5808 + v65;
-      const unsigned int v5810 = v5809 + v5801;
-      out[v5810] = v5807;
-    }
-    const unsigned int v5811 = static_cast<unsigned int>(v271.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5812 = v1124 + v5811;
-    const unsigned int v5813 = static_cast<unsigned int>(v271.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5814 = v1123 + v5813;
-    const bool v5815 = v5812 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5816 = v5814 < v12;
-    const bool v5817 = v5815 && v5816;
-    if (v5817) {
-      const float v5818 = v271.x[84];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5820 = iron_f32_to_bf16(v5818);
-      const unsigned int v5821 = v5812 * v3;
-      const unsigned int v5822 = v5821 + v65;
-      const unsigned int v5823 = v5822 + v5814;
-      out[v5823] = v5820;
-    }
-    const unsigned int v5824 = static_cast<unsigned int>(v271.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5825 = v1124 + v5824;
-    const unsigned int v5826 = static_cast<unsigned int>(v271.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5827 = v1123 + v5826;
-    const bool v5828 = v5825 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5829 = v5827 < v12;
-    const bool v5830 = v5828 && v5829;
-    if (v5830) {
-      const float v5831 = v271.x[85];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5833 = iron_f32_to_bf16(v5831);
-      const unsigned int v5834 = v5825 * v3;
-      const unsigned int v5835 = v5834 + v65;
-      const unsigned int v5836 = v5835 + v5827;
-      out[v5836] = v5833;
-    }
-    const unsigned int v5837 = static_cast<unsigned int>(v271.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5838 = v1124 + v5837;
-    const unsigned int v5839 = static_cast<unsigned int>(v271.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5840 = v1123 + v5839;
-    const bool v5841 = v5838 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5842 = v5840 < v12;
-    const bool v5843 = v5841 && v5842;
-    if (v5843) {
-      const float v5844 = v271.x[86];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5846 = iron_f32_to_bf16(v5844);
-      const unsigned int v5847 = v5838 * v3;
-      const unsigned int v5848 = v5847 + v65;
-      const unsigned int v5849 = v5848 + v5840;
-      out[v5849] = v5846;
-    }
-    const unsigned int v5850 = static_cast<unsigned int>(v271.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5851 = v1124 + v5850;
-    const unsigned int v5852 = static_cast<unsigned int>(v271.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5853 = v1123 + v5852;
-    const bool v5854 = v5851 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5855 = v5853 < v12;
-    const bool v5856 = v5854 && v5855;
-    if (v5856) {
-      const float v5857 = v271.x[87];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5859 = iron_f32_to_bf16(v5857);
-      const unsigned int v5860 = v5851 * v3;
-      const unsigned int v5861 = v5860 + v65;
-      const unsigned int v5862 = v5861 + v5853;
-      out[v5862] = v5859;
-    }
-    const unsigned int v5863 = static_cast<unsigned int>(v271.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5864 = v1124 + v5863;
-    const unsigned int v5865 = static_cast<unsigned int>(v271.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5866 = v1123 + v5865;
-    const bool v5867 = v5864 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5868 = v5866 < v12;
-    const bool v5869 = v5867 && v5868;
-    if (v5869) {
-      const float v5870 = v271.x[88];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5872 = iron_f32_to_bf16(v5870);
-      const unsigned int v5873 = v5864 * v3;
-      const unsigned int v5874 = v5873 + v65;
-      const unsigned int v5875 = v5874 + v5866;
-      out[v5875] = v5872;
-    }
-    const unsigned int v5876 = static_cast<unsigned int>(v271.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5877 = v1124 + v5876;
-    const unsigned int v5878 = static_cast<unsigned int>(v271.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5879 = v1123 + v5878;
-    const bool v5880 = v5877 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5881 = v5879 < v12;
-    const bool v5882 = v5880 && v5881;
-    if (v5882) {
-      const float v5883 = v271.x[89];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5885 = iron_f32_to_bf16(v5883);
-      const unsigned int v5886 = v5877 * v3;
-      const unsigned int v5887 = v5886 + v65;
-      const unsigned int v5888 = v5887 + v5879;
-      out[v5888] = v5885;
-    }
-    const unsigned int v5889 = static_cast<unsigned int>(v271.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5890 = v1124 + v5889;
-    const unsigned int v5891 = static_cast<unsigned int>(v271.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5892 = v1123 + v5891;
-    const bool v5893 = v5890 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5894 = v5892 < v12;
-    const bool v5895 = v5893 && v5894;
-    if (v5895) {
-      const float v5896 = v271.x[90];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5898 = iron_f32_to_bf16(v5896);
-      const unsigned int v5899 = v5890 * v3;
-      const unsigned int v5900 = v5899 + v65;
-      const unsigned int v5901 = v5900 + v5892;
-      out[v5901] = v5898;
-    }
-    const unsigned int v5902 = static_cast<unsigned int>(v271.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5903 = v1124 + v5902;
-    const unsigned int v5904 = static_cast<unsigned int>(v271.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5905 = v1123 + v5904;
-    const bool v5906 = v5903 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5907 = v5905 < v12;
-    const bool v5908 = v5906 && v5907;
-    if (v5908) {
-      const float v5909 = v271.x[91];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5911 = iron_f32_to_bf16(v5909);
-      const unsigned int v5912 = v5903 * v3;
-      const unsigned int v5913 = v5912 + v65;
-      const unsigned int v5914 = v5913 + v5905;
-      out[v5914] = v5911;
-    }
-    const unsigned int v5915 = static_cast<unsigned int>(v271.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5916 = v1124 + v5915;
-    const unsigned int v5917 = static_cast<unsigned int>(v271.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5918 = v1123 + v5917;
-    const bool v5919 = v5916 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5920 = v5918 < v12;
-    const bool v5921 = v5919 && v5920;
-    if (v5921) {
-      const float v5922 = v271.x[92];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5924 = iron_f32_to_bf16(v5922);
-      const unsigned int v5925 = v5916 * v3;
-      const unsigned int v5926 = v5925 + v65;
-      const unsigned int v5927 = v5926 + v5918;
-      out[v5927] = v5924;
-    }
-    const unsigned int v5928 = static_cast<unsigned int>(v271.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5929 = v1124 + v5928;
-    const unsigned int v5930 = static_cast<unsigned int>(v271.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5931 = v1123 + v5930;
-    const bool v5932 = v5929 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5933 = v5931 < v12;
-    const bool v5934 = v5932 && v5933;
-    if (v5934) {
-      const float v5935 = v271.x[93];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5937 = iron_f32_to_bf16(v5935);
-      const unsigned int v5938 = v5929 * v3;
-      const unsigned int v5939 = v5938 + v65;
-      const unsigned int v5940 = v5939 + v5931;
-      out[v5940] = v5937;
-    }
-    const unsigned int v5941 = static_cast<unsigned int>(v271.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5942 = v1124 + v5941;
-    const unsigned int v5943 = static_cast<unsigned int>(v271.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5944 = v1123 + v5943;
-    const bool v5945 = v5942 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5946 = v5944 < v12;
-    const bool v5947 = v5945 && v5946;
-    if (v5947) {
-      const float v5948 = v271.x[94];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5950 = iron_f32_to_bf16(v5948);
-      const unsigned int v5951 = v5942 * v3;
-      const unsigned int v5952 = v5951 + v65;
-      const unsigned int v5953 = v5952 + v5944;
-      out[v5953] = v5950;
-    }
-    const unsigned int v5954 = static_cast<unsigned int>(v271.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5955 = v1124 + v5954;
-    const unsigned int v5956 = static_cast<unsigned int>(v271.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5957 = v1123 + v5956;
-    const bool v5958 = v5955 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5959 = v5957 < v12;
-    const bool v5960 = v5958 && v5959;
-    if (v5960) {
-      const float v5961 = v271.x[95];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5963 = iron_f32_to_bf16(v5961);
-      const unsigned int v5964 = v5955 * v3;
-      const unsigned int v5965 = v5964 + v65;
-      const unsigned int v5966 = v5965 + v5957;
-      out[v5966] = v5963;
-    }
-    const unsigned int v5967 = static_cast<unsigned int>(v271.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5968 = v1124 + v5967;
-    const unsigned int v5969 = static_cast<unsigned int>(v271.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5970 = v1123 + v5969;
-    const bool v5971 = v5968 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5972 = v5970 < v12;
-    const bool v5973 = v5971 && v5972;
-    if (v5973) {
-      const float v5974 = v271.x[96];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5976 = iron_f32_to_bf16(v5974);
-      const unsigned int v5977 = v5968 * v3;
-      const unsigned int v5978 = v5977 + v65;
-      const unsigned int v5979 = v5978 + v5970;
-      out[v5979] = v5976;
-    }
-    const unsigned int v5980 = static_cast<unsigned int>(v271.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5981 = v1124 + v5980;
-    const unsigned int v5982 = static_cast<unsigned int>(v271.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5983 = v1123 + v5982;
-    const bool v5984 = v5981 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5985 = v5983 < v12;
-    const bool v5986 = v5984 && v5985;
-    if (v5986) {
-      const float v5987 = v271.x[97];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v5989 = iron_f32_to_bf16(v5987);
-      const unsigned int v5990 = v5981 * v3;
-      const unsigned int v5991 = v5990 + v65;
-      const unsigned int v5992 = v5991 + v5983;
-      out[v5992] = v5989;
-    }
-    const unsigned int v5993 = static_cast<unsigned int>(v271.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v5994 = v1124 + v5993;
-    const unsigned int v5995 = static_cast<unsigned int>(v271.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v5996 = v1123 + v5995;
-    const bool v5997 = v5994 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5998 = v5996 < v12;
-    const bool v5999 = v5997 && v5998;
-    if (v5999) {
-      const float v6000 = v271.x[98];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6002 = iron_f32_to_bf16(v6000);
-      const unsigned int v6003 = v5994 * v3;
-      const unsigned int v6004 = v6003 + v65;
-      const unsigned int v6005 = v6004 + v5996;
-      out[v6005] = v6002;
-    }
-    const unsigned int v6006 = static_cast<unsigned int>(v271.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6007 = v1124 + v6006;
-    const unsigned int v6008 = static_cast<unsigned int>(v271.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6009 = v1123 + v6008;
-    const bool v6010 = v6007 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6011 = v6009 < v12;
-    const bool v6012 = v6010 && v6011;
-    if (v6012) {
-      const float v6013 = v271.x[99];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6015 = iron_f32_to_bf16(v6013);
-      const unsigned int v6016 = v6007 * v3;
-      const unsigned int v6017 = v6016 + v65;
-      const unsigned int v6018 = v6017 + v6009;
-      out[v6018] = v6015;
-    }
-    const unsigned int v6019 = static_cast<unsigned int>(v271.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6020 = v1124 + v6019;
-    const unsigned int v6021 = static_cast<unsigned int>(v271.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6022 = v1123 + v6021;
-    const bool v6023 = v6020 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6024 = v6022 < v12;
-    const bool v6025 = v6023 && v6024;
-    if (v6025) {
-      const float v6026 = v271.x[100];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6028 = iron_f32_to_bf16(v6026);
-      const unsigned int v6029 = v6020 * v3;
-      const unsigned int v6030 = v6029 + v65;
-      const unsigned int v6031 = v6030 + v6022;
-      out[v6031] = v6028;
-    }
-    const unsigned int v6032 = static_cast<unsigned int>(v271.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6033 = v1124 + v6032;
-    const unsigned int v6034 = static_cast<unsigned int>(v271.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6035 = v1123 + v6034;
-    const bool v6036 = v6033 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6037 = v6035 < v12;
-    const bool v6038 = v6036 && v6037;
-    if (v6038) {
-      const float v6039 = v271.x[101];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6041 = iron_f32_to_bf16(v6039);
-      const unsigned int v6042 = v6033 * v3;
-      const unsigned int v6043 = v6042 + v65;
-      const unsigned int v6044 = v6043 + v6035;
-      out[v6044] = v6041;
-    }
-    const unsigned int v6045 = static_cast<unsigned int>(v271.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6046 = v1124 + v6045;
-    const unsigned int v6047 = static_cast<unsigned int>(v271.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6048 = v1123 + v6047;
-    const bool v6049 = v6046 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6050 = v6048 < v12;
-    const bool v6051 = v6049 && v6050;
-    if (v6051) {
-      const float v6052 = v271.x[102];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6054 = iron_f32_to_bf16(v6052);
-      const unsigned int v6055 = v6046 * v3;
-      const unsigned int v6056 = v6055 + v65;
-      const unsigned int v6057 = v6056 + v6048;
-      out[v6057] = v6054;
-    }
-    const unsigned int v6058 = static_cast<unsigned int>(v271.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6059 = v1124 + v6058;
-    const unsigned int v6060 = static_cast<unsigned int>(v271.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6061 = v1123 + v6060;
-    const bool v6062 = v6059 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6063 = v6061 < v12;
-    const bool v6064 = v6062 && v6063;
-    if (v6064) {
-      const float v6065 = v271.x[103];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6067 = iron_f32_to_bf16(v6065);
-      const unsigned int v6068 = v6059 * v3;
-      const unsigned int v6069 = v6068 + v65;
-      const unsigned int v6070 = v6069 + v6061;
-      out[v6070] = v6067;
-    }
-    const unsigned int v6071 = static_cast<unsigned int>(v271.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6072 = v1124 + v6071;
-    const unsigned int v6073 = static_cast<unsigned int>(v271.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6074 = v1123 + v6073;
-    const bool v6075 = v6072 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6076 = v6074 < v12;
-    const bool v6077 = v6075 && v6076;
-    if (v6077) {
-      const float v6078 = v271.x[104];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6080 = iron_f32_to_bf16(v6078);
-      const unsigned int v6081 = v6072 * v3;
-      const unsigned int v6082 = v6081 + v65;
-      const unsigned int v6083 = v6082 + v6074;
-      out[v6083] = v6080;
-    }
-    const unsigned int v6084 = static_cast<unsigned int>(v271.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6085 = v1124 + v6084;
-    const unsigned int v6086 = static_cast<unsigned int>(v271.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6087 = v1123 + v6086;
-    const bool v6088 = v6085 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6089 = v6087 < v12;
-    const bool v6090 = v6088 && v6089;
-    if (v6090) {
-      const float v6091 = v271.x[105];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6093 = iron_f32_to_bf16(v6091);
-      const unsigned int v6094 = v6085 * v3;
-      const unsigned int v6095 = v6094 + v65;
-      const unsigned int v6096 = v6095 + v6087;
-      out[v6096] = v6093;
-    }
-    const unsigned int v6097 = static_cast<unsigned int>(v271.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6098 = v1124 + v6097;
-    const unsigned int v6099 = static_cast<unsigned int>(v271.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6100 = v1123 + v6099;
-    const bool v6101 = v6098 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6102 = v6100 < v12;
-    const bool v6103 = v6101 && v6102;
-    if (v6103) {
-      const float v6104 = v271.x[106];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6106 = iron_f32_to_bf16(v6104);
-      const unsigned int v6107 = v6098 * v3;
-      const unsigned int v6108 = v6107 + v65;
-      const unsigned int v6109 = v6108 + v6100;
-      out[v6109] = v6106;
-    }
-    const unsigned int v6110 = static_cast<unsigned int>(v271.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6111 = v1124 + v6110;
-    const unsigned int v6112 = static_cast<unsigned int>(v271.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6113 = v1123 + v6112;
-    const bool v6114 = v6111 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6115 = v6113 < v12;
-    const bool v6116 = v6114 && v6115;
-    if (v6116) {
-      const float v6117 = v271.x[107];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6119 = iron_f32_to_bf16(v6117);
-      const unsigned int v6120 = v6111 * v3;
-      const unsigned int v6121 = v6120 + v65;
-      const unsigned int v6122 = v6121 + v6113;
-      out[v6122] = v6119;
-    }
-    const unsigned int v6123 = static_cast<unsigned int>(v271.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6124 = v1124 + v6123;
-    const unsigned int v6125 = static_cast<unsigned int>(v271.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6126 = v1123 + v6125;
-    const bool v6127 = v6124 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6128 = v6126 < v12;
-    const bool v6129 = v6127 && v6128;
-    if (v6129) {
-      const float v6130 = v271.x[108];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6132 = iron_f32_to_bf16(v6130);
-      const unsigned int v6133 = v6124 * v3;
-      const unsigned int v6134 = v6133 + v65;
-      const unsigned int v6135 = v6134 + v6126;
-      out[v6135] = v6132;
-    }
-    const unsigned int v6136 = static_cast<unsigned int>(v271.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6137 = v1124 + v6136;
-    const unsigned int v6138 = static_cast<unsigned int>(v271.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6139 = v1123 + v6138;
-    const bool v6140 = v6137 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6141 = v6139 < v12;
-    const bool v6142 = v6140 && v6141;
-    if (v6142) {
-      const float v6143 = v271.x[109];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6145 = iron_f32_to_bf16(v6143);
-      const unsigned int v6146 = v6137 * v3;
-      const unsigned int v6147 = v6146 + v65;
-      const unsigned int v6148 = v6147 + v6139;
-      out[v6148] = v6145;
-    }
-    const unsigned int v6149 = static_cast<unsigned int>(v271.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6150 = v1124 + v6149;
-    const unsigned int v6151 = static_cast<unsigned int>(v271.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6152 = v1123 + v6151;
-    const bool v6153 = v6150 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6154 = v6152 < v12;
-    const bool v6155 = v6153 && v6154;
-    if (v6155) {
-      const float v6156 = v271.x[110];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6158 = iron_f32_to_bf16(v6156);
-      const unsigned int v6159 = v6150 * v3;
-      const unsigned int v6160 = v6159 + v65;
-      const unsigned int v6161 = v6160 + v6152;
-      out[v6161] = v6158;
-    }
-    const unsigned int v6162 = static_cast<unsigned int>(v271.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6163 = v1124 + v6162;
-    const unsigned int v6164 = static_cast<unsigned int>(v271.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6165 = v1123 + v6164;
-    const bool v6166 = v6163 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6167 = v6165 < v12;
-    const bool v6168 = v6166 && v6167;
-    if (v6168) {
-      const float v6169 = v271.x[111];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6171 = iron_f32_to_bf16(v6169);
-      const unsigned int v6172 = v6163 * v3;
-      const unsigned int v6173 = v6172 + v65;
-      const unsigned int v6174 = v6173 + v6165;
-      out[v6174] = v6171;
-    }
-    const unsigned int v6175 = static_cast<unsigned int>(v271.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6176 = v1124 + v6175;
-    const unsigned int v6177 = static_cast<unsigned int>(v271.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6178 = v1123 + v6177;
-    const bool v6179 = v6176 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6180 = v6178 < v12;
-    const bool v6181 = v6179 && v6180;
-    if (v6181) {
-      const float v6182 = v271.x[112];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6184 = iron_f32_to_bf16(v6182);
-      const unsigned int v6185 = v6176 * v3;
-      const unsigned int v6186 = v6185 + v65;
-      const unsigned int v6187 = v6186 + v6178;
-      out[v6187] = v6184;
-    }
-    const unsigned int v6188 = static_cast<unsigned int>(v271.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6189 = v1124 + v6188;
-    const unsigned int v6190 = static_cast<unsigned int>(v271.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6191 = v1123 + v6190;
-    const bool v6192 = v6189 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6193 = v6191 < v12;
-    const bool v6194 = v6192 && v6193;
-    if (v6194) {
-      const float v6195 = v271.x[113];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6197 = iron_f32_to_bf16(v6195);
-      const unsigned int v6198 = v6189 * v3;
-      const unsigned int v6199 = v6198 + v65;
-      const unsigned int v6200 = v6199 + v6191;
-      out[v6200] = v6197;
-    }
-    const unsigned int v6201 = static_cast<unsigned int>(v271.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6202 = v1124 + v6201;
-    const unsigned int v6203 = static_cast<unsigned int>(v271.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6204 = v1123 + v6203;
-    const bool v6205 = v6202 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6206 = v6204 < v12;
-    const bool v6207 = v6205 && v6206;
-    if (v6207) {
-      const float v6208 = v271.x[114];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6210 = iron_f32_to_bf16(v6208);
-      const unsigned int v6211 = v6202 * v3;
-      const unsigned int v6212 = v6211 + v65;
-      const unsigned int v6213 = v6212 + v6204;
-      out[v6213] = v6210;
-    }
-    const unsigned int v6214 = static_cast<unsigned int>(v271.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6215 = v1124 + v6214;
-    const unsigned int v6216 = static_cast<unsigned int>(v271.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6217 = v1123 + v6216;
-    const bool v6218 = v6215 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6219 = v6217 < v12;
-    const bool v6220 = v6218 && v6219;
-    if (v6220) {
-      const float v6221 = v271.x[115];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6223 = iron_f32_to_bf16(v6221);
-      const unsigned int v6224 = v6215 * v3;
-      const unsigned int v6225 = v6224 + v65;
-      const unsigned int v6226 = v6225 + v6217;
-      out[v6226] = v6223;
-    }
-    const unsigned int v6227 = static_cast<unsigned int>(v271.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6228 = v1124 + v6227;
-    const unsigned int v6229 = static_cast<unsigned int>(v271.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6230 = v1123 + v6229;
-    const bool v6231 = v6228 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6232 = v6230 < v12;
-    const bool v6233 = v6231 && v6232;
-    if (v6233) {
-      const float v6234 = v271.x[116];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6236 = iron_f32_to_bf16(v6234);
-      const unsigned int v6237 = v6228 * v3;
-      const unsigned int v6238 = v6237 + v65;
-      const unsigned int v6239 = v6238 + v6230;
-      out[v6239] = v6236;
-    }
-    const unsigned int v6240 = static_cast<unsigned int>(v271.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6241 = v1124 + v6240;
-    const unsigned int v6242 = static_cast<unsigned int>(v271.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6243 = v1123 + v6242;
-    const bool v6244 = v6241 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6245 = v6243 < v12;
-    const bool v6246 = v6244 && v6245;
-    if (v6246) {
-      const float v6247 = v271.x[117];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6249 = iron_f32_to_bf16(v6247);
-      const unsigned int v6250 = v6241 * v3;
-      const unsigned int v6251 = v6250 + v65;
-      const unsigned int v6252 = v6251 + v6243;
-      out[v6252] = v6249;
-    }
-    const unsigned int v6253 = static_cast<unsigned int>(v271.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6254 = v1124 + v6253;
-    const unsigned int v6255 = static_cast<unsigned int>(v271.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6256 = v1123 + v6255;
-    const bool v6257 = v6254 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6258 = v6256 < v12;
-    const bool v6259 = v6257 && v6258;
-    if (v6259) {
-      const float v6260 = v271.x[118];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6262 = iron_f32_to_bf16(v6260);
-      const unsigned int v6263 = v6254 * v3;
-      const unsigned int v6264 = v6263 + v65;
-      const unsigned int v6265 = v6264 + v6256;
-      out[v6265] = v6262;
-    }
-    const unsigned int v6266 = static_cast<unsigned int>(v271.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6267 = v1124 + v6266;
-    const unsigned int v6268 = static_cast<unsigned int>(v271.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6269 = v1123 + v6268;
-    const bool v6270 = v6267 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6271 = v6269 < v12;
-    const bool v6272 = v6270 && v6271;
-    if (v6272) {
-      const float v6273 = v271.x[119];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6275 = iron_f32_to_bf16(v6273);
-      const unsigned int v6276 = v6267 * v3;
-      const unsigned int v6277 = v6276 + v65;
-      const unsigned int v6278 = v6277 + v6269;
-      out[v6278] = v6275;
-    }
-    const unsigned int v6279 = static_cast<unsigned int>(v271.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6280 = v1124 + v6279;
-    const unsigned int v6281 = static_cast<unsigned int>(v271.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6282 = v1123 + v6281;
-    const bool v6283 = v6280 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6284 = v6282 < v12;
-    const bool v6285 = v6283 && v6284;
-    if (v6285) {
-      const float v6286 = v271.x[120];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6288 = iron_f32_to_bf16(v6286);
-      const unsigned int v6289 = v6280 * v3;
-      const unsigned int v6290 = v6289 + v65;
-      const unsigned int v6291 = v6290 + v6282;
-      out[v6291] = v6288;
-    }
-    const unsigned int v6292 = static_cast<unsigned int>(v271.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6293 = v1124 + v6292;
-    const unsigned int v6294 = static_cast<unsigned int>(v271.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6295 = v1123 + v6294;
-    const bool v6296 = v6293 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6297 = v6295 < v12;
-    const bool v6298 = v6296 && v6297;
-    if (v6298) {
-      const float v6299 = v271.x[121];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6301 = iron_f32_to_bf16(v6299);
-      const unsigned int v6302 = v6293 * v3;
-      const unsigned int v6303 = v6302 + v65;
-      const unsigned int v6304 = v6303 + v6295;
-      out[v6304] = v6301;
-    }
-    const unsigned int v6305 = static_cast<unsigned int>(v271.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6306 = v1124 + v6305;
-    const unsigned int v6307 = static_cast<unsigned int>(v271.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6308 = v1123 + v6307;
-    const bool v6309 = v6306 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6310 = v6308 < v12;
-    const bool v6311 = v6309 && v6310;
-    if (v6311) {
-      const float v6312 = v271.x[122];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6314 = iron_f32_to_bf16(v6312);
-      const unsigned int v6315 = v6306 * v3;
-      const unsigned int v6316 = v6315 + v65;
-      const unsigned int v6317 = v6316 + v6308;
-      out[v6317] = v6314;
-    }
-    const unsigned int v6318 = static_cast<unsigned int>(v271.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6319 = v1124 + v6318;
-    const unsigned int v6320 = static_cast<unsigned int>(v271.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6321 = v1123 + v6320;
-    const bool v6322 = v6319 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6323 = v6321 < v12;
-    const bool v6324 = v6322 && v6323;
-    if (v6324) {
-      const float v6325 = v271.x[123];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6327 = iron_f32_to_bf16(v6325);
-      const unsigned int v6328 = v6319 * v3;
-      const unsigned int v6329 = v6328 + v65;
-      const unsigned int v6330 = v6329 + v6321;
-      out[v6330] = v6327;
-    }
-    const unsigned int v6331 = static_cast<unsigned int>(v271.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6332 = v1124 + v6331;
-    const unsigned int v6333 = static_cast<unsigned int>(v271.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6334 = v1123 + v6333;
-    const bool v6335 = v6332 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6336 = v6334 < v12;
-    const bool v6337 = v6335 && v6336;
-    if (v6337) {
-      const float v6338 = v271.x[124];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6340 = iron_f32_to_bf16(v6338);
-      const unsigned int v6341 = v6332 * v3;
-      const unsigned int v6342 = v6341 + v65;
-      const unsigned int v6343 = v6342 + v6334;
-      out[v6343] = v6340;
-    }
-    const unsigned int v6344 = static_cast<unsigned int>(v271.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6345 = v1124 + v6344;
-    const unsigned int v6346 = static_cast<unsigned int>(v271.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6347 = v1123 + v6346;
-    const bool v6348 = v6345 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6349 = v6347 < v12;
-    const bool v6350 = v6348 && v6349;
-    if (v6350) {
-      const float v6351 = v271.x[125];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6353 = iron_f32_to_bf16(v6351);
-      const unsigned int v6354 = v6345 * v3;
-      const unsigned int v6355 = v6354 + v65;
-      const unsigned int v6356 = v6355 + v6347;
-      out[v6356] = v6353;
-    }
-    const unsigned int v6357 = static_cast<unsigned int>(v271.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6358 = v1124 + v6357;
-    const unsigned int v6359 = static_cast<unsigned int>(v271.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6360 = v1123 + v6359;
-    const bool v6361 = v6358 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6362 = v6360 < v12;
-    const bool v6363 = v6361 && v6362;
-    if (v6363) {
-      const float v6364 = v271.x[126];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6366 = iron_f32_to_bf16(v6364);
-      const unsigned int v6367 = v6358 * v3;
-      const unsigned int v6368 = v6367 + v65;
-      const unsigned int v6369 = v6368 + v6360;
-      out[v6369] = v6366;
-    }
-    const unsigned int v6370 = static_cast<unsigned int>(v271.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
-    const unsigned int v6371 = v1124 + v6370;
-    const unsigned int v6372 = static_cast<unsigned int>(v271.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
-    const unsigned int v6373 = v1123 + v6372;
-    const bool v6374 = v6371 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6375 = v6373 < v12;
-    const bool v6376 = v6374 && v6375;
-    if (v6376) {
-      const float v6377 = v271.x[127];  // kernels/convolution/conv_tiles.hpp:80
-      const iron_bf16 v6379 = iron_f32_to_bf16(v6377);
-      const unsigned int v6380 = v6371 * v3;
-      const unsigned int v6381 = v6380 + v65;
-      const unsigned int v6382 = v6381 + v6373;
-      out[v6382] = v6379;
+    const unsigned int v4720 = static_cast<unsigned int>(v272.row(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4721 = v1125 + v4720;
+    const unsigned int v4722 = static_cast<unsigned int>(v272.col(0, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4723 = v1124 + v4722;
+    const bool v4724 = v4721 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4725 = v4723 < v12;
+    const bool v4726 = v4724 && v4725;
+    if (v4726) {
+      const float v4727 = v272.x[0];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4729 = iron_f32_to_bf16(v4727);
+      const unsigned int v4730 = v4721 * v3;
+      const unsigned int v4731 = v4730 + v65;
+      const unsigned int v4732 = v4731 + v4723;
+      out[v4732] = v4729;
+    }
+    const unsigned int v4733 = static_cast<unsigned int>(v272.row(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4734 = v1125 + v4733;
+    const unsigned int v4735 = static_cast<unsigned int>(v272.col(1, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4736 = v1124 + v4735;
+    const bool v4737 = v4734 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4738 = v4736 < v12;
+    const bool v4739 = v4737 && v4738;
+    if (v4739) {
+      const float v4740 = v272.x[1];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4742 = iron_f32_to_bf16(v4740);
+      const unsigned int v4743 = v4734 * v3;
+      const unsigned int v4744 = v4743 + v65;
+      const unsigned int v4745 = v4744 + v4736;
+      out[v4745] = v4742;
+    }
+    const unsigned int v4746 = static_cast<unsigned int>(v272.row(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4747 = v1125 + v4746;
+    const unsigned int v4748 = static_cast<unsigned int>(v272.col(2, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4749 = v1124 + v4748;
+    const bool v4750 = v4747 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4751 = v4749 < v12;
+    const bool v4752 = v4750 && v4751;
+    if (v4752) {
+      const float v4753 = v272.x[2];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4755 = iron_f32_to_bf16(v4753);
+      const unsigned int v4756 = v4747 * v3;
+      const unsigned int v4757 = v4756 + v65;
+      const unsigned int v4758 = v4757 + v4749;
+      out[v4758] = v4755;
+    }
+    const unsigned int v4759 = static_cast<unsigned int>(v272.row(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4760 = v1125 + v4759;
+    const unsigned int v4761 = static_cast<unsigned int>(v272.col(3, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4762 = v1124 + v4761;
+    const bool v4763 = v4760 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4764 = v4762 < v12;
+    const bool v4765 = v4763 && v4764;
+    if (v4765) {
+      const float v4766 = v272.x[3];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4768 = iron_f32_to_bf16(v4766);
+      const unsigned int v4769 = v4760 * v3;
+      const unsigned int v4770 = v4769 + v65;
+      const unsigned int v4771 = v4770 + v4762;
+      out[v4771] = v4768;
+    }
+    const unsigned int v4772 = static_cast<unsigned int>(v272.row(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4773 = v1125 + v4772;
+    const unsigned int v4774 = static_cast<unsigned int>(v272.col(4, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4775 = v1124 + v4774;
+    const bool v4776 = v4773 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4777 = v4775 < v12;
+    const bool v4778 = v4776 && v4777;
+    if (v4778) {
+      const float v4779 = v272.x[4];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4781 = iron_f32_to_bf16(v4779);
+      const unsigned int v4782 = v4773 * v3;
+      const unsigned int v4783 = v4782 + v65;
+      const unsigned int v4784 = v4783 + v4775;
+      out[v4784] = v4781;
+    }
+    const unsigned int v4785 = static_cast<unsigned int>(v272.row(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4786 = v1125 + v4785;
+    const unsigned int v4787 = static_cast<unsigned int>(v272.col(5, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4788 = v1124 + v4787;
+    const bool v4789 = v4786 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4790 = v4788 < v12;
+    const bool v4791 = v4789 && v4790;
+    if (v4791) {
+      const float v4792 = v272.x[5];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4794 = iron_f32_to_bf16(v4792);
+      const unsigned int v4795 = v4786 * v3;
+      const unsigned int v4796 = v4795 + v65;
+      const unsigned int v4797 = v4796 + v4788;
+      out[v4797] = v4794;
+    }
+    const unsigned int v4798 = static_cast<unsigned int>(v272.row(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4799 = v1125 + v4798;
+    const unsigned int v4800 = static_cast<unsigned int>(v272.col(6, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4801 = v1124 + v4800;
+    const bool v4802 = v4799 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4803 = v4801 < v12;
+    const bool v4804 = v4802 && v4803;
+    if (v4804) {
+      const float v4805 = v272.x[6];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4807 = iron_f32_to_bf16(v4805);
+      const unsigned int v4808 = v4799 * v3;
+      const unsigned int v4809 = v4808 + v65;
+      const unsigned int v4810 = v4809 + v4801;
+      out[v4810] = v4807;
+    }
+    const unsigned int v4811 = static_cast<unsigned int>(v272.row(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4812 = v1125 + v4811;
+    const unsigned int v4813 = static_cast<unsigned int>(v272.col(7, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4814 = v1124 + v4813;
+    const bool v4815 = v4812 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4816 = v4814 < v12;
+    const bool v4817 = v4815 && v4816;
+    if (v4817) {
+      const float v4818 = v272.x[7];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4820 = iron_f32_to_bf16(v4818);
+      const unsigned int v4821 = v4812 * v3;
+      const unsigned int v4822 = v4821 + v65;
+      const unsigned int v4823 = v4822 + v4814;
+      out[v4823] = v4820;
+    }
+    const unsigned int v4824 = static_cast<unsigned int>(v272.row(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4825 = v1125 + v4824;
+    const unsigned int v4826 = static_cast<unsigned int>(v272.col(8, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4827 = v1124 + v4826;
+    const bool v4828 = v4825 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4829 = v4827 < v12;
+    const bool v4830 = v4828 && v4829;
+    if (v4830) {
+      const float v4831 = v272.x[8];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4833 = iron_f32_to_bf16(v4831);
+      const unsigned int v4834 = v4825 * v3;
+      const unsigned int v4835 = v4834 + v65;
+      const unsigned int v4836 = v4835 + v4827;
+      out[v4836] = v4833;
+    }
+    const unsigned int v4837 = static_cast<unsigned int>(v272.row(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4838 = v1125 + v4837;
+    const unsigned int v4839 = static_cast<unsigned int>(v272.col(9, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4840 = v1124 + v4839;
+    const bool v4841 = v4838 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4842 = v4840 < v12;
+    const bool v4843 = v4841 && v4842;
+    if (v4843) {
+      const float v4844 = v272.x[9];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4846 = iron_f32_to_bf16(v4844);
+      const unsigned int v4847 = v4838 * v3;
+      const unsigned int v4848 = v4847 + v65;
+      const unsigned int v4849 = v4848 + v4840;
+      out[v4849] = v4846;
+    }
+    const unsigned int v4850 = static_cast<unsigned int>(v272.row(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4851 = v1125 + v4850;
+    const unsigned int v4852 = static_cast<unsigned int>(v272.col(10, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4853 = v1124 + v4852;
+    const bool v4854 = v4851 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4855 = v4853 < v12;
+    const bool v4856 = v4854 && v4855;
+    if (v4856) {
+      const float v4857 = v272.x[10];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4859 = iron_f32_to_bf16(v4857);
+      const unsigned int v4860 = v4851 * v3;
+      const unsigned int v4861 = v4860 + v65;
+      const unsigned int v4862 = v4861 + v4853;
+      out[v4862] = v4859;
+    }
+    const unsigned int v4863 = static_cast<unsigned int>(v272.row(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4864 = v1125 + v4863;
+    const unsigned int v4865 = static_cast<unsigned int>(v272.col(11, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4866 = v1124 + v4865;
+    const bool v4867 = v4864 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4868 = v4866 < v12;
+    const bool v4869 = v4867 && v4868;
+    if (v4869) {
+      const float v4870 = v272.x[11];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4872 = iron_f32_to_bf16(v4870);
+      const unsigned int v4873 = v4864 * v3;
+      const unsigned int v4874 = v4873 + v65;
+      const unsigned int v4875 = v4874 + v4866;
+      out[v4875] = v4872;
+    }
+    const unsigned int v4876 = static_cast<unsigned int>(v272.row(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4877 = v1125 + v4876;
+    const unsigned int v4878 = static_cast<unsigned int>(v272.col(12, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4879 = v1124 + v4878;
+    const bool v4880 = v4877 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4881 = v4879 < v12;
+    const bool v4882 = v4880 && v4881;
+    if (v4882) {
+      const float v4883 = v272.x[12];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4885 = iron_f32_to_bf16(v4883);
+      const unsigned int v4886 = v4877 * v3;
+      const unsigned int v4887 = v4886 + v65;
+      const unsigned int v4888 = v4887 + v4879;
+      out[v4888] = v4885;
+    }
+    const unsigned int v4889 = static_cast<unsigned int>(v272.row(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4890 = v1125 + v4889;
+    const unsigned int v4891 = static_cast<unsigned int>(v272.col(13, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4892 = v1124 + v4891;
+    const bool v4893 = v4890 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4894 = v4892 < v12;
+    const bool v4895 = v4893 && v4894;
+    if (v4895) {
+      const float v4896 = v272.x[13];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4898 = iron_f32_to_bf16(v4896);
+      const unsigned int v4899 = v4890 * v3;
+      const unsigned int v4900 = v4899 + v65;
+      const unsigned int v4901 = v4900 + v4892;
+      out[v4901] = v4898;
+    }
+    const unsigned int v4902 = static_cast<unsigned int>(v272.row(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4903 = v1125 + v4902;
+    const unsigned int v4904 = static_cast<unsigned int>(v272.col(14, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4905 = v1124 + v4904;
+    const bool v4906 = v4903 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4907 = v4905 < v12;
+    const bool v4908 = v4906 && v4907;
+    if (v4908) {
+      const float v4909 = v272.x[14];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4911 = iron_f32_to_bf16(v4909);
+      const unsigned int v4912 = v4903 * v3;
+      const unsigned int v4913 = v4912 + v65;
+      const unsigned int v4914 = v4913 + v4905;
+      out[v4914] = v4911;
+    }
+    const unsigned int v4915 = static_cast<unsigned int>(v272.row(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4916 = v1125 + v4915;
+    const unsigned int v4917 = static_cast<unsigned int>(v272.col(15, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4918 = v1124 + v4917;
+    const bool v4919 = v4916 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4920 = v4918 < v12;
+    const bool v4921 = v4919 && v4920;
+    if (v4921) {
+      const float v4922 = v272.x[15];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4924 = iron_f32_to_bf16(v4922);
+      const unsigned int v4925 = v4916 * v3;
+      const unsigned int v4926 = v4925 + v65;
+      const unsigned int v4927 = v4926 + v4918;
+      out[v4927] = v4924;
+    }
+    const unsigned int v4928 = static_cast<unsigned int>(v272.row(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4929 = v1125 + v4928;
+    const unsigned int v4930 = static_cast<unsigned int>(v272.col(16, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4931 = v1124 + v4930;
+    const bool v4932 = v4929 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4933 = v4931 < v12;
+    const bool v4934 = v4932 && v4933;
+    if (v4934) {
+      const float v4935 = v272.x[16];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4937 = iron_f32_to_bf16(v4935);
+      const unsigned int v4938 = v4929 * v3;
+      const unsigned int v4939 = v4938 + v65;
+      const unsigned int v4940 = v4939 + v4931;
+      out[v4940] = v4937;
+    }
+    const unsigned int v4941 = static_cast<unsigned int>(v272.row(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4942 = v1125 + v4941;
+    const unsigned int v4943 = static_cast<unsigned int>(v272.col(17, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4944 = v1124 + v4943;
+    const bool v4945 = v4942 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4946 = v4944 < v12;
+    const bool v4947 = v4945 && v4946;
+    if (v4947) {
+      const float v4948 = v272.x[17];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4950 = iron_f32_to_bf16(v4948);
+      const unsigned int v4951 = v4942 * v3;
+      const unsigned int v4952 = v4951 + v65;
+      const unsigned int v4953 = v4952 + v4944;
+      out[v4953] = v4950;
+    }
+    const unsigned int v4954 = static_cast<unsigned int>(v272.row(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4955 = v1125 + v4954;
+    const unsigned int v4956 = static_cast<unsigned int>(v272.col(18, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4957 = v1124 + v4956;
+    const bool v4958 = v4955 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4959 = v4957 < v12;
+    const bool v4960 = v4958 && v4959;
+    if (v4960) {
+      const float v4961 = v272.x[18];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4963 = iron_f32_to_bf16(v4961);
+      const unsigned int v4964 = v4955 * v3;
+      const unsigned int v4965 = v4964 + v65;
+      const unsigned int v4966 = v4965 + v4957;
+      out[v4966] = v4963;
+    }
+    const unsigned int v4967 = static_cast<unsigned int>(v272.row(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4968 = v1125 + v4967;
+    const unsigned int v4969 = static_cast<unsigned int>(v272.col(19, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4970 = v1124 + v4969;
+    const bool v4971 = v4968 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4972 = v4970 < v12;
+    const bool v4973 = v4971 && v4972;
+    if (v4973) {
+      const float v4974 = v272.x[19];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4976 = iron_f32_to_bf16(v4974);
+      const unsigned int v4977 = v4968 * v3;
+      const unsigned int v4978 = v4977 + v65;
+      const unsigned int v4979 = v4978 + v4970;
+      out[v4979] = v4976;
+    }
+    const unsigned int v4980 = static_cast<unsigned int>(v272.row(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4981 = v1125 + v4980;
+    const unsigned int v4982 = static_cast<unsigned int>(v272.col(20, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4983 = v1124 + v4982;
+    const bool v4984 = v4981 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4985 = v4983 < v12;
+    const bool v4986 = v4984 && v4985;
+    if (v4986) {
+      const float v4987 = v272.x[20];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v4989 = iron_f32_to_bf16(v4987);
+      const unsigned int v4990 = v4981 * v3;
+      const unsigned int v4991 = v4990 + v65;
+      const unsigned int v4992 = v4991 + v4983;
+      out[v4992] = v4989;
+    }
+    const unsigned int v4993 = static_cast<unsigned int>(v272.row(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v4994 = v1125 + v4993;
+    const unsigned int v4995 = static_cast<unsigned int>(v272.col(21, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v4996 = v1124 + v4995;
+    const bool v4997 = v4994 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4998 = v4996 < v12;
+    const bool v4999 = v4997 && v4998;
+    if (v4999) {
+      const float v5000 = v272.x[21];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5002 = iron_f32_to_bf16(v5000);
+      const unsigned int v5003 = v4994 * v3;
+      const unsigned int v5004 = v5003 + v65;
+      const unsigned int v5005 = v5004 + v4996;
+      out[v5005] = v5002;
+    }
+    const unsigned int v5006 = static_cast<unsigned int>(v272.row(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5007 = v1125 + v5006;
+    const unsigned int v5008 = static_cast<unsigned int>(v272.col(22, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5009 = v1124 + v5008;
+    const bool v5010 = v5007 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5011 = v5009 < v12;
+    const bool v5012 = v5010 && v5011;
+    if (v5012) {
+      const float v5013 = v272.x[22];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5015 = iron_f32_to_bf16(v5013);
+      const unsigned int v5016 = v5007 * v3;
+      const unsigned int v5017 = v5016 + v65;
+      const unsigned int v5018 = v5017 + v5009;
+      out[v5018] = v5015;
+    }
+    const unsigned int v5019 = static_cast<unsigned int>(v272.row(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5020 = v1125 + v5019;
+    const unsigned int v5021 = static_cast<unsigned int>(v272.col(23, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5022 = v1124 + v5021;
+    const bool v5023 = v5020 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5024 = v5022 < v12;
+    const bool v5025 = v5023 && v5024;
+    if (v5025) {
+      const float v5026 = v272.x[23];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5028 = iron_f32_to_bf16(v5026);
+      const unsigned int v5029 = v5020 * v3;
+      const unsigned int v5030 = v5029 + v65;
+      const unsigned int v5031 = v5030 + v5022;
+      out[v5031] = v5028;
+    }
+    const unsigned int v5032 = static_cast<unsigned int>(v272.row(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5033 = v1125 + v5032;
+    const unsigned int v5034 = static_cast<unsigned int>(v272.col(24, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5035 = v1124 + v5034;
+    const bool v5036 = v5033 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5037 = v5035 < v12;
+    const bool v5038 = v5036 && v5037;
+    if (v5038) {
+      const float v5039 = v272.x[24];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5041 = iron_f32_to_bf16(v5039);
+      const unsigned int v5042 = v5033 * v3;
+      const unsigned int v5043 = v5042 + v65;
+      const unsigned int v5044 = v5043 + v5035;
+      out[v5044] = v5041;
+    }
+    const unsigned int v5045 = static_cast<unsigned int>(v272.row(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5046 = v1125 + v5045;
+    const unsigned int v5047 = static_cast<unsigned int>(v272.col(25, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5048 = v1124 + v5047;
+    const bool v5049 = v5046 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5050 = v5048 < v12;
+    const bool v5051 = v5049 && v5050;
+    if (v5051) {
+      const float v5052 = v272.x[25];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5054 = iron_f32_to_bf16(v5052);
+      const unsigned int v5055 = v5046 * v3;
+      const unsigned int v5056 = v5055 + v65;
+      const unsigned int v5057 = v5056 + v5048;
+      out[v5057] = v5054;
+    }
+    const unsigned int v5058 = static_cast<unsigned int>(v272.row(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5059 = v1125 + v5058;
+    const unsigned int v5060 = static_cast<unsigned int>(v272.col(26, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5061 = v1124 + v5060;
+    const bool v5062 = v5059 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5063 = v5061 < v12;
+    const bool v5064 = v5062 && v5063;
+    if (v5064) {
+      const float v5065 = v272.x[26];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5067 = iron_f32_to_bf16(v5065);
+      const unsigned int v5068 = v5059 * v3;
+      const unsigned int v5069 = v5068 + v65;
+      const unsigned int v5070 = v5069 + v5061;
+      out[v5070] = v5067;
+    }
+    const unsigned int v5071 = static_cast<unsigned int>(v272.row(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5072 = v1125 + v5071;
+    const unsigned int v5073 = static_cast<unsigned int>(v272.col(27, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5074 = v1124 + v5073;
+    const bool v5075 = v5072 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5076 = v5074 < v12;
+    const bool v5077 = v5075 && v5076;
+    if (v5077) {
+      const float v5078 = v272.x[27];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5080 = iron_f32_to_bf16(v5078);
+      const unsigned int v5081 = v5072 * v3;
+      const unsigned int v5082 = v5081 + v65;
+      const unsigned int v5083 = v5082 + v5074;
+      out[v5083] = v5080;
+    }
+    const unsigned int v5084 = static_cast<unsigned int>(v272.row(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5085 = v1125 + v5084;
+    const unsigned int v5086 = static_cast<unsigned int>(v272.col(28, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5087 = v1124 + v5086;
+    const bool v5088 = v5085 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5089 = v5087 < v12;
+    const bool v5090 = v5088 && v5089;
+    if (v5090) {
+      const float v5091 = v272.x[28];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5093 = iron_f32_to_bf16(v5091);
+      const unsigned int v5094 = v5085 * v3;
+      const unsigned int v5095 = v5094 + v65;
+      const unsigned int v5096 = v5095 + v5087;
+      out[v5096] = v5093;
+    }
+    const unsigned int v5097 = static_cast<unsigned int>(v272.row(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5098 = v1125 + v5097;
+    const unsigned int v5099 = static_cast<unsigned int>(v272.col(29, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5100 = v1124 + v5099;
+    const bool v5101 = v5098 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5102 = v5100 < v12;
+    const bool v5103 = v5101 && v5102;
+    if (v5103) {
+      const float v5104 = v272.x[29];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5106 = iron_f32_to_bf16(v5104);
+      const unsigned int v5107 = v5098 * v3;
+      const unsigned int v5108 = v5107 + v65;
+      const unsigned int v5109 = v5108 + v5100;
+      out[v5109] = v5106;
+    }
+    const unsigned int v5110 = static_cast<unsigned int>(v272.row(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5111 = v1125 + v5110;
+    const unsigned int v5112 = static_cast<unsigned int>(v272.col(30, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5113 = v1124 + v5112;
+    const bool v5114 = v5111 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5115 = v5113 < v12;
+    const bool v5116 = v5114 && v5115;
+    if (v5116) {
+      const float v5117 = v272.x[30];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5119 = iron_f32_to_bf16(v5117);
+      const unsigned int v5120 = v5111 * v3;
+      const unsigned int v5121 = v5120 + v65;
+      const unsigned int v5122 = v5121 + v5113;
+      out[v5122] = v5119;
+    }
+    const unsigned int v5123 = static_cast<unsigned int>(v272.row(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5124 = v1125 + v5123;
+    const unsigned int v5125 = static_cast<unsigned int>(v272.col(31, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5126 = v1124 + v5125;
+    const bool v5127 = v5124 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5128 = v5126 < v12;
+    const bool v5129 = v5127 && v5128;
+    if (v5129) {
+      const float v5130 = v272.x[31];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5132 = iron_f32_to_bf16(v5130);
+      const unsigned int v5133 = v5124 * v3;
+      const unsigned int v5134 = v5133 + v65;
+      const unsigned int v5135 = v5134 + v5126;
+      out[v5135] = v5132;
+    }
+    const unsigned int v5136 = static_cast<unsigned int>(v272.row(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5137 = v1125 + v5136;
+    const unsigned int v5138 = static_cast<unsigned int>(v272.col(32, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5139 = v1124 + v5138;
+    const bool v5140 = v5137 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5141 = v5139 < v12;
+    const bool v5142 = v5140 && v5141;
+    if (v5142) {
+      const float v5143 = v272.x[32];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5145 = iron_f32_to_bf16(v5143);
+      const unsigned int v5146 = v5137 * v3;
+      const unsigned int v5147 = v5146 + v65;
+      const unsigned int v5148 = v5147 + v5139;
+      out[v5148] = v5145;
+    }
+    const unsigned int v5149 = static_cast<unsigned int>(v272.row(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5150 = v1125 + v5149;
+    const unsigned int v5151 = static_cast<unsigned int>(v272.col(33, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5152 = v1124 + v5151;
+    const bool v5153 = v5150 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5154 = v5152 < v12;
+    const bool v5155 = v5153 && v5154;
+    if (v5155) {
+      const float v5156 = v272.x[33];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5158 = iron_f32_to_bf16(v5156);
+      const unsigned int v5159 = v5150 * v3;
+      const unsigned int v5160 = v5159 + v65;
+      const unsigned int v5161 = v5160 + v5152;
+      out[v5161] = v5158;
+    }
+    const unsigned int v5162 = static_cast<unsigned int>(v272.row(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5163 = v1125 + v5162;
+    const unsigned int v5164 = static_cast<unsigned int>(v272.col(34, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5165 = v1124 + v5164;
+    const bool v5166 = v5163 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5167 = v5165 < v12;
+    const bool v5168 = v5166 && v5167;
+    if (v5168) {
+      const float v5169 = v272.x[34];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5171 = iron_f32_to_bf16(v5169);
+      const unsigned int v5172 = v5163 * v3;
+      const unsigned int v5173 = v5172 + v65;
+      const unsigned int v5174 = v5173 + v5165;
+      out[v5174] = v5171;
+    }
+    const unsigned int v5175 = static_cast<unsigned int>(v272.row(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5176 = v1125 + v5175;
+    const unsigned int v5177 = static_cast<unsigned int>(v272.col(35, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5178 = v1124 + v5177;
+    const bool v5179 = v5176 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5180 = v5178 < v12;
+    const bool v5181 = v5179 && v5180;
+    if (v5181) {
+      const float v5182 = v272.x[35];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5184 = iron_f32_to_bf16(v5182);
+      const unsigned int v5185 = v5176 * v3;
+      const unsigned int v5186 = v5185 + v65;
+      const unsigned int v5187 = v5186 + v5178;
+      out[v5187] = v5184;
+    }
+    const unsigned int v5188 = static_cast<unsigned int>(v272.row(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5189 = v1125 + v5188;
+    const unsigned int v5190 = static_cast<unsigned int>(v272.col(36, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5191 = v1124 + v5190;
+    const bool v5192 = v5189 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5193 = v5191 < v12;
+    const bool v5194 = v5192 && v5193;
+    if (v5194) {
+      const float v5195 = v272.x[36];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5197 = iron_f32_to_bf16(v5195);
+      const unsigned int v5198 = v5189 * v3;
+      const unsigned int v5199 = v5198 + v65;
+      const unsigned int v5200 = v5199 + v5191;
+      out[v5200] = v5197;
+    }
+    const unsigned int v5201 = static_cast<unsigned int>(v272.row(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5202 = v1125 + v5201;
+    const unsigned int v5203 = static_cast<unsigned int>(v272.col(37, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5204 = v1124 + v5203;
+    const bool v5205 = v5202 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5206 = v5204 < v12;
+    const bool v5207 = v5205 && v5206;
+    if (v5207) {
+      const float v5208 = v272.x[37];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5210 = iron_f32_to_bf16(v5208);
+      const unsigned int v5211 = v5202 * v3;
+      const unsigned int v5212 = v5211 + v65;
+      const unsigned int v5213 = v5212 + v5204;
+      out[v5213] = v5210;
+    }
+    const unsigned int v5214 = static_cast<unsigned int>(v272.row(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5215 = v1125 + v5214;
+    const unsigned int v5216 = static_cast<unsigned int>(v272.col(38, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5217 = v1124 + v5216;
+    const bool v5218 = v5215 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5219 = v5217 < v12;
+    const bool v5220 = v5218 && v5219;
+    if (v5220) {
+      const float v5221 = v272.x[38];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5223 = iron_f32_to_bf16(v5221);
+      const unsigned int v5224 = v5215 * v3;
+      const unsigned int v5225 = v5224 + v65;
+      const unsigned int v5226 = v5225 + v5217;
+      out[v5226] = v5223;
+    }
+    const unsigned int v5227 = static_cast<unsigned int>(v272.row(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5228 = v1125 + v5227;
+    const unsigned int v5229 = static_cast<unsigned int>(v272.col(39, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5230 = v1124 + v5229;
+    const bool v5231 = v5228 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5232 = v5230 < v12;
+    const bool v5233 = v5231 && v5232;
+    if (v5233) {
+      const float v5234 = v272.x[39];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5236 = iron_f32_to_bf16(v5234);
+      const unsigned int v5237 = v5228 * v3;
+      const unsigned int v5238 = v5237 + v65;
+      const unsigned int v5239 = v5238 + v5230;
+      out[v5239] = v5236;
+    }
+    const unsigned int v5240 = static_cast<unsigned int>(v272.row(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5241 = v1125 + v5240;
+    const unsigned int v5242 = static_cast<unsigned int>(v272.col(40, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5243 = v1124 + v5242;
+    const bool v5244 = v5241 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5245 = v5243 < v12;
+    const bool v5246 = v5244 && v5245;
+    if (v5246) {
+      const float v5247 = v272.x[40];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5249 = iron_f32_to_bf16(v5247);
+      const unsigned int v5250 = v5241 * v3;
+      const unsigned int v5251 = v5250 + v65;
+      const unsigned int v5252 = v5251 + v5243;
+      out[v5252] = v5249;
+    }
+    const unsigned int v5253 = static_cast<unsigned int>(v272.row(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5254 = v1125 + v5253;
+    const unsigned int v5255 = static_cast<unsigned int>(v272.col(41, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5256 = v1124 + v5255;
+    const bool v5257 = v5254 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5258 = v5256 < v12;
+    const bool v5259 = v5257 && v5258;
+    if (v5259) {
+      const float v5260 = v272.x[41];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5262 = iron_f32_to_bf16(v5260);
+      const unsigned int v5263 = v5254 * v3;
+      const unsigned int v5264 = v5263 + v65;
+      const unsigned int v5265 = v5264 + v5256;
+      out[v5265] = v5262;
+    }
+    const unsigned int v5266 = static_cast<unsigned int>(v272.row(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5267 = v1125 + v5266;
+    const unsigned int v5268 = static_cast<unsigned int>(v272.col(42, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5269 = v1124 + v5268;
+    const bool v5270 = v5267 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5271 = v5269 < v12;
+    const bool v5272 = v5270 && v5271;
+    if (v5272) {
+      const float v5273 = v272.x[42];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5275 = iron_f32_to_bf16(v5273);
+      const unsigned int v5276 = v5267 * v3;
+      const unsigned int v5277 = v5276 + v65;
+      const unsigned int v5278 = v5277 + v5269;
+      out[v5278] = v5275;
+    }
+    const unsigned int v5279 = static_cast<unsigned int>(v272.row(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5280 = v1125 + v5279;
+    const unsigned int v5281 = static_cast<unsigned int>(v272.col(43, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5282 = v1124 + v5281;
+    const bool v5283 = v5280 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5284 = v5282 < v12;
+    const bool v5285 = v5283 && v5284;
+    if (v5285) {
+      const float v5286 = v272.x[43];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5288 = iron_f32_to_bf16(v5286);
+      const unsigned int v5289 = v5280 * v3;
+      const unsigned int v5290 = v5289 + v65;
+      const unsigned int v5291 = v5290 + v5282;
+      out[v5291] = v5288;
+    }
+    const unsigned int v5292 = static_cast<unsigned int>(v272.row(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5293 = v1125 + v5292;
+    const unsigned int v5294 = static_cast<unsigned int>(v272.col(44, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5295 = v1124 + v5294;
+    const bool v5296 = v5293 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5297 = v5295 < v12;
+    const bool v5298 = v5296 && v5297;
+    if (v5298) {
+      const float v5299 = v272.x[44];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5301 = iron_f32_to_bf16(v5299);
+      const unsigned int v5302 = v5293 * v3;
+      const unsigned int v5303 = v5302 + v65;
+      const unsigned int v5304 = v5303 + v5295;
+      out[v5304] = v5301;
+    }
+    const unsigned int v5305 = static_cast<unsigned int>(v272.row(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5306 = v1125 + v5305;
+    const unsigned int v5307 = static_cast<unsigned int>(v272.col(45, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5308 = v1124 + v5307;
+    const bool v5309 = v5306 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5310 = v5308 < v12;
+    const bool v5311 = v5309 && v5310;
+    if (v5311) {
+      const float v5312 = v272.x[45];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5314 = iron_f32_to_bf16(v5312);
+      const unsigned int v5315 = v5306 * v3;
+      const unsigned int v5316 = v5315 + v65;
+      const unsigned int v5317 = v5316 + v5308;
+      out[v5317] = v5314;
+    }
+    const unsigned int v5318 = static_cast<unsigned int>(v272.row(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5319 = v1125 + v5318;
+    const unsigned int v5320 = static_cast<unsigned int>(v272.col(46, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5321 = v1124 + v5320;
+    const bool v5322 = v5319 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5323 = v5321 < v12;
+    const bool v5324 = v5322 && v5323;
+    if (v5324) {
+      const float v5325 = v272.x[46];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5327 = iron_f32_to_bf16(v5325);
+      const unsigned int v5328 = v5319 * v3;
+      const unsigned int v5329 = v5328 + v65;
+      const unsigned int v5330 = v5329 + v5321;
+      out[v5330] = v5327;
+    }
+    const unsigned int v5331 = static_cast<unsigned int>(v272.row(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5332 = v1125 + v5331;
+    const unsigned int v5333 = static_cast<unsigned int>(v272.col(47, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5334 = v1124 + v5333;
+    const bool v5335 = v5332 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5336 = v5334 < v12;
+    const bool v5337 = v5335 && v5336;
+    if (v5337) {
+      const float v5338 = v272.x[47];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5340 = iron_f32_to_bf16(v5338);
+      const unsigned int v5341 = v5332 * v3;
+      const unsigned int v5342 = v5341 + v65;
+      const unsigned int v5343 = v5342 + v5334;
+      out[v5343] = v5340;
+    }
+    const unsigned int v5344 = static_cast<unsigned int>(v272.row(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5345 = v1125 + v5344;
+    const unsigned int v5346 = static_cast<unsigned int>(v272.col(48, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5347 = v1124 + v5346;
+    const bool v5348 = v5345 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5349 = v5347 < v12;
+    const bool v5350 = v5348 && v5349;
+    if (v5350) {
+      const float v5351 = v272.x[48];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5353 = iron_f32_to_bf16(v5351);
+      const unsigned int v5354 = v5345 * v3;
+      const unsigned int v5355 = v5354 + v65;
+      const unsigned int v5356 = v5355 + v5347;
+      out[v5356] = v5353;
+    }
+    const unsigned int v5357 = static_cast<unsigned int>(v272.row(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5358 = v1125 + v5357;
+    const unsigned int v5359 = static_cast<unsigned int>(v272.col(49, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5360 = v1124 + v5359;
+    const bool v5361 = v5358 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5362 = v5360 < v12;
+    const bool v5363 = v5361 && v5362;
+    if (v5363) {
+      const float v5364 = v272.x[49];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5366 = iron_f32_to_bf16(v5364);
+      const unsigned int v5367 = v5358 * v3;
+      const unsigned int v5368 = v5367 + v65;
+      const unsigned int v5369 = v5368 + v5360;
+      out[v5369] = v5366;
+    }
+    const unsigned int v5370 = static_cast<unsigned int>(v272.row(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5371 = v1125 + v5370;
+    const unsigned int v5372 = static_cast<unsigned int>(v272.col(50, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5373 = v1124 + v5372;
+    const bool v5374 = v5371 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5375 = v5373 < v12;
+    const bool v5376 = v5374 && v5375;
+    if (v5376) {
+      const float v5377 = v272.x[50];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5379 = iron_f32_to_bf16(v5377);
+      const unsigned int v5380 = v5371 * v3;
+      const unsigned int v5381 = v5380 + v65;
+      const unsigned int v5382 = v5381 + v5373;
+      out[v5382] = v5379;
+    }
+    const unsigned int v5383 = static_cast<unsigned int>(v272.row(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5384 = v1125 + v5383;
+    const unsigned int v5385 = static_cast<unsigned int>(v272.col(51, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5386 = v1124 + v5385;
+    const bool v5387 = v5384 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5388 = v5386 < v12;
+    const bool v5389 = v5387 && v5388;
+    if (v5389) {
+      const float v5390 = v272.x[51];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5392 = iron_f32_to_bf16(v5390);
+      const unsigned int v5393 = v5384 * v3;
+      const unsigned int v5394 = v5393 + v65;
+      const unsigned int v5395 = v5394 + v5386;
+      out[v5395] = v5392;
+    }
+    const unsigned int v5396 = static_cast<unsigned int>(v272.row(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5397 = v1125 + v5396;
+    const unsigned int v5398 = static_cast<unsigned int>(v272.col(52, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5399 = v1124 + v5398;
+    const bool v5400 = v5397 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5401 = v5399 < v12;
+    const bool v5402 = v5400 && v5401;
+    if (v5402) {
+      const float v5403 = v272.x[52];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5405 = iron_f32_to_bf16(v5403);
+      const unsigned int v5406 = v5397 * v3;
+      const unsigned int v5407 = v5406 + v65;
+      const unsigned int v5408 = v5407 + v5399;
+      out[v5408] = v5405;
+    }
+    const unsigned int v5409 = static_cast<unsigned int>(v272.row(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5410 = v1125 + v5409;
+    const unsigned int v5411 = static_cast<unsigned int>(v272.col(53, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5412 = v1124 + v5411;
+    const bool v5413 = v5410 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5414 = v5412 < v12;
+    const bool v5415 = v5413 && v5414;
+    if (v5415) {
+      const float v5416 = v272.x[53];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5418 = iron_f32_to_bf16(v5416);
+      const unsigned int v5419 = v5410 * v3;
+      const unsigned int v5420 = v5419 + v65;
+      const unsigned int v5421 = v5420 + v5412;
+      out[v5421] = v5418;
+    }
+    const unsigned int v5422 = static_cast<unsigned int>(v272.row(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5423 = v1125 + v5422;
+    const unsigned int v5424 = static_cast<unsigned int>(v272.col(54, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5425 = v1124 + v5424;
+    const bool v5426 = v5423 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5427 = v5425 < v12;
+    const bool v5428 = v5426 && v5427;
+    if (v5428) {
+      const float v5429 = v272.x[54];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5431 = iron_f32_to_bf16(v5429);
+      const unsigned int v5432 = v5423 * v3;
+      const unsigned int v5433 = v5432 + v65;
+      const unsigned int v5434 = v5433 + v5425;
+      out[v5434] = v5431;
+    }
+    const unsigned int v5435 = static_cast<unsigned int>(v272.row(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5436 = v1125 + v5435;
+    const unsigned int v5437 = static_cast<unsigned int>(v272.col(55, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5438 = v1124 + v5437;
+    const bool v5439 = v5436 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5440 = v5438 < v12;
+    const bool v5441 = v5439 && v5440;
+    if (v5441) {
+      const float v5442 = v272.x[55];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5444 = iron_f32_to_bf16(v5442);
+      const unsigned int v5445 = v5436 * v3;
+      const unsigned int v5446 = v5445 + v65;
+      const unsigned int v5447 = v5446 + v5438;
+      out[v5447] = v5444;
+    }
+    const unsigned int v5448 = static_cast<unsigned int>(v272.row(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5449 = v1125 + v5448;
+    const unsigned int v5450 = static_cast<unsigned int>(v272.col(56, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5451 = v1124 + v5450;
+    const bool v5452 = v5449 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5453 = v5451 < v12;
+    const bool v5454 = v5452 && v5453;
+    if (v5454) {
+      const float v5455 = v272.x[56];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5457 = iron_f32_to_bf16(v5455);
+      const unsigned int v5458 = v5449 * v3;
+      const unsigned int v5459 = v5458 + v65;
+      const unsigned int v5460 = v5459 + v5451;
+      out[v5460] = v5457;
+    }
+    const unsigned int v5461 = static_cast<unsigned int>(v272.row(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5462 = v1125 + v5461;
+    const unsigned int v5463 = static_cast<unsigned int>(v272.col(57, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5464 = v1124 + v5463;
+    const bool v5465 = v5462 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5466 = v5464 < v12;
+    const bool v5467 = v5465 && v5466;
+    if (v5467) {
+      const float v5468 = v272.x[57];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5470 = iron_f32_to_bf16(v5468);
+      const unsigned int v5471 = v5462 * v3;
+      const unsigned int v5472 = v5471 + v65;
+      const unsigned int v5473 = v5472 + v5464;
+      out[v5473] = v5470;
+    }
+    const unsigned int v5474 = static_cast<unsigned int>(v272.row(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5475 = v1125 + v5474;
+    const unsigned int v5476 = static_cast<unsigned int>(v272.col(58, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5477 = v1124 + v5476;
+    const bool v5478 = v5475 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5479 = v5477 < v12;
+    const bool v5480 = v5478 && v5479;
+    if (v5480) {
+      const float v5481 = v272.x[58];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5483 = iron_f32_to_bf16(v5481);
+      const unsigned int v5484 = v5475 * v3;
+      const unsigned int v5485 = v5484 + v65;
+      const unsigned int v5486 = v5485 + v5477;
+      out[v5486] = v5483;
+    }
+    const unsigned int v5487 = static_cast<unsigned int>(v272.row(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5488 = v1125 + v5487;
+    const unsigned int v5489 = static_cast<unsigned int>(v272.col(59, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5490 = v1124 + v5489;
+    const bool v5491 = v5488 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5492 = v5490 < v12;
+    const bool v5493 = v5491 && v5492;
+    if (v5493) {
+      const float v5494 = v272.x[59];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5496 = iron_f32_to_bf16(v5494);
+      const unsigned int v5497 = v5488 * v3;
+      const unsigned int v5498 = v5497 + v65;
+      const unsigned int v5499 = v5498 + v5490;
+      out[v5499] = v5496;
+    }
+    const unsigned int v5500 = static_cast<unsigned int>(v272.row(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5501 = v1125 + v5500;
+    const unsigned int v5502 = static_cast<unsigned int>(v272.col(60, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5503 = v1124 + v5502;
+    const bool v5504 = v5501 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5505 = v5503 < v12;
+    const bool v5506 = v5504 && v5505;
+    if (v5506) {
+      const float v5507 = v272.x[60];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5509 = iron_f32_to_bf16(v5507);
+      const unsigned int v5510 = v5501 * v3;
+      const unsigned int v5511 = v5510 + v65;
+      const unsigned int v5512 = v5511 + v5503;
+      out[v5512] = v5509;
+    }
+    const unsigned int v5513 = static_cast<unsigned int>(v272.row(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5514 = v1125 + v5513;
+    const unsigned int v5515 = static_cast<unsigned int>(v272.col(61, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5516 = v1124 + v5515;
+    const bool v5517 = v5514 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5518 = v5516 < v12;
+    const bool v5519 = v5517 && v5518;
+    if (v5519) {
+      const float v5520 = v272.x[61];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5522 = iron_f32_to_bf16(v5520);
+      const unsigned int v5523 = v5514 * v3;
+      const unsigned int v5524 = v5523 + v65;
+      const unsigned int v5525 = v5524 + v5516;
+      out[v5525] = v5522;
+    }
+    const unsigned int v5526 = static_cast<unsigned int>(v272.row(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5527 = v1125 + v5526;
+    const unsigned int v5528 = static_cast<unsigned int>(v272.col(62, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5529 = v1124 + v5528;
+    const bool v5530 = v5527 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5531 = v5529 < v12;
+    const bool v5532 = v5530 && v5531;
+    if (v5532) {
+      const float v5533 = v272.x[62];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5535 = iron_f32_to_bf16(v5533);
+      const unsigned int v5536 = v5527 * v3;
+      const unsigned int v5537 = v5536 + v65;
+      const unsigned int v5538 = v5537 + v5529;
+      out[v5538] = v5535;
+    }
+    const unsigned int v5539 = static_cast<unsigned int>(v272.row(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5540 = v1125 + v5539;
+    const unsigned int v5541 = static_cast<unsigned int>(v272.col(63, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5542 = v1124 + v5541;
+    const bool v5543 = v5540 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5544 = v5542 < v12;
+    const bool v5545 = v5543 && v5544;
+    if (v5545) {
+      const float v5546 = v272.x[63];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5548 = iron_f32_to_bf16(v5546);
+      const unsigned int v5549 = v5540 * v3;
+      const unsigned int v5550 = v5549 + v65;
+      const unsigned int v5551 = v5550 + v5542;
+      out[v5551] = v5548;
+    }
+    const unsigned int v5552 = static_cast<unsigned int>(v272.row(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5553 = v1125 + v5552;
+    const unsigned int v5554 = static_cast<unsigned int>(v272.col(64, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5555 = v1124 + v5554;
+    const bool v5556 = v5553 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5557 = v5555 < v12;
+    const bool v5558 = v5556 && v5557;
+    if (v5558) {
+      const float v5559 = v272.x[64];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5561 = iron_f32_to_bf16(v5559);
+      const unsigned int v5562 = v5553 * v3;
+      const unsigned int v5563 = v5562 + v65;
+      const unsigned int v5564 = v5563 + v5555;
+      out[v5564] = v5561;
+    }
+    const unsigned int v5565 = static_cast<unsigned int>(v272.row(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5566 = v1125 + v5565;
+    const unsigned int v5567 = static_cast<unsigned int>(v272.col(65, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5568 = v1124 + v5567;
+    const bool v5569 = v5566 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5570 = v5568 < v12;
+    const bool v5571 = v5569 && v5570;
+    if (v5571) {
+      const float v5572 = v272.x[65];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5574 = iron_f32_to_bf16(v5572);
+      const unsigned int v5575 = v5566 * v3;
+      const unsigned int v5576 = v5575 + v65;
+      const unsigned int v5577 = v5576 + v5568;
+      out[v5577] = v5574;
+    }
+    const unsigned int v5578 = static_cast<unsigned int>(v272.row(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5579 = v1125 + v5578;
+    const unsigned int v5580 = static_cast<unsigned int>(v272.col(66, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5581 = v1124 + v5580;
+    const bool v5582 = v5579 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5583 = v5581 < v12;
+    const bool v5584 = v5582 && v5583;
+    if (v5584) {
+      const float v5585 = v272.x[66];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5587 = iron_f32_to_bf16(v5585);
+      const unsigned int v5588 = v5579 * v3;
+      const unsigned int v5589 = v5588 + v65;
+      const unsigned int v5590 = v5589 + v5581;
+      out[v5590] = v5587;
+    }
+    const unsigned int v5591 = static_cast<unsigned int>(v272.row(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5592 = v1125 + v5591;
+    const unsigned int v5593 = static_cast<unsigned int>(v272.col(67, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5594 = v1124 + v5593;
+    const bool v5595 = v5592 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5596 = v5594 < v12;
+    const bool v5597 = v5595 && v5596;
+    if (v5597) {
+      const float v5598 = v272.x[67];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5600 = iron_f32_to_bf16(v5598);
+      const unsigned int v5601 = v5592 * v3;
+      const unsigned int v5602 = v5601 + v65;
+      const unsigned int v5603 = v5602 + v5594;
+      out[v5603] = v5600;
+    }
+    const unsigned int v5604 = static_cast<unsigned int>(v272.row(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5605 = v1125 + v5604;
+    const unsigned int v5606 = static_cast<unsigned int>(v272.col(68, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5607 = v1124 + v5606;
+    const bool v5608 = v5605 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5609 = v5607 < v12;
+    const bool v5610 = v5608 && v5609;
+    if (v5610) {
+      const float v5611 = v272.x[68];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5613 = iron_f32_to_bf16(v5611);
+      const unsigned int v5614 = v5605 * v3;
+      const unsigned int v5615 = v5614 + v65;
+      const unsigned int v5616 = v5615 + v5607;
+      out[v5616] = v5613;
+    }
+    const unsigned int v5617 = static_cast<unsigned int>(v272.row(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5618 = v1125 + v5617;
+    const unsigned int v5619 = static_cast<unsigned int>(v272.col(69, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5620 = v1124 + v5619;
+    const bool v5621 = v5618 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5622 = v5620 < v12;
+    const bool v5623 = v5621 && v5622;
+    if (v5623) {
+      const float v5624 = v272.x[69];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5626 = iron_f32_to_bf16(v5624);
+      const unsigned int v5627 = v5618 * v3;
+      const unsigned int v5628 = v5627 + v65;
+      const unsigned int v5629 = v5628 + v5620;
+      out[v5629] = v5626;
+    }
+    const unsigned int v5630 = static_cast<unsigned int>(v272.row(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5631 = v1125 + v5630;
+    const unsigned int v5632 = static_cast<unsigned int>(v272.col(70, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5633 = v1124 + v5632;
+    const bool v5634 = v5631 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5635 = v5633 < v12;
+    const bool v5636 = v5634 && v5635;
+    if (v5636) {
+      const float v5637 = v272.x[70];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5639 = iron_f32_to_bf16(v5637);
+      const unsigned int v5640 = v5631 * v3;
+      const unsigned int v5641 = v5640 + v65;
+      const unsigned int v5642 = v5641 + v5633;
+      out[v5642] = v5639;
+    }
+    const unsigned int v5643 = static_cast<unsigned int>(v272.row(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5644 = v1125 + v5643;
+    const unsigned int v5645 = static_cast<unsigned int>(v272.col(71, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5646 = v1124 + v5645;
+    const bool v5647 = v5644 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5648 = v5646 < v12;
+    const bool v5649 = v5647 && v5648;
+    if (v5649) {
+      const float v5650 = v272.x[71];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5652 = iron_f32_to_bf16(v5650);
+      const unsigned int v5653 = v5644 * v3;
+      const unsigned int v5654 = v5653 + v65;
+      const unsigned int v5655 = v5654 + v5646;
+      out[v5655] = v5652;
+    }
+    const unsigned int v5656 = static_cast<unsigned int>(v272.row(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5657 = v1125 + v5656;
+    const unsigned int v5658 = static_cast<unsigned int>(v272.col(72, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5659 = v1124 + v5658;
+    const bool v5660 = v5657 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5661 = v5659 < v12;
+    const bool v5662 = v5660 && v5661;
+    if (v5662) {
+      const float v5663 = v272.x[72];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5665 = iron_f32_to_bf16(v5663);
+      const unsigned int v5666 = v5657 * v3;
+      const unsigned int v5667 = v5666 + v65;
+      const unsigned int v5668 = v5667 + v5659;
+      out[v5668] = v5665;
+    }
+    const unsigned int v5669 = static_cast<unsigned int>(v272.row(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5670 = v1125 + v5669;
+    const unsigned int v5671 = static_cast<unsigned int>(v272.col(73, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5672 = v1124 + v5671;
+    const bool v5673 = v5670 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5674 = v5672 < v12;
+    const bool v5675 = v5673 && v5674;
+    if (v5675) {
+      const float v5676 = v272.x[73];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5678 = iron_f32_to_bf16(v5676);
+      const unsigned int v5679 = v5670 * v3;
+      const unsigned int v5680 = v5679 + v65;
+      const unsigned int v5681 = v5680 + v5672;
+      out[v5681] = v5678;
+    }
+    const unsigned int v5682 = static_cast<unsigned int>(v272.row(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5683 = v1125 + v5682;
+    const unsigned int v5684 = static_cast<unsigned int>(v272.col(74, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5685 = v1124 + v5684;
+    const bool v5686 = v5683 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5687 = v5685 < v12;
+    const bool v5688 = v5686 && v5687;
+    if (v5688) {
+      const float v5689 = v272.x[74];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5691 = iron_f32_to_bf16(v5689);
+      const unsigned int v5692 = v5683 * v3;
+      const unsigned int v5693 = v5692 + v65;
+      const unsigned int v5694 = v5693 + v5685;
+      out[v5694] = v5691;
+    }
+    const unsigned int v5695 = static_cast<unsigned int>(v272.row(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5696 = v1125 + v5695;
+    const unsigned int v5697 = static_cast<unsigned int>(v272.col(75, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5698 = v1124 + v5697;
+    const bool v5699 = v5696 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5700 = v5698 < v12;
+    const bool v5701 = v5699 && v5700;
+    if (v5701) {
+      const float v5702 = v272.x[75];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5704 = iron_f32_to_bf16(v5702);
+      const unsigned int v5705 = v5696 * v3;
+      const unsigned int v5706 = v5705 + v65;
+      const unsigned int v5707 = v5706 + v5698;
+      out[v5707] = v5704;
+    }
+    const unsigned int v5708 = static_cast<unsigned int>(v272.row(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5709 = v1125 + v5708;
+    const unsigned int v5710 = static_cast<unsigned int>(v272.col(76, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5711 = v1124 + v5710;
+    const bool v5712 = v5709 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5713 = v5711 < v12;
+    const bool v5714 = v5712 && v5713;
+    if (v5714) {
+      const float v5715 = v272.x[76];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5717 = iron_f32_to_bf16(v5715);
+      const unsigned int v5718 = v5709 * v3;
+      const unsigned int v5719 = v5718 + v65;
+      const unsigned int v5720 = v5719 + v5711;
+      out[v5720] = v5717;
+    }
+    const unsigned int v5721 = static_cast<unsigned int>(v272.row(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5722 = v1125 + v5721;
+    const unsigned int v5723 = static_cast<unsigned int>(v272.col(77, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5724 = v1124 + v5723;
+    const bool v5725 = v5722 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5726 = v5724 < v12;
+    const bool v5727 = v5725 && v5726;
+    if (v5727) {
+      const float v5728 = v272.x[77];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5730 = iron_f32_to_bf16(v5728);
+      const unsigned int v5731 = v5722 * v3;
+      const unsigned int v5732 = v5731 + v65;
+      const unsigned int v5733 = v5732 + v5724;
+      out[v5733] = v5730;
+    }
+    const unsigned int v5734 = static_cast<unsigned int>(v272.row(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5735 = v1125 + v5734;
+    const unsigned int v5736 = static_cast<unsigned int>(v272.col(78, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5737 = v1124 + v5736;
+    const bool v5738 = v5735 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5739 = v5737 < v12;
+    const bool v5740 = v5738 && v5739;
+    if (v5740) {
+      const float v5741 = v272.x[78];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5743 = iron_f32_to_bf16(v5741);
+      const unsigned int v5744 = v5735 * v3;
+      const unsigned int v5745 = v5744 + v65;
+      const unsigned int v5746 = v5745 + v5737;
+      out[v5746] = v5743;
+    }
+    const unsigned int v5747 = static_cast<unsigned int>(v272.row(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5748 = v1125 + v5747;
+    const unsigned int v5749 = static_cast<unsigned int>(v272.col(79, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5750 = v1124 + v5749;
+    const bool v5751 = v5748 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5752 = v5750 < v12;
+    const bool v5753 = v5751 && v5752;
+    if (v5753) {
+      const float v5754 = v272.x[79];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5756 = iron_f32_to_bf16(v5754);
+      const unsigned int v5757 = v5748 * v3;
+      const unsigned int v5758 = v5757 + v65;
+      const unsigned int v5759 = v5758 + v5750;
+      out[v5759] = v5756;
+    }
+    const unsigned int v5760 = static_cast<unsigned int>(v272.row(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5761 = v1125 + v5760;
+    const unsigned int v5762 = static_cast<unsigned int>(v272.col(80, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5763 = v1124 + v5762;
+    const bool v5764 = v5761 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5765 = v5763 < v12;
+    const bool v5766 = v5764 && v5765;
+    if (v5766) {
+      const float v5767 = v272.x[80];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5769 = iron_f32_to_bf16(v5767);
+      const unsigned int v5770 = v5761 * v3;
+      const unsigned int v5771 = v5770 + v65;
+      const unsigned int v5772 = v5771 + v5763;
+      out[v5772] = v5769;
+    }
+    const unsigned int v5773 = static_cast<unsigned int>(v272.row(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5774 = v1125 + v5773;
+    const unsigned int v5775 = static_cast<unsigned int>(v272.col(81, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5776 = v1124 + v5775;
+    const bool v5777 = v5774 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5778 = v5776 < v12;
+    const bool v5779 = v5777 && v5778;
+    if (v5779) {
+      const float v5780 = v272.x[81];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5782 = iron_f32_to_bf16(v5780);
+      const unsigned int v5783 = v5774 * v3;
+      const unsigned int v5784 = v5783 + v65;
+      const unsigned int v5785 = v5784 + v5776;
+      out[v5785] = v5782;
+    }
+    const unsigned int v5786 = static_cast<unsigned int>(v272.row(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5787 = v1125 + v5786;
+    const unsigned int v5788 = static_cast<unsigned int>(v272.col(82, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5789 = v1124 + v5788;
+    const bool v5790 = v5787 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5791 = v5789 < v12;
+    const bool v5792 = v5790 && v5791;
+    if (v5792) {
+      const float v5793 = v272.x[82];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5795 = iron_f32_to_bf16(v5793);
+      const unsigned int v5796 = v5787 * v3;
+      const unsigned int v5797 = v5796 + v65;
+      const unsigned int v5798 = v5797 + v5789;
+      out[v5798] = v5795;
+    }
+    const unsigned int v5799 = static_cast<unsigned int>(v272.row(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5800 = v1125 + v5799;
+    const unsigned int v5801 = static_cast<unsigned int>(v272.col(83, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5802 = v1124 + v5801;
+    const bool v5803 = v5800 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5804 = v5802 < v12;
+    const bool v5805 = v5803 && v5804;
+    if (v5805) {
+      const float v5806 = v272.x[83];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5808 = iron_f32_to_bf16(v5806);
+      const unsigned int v5809 = v5800 * v3;
+      const unsigned int v5810 = v5809 + v65;
+      const unsigned int v5811 = v5810 + v5802;
+      out[v5811] = v5808;
+    }
+    const unsigned int v5812 = static_cast<unsigned int>(v272.row(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5813 = v1125 + v5812;
+    const unsigned int v5814 = static_cast<unsigned int>(v272.col(84, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5815 = v1124 + v5814;
+    const bool v5816 = v5813 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5817 = v5815 < v12;
+    const bool v5818 = v5816 && v5817;
+    if (v5818) {
+      const float v5819 = v272.x[84];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5821 = iron_f32_to_bf16(v5819);
+      const unsigned int v5822 = v5813 * v3;
+      const unsigned int v5823 = v5822 + v65;
+      const unsigned int v5824 = v5823 + v5815;
+      out[v5824] = v5821;
+    }
+    const unsigned int v5825 = static_cast<unsigned int>(v272.row(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5826 = v1125 + v5825;
+    const unsigned int v5827 = static_cast<unsigned int>(v272.col(85, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5828 = v1124 + v5827;
+    const bool v5829 = v5826 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5830 = v5828 < v12;
+    const bool v5831 = v5829 && v5830;
+    if (v5831) {
+      const float v5832 = v272.x[85];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5834 = iron_f32_to_bf16(v5832);
+      const unsigned int v5835 = v5826 * v3;
+      const unsigned int v5836 = v5835 + v65;
+      const unsigned int v5837 = v5836 + v5828;
+      out[v5837] = v5834;
+    }
+    const unsigned int v5838 = static_cast<unsigned int>(v272.row(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5839 = v1125 + v5838;
+    const unsigned int v5840 = static_cast<unsigned int>(v272.col(86, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5841 = v1124 + v5840;
+    const bool v5842 = v5839 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5843 = v5841 < v12;
+    const bool v5844 = v5842 && v5843;
+    if (v5844) {
+      const float v5845 = v272.x[86];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5847 = iron_f32_to_bf16(v5845);
+      const unsigned int v5848 = v5839 * v3;
+      const unsigned int v5849 = v5848 + v65;
+      const unsigned int v5850 = v5849 + v5841;
+      out[v5850] = v5847;
+    }
+    const unsigned int v5851 = static_cast<unsigned int>(v272.row(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5852 = v1125 + v5851;
+    const unsigned int v5853 = static_cast<unsigned int>(v272.col(87, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5854 = v1124 + v5853;
+    const bool v5855 = v5852 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5856 = v5854 < v12;
+    const bool v5857 = v5855 && v5856;
+    if (v5857) {
+      const float v5858 = v272.x[87];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5860 = iron_f32_to_bf16(v5858);
+      const unsigned int v5861 = v5852 * v3;
+      const unsigned int v5862 = v5861 + v65;
+      const unsigned int v5863 = v5862 + v5854;
+      out[v5863] = v5860;
+    }
+    const unsigned int v5864 = static_cast<unsigned int>(v272.row(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5865 = v1125 + v5864;
+    const unsigned int v5866 = static_cast<unsigned int>(v272.col(88, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5867 = v1124 + v5866;
+    const bool v5868 = v5865 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5869 = v5867 < v12;
+    const bool v5870 = v5868 && v5869;
+    if (v5870) {
+      const float v5871 = v272.x[88];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5873 = iron_f32_to_bf16(v5871);
+      const unsigned int v5874 = v5865 * v3;
+      const unsigned int v5875 = v5874 + v65;
+      const unsigned int v5876 = v5875 + v5867;
+      out[v5876] = v5873;
+    }
+    const unsigned int v5877 = static_cast<unsigned int>(v272.row(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5878 = v1125 + v5877;
+    const unsigned int v5879 = static_cast<unsigned int>(v272.col(89, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5880 = v1124 + v5879;
+    const bool v5881 = v5878 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5882 = v5880 < v12;
+    const bool v5883 = v5881 && v5882;
+    if (v5883) {
+      const float v5884 = v272.x[89];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5886 = iron_f32_to_bf16(v5884);
+      const unsigned int v5887 = v5878 * v3;
+      const unsigned int v5888 = v5887 + v65;
+      const unsigned int v5889 = v5888 + v5880;
+      out[v5889] = v5886;
+    }
+    const unsigned int v5890 = static_cast<unsigned int>(v272.row(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5891 = v1125 + v5890;
+    const unsigned int v5892 = static_cast<unsigned int>(v272.col(90, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5893 = v1124 + v5892;
+    const bool v5894 = v5891 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5895 = v5893 < v12;
+    const bool v5896 = v5894 && v5895;
+    if (v5896) {
+      const float v5897 = v272.x[90];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5899 = iron_f32_to_bf16(v5897);
+      const unsigned int v5900 = v5891 * v3;
+      const unsigned int v5901 = v5900 + v65;
+      const unsigned int v5902 = v5901 + v5893;
+      out[v5902] = v5899;
+    }
+    const unsigned int v5903 = static_cast<unsigned int>(v272.row(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5904 = v1125 + v5903;
+    const unsigned int v5905 = static_cast<unsigned int>(v272.col(91, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5906 = v1124 + v5905;
+    const bool v5907 = v5904 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5908 = v5906 < v12;
+    const bool v5909 = v5907 && v5908;
+    if (v5909) {
+      const float v5910 = v272.x[91];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5912 = iron_f32_to_bf16(v5910);
+      const unsigned int v5913 = v5904 * v3;
+      const unsigned int v5914 = v5913 + v65;
+      const unsigned int v5915 = v5914 + v5906;
+      out[v5915] = v5912;
+    }
+    const unsigned int v5916 = static_cast<unsigned int>(v272.row(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5917 = v1125 + v5916;
+    const unsigned int v5918 = static_cast<unsigned int>(v272.col(92, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5919 = v1124 + v5918;
+    const bool v5920 = v5917 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5921 = v5919 < v12;
+    const bool v5922 = v5920 && v5921;
+    if (v5922) {
+      const float v5923 = v272.x[92];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5925 = iron_f32_to_bf16(v5923);
+      const unsigned int v5926 = v5917 * v3;
+      const unsigned int v5927 = v5926 + v65;
+      const unsigned int v5928 = v5927 + v5919;
+      out[v5928] = v5925;
+    }
+    const unsigned int v5929 = static_cast<unsigned int>(v272.row(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5930 = v1125 + v5929;
+    const unsigned int v5931 = static_cast<unsigned int>(v272.col(93, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5932 = v1124 + v5931;
+    const bool v5933 = v5930 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5934 = v5932 < v12;
+    const bool v5935 = v5933 && v5934;
+    if (v5935) {
+      const float v5936 = v272.x[93];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5938 = iron_f32_to_bf16(v5936);
+      const unsigned int v5939 = v5930 * v3;
+      const unsigned int v5940 = v5939 + v65;
+      const unsigned int v5941 = v5940 + v5932;
+      out[v5941] = v5938;
+    }
+    const unsigned int v5942 = static_cast<unsigned int>(v272.row(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5943 = v1125 + v5942;
+    const unsigned int v5944 = static_cast<unsigned int>(v272.col(94, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5945 = v1124 + v5944;
+    const bool v5946 = v5943 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5947 = v5945 < v12;
+    const bool v5948 = v5946 && v5947;
+    if (v5948) {
+      const float v5949 = v272.x[94];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5951 = iron_f32_to_bf16(v5949);
+      const unsigned int v5952 = v5943 * v3;
+      const unsigned int v5953 = v5952 + v65;
+      const unsigned int v5954 = v5953 + v5945;
+      out[v5954] = v5951;
+    }
+    const unsigned int v5955 = static_cast<unsigned int>(v272.row(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5956 = v1125 + v5955;
+    const unsigned int v5957 = static_cast<unsigned int>(v272.col(95, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5958 = v1124 + v5957;
+    const bool v5959 = v5956 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5960 = v5958 < v12;
+    const bool v5961 = v5959 && v5960;
+    if (v5961) {
+      const float v5962 = v272.x[95];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5964 = iron_f32_to_bf16(v5962);
+      const unsigned int v5965 = v5956 * v3;
+      const unsigned int v5966 = v5965 + v65;
+      const unsigned int v5967 = v5966 + v5958;
+      out[v5967] = v5964;
+    }
+    const unsigned int v5968 = static_cast<unsigned int>(v272.row(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5969 = v1125 + v5968;
+    const unsigned int v5970 = static_cast<unsigned int>(v272.col(96, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5971 = v1124 + v5970;
+    const bool v5972 = v5969 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5973 = v5971 < v12;
+    const bool v5974 = v5972 && v5973;
+    if (v5974) {
+      const float v5975 = v272.x[96];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5977 = iron_f32_to_bf16(v5975);
+      const unsigned int v5978 = v5969 * v3;
+      const unsigned int v5979 = v5978 + v65;
+      const unsigned int v5980 = v5979 + v5971;
+      out[v5980] = v5977;
+    }
+    const unsigned int v5981 = static_cast<unsigned int>(v272.row(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5982 = v1125 + v5981;
+    const unsigned int v5983 = static_cast<unsigned int>(v272.col(97, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5984 = v1124 + v5983;
+    const bool v5985 = v5982 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5986 = v5984 < v12;
+    const bool v5987 = v5985 && v5986;
+    if (v5987) {
+      const float v5988 = v272.x[97];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v5990 = iron_f32_to_bf16(v5988);
+      const unsigned int v5991 = v5982 * v3;
+      const unsigned int v5992 = v5991 + v65;
+      const unsigned int v5993 = v5992 + v5984;
+      out[v5993] = v5990;
+    }
+    const unsigned int v5994 = static_cast<unsigned int>(v272.row(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v5995 = v1125 + v5994;
+    const unsigned int v5996 = static_cast<unsigned int>(v272.col(98, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v5997 = v1124 + v5996;
+    const bool v5998 = v5995 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5999 = v5997 < v12;
+    const bool v6000 = v5998 && v5999;
+    if (v6000) {
+      const float v6001 = v272.x[98];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6003 = iron_f32_to_bf16(v6001);
+      const unsigned int v6004 = v5995 * v3;
+      const unsigned int v6005 = v6004 + v65;
+      const unsigned int v6006 = v6005 + v5997;
+      out[v6006] = v6003;
+    }
+    const unsigned int v6007 = static_cast<unsigned int>(v272.row(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6008 = v1125 + v6007;
+    const unsigned int v6009 = static_cast<unsigned int>(v272.col(99, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6010 = v1124 + v6009;
+    const bool v6011 = v6008 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6012 = v6010 < v12;
+    const bool v6013 = v6011 && v6012;
+    if (v6013) {
+      const float v6014 = v272.x[99];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6016 = iron_f32_to_bf16(v6014);
+      const unsigned int v6017 = v6008 * v3;
+      const unsigned int v6018 = v6017 + v65;
+      const unsigned int v6019 = v6018 + v6010;
+      out[v6019] = v6016;
+    }
+    const unsigned int v6020 = static_cast<unsigned int>(v272.row(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6021 = v1125 + v6020;
+    const unsigned int v6022 = static_cast<unsigned int>(v272.col(100, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6023 = v1124 + v6022;
+    const bool v6024 = v6021 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6025 = v6023 < v12;
+    const bool v6026 = v6024 && v6025;
+    if (v6026) {
+      const float v6027 = v272.x[100];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6029 = iron_f32_to_bf16(v6027);
+      const unsigned int v6030 = v6021 * v3;
+      const unsigned int v6031 = v6030 + v65;
+      const unsigned int v6032 = v6031 + v6023;
+      out[v6032] = v6029;
+    }
+    const unsigned int v6033 = static_cast<unsigned int>(v272.row(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6034 = v1125 + v6033;
+    const unsigned int v6035 = static_cast<unsigned int>(v272.col(101, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6036 = v1124 + v6035;
+    const bool v6037 = v6034 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6038 = v6036 < v12;
+    const bool v6039 = v6037 && v6038;
+    if (v6039) {
+      const float v6040 = v272.x[101];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6042 = iron_f32_to_bf16(v6040);
+      const unsigned int v6043 = v6034 * v3;
+      const unsigned int v6044 = v6043 + v65;
+      const unsigned int v6045 = v6044 + v6036;
+      out[v6045] = v6042;
+    }
+    const unsigned int v6046 = static_cast<unsigned int>(v272.row(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6047 = v1125 + v6046;
+    const unsigned int v6048 = static_cast<unsigned int>(v272.col(102, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6049 = v1124 + v6048;
+    const bool v6050 = v6047 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6051 = v6049 < v12;
+    const bool v6052 = v6050 && v6051;
+    if (v6052) {
+      const float v6053 = v272.x[102];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6055 = iron_f32_to_bf16(v6053);
+      const unsigned int v6056 = v6047 * v3;
+      const unsigned int v6057 = v6056 + v65;
+      const unsigned int v6058 = v6057 + v6049;
+      out[v6058] = v6055;
+    }
+    const unsigned int v6059 = static_cast<unsigned int>(v272.row(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6060 = v1125 + v6059;
+    const unsigned int v6061 = static_cast<unsigned int>(v272.col(103, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6062 = v1124 + v6061;
+    const bool v6063 = v6060 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6064 = v6062 < v12;
+    const bool v6065 = v6063 && v6064;
+    if (v6065) {
+      const float v6066 = v272.x[103];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6068 = iron_f32_to_bf16(v6066);
+      const unsigned int v6069 = v6060 * v3;
+      const unsigned int v6070 = v6069 + v65;
+      const unsigned int v6071 = v6070 + v6062;
+      out[v6071] = v6068;
+    }
+    const unsigned int v6072 = static_cast<unsigned int>(v272.row(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6073 = v1125 + v6072;
+    const unsigned int v6074 = static_cast<unsigned int>(v272.col(104, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6075 = v1124 + v6074;
+    const bool v6076 = v6073 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6077 = v6075 < v12;
+    const bool v6078 = v6076 && v6077;
+    if (v6078) {
+      const float v6079 = v272.x[104];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6081 = iron_f32_to_bf16(v6079);
+      const unsigned int v6082 = v6073 * v3;
+      const unsigned int v6083 = v6082 + v65;
+      const unsigned int v6084 = v6083 + v6075;
+      out[v6084] = v6081;
+    }
+    const unsigned int v6085 = static_cast<unsigned int>(v272.row(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6086 = v1125 + v6085;
+    const unsigned int v6087 = static_cast<unsigned int>(v272.col(105, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6088 = v1124 + v6087;
+    const bool v6089 = v6086 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6090 = v6088 < v12;
+    const bool v6091 = v6089 && v6090;
+    if (v6091) {
+      const float v6092 = v272.x[105];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6094 = iron_f32_to_bf16(v6092);
+      const unsigned int v6095 = v6086 * v3;
+      const unsigned int v6096 = v6095 + v65;
+      const unsigned int v6097 = v6096 + v6088;
+      out[v6097] = v6094;
+    }
+    const unsigned int v6098 = static_cast<unsigned int>(v272.row(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6099 = v1125 + v6098;
+    const unsigned int v6100 = static_cast<unsigned int>(v272.col(106, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6101 = v1124 + v6100;
+    const bool v6102 = v6099 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6103 = v6101 < v12;
+    const bool v6104 = v6102 && v6103;
+    if (v6104) {
+      const float v6105 = v272.x[106];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6107 = iron_f32_to_bf16(v6105);
+      const unsigned int v6108 = v6099 * v3;
+      const unsigned int v6109 = v6108 + v65;
+      const unsigned int v6110 = v6109 + v6101;
+      out[v6110] = v6107;
+    }
+    const unsigned int v6111 = static_cast<unsigned int>(v272.row(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6112 = v1125 + v6111;
+    const unsigned int v6113 = static_cast<unsigned int>(v272.col(107, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6114 = v1124 + v6113;
+    const bool v6115 = v6112 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6116 = v6114 < v12;
+    const bool v6117 = v6115 && v6116;
+    if (v6117) {
+      const float v6118 = v272.x[107];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6120 = iron_f32_to_bf16(v6118);
+      const unsigned int v6121 = v6112 * v3;
+      const unsigned int v6122 = v6121 + v65;
+      const unsigned int v6123 = v6122 + v6114;
+      out[v6123] = v6120;
+    }
+    const unsigned int v6124 = static_cast<unsigned int>(v272.row(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6125 = v1125 + v6124;
+    const unsigned int v6126 = static_cast<unsigned int>(v272.col(108, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6127 = v1124 + v6126;
+    const bool v6128 = v6125 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6129 = v6127 < v12;
+    const bool v6130 = v6128 && v6129;
+    if (v6130) {
+      const float v6131 = v272.x[108];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6133 = iron_f32_to_bf16(v6131);
+      const unsigned int v6134 = v6125 * v3;
+      const unsigned int v6135 = v6134 + v65;
+      const unsigned int v6136 = v6135 + v6127;
+      out[v6136] = v6133;
+    }
+    const unsigned int v6137 = static_cast<unsigned int>(v272.row(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6138 = v1125 + v6137;
+    const unsigned int v6139 = static_cast<unsigned int>(v272.col(109, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6140 = v1124 + v6139;
+    const bool v6141 = v6138 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6142 = v6140 < v12;
+    const bool v6143 = v6141 && v6142;
+    if (v6143) {
+      const float v6144 = v272.x[109];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6146 = iron_f32_to_bf16(v6144);
+      const unsigned int v6147 = v6138 * v3;
+      const unsigned int v6148 = v6147 + v65;
+      const unsigned int v6149 = v6148 + v6140;
+      out[v6149] = v6146;
+    }
+    const unsigned int v6150 = static_cast<unsigned int>(v272.row(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6151 = v1125 + v6150;
+    const unsigned int v6152 = static_cast<unsigned int>(v272.col(110, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6153 = v1124 + v6152;
+    const bool v6154 = v6151 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6155 = v6153 < v12;
+    const bool v6156 = v6154 && v6155;
+    if (v6156) {
+      const float v6157 = v272.x[110];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6159 = iron_f32_to_bf16(v6157);
+      const unsigned int v6160 = v6151 * v3;
+      const unsigned int v6161 = v6160 + v65;
+      const unsigned int v6162 = v6161 + v6153;
+      out[v6162] = v6159;
+    }
+    const unsigned int v6163 = static_cast<unsigned int>(v272.row(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6164 = v1125 + v6163;
+    const unsigned int v6165 = static_cast<unsigned int>(v272.col(111, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6166 = v1124 + v6165;
+    const bool v6167 = v6164 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6168 = v6166 < v12;
+    const bool v6169 = v6167 && v6168;
+    if (v6169) {
+      const float v6170 = v272.x[111];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6172 = iron_f32_to_bf16(v6170);
+      const unsigned int v6173 = v6164 * v3;
+      const unsigned int v6174 = v6173 + v65;
+      const unsigned int v6175 = v6174 + v6166;
+      out[v6175] = v6172;
+    }
+    const unsigned int v6176 = static_cast<unsigned int>(v272.row(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6177 = v1125 + v6176;
+    const unsigned int v6178 = static_cast<unsigned int>(v272.col(112, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6179 = v1124 + v6178;
+    const bool v6180 = v6177 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6181 = v6179 < v12;
+    const bool v6182 = v6180 && v6181;
+    if (v6182) {
+      const float v6183 = v272.x[112];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6185 = iron_f32_to_bf16(v6183);
+      const unsigned int v6186 = v6177 * v3;
+      const unsigned int v6187 = v6186 + v65;
+      const unsigned int v6188 = v6187 + v6179;
+      out[v6188] = v6185;
+    }
+    const unsigned int v6189 = static_cast<unsigned int>(v272.row(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6190 = v1125 + v6189;
+    const unsigned int v6191 = static_cast<unsigned int>(v272.col(113, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6192 = v1124 + v6191;
+    const bool v6193 = v6190 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6194 = v6192 < v12;
+    const bool v6195 = v6193 && v6194;
+    if (v6195) {
+      const float v6196 = v272.x[113];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6198 = iron_f32_to_bf16(v6196);
+      const unsigned int v6199 = v6190 * v3;
+      const unsigned int v6200 = v6199 + v65;
+      const unsigned int v6201 = v6200 + v6192;
+      out[v6201] = v6198;
+    }
+    const unsigned int v6202 = static_cast<unsigned int>(v272.row(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6203 = v1125 + v6202;
+    const unsigned int v6204 = static_cast<unsigned int>(v272.col(114, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6205 = v1124 + v6204;
+    const bool v6206 = v6203 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6207 = v6205 < v12;
+    const bool v6208 = v6206 && v6207;
+    if (v6208) {
+      const float v6209 = v272.x[114];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6211 = iron_f32_to_bf16(v6209);
+      const unsigned int v6212 = v6203 * v3;
+      const unsigned int v6213 = v6212 + v65;
+      const unsigned int v6214 = v6213 + v6205;
+      out[v6214] = v6211;
+    }
+    const unsigned int v6215 = static_cast<unsigned int>(v272.row(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6216 = v1125 + v6215;
+    const unsigned int v6217 = static_cast<unsigned int>(v272.col(115, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6218 = v1124 + v6217;
+    const bool v6219 = v6216 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6220 = v6218 < v12;
+    const bool v6221 = v6219 && v6220;
+    if (v6221) {
+      const float v6222 = v272.x[115];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6224 = iron_f32_to_bf16(v6222);
+      const unsigned int v6225 = v6216 * v3;
+      const unsigned int v6226 = v6225 + v65;
+      const unsigned int v6227 = v6226 + v6218;
+      out[v6227] = v6224;
+    }
+    const unsigned int v6228 = static_cast<unsigned int>(v272.row(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6229 = v1125 + v6228;
+    const unsigned int v6230 = static_cast<unsigned int>(v272.col(116, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6231 = v1124 + v6230;
+    const bool v6232 = v6229 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6233 = v6231 < v12;
+    const bool v6234 = v6232 && v6233;
+    if (v6234) {
+      const float v6235 = v272.x[116];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6237 = iron_f32_to_bf16(v6235);
+      const unsigned int v6238 = v6229 * v3;
+      const unsigned int v6239 = v6238 + v65;
+      const unsigned int v6240 = v6239 + v6231;
+      out[v6240] = v6237;
+    }
+    const unsigned int v6241 = static_cast<unsigned int>(v272.row(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6242 = v1125 + v6241;
+    const unsigned int v6243 = static_cast<unsigned int>(v272.col(117, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6244 = v1124 + v6243;
+    const bool v6245 = v6242 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6246 = v6244 < v12;
+    const bool v6247 = v6245 && v6246;
+    if (v6247) {
+      const float v6248 = v272.x[117];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6250 = iron_f32_to_bf16(v6248);
+      const unsigned int v6251 = v6242 * v3;
+      const unsigned int v6252 = v6251 + v65;
+      const unsigned int v6253 = v6252 + v6244;
+      out[v6253] = v6250;
+    }
+    const unsigned int v6254 = static_cast<unsigned int>(v272.row(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6255 = v1125 + v6254;
+    const unsigned int v6256 = static_cast<unsigned int>(v272.col(118, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6257 = v1124 + v6256;
+    const bool v6258 = v6255 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6259 = v6257 < v12;
+    const bool v6260 = v6258 && v6259;
+    if (v6260) {
+      const float v6261 = v272.x[118];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6263 = iron_f32_to_bf16(v6261);
+      const unsigned int v6264 = v6255 * v3;
+      const unsigned int v6265 = v6264 + v65;
+      const unsigned int v6266 = v6265 + v6257;
+      out[v6266] = v6263;
+    }
+    const unsigned int v6267 = static_cast<unsigned int>(v272.row(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6268 = v1125 + v6267;
+    const unsigned int v6269 = static_cast<unsigned int>(v272.col(119, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6270 = v1124 + v6269;
+    const bool v6271 = v6268 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6272 = v6270 < v12;
+    const bool v6273 = v6271 && v6272;
+    if (v6273) {
+      const float v6274 = v272.x[119];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6276 = iron_f32_to_bf16(v6274);
+      const unsigned int v6277 = v6268 * v3;
+      const unsigned int v6278 = v6277 + v65;
+      const unsigned int v6279 = v6278 + v6270;
+      out[v6279] = v6276;
+    }
+    const unsigned int v6280 = static_cast<unsigned int>(v272.row(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6281 = v1125 + v6280;
+    const unsigned int v6282 = static_cast<unsigned int>(v272.col(120, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6283 = v1124 + v6282;
+    const bool v6284 = v6281 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6285 = v6283 < v12;
+    const bool v6286 = v6284 && v6285;
+    if (v6286) {
+      const float v6287 = v272.x[120];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6289 = iron_f32_to_bf16(v6287);
+      const unsigned int v6290 = v6281 * v3;
+      const unsigned int v6291 = v6290 + v65;
+      const unsigned int v6292 = v6291 + v6283;
+      out[v6292] = v6289;
+    }
+    const unsigned int v6293 = static_cast<unsigned int>(v272.row(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6294 = v1125 + v6293;
+    const unsigned int v6295 = static_cast<unsigned int>(v272.col(121, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6296 = v1124 + v6295;
+    const bool v6297 = v6294 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6298 = v6296 < v12;
+    const bool v6299 = v6297 && v6298;
+    if (v6299) {
+      const float v6300 = v272.x[121];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6302 = iron_f32_to_bf16(v6300);
+      const unsigned int v6303 = v6294 * v3;
+      const unsigned int v6304 = v6303 + v65;
+      const unsigned int v6305 = v6304 + v6296;
+      out[v6305] = v6302;
+    }
+    const unsigned int v6306 = static_cast<unsigned int>(v272.row(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6307 = v1125 + v6306;
+    const unsigned int v6308 = static_cast<unsigned int>(v272.col(122, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6309 = v1124 + v6308;
+    const bool v6310 = v6307 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6311 = v6309 < v12;
+    const bool v6312 = v6310 && v6311;
+    if (v6312) {
+      const float v6313 = v272.x[122];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6315 = iron_f32_to_bf16(v6313);
+      const unsigned int v6316 = v6307 * v3;
+      const unsigned int v6317 = v6316 + v65;
+      const unsigned int v6318 = v6317 + v6309;
+      out[v6318] = v6315;
+    }
+    const unsigned int v6319 = static_cast<unsigned int>(v272.row(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6320 = v1125 + v6319;
+    const unsigned int v6321 = static_cast<unsigned int>(v272.col(123, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6322 = v1124 + v6321;
+    const bool v6323 = v6320 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6324 = v6322 < v12;
+    const bool v6325 = v6323 && v6324;
+    if (v6325) {
+      const float v6326 = v272.x[123];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6328 = iron_f32_to_bf16(v6326);
+      const unsigned int v6329 = v6320 * v3;
+      const unsigned int v6330 = v6329 + v65;
+      const unsigned int v6331 = v6330 + v6322;
+      out[v6331] = v6328;
+    }
+    const unsigned int v6332 = static_cast<unsigned int>(v272.row(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6333 = v1125 + v6332;
+    const unsigned int v6334 = static_cast<unsigned int>(v272.col(124, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6335 = v1124 + v6334;
+    const bool v6336 = v6333 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6337 = v6335 < v12;
+    const bool v6338 = v6336 && v6337;
+    if (v6338) {
+      const float v6339 = v272.x[124];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6341 = iron_f32_to_bf16(v6339);
+      const unsigned int v6342 = v6333 * v3;
+      const unsigned int v6343 = v6342 + v65;
+      const unsigned int v6344 = v6343 + v6335;
+      out[v6344] = v6341;
+    }
+    const unsigned int v6345 = static_cast<unsigned int>(v272.row(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6346 = v1125 + v6345;
+    const unsigned int v6347 = static_cast<unsigned int>(v272.col(125, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6348 = v1124 + v6347;
+    const bool v6349 = v6346 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6350 = v6348 < v12;
+    const bool v6351 = v6349 && v6350;
+    if (v6351) {
+      const float v6352 = v272.x[125];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6354 = iron_f32_to_bf16(v6352);
+      const unsigned int v6355 = v6346 * v3;
+      const unsigned int v6356 = v6355 + v65;
+      const unsigned int v6357 = v6356 + v6348;
+      out[v6357] = v6354;
+    }
+    const unsigned int v6358 = static_cast<unsigned int>(v272.row(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6359 = v1125 + v6358;
+    const unsigned int v6360 = static_cast<unsigned int>(v272.col(126, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6361 = v1124 + v6360;
+    const bool v6362 = v6359 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6363 = v6361 < v12;
+    const bool v6364 = v6362 && v6363;
+    if (v6364) {
+      const float v6365 = v272.x[126];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6367 = iron_f32_to_bf16(v6365);
+      const unsigned int v6368 = v6359 * v3;
+      const unsigned int v6369 = v6368 + v65;
+      const unsigned int v6370 = v6369 + v6361;
+      out[v6370] = v6367;
+    }
+    const unsigned int v6371 = static_cast<unsigned int>(v272.row(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:77
+    const unsigned int v6372 = v1125 + v6371;
+    const unsigned int v6373 = static_cast<unsigned int>(v272.col(127, iron_linear_thread() & 31u));  // kernels/convolution/conv_tiles.hpp:78
+    const unsigned int v6374 = v1124 + v6373;
+    const bool v6375 = v6372 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6376 = v6374 < v12;
+    const bool v6377 = v6375 && v6376;
+    if (v6377) {
+      const float v6378 = v272.x[127];  // kernels/convolution/conv_tiles.hpp:80
+      const iron_bf16 v6380 = iron_f32_to_bf16(v6378);
+      const unsigned int v6381 = v6372 * v3;
+      const unsigned int v6382 = v6381 + v65;
+      const unsigned int v6383 = v6382 + v6374;
+      out[v6383] = v6380;
     }
   }
 }

@@ -287,34 +287,34 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   const unsigned int v28 = v27 << 7u;
   const unsigned int v31 = v25 / v23;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v32 = v31 << 7u;
-  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
-  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
+  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
   const unsigned int v37 = v36 << 6u;
-  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
+  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v41 = v40 << 6u;
-  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:241
+  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:244
   iron_frag_fill(v43, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:242
+  iron_frag<iron_bf16, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v45, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:243
+  iron_frag<iron_bf16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v47, iron_f32_to_bf16(0.0f));
-  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
+  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
   const bool v51 = v50 == 0u;
   const unsigned int v54 = v8 & 7u;
   const bool v55 = v54 == 0u;
   const bool v56 = v51 && v55;
-  const unsigned int v59 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
+  const unsigned int v59 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
   const bool v60 = v59 == 0u;
   const unsigned int v63 = v9 & 7u;
   const bool v64 = v63 == 0u;
   const bool v65 = v60 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:256
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:259
   if (v66) {
-    for (unsigned int v2400 = 0u; v2400 < 2u; v2400 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
+    for (unsigned int v2400 = 0u; v2400 < 2u; v2400 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
       const unsigned int v2401 = v2400 << 6u;
       const bool v2403 = v2401 < v3;
       if (v2403) {
-        const unsigned int v2405 = v2400 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2405 = v2400 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
         const unsigned int v2407 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2410 = v2407 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2413 = v2407 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -596,45 +596,45 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
         const unsigned int v2791 = v2790 + v2776;
         iron_copy_async<16>(shm1 + (v2791 ^ (((v2791 >> 7u) & 7u) << 3u)), b + v2787, v2781);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
     }
-    const unsigned int v2804 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v2804 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
 
-    for (unsigned int v2792 = 0u; v2792 < v3; v2792 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+    for (unsigned int v2792 = 0u; v2792 < v3; v2792 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
       const unsigned int v2794 = v2792 >> 6u;
       const unsigned int v2796 = v2794 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2798 = v2796 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
-      const unsigned int v2805 = v2798 + v2804;  // kernels/gemm/gemm_tiles.hpp:247
+      const unsigned int v2798 = v2796 << 13u;  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v2805 = v2798 + v2804;  // kernels/gemm/gemm_tiles.hpp:250
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v2805, 64u);
-      const unsigned int v2810 = v2798 + v41;  // kernels/gemm/gemm_tiles.hpp:249
+      const unsigned int v2810 = v2798 + v41;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load_shared<false, 7, 3>(v47, shm1, v2810, 128u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2816 = v2805 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      const unsigned int v2816 = v2805 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v2816, 64u);
-      const unsigned int v2819 = v2798 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
+      const unsigned int v2819 = v2798 + 2048u;  // kernels/gemm/gemm_tiles.hpp:252
       const unsigned int v2820 = v2819 + v41;
       iron_frag_load_shared<false, 7, 3>(v47, shm1, v2820, 128u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2826 = v2805 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      const unsigned int v2826 = v2805 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v2826, 64u);
-      const unsigned int v2829 = v2798 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
+      const unsigned int v2829 = v2798 + 4096u;  // kernels/gemm/gemm_tiles.hpp:252
       const unsigned int v2830 = v2829 + v41;
       iron_frag_load_shared<false, 7, 3>(v47, shm1, v2830, 128u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2836 = v2805 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      const unsigned int v2836 = v2805 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v2836, 64u);
-      const unsigned int v2839 = v2798 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
+      const unsigned int v2839 = v2798 + 6144u;  // kernels/gemm/gemm_tiles.hpp:252
       const unsigned int v2840 = v2839 + v41;
       iron_frag_load_shared<false, 7, 3>(v47, shm1, v2840, 128u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2843 = v2792 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      const unsigned int v2843 = v2792 + 128u;  // kernels/gemm/gemm_tiles.hpp:266
       const unsigned int v2845 = v2794 + 2u;
       const unsigned int v2846 = v2845 % 3u;
       const bool v2847 = v2843 < v3;
       if (v2847) {
-        const unsigned int v2849 = v2846 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2849 = v2846 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
         const unsigned int v2851 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2854 = v2851 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2857 = v2851 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -916,21 +916,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
         const unsigned int v3235 = v3234 + v3220;
         iron_copy_async<16>(shm1 + (v3235 ^ (((v3235 >> 7u) & 7u) << 3u)), b + v3231, v3225);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
     }
     __syncthreads();
   } else {
     const unsigned int v509 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v510 = threadIdx.x;
-    const unsigned int v566 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const unsigned int v566 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
     const unsigned int v578 = v566 + 16u;
-    const unsigned int v582 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:249
-    const unsigned int v588 = v566 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v592 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:249
-    const unsigned int v598 = v566 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v602 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:249
+    const unsigned int v582 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v588 = v566 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v592 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v598 = v566 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v602 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:252
 
-    for (unsigned int v508 = 0u; v508 < v3; v508 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+    for (unsigned int v508 = 0u; v508 < v3; v508 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
       for (unsigned int v512 = v510; v512 < 8192u; v512 += v509) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v514 = v512 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v516 = v512 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -978,29 +978,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
           shm1[(v559 ^ (((v559 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v566, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v41, 128u);  // kernels/gemm/gemm_tiles.hpp:249
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v578, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v582, 128u);  // kernels/gemm/gemm_tiles.hpp:249
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v588, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v592, 128u);  // kernels/gemm/gemm_tiles.hpp:249
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v598, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v602, 128u);  // kernels/gemm/gemm_tiles.hpp:249
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v566, 64u);  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v41, 128u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v578, 64u);  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v582, 128u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v588, 64u);  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v592, 128u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v598, 64u);  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v602, 128u);  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
     }
   }
-  const unsigned int v603 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:276
+  const unsigned int v603 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:279
   const unsigned int v604 = v28 + v37;
-  const unsigned int v605 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v605 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v606 = v604 + v605;
-  const unsigned int v607 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v607 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v608 = v603 + v607;
-  const bool v609 = v606 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v609 = v606 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v610 = v608 < v2;
   const bool v611 = v609 && v610;
   if (v611) {
@@ -1013,11 +1013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v618 = v617 + v608;
     out[v618] = v614;
   }
-  const unsigned int v619 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v619 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v620 = v604 + v619;
-  const unsigned int v621 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v621 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v622 = v603 + v621;
-  const bool v623 = v620 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v623 = v620 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v624 = v622 < v2;
   const bool v625 = v623 && v624;
   if (v625) {
@@ -1030,11 +1030,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v632 = v631 + v622;
     out[v632] = v628;
   }
-  const unsigned int v633 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v633 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v634 = v604 + v633;
-  const unsigned int v635 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v635 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v636 = v603 + v635;
-  const bool v637 = v634 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v637 = v634 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v638 = v636 < v2;
   const bool v639 = v637 && v638;
   if (v639) {
@@ -1047,11 +1047,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v646 = v645 + v636;
     out[v646] = v642;
   }
-  const unsigned int v647 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v647 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v648 = v604 + v647;
-  const unsigned int v649 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v649 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v650 = v603 + v649;
-  const bool v651 = v648 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v651 = v648 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v652 = v650 < v2;
   const bool v653 = v651 && v652;
   if (v653) {
@@ -1064,11 +1064,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v660 = v659 + v650;
     out[v660] = v656;
   }
-  const unsigned int v661 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v661 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v662 = v604 + v661;
-  const unsigned int v663 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v663 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v664 = v603 + v663;
-  const bool v665 = v662 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v665 = v662 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v666 = v664 < v2;
   const bool v667 = v665 && v666;
   if (v667) {
@@ -1081,11 +1081,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v674 = v673 + v664;
     out[v674] = v670;
   }
-  const unsigned int v675 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v675 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v676 = v604 + v675;
-  const unsigned int v677 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v677 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v678 = v603 + v677;
-  const bool v679 = v676 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v679 = v676 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v680 = v678 < v2;
   const bool v681 = v679 && v680;
   if (v681) {
@@ -1098,11 +1098,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v688 = v687 + v678;
     out[v688] = v684;
   }
-  const unsigned int v689 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v689 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v690 = v604 + v689;
-  const unsigned int v691 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v691 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v692 = v603 + v691;
-  const bool v693 = v690 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v693 = v690 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v694 = v692 < v2;
   const bool v695 = v693 && v694;
   if (v695) {
@@ -1115,11 +1115,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v702 = v701 + v692;
     out[v702] = v698;
   }
-  const unsigned int v703 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v703 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v704 = v604 + v703;
-  const unsigned int v705 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v705 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v706 = v603 + v705;
-  const bool v707 = v704 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v707 = v704 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v708 = v706 < v2;
   const bool v709 = v707 && v708;
   if (v709) {
@@ -1132,11 +1132,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v716 = v715 + v706;
     out[v716] = v712;
   }
-  const unsigned int v717 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v717 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v718 = v604 + v717;
-  const unsigned int v719 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v719 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v720 = v603 + v719;
-  const bool v721 = v718 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v721 = v718 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v722 = v720 < v2;
   const bool v723 = v721 && v722;
   if (v723) {
@@ -1149,11 +1149,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v730 = v729 + v720;
     out[v730] = v726;
   }
-  const unsigned int v731 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v731 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v732 = v604 + v731;
-  const unsigned int v733 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v733 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v734 = v603 + v733;
-  const bool v735 = v732 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v735 = v732 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v736 = v734 < v2;
   const bool v737 = v735 && v736;
   if (v737) {
@@ -1166,11 +1166,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v744 = v743 + v734;
     out[v744] = v740;
   }
-  const unsigned int v745 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v745 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v746 = v604 + v745;
-  const unsigned int v747 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v747 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v748 = v603 + v747;
-  const bool v749 = v746 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v749 = v746 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v750 = v748 < v2;
   const bool v751 = v749 && v750;
   if (v751) {
@@ -1183,11 +1183,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v758 = v757 + v748;
     out[v758] = v754;
   }
-  const unsigned int v759 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v759 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v760 = v604 + v759;
-  const unsigned int v761 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v761 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v762 = v603 + v761;
-  const bool v763 = v760 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v763 = v760 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v764 = v762 < v2;
   const bool v765 = v763 && v764;
   if (v765) {
@@ -1200,11 +1200,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v772 = v771 + v762;
     out[v772] = v768;
   }
-  const unsigned int v773 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v773 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v774 = v604 + v773;
-  const unsigned int v775 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v775 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v776 = v603 + v775;
-  const bool v777 = v774 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v777 = v774 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v778 = v776 < v2;
   const bool v779 = v777 && v778;
   if (v779) {
@@ -1217,11 +1217,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v786 = v785 + v776;
     out[v786] = v782;
   }
-  const unsigned int v787 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v787 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v788 = v604 + v787;
-  const unsigned int v789 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v789 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v790 = v603 + v789;
-  const bool v791 = v788 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v791 = v788 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v792 = v790 < v2;
   const bool v793 = v791 && v792;
   if (v793) {
@@ -1234,11 +1234,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v800 = v799 + v790;
     out[v800] = v796;
   }
-  const unsigned int v801 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v801 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v802 = v604 + v801;
-  const unsigned int v803 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v803 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v804 = v603 + v803;
-  const bool v805 = v802 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v805 = v802 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v806 = v804 < v2;
   const bool v807 = v805 && v806;
   if (v807) {
@@ -1251,11 +1251,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v814 = v813 + v804;
     out[v814] = v810;
   }
-  const unsigned int v815 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v815 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v816 = v604 + v815;
-  const unsigned int v817 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v817 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v818 = v603 + v817;
-  const bool v819 = v816 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v819 = v816 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v820 = v818 < v2;
   const bool v821 = v819 && v820;
   if (v821) {
@@ -1268,11 +1268,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v828 = v827 + v818;
     out[v828] = v824;
   }
-  const unsigned int v829 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v829 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v830 = v604 + v829;
-  const unsigned int v831 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v831 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v832 = v603 + v831;
-  const bool v833 = v830 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v833 = v830 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v834 = v832 < v2;
   const bool v835 = v833 && v834;
   if (v835) {
@@ -1285,11 +1285,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v842 = v841 + v832;
     out[v842] = v838;
   }
-  const unsigned int v843 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v843 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v844 = v604 + v843;
-  const unsigned int v845 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v845 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v846 = v603 + v845;
-  const bool v847 = v844 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v847 = v844 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v848 = v846 < v2;
   const bool v849 = v847 && v848;
   if (v849) {
@@ -1302,11 +1302,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v856 = v855 + v846;
     out[v856] = v852;
   }
-  const unsigned int v857 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v857 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v858 = v604 + v857;
-  const unsigned int v859 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v859 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v860 = v603 + v859;
-  const bool v861 = v858 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v861 = v858 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v862 = v860 < v2;
   const bool v863 = v861 && v862;
   if (v863) {
@@ -1319,11 +1319,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v870 = v869 + v860;
     out[v870] = v866;
   }
-  const unsigned int v871 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v871 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v872 = v604 + v871;
-  const unsigned int v873 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v873 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v874 = v603 + v873;
-  const bool v875 = v872 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v875 = v872 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v876 = v874 < v2;
   const bool v877 = v875 && v876;
   if (v877) {
@@ -1336,11 +1336,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v884 = v883 + v874;
     out[v884] = v880;
   }
-  const unsigned int v885 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v885 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v886 = v604 + v885;
-  const unsigned int v887 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v887 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v888 = v603 + v887;
-  const bool v889 = v886 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v889 = v886 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v890 = v888 < v2;
   const bool v891 = v889 && v890;
   if (v891) {
@@ -1353,11 +1353,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v898 = v897 + v888;
     out[v898] = v894;
   }
-  const unsigned int v899 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v899 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v900 = v604 + v899;
-  const unsigned int v901 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v901 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v902 = v603 + v901;
-  const bool v903 = v900 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v903 = v900 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v904 = v902 < v2;
   const bool v905 = v903 && v904;
   if (v905) {
@@ -1370,11 +1370,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v912 = v911 + v902;
     out[v912] = v908;
   }
-  const unsigned int v913 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v913 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v914 = v604 + v913;
-  const unsigned int v915 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v915 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v916 = v603 + v915;
-  const bool v917 = v914 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v917 = v914 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v918 = v916 < v2;
   const bool v919 = v917 && v918;
   if (v919) {
@@ -1387,11 +1387,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v926 = v925 + v916;
     out[v926] = v922;
   }
-  const unsigned int v927 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v927 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v928 = v604 + v927;
-  const unsigned int v929 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v929 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v930 = v603 + v929;
-  const bool v931 = v928 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v931 = v928 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v932 = v930 < v2;
   const bool v933 = v931 && v932;
   if (v933) {
@@ -1404,11 +1404,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v940 = v939 + v930;
     out[v940] = v936;
   }
-  const unsigned int v941 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v941 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v942 = v604 + v941;
-  const unsigned int v943 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v943 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v944 = v603 + v943;
-  const bool v945 = v942 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v945 = v942 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v946 = v944 < v2;
   const bool v947 = v945 && v946;
   if (v947) {
@@ -1421,11 +1421,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v954 = v953 + v944;
     out[v954] = v950;
   }
-  const unsigned int v955 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v955 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v956 = v604 + v955;
-  const unsigned int v957 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v957 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v958 = v603 + v957;
-  const bool v959 = v956 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v959 = v956 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v960 = v958 < v2;
   const bool v961 = v959 && v960;
   if (v961) {
@@ -1438,11 +1438,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v968 = v967 + v958;
     out[v968] = v964;
   }
-  const unsigned int v969 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v969 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v970 = v604 + v969;
-  const unsigned int v971 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v971 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v972 = v603 + v971;
-  const bool v973 = v970 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v973 = v970 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v974 = v972 < v2;
   const bool v975 = v973 && v974;
   if (v975) {
@@ -1455,11 +1455,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v982 = v981 + v972;
     out[v982] = v978;
   }
-  const unsigned int v983 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v983 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v984 = v604 + v983;
-  const unsigned int v985 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v985 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v986 = v603 + v985;
-  const bool v987 = v984 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v987 = v984 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v988 = v986 < v2;
   const bool v989 = v987 && v988;
   if (v989) {
@@ -1472,11 +1472,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v996 = v995 + v986;
     out[v996] = v992;
   }
-  const unsigned int v997 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v997 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v998 = v604 + v997;
-  const unsigned int v999 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v999 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1000 = v603 + v999;
-  const bool v1001 = v998 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1001 = v998 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1002 = v1000 < v2;
   const bool v1003 = v1001 && v1002;
   if (v1003) {
@@ -1489,11 +1489,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1010 = v1009 + v1000;
     out[v1010] = v1006;
   }
-  const unsigned int v1011 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1011 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1012 = v604 + v1011;
-  const unsigned int v1013 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1013 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1014 = v603 + v1013;
-  const bool v1015 = v1012 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1015 = v1012 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1016 = v1014 < v2;
   const bool v1017 = v1015 && v1016;
   if (v1017) {
@@ -1506,11 +1506,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1024 = v1023 + v1014;
     out[v1024] = v1020;
   }
-  const unsigned int v1025 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1025 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1026 = v604 + v1025;
-  const unsigned int v1027 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1027 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1028 = v603 + v1027;
-  const bool v1029 = v1026 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1029 = v1026 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1030 = v1028 < v2;
   const bool v1031 = v1029 && v1030;
   if (v1031) {
@@ -1523,11 +1523,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1038 = v1037 + v1028;
     out[v1038] = v1034;
   }
-  const unsigned int v1039 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1039 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1040 = v604 + v1039;
-  const unsigned int v1041 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1041 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1042 = v603 + v1041;
-  const bool v1043 = v1040 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1043 = v1040 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1044 = v1042 < v2;
   const bool v1045 = v1043 && v1044;
   if (v1045) {
@@ -1540,11 +1540,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1052 = v1051 + v1042;
     out[v1052] = v1048;
   }
-  const unsigned int v1053 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1053 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1054 = v604 + v1053;
-  const unsigned int v1055 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1055 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1056 = v603 + v1055;
-  const bool v1057 = v1054 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1057 = v1054 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1058 = v1056 < v2;
   const bool v1059 = v1057 && v1058;
   if (v1059) {
@@ -1557,11 +1557,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1066 = v1065 + v1056;
     out[v1066] = v1062;
   }
-  const unsigned int v1067 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1067 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1068 = v604 + v1067;
-  const unsigned int v1069 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1069 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1070 = v603 + v1069;
-  const bool v1071 = v1068 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1071 = v1068 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1072 = v1070 < v2;
   const bool v1073 = v1071 && v1072;
   if (v1073) {
@@ -1574,11 +1574,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1080 = v1079 + v1070;
     out[v1080] = v1076;
   }
-  const unsigned int v1081 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1081 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1082 = v604 + v1081;
-  const unsigned int v1083 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1083 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1084 = v603 + v1083;
-  const bool v1085 = v1082 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1085 = v1082 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1086 = v1084 < v2;
   const bool v1087 = v1085 && v1086;
   if (v1087) {
@@ -1591,11 +1591,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1094 = v1093 + v1084;
     out[v1094] = v1090;
   }
-  const unsigned int v1095 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1095 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1096 = v604 + v1095;
-  const unsigned int v1097 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1097 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1098 = v603 + v1097;
-  const bool v1099 = v1096 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1099 = v1096 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1100 = v1098 < v2;
   const bool v1101 = v1099 && v1100;
   if (v1101) {
@@ -1608,11 +1608,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1108 = v1107 + v1098;
     out[v1108] = v1104;
   }
-  const unsigned int v1109 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1109 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1110 = v604 + v1109;
-  const unsigned int v1111 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1111 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1112 = v603 + v1111;
-  const bool v1113 = v1110 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1113 = v1110 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1114 = v1112 < v2;
   const bool v1115 = v1113 && v1114;
   if (v1115) {
@@ -1625,11 +1625,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1122 = v1121 + v1112;
     out[v1122] = v1118;
   }
-  const unsigned int v1123 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1123 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1124 = v604 + v1123;
-  const unsigned int v1125 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1125 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1126 = v603 + v1125;
-  const bool v1127 = v1124 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1127 = v1124 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1128 = v1126 < v2;
   const bool v1129 = v1127 && v1128;
   if (v1129) {
@@ -1642,11 +1642,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1136 = v1135 + v1126;
     out[v1136] = v1132;
   }
-  const unsigned int v1137 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1137 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1138 = v604 + v1137;
-  const unsigned int v1139 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1139 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1140 = v603 + v1139;
-  const bool v1141 = v1138 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1141 = v1138 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1142 = v1140 < v2;
   const bool v1143 = v1141 && v1142;
   if (v1143) {
@@ -1659,11 +1659,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1150 = v1149 + v1140;
     out[v1150] = v1146;
   }
-  const unsigned int v1151 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1151 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1152 = v604 + v1151;
-  const unsigned int v1153 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1153 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1154 = v603 + v1153;
-  const bool v1155 = v1152 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1155 = v1152 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1156 = v1154 < v2;
   const bool v1157 = v1155 && v1156;
   if (v1157) {
@@ -1676,11 +1676,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1164 = v1163 + v1154;
     out[v1164] = v1160;
   }
-  const unsigned int v1165 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1165 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1166 = v604 + v1165;
-  const unsigned int v1167 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1167 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1168 = v603 + v1167;
-  const bool v1169 = v1166 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1169 = v1166 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1170 = v1168 < v2;
   const bool v1171 = v1169 && v1170;
   if (v1171) {
@@ -1693,11 +1693,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1178 = v1177 + v1168;
     out[v1178] = v1174;
   }
-  const unsigned int v1179 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1179 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1180 = v604 + v1179;
-  const unsigned int v1181 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1181 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1182 = v603 + v1181;
-  const bool v1183 = v1180 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1183 = v1180 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1184 = v1182 < v2;
   const bool v1185 = v1183 && v1184;
   if (v1185) {
@@ -1710,11 +1710,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1192 = v1191 + v1182;
     out[v1192] = v1188;
   }
-  const unsigned int v1193 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1193 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1194 = v604 + v1193;
-  const unsigned int v1195 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1195 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1196 = v603 + v1195;
-  const bool v1197 = v1194 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1197 = v1194 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1198 = v1196 < v2;
   const bool v1199 = v1197 && v1198;
   if (v1199) {
@@ -1727,11 +1727,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1206 = v1205 + v1196;
     out[v1206] = v1202;
   }
-  const unsigned int v1207 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1207 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1208 = v604 + v1207;
-  const unsigned int v1209 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1209 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1210 = v603 + v1209;
-  const bool v1211 = v1208 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1211 = v1208 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1212 = v1210 < v2;
   const bool v1213 = v1211 && v1212;
   if (v1213) {
@@ -1744,11 +1744,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1220 = v1219 + v1210;
     out[v1220] = v1216;
   }
-  const unsigned int v1221 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1221 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1222 = v604 + v1221;
-  const unsigned int v1223 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1223 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1224 = v603 + v1223;
-  const bool v1225 = v1222 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1225 = v1222 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1226 = v1224 < v2;
   const bool v1227 = v1225 && v1226;
   if (v1227) {
@@ -1761,11 +1761,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1234 = v1233 + v1224;
     out[v1234] = v1230;
   }
-  const unsigned int v1235 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1235 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1236 = v604 + v1235;
-  const unsigned int v1237 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1237 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1238 = v603 + v1237;
-  const bool v1239 = v1236 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1239 = v1236 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1240 = v1238 < v2;
   const bool v1241 = v1239 && v1240;
   if (v1241) {
@@ -1778,11 +1778,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1248 = v1247 + v1238;
     out[v1248] = v1244;
   }
-  const unsigned int v1249 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1249 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1250 = v604 + v1249;
-  const unsigned int v1251 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1251 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1252 = v603 + v1251;
-  const bool v1253 = v1250 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1253 = v1250 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1254 = v1252 < v2;
   const bool v1255 = v1253 && v1254;
   if (v1255) {
@@ -1795,11 +1795,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1262 = v1261 + v1252;
     out[v1262] = v1258;
   }
-  const unsigned int v1263 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1263 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1264 = v604 + v1263;
-  const unsigned int v1265 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1265 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1266 = v603 + v1265;
-  const bool v1267 = v1264 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1267 = v1264 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1268 = v1266 < v2;
   const bool v1269 = v1267 && v1268;
   if (v1269) {
@@ -1812,11 +1812,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1276 = v1275 + v1266;
     out[v1276] = v1272;
   }
-  const unsigned int v1277 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1277 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1278 = v604 + v1277;
-  const unsigned int v1279 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1279 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1280 = v603 + v1279;
-  const bool v1281 = v1278 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1281 = v1278 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1282 = v1280 < v2;
   const bool v1283 = v1281 && v1282;
   if (v1283) {
@@ -1829,11 +1829,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1290 = v1289 + v1280;
     out[v1290] = v1286;
   }
-  const unsigned int v1291 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1291 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1292 = v604 + v1291;
-  const unsigned int v1293 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1293 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1294 = v603 + v1293;
-  const bool v1295 = v1292 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1295 = v1292 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1296 = v1294 < v2;
   const bool v1297 = v1295 && v1296;
   if (v1297) {
@@ -1846,11 +1846,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1304 = v1303 + v1294;
     out[v1304] = v1300;
   }
-  const unsigned int v1305 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1305 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1306 = v604 + v1305;
-  const unsigned int v1307 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1307 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1308 = v603 + v1307;
-  const bool v1309 = v1306 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1309 = v1306 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1310 = v1308 < v2;
   const bool v1311 = v1309 && v1310;
   if (v1311) {
@@ -1863,11 +1863,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1318 = v1317 + v1308;
     out[v1318] = v1314;
   }
-  const unsigned int v1319 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1319 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1320 = v604 + v1319;
-  const unsigned int v1321 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1321 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1322 = v603 + v1321;
-  const bool v1323 = v1320 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1323 = v1320 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1324 = v1322 < v2;
   const bool v1325 = v1323 && v1324;
   if (v1325) {
@@ -1880,11 +1880,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1332 = v1331 + v1322;
     out[v1332] = v1328;
   }
-  const unsigned int v1333 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1333 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1334 = v604 + v1333;
-  const unsigned int v1335 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1335 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1336 = v603 + v1335;
-  const bool v1337 = v1334 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1337 = v1334 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1338 = v1336 < v2;
   const bool v1339 = v1337 && v1338;
   if (v1339) {
@@ -1897,11 +1897,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1346 = v1345 + v1336;
     out[v1346] = v1342;
   }
-  const unsigned int v1347 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1347 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1348 = v604 + v1347;
-  const unsigned int v1349 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1349 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1350 = v603 + v1349;
-  const bool v1351 = v1348 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1351 = v1348 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1352 = v1350 < v2;
   const bool v1353 = v1351 && v1352;
   if (v1353) {
@@ -1914,11 +1914,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1360 = v1359 + v1350;
     out[v1360] = v1356;
   }
-  const unsigned int v1361 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1361 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1362 = v604 + v1361;
-  const unsigned int v1363 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1363 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1364 = v603 + v1363;
-  const bool v1365 = v1362 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1365 = v1362 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1366 = v1364 < v2;
   const bool v1367 = v1365 && v1366;
   if (v1367) {
@@ -1931,11 +1931,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1374 = v1373 + v1364;
     out[v1374] = v1370;
   }
-  const unsigned int v1375 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1375 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1376 = v604 + v1375;
-  const unsigned int v1377 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1377 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1378 = v603 + v1377;
-  const bool v1379 = v1376 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1379 = v1376 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1380 = v1378 < v2;
   const bool v1381 = v1379 && v1380;
   if (v1381) {
@@ -1948,11 +1948,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1388 = v1387 + v1378;
     out[v1388] = v1384;
   }
-  const unsigned int v1389 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1389 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1390 = v604 + v1389;
-  const unsigned int v1391 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1391 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1392 = v603 + v1391;
-  const bool v1393 = v1390 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1393 = v1390 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1394 = v1392 < v2;
   const bool v1395 = v1393 && v1394;
   if (v1395) {
@@ -1965,11 +1965,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1402 = v1401 + v1392;
     out[v1402] = v1398;
   }
-  const unsigned int v1403 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1403 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1404 = v604 + v1403;
-  const unsigned int v1405 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1405 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1406 = v603 + v1405;
-  const bool v1407 = v1404 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1407 = v1404 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1408 = v1406 < v2;
   const bool v1409 = v1407 && v1408;
   if (v1409) {
@@ -1982,11 +1982,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1416 = v1415 + v1406;
     out[v1416] = v1412;
   }
-  const unsigned int v1417 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1417 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1418 = v604 + v1417;
-  const unsigned int v1419 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1419 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1420 = v603 + v1419;
-  const bool v1421 = v1418 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1421 = v1418 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1422 = v1420 < v2;
   const bool v1423 = v1421 && v1422;
   if (v1423) {
@@ -1999,11 +1999,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1430 = v1429 + v1420;
     out[v1430] = v1426;
   }
-  const unsigned int v1431 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1431 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1432 = v604 + v1431;
-  const unsigned int v1433 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1433 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1434 = v603 + v1433;
-  const bool v1435 = v1432 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1435 = v1432 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1436 = v1434 < v2;
   const bool v1437 = v1435 && v1436;
   if (v1437) {
@@ -2016,11 +2016,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1444 = v1443 + v1434;
     out[v1444] = v1440;
   }
-  const unsigned int v1445 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1445 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1446 = v604 + v1445;
-  const unsigned int v1447 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1447 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1448 = v603 + v1447;
-  const bool v1449 = v1446 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1449 = v1446 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1450 = v1448 < v2;
   const bool v1451 = v1449 && v1450;
   if (v1451) {
@@ -2033,11 +2033,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1458 = v1457 + v1448;
     out[v1458] = v1454;
   }
-  const unsigned int v1459 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1459 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1460 = v604 + v1459;
-  const unsigned int v1461 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1461 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1462 = v603 + v1461;
-  const bool v1463 = v1460 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1463 = v1460 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1464 = v1462 < v2;
   const bool v1465 = v1463 && v1464;
   if (v1465) {
@@ -2050,11 +2050,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1472 = v1471 + v1462;
     out[v1472] = v1468;
   }
-  const unsigned int v1473 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1473 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1474 = v604 + v1473;
-  const unsigned int v1475 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1475 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1476 = v603 + v1475;
-  const bool v1477 = v1474 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1477 = v1474 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1478 = v1476 < v2;
   const bool v1479 = v1477 && v1478;
   if (v1479) {
@@ -2067,11 +2067,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1486 = v1485 + v1476;
     out[v1486] = v1482;
   }
-  const unsigned int v1487 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1487 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1488 = v604 + v1487;
-  const unsigned int v1489 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1489 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1490 = v603 + v1489;
-  const bool v1491 = v1488 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1491 = v1488 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1492 = v1490 < v2;
   const bool v1493 = v1491 && v1492;
   if (v1493) {
@@ -2084,11 +2084,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1500 = v1499 + v1490;
     out[v1500] = v1496;
   }
-  const unsigned int v1501 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1501 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1502 = v604 + v1501;
-  const unsigned int v1503 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1503 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1504 = v603 + v1503;
-  const bool v1505 = v1502 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1505 = v1502 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1506 = v1504 < v2;
   const bool v1507 = v1505 && v1506;
   if (v1507) {
@@ -2101,11 +2101,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1514 = v1513 + v1504;
     out[v1514] = v1510;
   }
-  const unsigned int v1515 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1515 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1516 = v604 + v1515;
-  const unsigned int v1517 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1517 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1518 = v603 + v1517;
-  const bool v1519 = v1516 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1519 = v1516 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1520 = v1518 < v2;
   const bool v1521 = v1519 && v1520;
   if (v1521) {
@@ -2118,11 +2118,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1528 = v1527 + v1518;
     out[v1528] = v1524;
   }
-  const unsigned int v1529 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1529 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1530 = v604 + v1529;
-  const unsigned int v1531 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1531 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1532 = v603 + v1531;
-  const bool v1533 = v1530 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1533 = v1530 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1534 = v1532 < v2;
   const bool v1535 = v1533 && v1534;
   if (v1535) {
@@ -2135,11 +2135,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1542 = v1541 + v1532;
     out[v1542] = v1538;
   }
-  const unsigned int v1543 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1543 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1544 = v604 + v1543;
-  const unsigned int v1545 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1545 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1546 = v603 + v1545;
-  const bool v1547 = v1544 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1547 = v1544 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1548 = v1546 < v2;
   const bool v1549 = v1547 && v1548;
   if (v1549) {
@@ -2152,11 +2152,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1556 = v1555 + v1546;
     out[v1556] = v1552;
   }
-  const unsigned int v1557 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1557 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1558 = v604 + v1557;
-  const unsigned int v1559 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1559 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1560 = v603 + v1559;
-  const bool v1561 = v1558 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1561 = v1558 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1562 = v1560 < v2;
   const bool v1563 = v1561 && v1562;
   if (v1563) {
@@ -2169,11 +2169,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1570 = v1569 + v1560;
     out[v1570] = v1566;
   }
-  const unsigned int v1571 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1571 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1572 = v604 + v1571;
-  const unsigned int v1573 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1573 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1574 = v603 + v1573;
-  const bool v1575 = v1572 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1575 = v1572 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1576 = v1574 < v2;
   const bool v1577 = v1575 && v1576;
   if (v1577) {
@@ -2186,11 +2186,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1584 = v1583 + v1574;
     out[v1584] = v1580;
   }
-  const unsigned int v1585 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1585 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1586 = v604 + v1585;
-  const unsigned int v1587 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1587 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1588 = v603 + v1587;
-  const bool v1589 = v1586 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1589 = v1586 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1590 = v1588 < v2;
   const bool v1591 = v1589 && v1590;
   if (v1591) {
@@ -2203,11 +2203,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1598 = v1597 + v1588;
     out[v1598] = v1594;
   }
-  const unsigned int v1599 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1599 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1600 = v604 + v1599;
-  const unsigned int v1601 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1601 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1602 = v603 + v1601;
-  const bool v1603 = v1600 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1603 = v1600 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1604 = v1602 < v2;
   const bool v1605 = v1603 && v1604;
   if (v1605) {
@@ -2220,11 +2220,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1612 = v1611 + v1602;
     out[v1612] = v1608;
   }
-  const unsigned int v1613 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1613 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1614 = v604 + v1613;
-  const unsigned int v1615 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1615 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1616 = v603 + v1615;
-  const bool v1617 = v1614 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1617 = v1614 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1618 = v1616 < v2;
   const bool v1619 = v1617 && v1618;
   if (v1619) {
@@ -2237,11 +2237,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1626 = v1625 + v1616;
     out[v1626] = v1622;
   }
-  const unsigned int v1627 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1627 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1628 = v604 + v1627;
-  const unsigned int v1629 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1629 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1630 = v603 + v1629;
-  const bool v1631 = v1628 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1631 = v1628 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1632 = v1630 < v2;
   const bool v1633 = v1631 && v1632;
   if (v1633) {
@@ -2254,11 +2254,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1640 = v1639 + v1630;
     out[v1640] = v1636;
   }
-  const unsigned int v1641 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1641 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1642 = v604 + v1641;
-  const unsigned int v1643 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1643 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1644 = v603 + v1643;
-  const bool v1645 = v1642 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1645 = v1642 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1646 = v1644 < v2;
   const bool v1647 = v1645 && v1646;
   if (v1647) {
@@ -2271,11 +2271,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1654 = v1653 + v1644;
     out[v1654] = v1650;
   }
-  const unsigned int v1655 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1655 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1656 = v604 + v1655;
-  const unsigned int v1657 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1657 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1658 = v603 + v1657;
-  const bool v1659 = v1656 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1659 = v1656 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1660 = v1658 < v2;
   const bool v1661 = v1659 && v1660;
   if (v1661) {
@@ -2288,11 +2288,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1668 = v1667 + v1658;
     out[v1668] = v1664;
   }
-  const unsigned int v1669 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1669 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1670 = v604 + v1669;
-  const unsigned int v1671 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1671 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1672 = v603 + v1671;
-  const bool v1673 = v1670 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1673 = v1670 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1674 = v1672 < v2;
   const bool v1675 = v1673 && v1674;
   if (v1675) {
@@ -2305,11 +2305,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1682 = v1681 + v1672;
     out[v1682] = v1678;
   }
-  const unsigned int v1683 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1683 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1684 = v604 + v1683;
-  const unsigned int v1685 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1685 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1686 = v603 + v1685;
-  const bool v1687 = v1684 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1687 = v1684 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1688 = v1686 < v2;
   const bool v1689 = v1687 && v1688;
   if (v1689) {
@@ -2322,11 +2322,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1696 = v1695 + v1686;
     out[v1696] = v1692;
   }
-  const unsigned int v1697 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1697 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1698 = v604 + v1697;
-  const unsigned int v1699 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1699 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1700 = v603 + v1699;
-  const bool v1701 = v1698 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1701 = v1698 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1702 = v1700 < v2;
   const bool v1703 = v1701 && v1702;
   if (v1703) {
@@ -2339,11 +2339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1710 = v1709 + v1700;
     out[v1710] = v1706;
   }
-  const unsigned int v1711 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1711 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1712 = v604 + v1711;
-  const unsigned int v1713 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1713 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1714 = v603 + v1713;
-  const bool v1715 = v1712 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1715 = v1712 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1716 = v1714 < v2;
   const bool v1717 = v1715 && v1716;
   if (v1717) {
@@ -2356,11 +2356,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1724 = v1723 + v1714;
     out[v1724] = v1720;
   }
-  const unsigned int v1725 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1725 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1726 = v604 + v1725;
-  const unsigned int v1727 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1727 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1728 = v603 + v1727;
-  const bool v1729 = v1726 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1729 = v1726 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1730 = v1728 < v2;
   const bool v1731 = v1729 && v1730;
   if (v1731) {
@@ -2373,11 +2373,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1738 = v1737 + v1728;
     out[v1738] = v1734;
   }
-  const unsigned int v1739 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1739 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1740 = v604 + v1739;
-  const unsigned int v1741 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1741 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1742 = v603 + v1741;
-  const bool v1743 = v1740 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1743 = v1740 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1744 = v1742 < v2;
   const bool v1745 = v1743 && v1744;
   if (v1745) {
@@ -2390,11 +2390,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1752 = v1751 + v1742;
     out[v1752] = v1748;
   }
-  const unsigned int v1753 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1753 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1754 = v604 + v1753;
-  const unsigned int v1755 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1755 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1756 = v603 + v1755;
-  const bool v1757 = v1754 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1757 = v1754 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1758 = v1756 < v2;
   const bool v1759 = v1757 && v1758;
   if (v1759) {
@@ -2407,11 +2407,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1766 = v1765 + v1756;
     out[v1766] = v1762;
   }
-  const unsigned int v1767 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1767 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1768 = v604 + v1767;
-  const unsigned int v1769 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1769 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1770 = v603 + v1769;
-  const bool v1771 = v1768 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1771 = v1768 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1772 = v1770 < v2;
   const bool v1773 = v1771 && v1772;
   if (v1773) {
@@ -2424,11 +2424,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1780 = v1779 + v1770;
     out[v1780] = v1776;
   }
-  const unsigned int v1781 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1781 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1782 = v604 + v1781;
-  const unsigned int v1783 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1783 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1784 = v603 + v1783;
-  const bool v1785 = v1782 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1785 = v1782 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1786 = v1784 < v2;
   const bool v1787 = v1785 && v1786;
   if (v1787) {
@@ -2441,11 +2441,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1794 = v1793 + v1784;
     out[v1794] = v1790;
   }
-  const unsigned int v1795 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1795 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1796 = v604 + v1795;
-  const unsigned int v1797 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1797 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1798 = v603 + v1797;
-  const bool v1799 = v1796 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1799 = v1796 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1800 = v1798 < v2;
   const bool v1801 = v1799 && v1800;
   if (v1801) {
@@ -2458,11 +2458,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1808 = v1807 + v1798;
     out[v1808] = v1804;
   }
-  const unsigned int v1809 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1809 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1810 = v604 + v1809;
-  const unsigned int v1811 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1811 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1812 = v603 + v1811;
-  const bool v1813 = v1810 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1813 = v1810 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1814 = v1812 < v2;
   const bool v1815 = v1813 && v1814;
   if (v1815) {
@@ -2475,11 +2475,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1822 = v1821 + v1812;
     out[v1822] = v1818;
   }
-  const unsigned int v1823 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1823 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1824 = v604 + v1823;
-  const unsigned int v1825 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1825 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1826 = v603 + v1825;
-  const bool v1827 = v1824 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1827 = v1824 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1828 = v1826 < v2;
   const bool v1829 = v1827 && v1828;
   if (v1829) {
@@ -2492,11 +2492,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1836 = v1835 + v1826;
     out[v1836] = v1832;
   }
-  const unsigned int v1837 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1837 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1838 = v604 + v1837;
-  const unsigned int v1839 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1839 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1840 = v603 + v1839;
-  const bool v1841 = v1838 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1841 = v1838 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1842 = v1840 < v2;
   const bool v1843 = v1841 && v1842;
   if (v1843) {
@@ -2509,11 +2509,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1850 = v1849 + v1840;
     out[v1850] = v1846;
   }
-  const unsigned int v1851 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1851 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1852 = v604 + v1851;
-  const unsigned int v1853 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1853 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1854 = v603 + v1853;
-  const bool v1855 = v1852 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1855 = v1852 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1856 = v1854 < v2;
   const bool v1857 = v1855 && v1856;
   if (v1857) {
@@ -2526,11 +2526,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1864 = v1863 + v1854;
     out[v1864] = v1860;
   }
-  const unsigned int v1865 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1865 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1866 = v604 + v1865;
-  const unsigned int v1867 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1867 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1868 = v603 + v1867;
-  const bool v1869 = v1866 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1869 = v1866 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1870 = v1868 < v2;
   const bool v1871 = v1869 && v1870;
   if (v1871) {
@@ -2543,11 +2543,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1878 = v1877 + v1868;
     out[v1878] = v1874;
   }
-  const unsigned int v1879 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1879 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1880 = v604 + v1879;
-  const unsigned int v1881 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1881 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1882 = v603 + v1881;
-  const bool v1883 = v1880 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1883 = v1880 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1884 = v1882 < v2;
   const bool v1885 = v1883 && v1884;
   if (v1885) {
@@ -2560,11 +2560,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1892 = v1891 + v1882;
     out[v1892] = v1888;
   }
-  const unsigned int v1893 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1893 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1894 = v604 + v1893;
-  const unsigned int v1895 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1895 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1896 = v603 + v1895;
-  const bool v1897 = v1894 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1897 = v1894 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1898 = v1896 < v2;
   const bool v1899 = v1897 && v1898;
   if (v1899) {
@@ -2577,11 +2577,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1906 = v1905 + v1896;
     out[v1906] = v1902;
   }
-  const unsigned int v1907 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1907 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1908 = v604 + v1907;
-  const unsigned int v1909 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1909 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1910 = v603 + v1909;
-  const bool v1911 = v1908 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1911 = v1908 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1912 = v1910 < v2;
   const bool v1913 = v1911 && v1912;
   if (v1913) {
@@ -2594,11 +2594,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1920 = v1919 + v1910;
     out[v1920] = v1916;
   }
-  const unsigned int v1921 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1921 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1922 = v604 + v1921;
-  const unsigned int v1923 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1923 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1924 = v603 + v1923;
-  const bool v1925 = v1922 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1925 = v1922 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1926 = v1924 < v2;
   const bool v1927 = v1925 && v1926;
   if (v1927) {
@@ -2611,11 +2611,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1934 = v1933 + v1924;
     out[v1934] = v1930;
   }
-  const unsigned int v1935 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1935 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1936 = v604 + v1935;
-  const unsigned int v1937 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1937 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1938 = v603 + v1937;
-  const bool v1939 = v1936 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1939 = v1936 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1940 = v1938 < v2;
   const bool v1941 = v1939 && v1940;
   if (v1941) {
@@ -2628,11 +2628,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1948 = v1947 + v1938;
     out[v1948] = v1944;
   }
-  const unsigned int v1949 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1949 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1950 = v604 + v1949;
-  const unsigned int v1951 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1951 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1952 = v603 + v1951;
-  const bool v1953 = v1950 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1953 = v1950 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1954 = v1952 < v2;
   const bool v1955 = v1953 && v1954;
   if (v1955) {
@@ -2645,11 +2645,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1962 = v1961 + v1952;
     out[v1962] = v1958;
   }
-  const unsigned int v1963 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1963 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1964 = v604 + v1963;
-  const unsigned int v1965 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1965 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1966 = v603 + v1965;
-  const bool v1967 = v1964 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1967 = v1964 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1968 = v1966 < v2;
   const bool v1969 = v1967 && v1968;
   if (v1969) {
@@ -2662,11 +2662,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1976 = v1975 + v1966;
     out[v1976] = v1972;
   }
-  const unsigned int v1977 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1977 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1978 = v604 + v1977;
-  const unsigned int v1979 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1979 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1980 = v603 + v1979;
-  const bool v1981 = v1978 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1981 = v1978 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1982 = v1980 < v2;
   const bool v1983 = v1981 && v1982;
   if (v1983) {
@@ -2679,11 +2679,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v1990 = v1989 + v1980;
     out[v1990] = v1986;
   }
-  const unsigned int v1991 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1991 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1992 = v604 + v1991;
-  const unsigned int v1993 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1993 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1994 = v603 + v1993;
-  const bool v1995 = v1992 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1995 = v1992 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1996 = v1994 < v2;
   const bool v1997 = v1995 && v1996;
   if (v1997) {
@@ -2696,11 +2696,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2004 = v2003 + v1994;
     out[v2004] = v2000;
   }
-  const unsigned int v2005 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2005 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2006 = v604 + v2005;
-  const unsigned int v2007 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2007 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2008 = v603 + v2007;
-  const bool v2009 = v2006 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2009 = v2006 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2010 = v2008 < v2;
   const bool v2011 = v2009 && v2010;
   if (v2011) {
@@ -2713,11 +2713,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2018 = v2017 + v2008;
     out[v2018] = v2014;
   }
-  const unsigned int v2019 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2019 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2020 = v604 + v2019;
-  const unsigned int v2021 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2021 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2022 = v603 + v2021;
-  const bool v2023 = v2020 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2023 = v2020 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2024 = v2022 < v2;
   const bool v2025 = v2023 && v2024;
   if (v2025) {
@@ -2730,11 +2730,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2032 = v2031 + v2022;
     out[v2032] = v2028;
   }
-  const unsigned int v2033 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2033 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2034 = v604 + v2033;
-  const unsigned int v2035 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2035 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2036 = v603 + v2035;
-  const bool v2037 = v2034 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2037 = v2034 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2038 = v2036 < v2;
   const bool v2039 = v2037 && v2038;
   if (v2039) {
@@ -2747,11 +2747,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2046 = v2045 + v2036;
     out[v2046] = v2042;
   }
-  const unsigned int v2047 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2047 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2048 = v604 + v2047;
-  const unsigned int v2049 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2049 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2050 = v603 + v2049;
-  const bool v2051 = v2048 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2051 = v2048 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2052 = v2050 < v2;
   const bool v2053 = v2051 && v2052;
   if (v2053) {
@@ -2764,11 +2764,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2060 = v2059 + v2050;
     out[v2060] = v2056;
   }
-  const unsigned int v2061 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2061 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2062 = v604 + v2061;
-  const unsigned int v2063 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2063 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2064 = v603 + v2063;
-  const bool v2065 = v2062 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2065 = v2062 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2066 = v2064 < v2;
   const bool v2067 = v2065 && v2066;
   if (v2067) {
@@ -2781,11 +2781,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2074 = v2073 + v2064;
     out[v2074] = v2070;
   }
-  const unsigned int v2075 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2075 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2076 = v604 + v2075;
-  const unsigned int v2077 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2077 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2078 = v603 + v2077;
-  const bool v2079 = v2076 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2079 = v2076 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2080 = v2078 < v2;
   const bool v2081 = v2079 && v2080;
   if (v2081) {
@@ -2798,11 +2798,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2088 = v2087 + v2078;
     out[v2088] = v2084;
   }
-  const unsigned int v2089 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2089 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2090 = v604 + v2089;
-  const unsigned int v2091 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2091 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2092 = v603 + v2091;
-  const bool v2093 = v2090 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2093 = v2090 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2094 = v2092 < v2;
   const bool v2095 = v2093 && v2094;
   if (v2095) {
@@ -2815,11 +2815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2102 = v2101 + v2092;
     out[v2102] = v2098;
   }
-  const unsigned int v2103 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2103 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2104 = v604 + v2103;
-  const unsigned int v2105 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2105 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2106 = v603 + v2105;
-  const bool v2107 = v2104 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2107 = v2104 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2108 = v2106 < v2;
   const bool v2109 = v2107 && v2108;
   if (v2109) {
@@ -2832,11 +2832,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2116 = v2115 + v2106;
     out[v2116] = v2112;
   }
-  const unsigned int v2117 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2117 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2118 = v604 + v2117;
-  const unsigned int v2119 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2119 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2120 = v603 + v2119;
-  const bool v2121 = v2118 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2121 = v2118 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2122 = v2120 < v2;
   const bool v2123 = v2121 && v2122;
   if (v2123) {
@@ -2849,11 +2849,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2130 = v2129 + v2120;
     out[v2130] = v2126;
   }
-  const unsigned int v2131 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2131 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2132 = v604 + v2131;
-  const unsigned int v2133 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2133 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2134 = v603 + v2133;
-  const bool v2135 = v2132 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2135 = v2132 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2136 = v2134 < v2;
   const bool v2137 = v2135 && v2136;
   if (v2137) {
@@ -2866,11 +2866,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2144 = v2143 + v2134;
     out[v2144] = v2140;
   }
-  const unsigned int v2145 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2145 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2146 = v604 + v2145;
-  const unsigned int v2147 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2147 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2148 = v603 + v2147;
-  const bool v2149 = v2146 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2149 = v2146 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2150 = v2148 < v2;
   const bool v2151 = v2149 && v2150;
   if (v2151) {
@@ -2883,11 +2883,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2158 = v2157 + v2148;
     out[v2158] = v2154;
   }
-  const unsigned int v2159 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2159 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2160 = v604 + v2159;
-  const unsigned int v2161 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2161 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2162 = v603 + v2161;
-  const bool v2163 = v2160 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2163 = v2160 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2164 = v2162 < v2;
   const bool v2165 = v2163 && v2164;
   if (v2165) {
@@ -2900,11 +2900,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2172 = v2171 + v2162;
     out[v2172] = v2168;
   }
-  const unsigned int v2173 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2173 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2174 = v604 + v2173;
-  const unsigned int v2175 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2175 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2176 = v603 + v2175;
-  const bool v2177 = v2174 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2177 = v2174 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2178 = v2176 < v2;
   const bool v2179 = v2177 && v2178;
   if (v2179) {
@@ -2917,11 +2917,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2186 = v2185 + v2176;
     out[v2186] = v2182;
   }
-  const unsigned int v2187 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2187 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2188 = v604 + v2187;
-  const unsigned int v2189 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2189 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2190 = v603 + v2189;
-  const bool v2191 = v2188 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2191 = v2188 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2192 = v2190 < v2;
   const bool v2193 = v2191 && v2192;
   if (v2193) {
@@ -2934,11 +2934,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2200 = v2199 + v2190;
     out[v2200] = v2196;
   }
-  const unsigned int v2201 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2201 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2202 = v604 + v2201;
-  const unsigned int v2203 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2203 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2204 = v603 + v2203;
-  const bool v2205 = v2202 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2205 = v2202 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2206 = v2204 < v2;
   const bool v2207 = v2205 && v2206;
   if (v2207) {
@@ -2951,11 +2951,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2214 = v2213 + v2204;
     out[v2214] = v2210;
   }
-  const unsigned int v2215 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2215 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2216 = v604 + v2215;
-  const unsigned int v2217 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2217 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2218 = v603 + v2217;
-  const bool v2219 = v2216 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2219 = v2216 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2220 = v2218 < v2;
   const bool v2221 = v2219 && v2220;
   if (v2221) {
@@ -2968,11 +2968,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2228 = v2227 + v2218;
     out[v2228] = v2224;
   }
-  const unsigned int v2229 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2229 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2230 = v604 + v2229;
-  const unsigned int v2231 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2231 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2232 = v603 + v2231;
-  const bool v2233 = v2230 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2233 = v2230 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2234 = v2232 < v2;
   const bool v2235 = v2233 && v2234;
   if (v2235) {
@@ -2985,11 +2985,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2242 = v2241 + v2232;
     out[v2242] = v2238;
   }
-  const unsigned int v2243 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2243 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2244 = v604 + v2243;
-  const unsigned int v2245 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2245 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2246 = v603 + v2245;
-  const bool v2247 = v2244 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2247 = v2244 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2248 = v2246 < v2;
   const bool v2249 = v2247 && v2248;
   if (v2249) {
@@ -3002,11 +3002,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2256 = v2255 + v2246;
     out[v2256] = v2252;
   }
-  const unsigned int v2257 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2257 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2258 = v604 + v2257;
-  const unsigned int v2259 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2259 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2260 = v603 + v2259;
-  const bool v2261 = v2258 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2261 = v2258 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2262 = v2260 < v2;
   const bool v2263 = v2261 && v2262;
   if (v2263) {
@@ -3019,11 +3019,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2270 = v2269 + v2260;
     out[v2270] = v2266;
   }
-  const unsigned int v2271 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2271 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2272 = v604 + v2271;
-  const unsigned int v2273 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2273 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2274 = v603 + v2273;
-  const bool v2275 = v2272 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2275 = v2272 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2276 = v2274 < v2;
   const bool v2277 = v2275 && v2276;
   if (v2277) {
@@ -3036,11 +3036,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2284 = v2283 + v2274;
     out[v2284] = v2280;
   }
-  const unsigned int v2285 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2285 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2286 = v604 + v2285;
-  const unsigned int v2287 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2287 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2288 = v603 + v2287;
-  const bool v2289 = v2286 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2289 = v2286 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2290 = v2288 < v2;
   const bool v2291 = v2289 && v2290;
   if (v2291) {
@@ -3053,11 +3053,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2298 = v2297 + v2288;
     out[v2298] = v2294;
   }
-  const unsigned int v2299 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2299 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2300 = v604 + v2299;
-  const unsigned int v2301 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2301 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2302 = v603 + v2301;
-  const bool v2303 = v2300 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2303 = v2300 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2304 = v2302 < v2;
   const bool v2305 = v2303 && v2304;
   if (v2305) {
@@ -3070,11 +3070,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2312 = v2311 + v2302;
     out[v2312] = v2308;
   }
-  const unsigned int v2313 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2313 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2314 = v604 + v2313;
-  const unsigned int v2315 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2315 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2316 = v603 + v2315;
-  const bool v2317 = v2314 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2317 = v2314 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2318 = v2316 < v2;
   const bool v2319 = v2317 && v2318;
   if (v2319) {
@@ -3087,11 +3087,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2326 = v2325 + v2316;
     out[v2326] = v2322;
   }
-  const unsigned int v2327 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2327 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2328 = v604 + v2327;
-  const unsigned int v2329 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2329 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2330 = v603 + v2329;
-  const bool v2331 = v2328 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2331 = v2328 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2332 = v2330 < v2;
   const bool v2333 = v2331 && v2332;
   if (v2333) {
@@ -3104,11 +3104,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2340 = v2339 + v2330;
     out[v2340] = v2336;
   }
-  const unsigned int v2341 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2341 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2342 = v604 + v2341;
-  const unsigned int v2343 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2343 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2344 = v603 + v2343;
-  const bool v2345 = v2342 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2345 = v2342 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2346 = v2344 < v2;
   const bool v2347 = v2345 && v2346;
   if (v2347) {
@@ -3121,11 +3121,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2354 = v2353 + v2344;
     out[v2354] = v2350;
   }
-  const unsigned int v2355 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2355 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2356 = v604 + v2355;
-  const unsigned int v2357 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2357 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2358 = v603 + v2357;
-  const bool v2359 = v2356 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2359 = v2356 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2360 = v2358 < v2;
   const bool v2361 = v2359 && v2360;
   if (v2361) {
@@ -3138,11 +3138,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2368 = v2367 + v2358;
     out[v2368] = v2364;
   }
-  const unsigned int v2369 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2369 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2370 = v604 + v2369;
-  const unsigned int v2371 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2371 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2372 = v603 + v2371;
-  const bool v2373 = v2370 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2373 = v2370 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2374 = v2372 < v2;
   const bool v2375 = v2373 && v2374;
   if (v2375) {
@@ -3155,11 +3155,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
     const unsigned int v2382 = v2381 + v2372;
     out[v2382] = v2378;
   }
-  const unsigned int v2383 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2383 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2384 = v604 + v2383;
-  const unsigned int v2385 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2385 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2386 = v603 + v2385;
-  const bool v2387 = v2384 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2387 = v2384 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2388 = v2386 < v2;
   const bool v2389 = v2387 && v2388;
   if (v2389) {

@@ -287,32 +287,32 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
   const unsigned int v28 = v27 << 7u;
   const unsigned int v31 = v25 / v23;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v32 = v31 << 7u;
-  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:237
-  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
+  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
   const unsigned int v37 = v36 << 6u;
-  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
+  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v41 = v40 << 6u;
-  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:241
+  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:244
   iron_frag_fill(v43, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:242
+  iron_frag<iron_bf16, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v45, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:243
+  iron_frag<iron_bf16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v47, iron_f32_to_bf16(0.0f));
-  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
+  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
   const bool v51 = v50 == 0u;
   const unsigned int v54 = v8 & 7u;
   const bool v55 = v54 == 0u;
   const bool v56 = v51 && v55;
-  const unsigned int v63 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
+  const unsigned int v63 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
   const bool v64 = v63 == 0u;
   const bool v65 = v51 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:256
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:259
   if (v66) {
-    for (unsigned int v2416 = 0u; v2416 < 2u; v2416 += 1u) {  // kernels/gemm/gemm_tiles.hpp:263
+    for (unsigned int v2416 = 0u; v2416 < 2u; v2416 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
       const unsigned int v2417 = v2416 << 6u;
       const bool v2419 = v2417 < v3;
       if (v2419) {
-        const unsigned int v2421 = v2416 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2421 = v2416 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
         const unsigned int v2423 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2426 = v2423 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2429 = v2423 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -530,43 +530,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v2803 = v2797 ? v2802 : v9;
         iron_copy_async<16>(shm1 + (v2613 ^ (((v2613 >> 6u) & 7u) << 3u)), b + v2803, v2797);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
     }
-    const unsigned int v2820 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v2826 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v2820 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v2826 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
 
-    for (unsigned int v2808 = 0u; v2808 < v3; v2808 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+    for (unsigned int v2808 = 0u; v2808 < v3; v2808 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
       const unsigned int v2810 = v2808 >> 6u;
       const unsigned int v2812 = v2810 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2814 = v2812 << 13u;  // kernels/gemm/gemm_tiles.hpp:265
-      const unsigned int v2821 = v2814 + v2820;  // kernels/gemm/gemm_tiles.hpp:247
+      const unsigned int v2814 = v2812 << 13u;  // kernels/gemm/gemm_tiles.hpp:268
+      const unsigned int v2821 = v2814 + v2820;  // kernels/gemm/gemm_tiles.hpp:250
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v2821, 64u);
-      const unsigned int v2827 = v2814 + v2826;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v2827 = v2814 + v2826;  // kernels/gemm/gemm_tiles.hpp:254
       iron_frag_load_shared<true, 6, 3>(v47, shm1, v2827, 64u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2834 = v2821 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      const unsigned int v2834 = v2821 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v2834, 64u);
-      const unsigned int v2840 = v2827 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v2840 = v2827 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
       iron_frag_load_shared<true, 6, 3>(v47, shm1, v2840, 64u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2846 = v2821 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      const unsigned int v2846 = v2821 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v2846, 64u);
-      const unsigned int v2852 = v2827 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v2852 = v2827 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
       iron_frag_load_shared<true, 6, 3>(v47, shm1, v2852, 64u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2858 = v2821 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      const unsigned int v2858 = v2821 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v2858, 64u);
-      const unsigned int v2864 = v2827 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v2864 = v2827 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
       iron_frag_load_shared<true, 6, 3>(v47, shm1, v2864, 64u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const unsigned int v2867 = v2808 + 128u;  // kernels/gemm/gemm_tiles.hpp:263
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      const unsigned int v2867 = v2808 + 128u;  // kernels/gemm/gemm_tiles.hpp:266
       const unsigned int v2869 = v2810 + 2u;
       const unsigned int v2870 = v2869 % 3u;
       const bool v2871 = v2867 < v3;
       if (v2871) {
-        const unsigned int v2873 = v2870 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+        const unsigned int v2873 = v2870 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
         const unsigned int v2875 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2878 = v2875 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2881 = v2875 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -784,22 +784,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3255 = v3249 ? v3254 : v9;
         iron_copy_async<16>(shm1 + (v3065 ^ (((v3065 >> 6u) & 7u) << 3u)), b + v3255, v3249);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:263
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
     }
     __syncthreads();
   } else {
     const unsigned int v517 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v518 = threadIdx.x;
-    const unsigned int v574 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v580 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v588 = v574 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v594 = v580 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v600 = v574 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v606 = v580 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const unsigned int v612 = v574 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const unsigned int v618 = v580 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v574 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v580 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v588 = v574 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v594 = v580 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v600 = v574 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v606 = v580 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v612 = v574 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v618 = v580 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
 
-    for (unsigned int v516 = 0u; v516 < v3; v516 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+    for (unsigned int v516 = 0u; v516 < v3; v516 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
       for (unsigned int v520 = v518; v520 < 8192u; v520 += v517) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v522 = v520 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v524 = v520 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -847,29 +847,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
           shm1[(v567 ^ (((v567 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v580, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v588, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v600, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v606, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v612, 64u);  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v618, 64u);  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:273
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v580, 64u);  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v588, 64u);  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v600, 64u);  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v606, 64u);  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v612, 64u);  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v618, 64u);  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
     }
   }
-  const unsigned int v619 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:276
+  const unsigned int v619 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:279
   const unsigned int v620 = v28 + v37;
-  const unsigned int v621 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v621 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v622 = v620 + v621;
-  const unsigned int v623 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v623 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v624 = v619 + v623;
-  const bool v625 = v622 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v625 = v622 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v626 = v624 < v2;
   const bool v627 = v625 && v626;
   if (v627) {
@@ -882,11 +882,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v634 = v633 + v624;
     out[v634] = v630;
   }
-  const unsigned int v635 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v635 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v636 = v620 + v635;
-  const unsigned int v637 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v637 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v638 = v619 + v637;
-  const bool v639 = v636 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v639 = v636 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v640 = v638 < v2;
   const bool v641 = v639 && v640;
   if (v641) {
@@ -899,11 +899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v648 = v647 + v638;
     out[v648] = v644;
   }
-  const unsigned int v649 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v649 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v650 = v620 + v649;
-  const unsigned int v651 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v651 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v652 = v619 + v651;
-  const bool v653 = v650 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v653 = v650 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v654 = v652 < v2;
   const bool v655 = v653 && v654;
   if (v655) {
@@ -916,11 +916,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v662 = v661 + v652;
     out[v662] = v658;
   }
-  const unsigned int v663 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v663 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v664 = v620 + v663;
-  const unsigned int v665 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v665 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v666 = v619 + v665;
-  const bool v667 = v664 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v667 = v664 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v668 = v666 < v2;
   const bool v669 = v667 && v668;
   if (v669) {
@@ -933,11 +933,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v676 = v675 + v666;
     out[v676] = v672;
   }
-  const unsigned int v677 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v677 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v678 = v620 + v677;
-  const unsigned int v679 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v679 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v680 = v619 + v679;
-  const bool v681 = v678 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v681 = v678 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v682 = v680 < v2;
   const bool v683 = v681 && v682;
   if (v683) {
@@ -950,11 +950,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v690 = v689 + v680;
     out[v690] = v686;
   }
-  const unsigned int v691 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v691 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v692 = v620 + v691;
-  const unsigned int v693 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v693 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v694 = v619 + v693;
-  const bool v695 = v692 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v695 = v692 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v696 = v694 < v2;
   const bool v697 = v695 && v696;
   if (v697) {
@@ -967,11 +967,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v704 = v703 + v694;
     out[v704] = v700;
   }
-  const unsigned int v705 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v705 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v706 = v620 + v705;
-  const unsigned int v707 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v707 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v708 = v619 + v707;
-  const bool v709 = v706 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v709 = v706 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v710 = v708 < v2;
   const bool v711 = v709 && v710;
   if (v711) {
@@ -984,11 +984,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v718 = v717 + v708;
     out[v718] = v714;
   }
-  const unsigned int v719 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v719 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v720 = v620 + v719;
-  const unsigned int v721 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v721 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v722 = v619 + v721;
-  const bool v723 = v720 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v723 = v720 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v724 = v722 < v2;
   const bool v725 = v723 && v724;
   if (v725) {
@@ -1001,11 +1001,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v732 = v731 + v722;
     out[v732] = v728;
   }
-  const unsigned int v733 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v733 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v734 = v620 + v733;
-  const unsigned int v735 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v735 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v736 = v619 + v735;
-  const bool v737 = v734 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v737 = v734 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v738 = v736 < v2;
   const bool v739 = v737 && v738;
   if (v739) {
@@ -1018,11 +1018,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v746 = v745 + v736;
     out[v746] = v742;
   }
-  const unsigned int v747 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v747 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v748 = v620 + v747;
-  const unsigned int v749 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v749 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v750 = v619 + v749;
-  const bool v751 = v748 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v751 = v748 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v752 = v750 < v2;
   const bool v753 = v751 && v752;
   if (v753) {
@@ -1035,11 +1035,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v760 = v759 + v750;
     out[v760] = v756;
   }
-  const unsigned int v761 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v761 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v762 = v620 + v761;
-  const unsigned int v763 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v763 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v764 = v619 + v763;
-  const bool v765 = v762 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v765 = v762 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v766 = v764 < v2;
   const bool v767 = v765 && v766;
   if (v767) {
@@ -1052,11 +1052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v774 = v773 + v764;
     out[v774] = v770;
   }
-  const unsigned int v775 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v775 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v776 = v620 + v775;
-  const unsigned int v777 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v777 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v778 = v619 + v777;
-  const bool v779 = v776 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v779 = v776 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v780 = v778 < v2;
   const bool v781 = v779 && v780;
   if (v781) {
@@ -1069,11 +1069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v788 = v787 + v778;
     out[v788] = v784;
   }
-  const unsigned int v789 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v789 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v790 = v620 + v789;
-  const unsigned int v791 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v791 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v792 = v619 + v791;
-  const bool v793 = v790 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v793 = v790 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v794 = v792 < v2;
   const bool v795 = v793 && v794;
   if (v795) {
@@ -1086,11 +1086,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v802 = v801 + v792;
     out[v802] = v798;
   }
-  const unsigned int v803 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v803 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v804 = v620 + v803;
-  const unsigned int v805 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v805 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v806 = v619 + v805;
-  const bool v807 = v804 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v807 = v804 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v808 = v806 < v2;
   const bool v809 = v807 && v808;
   if (v809) {
@@ -1103,11 +1103,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v816 = v815 + v806;
     out[v816] = v812;
   }
-  const unsigned int v817 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v817 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v818 = v620 + v817;
-  const unsigned int v819 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v819 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v820 = v619 + v819;
-  const bool v821 = v818 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v821 = v818 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v822 = v820 < v2;
   const bool v823 = v821 && v822;
   if (v823) {
@@ -1120,11 +1120,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v830 = v829 + v820;
     out[v830] = v826;
   }
-  const unsigned int v831 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v831 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v832 = v620 + v831;
-  const unsigned int v833 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v833 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v834 = v619 + v833;
-  const bool v835 = v832 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v835 = v832 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v836 = v834 < v2;
   const bool v837 = v835 && v836;
   if (v837) {
@@ -1137,11 +1137,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v844 = v843 + v834;
     out[v844] = v840;
   }
-  const unsigned int v845 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v845 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v846 = v620 + v845;
-  const unsigned int v847 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v847 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v848 = v619 + v847;
-  const bool v849 = v846 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v849 = v846 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v850 = v848 < v2;
   const bool v851 = v849 && v850;
   if (v851) {
@@ -1154,11 +1154,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v858 = v857 + v848;
     out[v858] = v854;
   }
-  const unsigned int v859 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v859 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v860 = v620 + v859;
-  const unsigned int v861 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v861 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v862 = v619 + v861;
-  const bool v863 = v860 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v863 = v860 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v864 = v862 < v2;
   const bool v865 = v863 && v864;
   if (v865) {
@@ -1171,11 +1171,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v872 = v871 + v862;
     out[v872] = v868;
   }
-  const unsigned int v873 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v873 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v874 = v620 + v873;
-  const unsigned int v875 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v875 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v876 = v619 + v875;
-  const bool v877 = v874 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v877 = v874 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v878 = v876 < v2;
   const bool v879 = v877 && v878;
   if (v879) {
@@ -1188,11 +1188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v886 = v885 + v876;
     out[v886] = v882;
   }
-  const unsigned int v887 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v887 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v888 = v620 + v887;
-  const unsigned int v889 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v889 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v890 = v619 + v889;
-  const bool v891 = v888 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v891 = v888 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v892 = v890 < v2;
   const bool v893 = v891 && v892;
   if (v893) {
@@ -1205,11 +1205,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v900 = v899 + v890;
     out[v900] = v896;
   }
-  const unsigned int v901 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v901 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v902 = v620 + v901;
-  const unsigned int v903 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v903 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v904 = v619 + v903;
-  const bool v905 = v902 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v905 = v902 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v906 = v904 < v2;
   const bool v907 = v905 && v906;
   if (v907) {
@@ -1222,11 +1222,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v914 = v913 + v904;
     out[v914] = v910;
   }
-  const unsigned int v915 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v915 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v916 = v620 + v915;
-  const unsigned int v917 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v917 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v918 = v619 + v917;
-  const bool v919 = v916 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v919 = v916 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v920 = v918 < v2;
   const bool v921 = v919 && v920;
   if (v921) {
@@ -1239,11 +1239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v928 = v927 + v918;
     out[v928] = v924;
   }
-  const unsigned int v929 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v929 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v930 = v620 + v929;
-  const unsigned int v931 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v931 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v932 = v619 + v931;
-  const bool v933 = v930 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v933 = v930 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v934 = v932 < v2;
   const bool v935 = v933 && v934;
   if (v935) {
@@ -1256,11 +1256,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v942 = v941 + v932;
     out[v942] = v938;
   }
-  const unsigned int v943 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v943 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v944 = v620 + v943;
-  const unsigned int v945 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v945 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v946 = v619 + v945;
-  const bool v947 = v944 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v947 = v944 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v948 = v946 < v2;
   const bool v949 = v947 && v948;
   if (v949) {
@@ -1273,11 +1273,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v956 = v955 + v946;
     out[v956] = v952;
   }
-  const unsigned int v957 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v957 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v958 = v620 + v957;
-  const unsigned int v959 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v959 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v960 = v619 + v959;
-  const bool v961 = v958 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v961 = v958 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v962 = v960 < v2;
   const bool v963 = v961 && v962;
   if (v963) {
@@ -1290,11 +1290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v970 = v969 + v960;
     out[v970] = v966;
   }
-  const unsigned int v971 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v971 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v972 = v620 + v971;
-  const unsigned int v973 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v973 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v974 = v619 + v973;
-  const bool v975 = v972 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v975 = v972 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v976 = v974 < v2;
   const bool v977 = v975 && v976;
   if (v977) {
@@ -1307,11 +1307,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v984 = v983 + v974;
     out[v984] = v980;
   }
-  const unsigned int v985 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v985 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v986 = v620 + v985;
-  const unsigned int v987 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v987 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v988 = v619 + v987;
-  const bool v989 = v986 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v989 = v986 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v990 = v988 < v2;
   const bool v991 = v989 && v990;
   if (v991) {
@@ -1324,11 +1324,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v998 = v997 + v988;
     out[v998] = v994;
   }
-  const unsigned int v999 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v999 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1000 = v620 + v999;
-  const unsigned int v1001 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1001 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1002 = v619 + v1001;
-  const bool v1003 = v1000 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1003 = v1000 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1004 = v1002 < v2;
   const bool v1005 = v1003 && v1004;
   if (v1005) {
@@ -1341,11 +1341,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1012 = v1011 + v1002;
     out[v1012] = v1008;
   }
-  const unsigned int v1013 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1013 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1014 = v620 + v1013;
-  const unsigned int v1015 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1015 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1016 = v619 + v1015;
-  const bool v1017 = v1014 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1017 = v1014 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1018 = v1016 < v2;
   const bool v1019 = v1017 && v1018;
   if (v1019) {
@@ -1358,11 +1358,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1026 = v1025 + v1016;
     out[v1026] = v1022;
   }
-  const unsigned int v1027 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1027 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1028 = v620 + v1027;
-  const unsigned int v1029 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1029 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1030 = v619 + v1029;
-  const bool v1031 = v1028 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1031 = v1028 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1032 = v1030 < v2;
   const bool v1033 = v1031 && v1032;
   if (v1033) {
@@ -1375,11 +1375,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1040 = v1039 + v1030;
     out[v1040] = v1036;
   }
-  const unsigned int v1041 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1041 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1042 = v620 + v1041;
-  const unsigned int v1043 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1043 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1044 = v619 + v1043;
-  const bool v1045 = v1042 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1045 = v1042 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1046 = v1044 < v2;
   const bool v1047 = v1045 && v1046;
   if (v1047) {
@@ -1392,11 +1392,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1054 = v1053 + v1044;
     out[v1054] = v1050;
   }
-  const unsigned int v1055 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1055 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1056 = v620 + v1055;
-  const unsigned int v1057 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1057 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1058 = v619 + v1057;
-  const bool v1059 = v1056 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1059 = v1056 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1060 = v1058 < v2;
   const bool v1061 = v1059 && v1060;
   if (v1061) {
@@ -1409,11 +1409,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1068 = v1067 + v1058;
     out[v1068] = v1064;
   }
-  const unsigned int v1069 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1069 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1070 = v620 + v1069;
-  const unsigned int v1071 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1071 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1072 = v619 + v1071;
-  const bool v1073 = v1070 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1073 = v1070 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1074 = v1072 < v2;
   const bool v1075 = v1073 && v1074;
   if (v1075) {
@@ -1426,11 +1426,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1082 = v1081 + v1072;
     out[v1082] = v1078;
   }
-  const unsigned int v1083 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1083 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1084 = v620 + v1083;
-  const unsigned int v1085 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1085 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1086 = v619 + v1085;
-  const bool v1087 = v1084 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1087 = v1084 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1088 = v1086 < v2;
   const bool v1089 = v1087 && v1088;
   if (v1089) {
@@ -1443,11 +1443,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1096 = v1095 + v1086;
     out[v1096] = v1092;
   }
-  const unsigned int v1097 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1097 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1098 = v620 + v1097;
-  const unsigned int v1099 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1099 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1100 = v619 + v1099;
-  const bool v1101 = v1098 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1101 = v1098 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1102 = v1100 < v2;
   const bool v1103 = v1101 && v1102;
   if (v1103) {
@@ -1460,11 +1460,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1110 = v1109 + v1100;
     out[v1110] = v1106;
   }
-  const unsigned int v1111 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1111 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1112 = v620 + v1111;
-  const unsigned int v1113 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1113 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1114 = v619 + v1113;
-  const bool v1115 = v1112 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1115 = v1112 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1116 = v1114 < v2;
   const bool v1117 = v1115 && v1116;
   if (v1117) {
@@ -1477,11 +1477,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1124 = v1123 + v1114;
     out[v1124] = v1120;
   }
-  const unsigned int v1125 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1125 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1126 = v620 + v1125;
-  const unsigned int v1127 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1127 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1128 = v619 + v1127;
-  const bool v1129 = v1126 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1129 = v1126 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1130 = v1128 < v2;
   const bool v1131 = v1129 && v1130;
   if (v1131) {
@@ -1494,11 +1494,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1138 = v1137 + v1128;
     out[v1138] = v1134;
   }
-  const unsigned int v1139 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1139 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1140 = v620 + v1139;
-  const unsigned int v1141 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1141 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1142 = v619 + v1141;
-  const bool v1143 = v1140 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1143 = v1140 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1144 = v1142 < v2;
   const bool v1145 = v1143 && v1144;
   if (v1145) {
@@ -1511,11 +1511,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1152 = v1151 + v1142;
     out[v1152] = v1148;
   }
-  const unsigned int v1153 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1153 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1154 = v620 + v1153;
-  const unsigned int v1155 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1155 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1156 = v619 + v1155;
-  const bool v1157 = v1154 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1157 = v1154 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1158 = v1156 < v2;
   const bool v1159 = v1157 && v1158;
   if (v1159) {
@@ -1528,11 +1528,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1166 = v1165 + v1156;
     out[v1166] = v1162;
   }
-  const unsigned int v1167 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1167 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1168 = v620 + v1167;
-  const unsigned int v1169 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1169 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1170 = v619 + v1169;
-  const bool v1171 = v1168 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1171 = v1168 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1172 = v1170 < v2;
   const bool v1173 = v1171 && v1172;
   if (v1173) {
@@ -1545,11 +1545,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1180 = v1179 + v1170;
     out[v1180] = v1176;
   }
-  const unsigned int v1181 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1181 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1182 = v620 + v1181;
-  const unsigned int v1183 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1183 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1184 = v619 + v1183;
-  const bool v1185 = v1182 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1185 = v1182 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1186 = v1184 < v2;
   const bool v1187 = v1185 && v1186;
   if (v1187) {
@@ -1562,11 +1562,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1194 = v1193 + v1184;
     out[v1194] = v1190;
   }
-  const unsigned int v1195 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1195 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1196 = v620 + v1195;
-  const unsigned int v1197 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1197 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1198 = v619 + v1197;
-  const bool v1199 = v1196 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1199 = v1196 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1200 = v1198 < v2;
   const bool v1201 = v1199 && v1200;
   if (v1201) {
@@ -1579,11 +1579,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1208 = v1207 + v1198;
     out[v1208] = v1204;
   }
-  const unsigned int v1209 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1209 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1210 = v620 + v1209;
-  const unsigned int v1211 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1211 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1212 = v619 + v1211;
-  const bool v1213 = v1210 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1213 = v1210 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1214 = v1212 < v2;
   const bool v1215 = v1213 && v1214;
   if (v1215) {
@@ -1596,11 +1596,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1222 = v1221 + v1212;
     out[v1222] = v1218;
   }
-  const unsigned int v1223 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1223 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1224 = v620 + v1223;
-  const unsigned int v1225 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1225 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1226 = v619 + v1225;
-  const bool v1227 = v1224 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1227 = v1224 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1228 = v1226 < v2;
   const bool v1229 = v1227 && v1228;
   if (v1229) {
@@ -1613,11 +1613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1236 = v1235 + v1226;
     out[v1236] = v1232;
   }
-  const unsigned int v1237 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1237 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1238 = v620 + v1237;
-  const unsigned int v1239 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1239 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1240 = v619 + v1239;
-  const bool v1241 = v1238 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1241 = v1238 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1242 = v1240 < v2;
   const bool v1243 = v1241 && v1242;
   if (v1243) {
@@ -1630,11 +1630,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1250 = v1249 + v1240;
     out[v1250] = v1246;
   }
-  const unsigned int v1251 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1251 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1252 = v620 + v1251;
-  const unsigned int v1253 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1253 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1254 = v619 + v1253;
-  const bool v1255 = v1252 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1255 = v1252 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1256 = v1254 < v2;
   const bool v1257 = v1255 && v1256;
   if (v1257) {
@@ -1647,11 +1647,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1264 = v1263 + v1254;
     out[v1264] = v1260;
   }
-  const unsigned int v1265 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1265 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1266 = v620 + v1265;
-  const unsigned int v1267 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1267 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1268 = v619 + v1267;
-  const bool v1269 = v1266 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1269 = v1266 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1270 = v1268 < v2;
   const bool v1271 = v1269 && v1270;
   if (v1271) {
@@ -1664,11 +1664,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1278 = v1277 + v1268;
     out[v1278] = v1274;
   }
-  const unsigned int v1279 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1279 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1280 = v620 + v1279;
-  const unsigned int v1281 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1281 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1282 = v619 + v1281;
-  const bool v1283 = v1280 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1283 = v1280 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1284 = v1282 < v2;
   const bool v1285 = v1283 && v1284;
   if (v1285) {
@@ -1681,11 +1681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1292 = v1291 + v1282;
     out[v1292] = v1288;
   }
-  const unsigned int v1293 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1293 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1294 = v620 + v1293;
-  const unsigned int v1295 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1295 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1296 = v619 + v1295;
-  const bool v1297 = v1294 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1297 = v1294 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1298 = v1296 < v2;
   const bool v1299 = v1297 && v1298;
   if (v1299) {
@@ -1698,11 +1698,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1306 = v1305 + v1296;
     out[v1306] = v1302;
   }
-  const unsigned int v1307 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1307 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1308 = v620 + v1307;
-  const unsigned int v1309 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1309 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1310 = v619 + v1309;
-  const bool v1311 = v1308 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1311 = v1308 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1312 = v1310 < v2;
   const bool v1313 = v1311 && v1312;
   if (v1313) {
@@ -1715,11 +1715,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1320 = v1319 + v1310;
     out[v1320] = v1316;
   }
-  const unsigned int v1321 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1321 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1322 = v620 + v1321;
-  const unsigned int v1323 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1323 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1324 = v619 + v1323;
-  const bool v1325 = v1322 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1325 = v1322 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1326 = v1324 < v2;
   const bool v1327 = v1325 && v1326;
   if (v1327) {
@@ -1732,11 +1732,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1334 = v1333 + v1324;
     out[v1334] = v1330;
   }
-  const unsigned int v1335 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1335 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1336 = v620 + v1335;
-  const unsigned int v1337 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1337 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1338 = v619 + v1337;
-  const bool v1339 = v1336 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1339 = v1336 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1340 = v1338 < v2;
   const bool v1341 = v1339 && v1340;
   if (v1341) {
@@ -1749,11 +1749,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1348 = v1347 + v1338;
     out[v1348] = v1344;
   }
-  const unsigned int v1349 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1349 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1350 = v620 + v1349;
-  const unsigned int v1351 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1351 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1352 = v619 + v1351;
-  const bool v1353 = v1350 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1353 = v1350 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1354 = v1352 < v2;
   const bool v1355 = v1353 && v1354;
   if (v1355) {
@@ -1766,11 +1766,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1362 = v1361 + v1352;
     out[v1362] = v1358;
   }
-  const unsigned int v1363 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1363 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1364 = v620 + v1363;
-  const unsigned int v1365 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1365 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1366 = v619 + v1365;
-  const bool v1367 = v1364 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1367 = v1364 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1368 = v1366 < v2;
   const bool v1369 = v1367 && v1368;
   if (v1369) {
@@ -1783,11 +1783,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1376 = v1375 + v1366;
     out[v1376] = v1372;
   }
-  const unsigned int v1377 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1377 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1378 = v620 + v1377;
-  const unsigned int v1379 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1379 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1380 = v619 + v1379;
-  const bool v1381 = v1378 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1381 = v1378 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1382 = v1380 < v2;
   const bool v1383 = v1381 && v1382;
   if (v1383) {
@@ -1800,11 +1800,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1390 = v1389 + v1380;
     out[v1390] = v1386;
   }
-  const unsigned int v1391 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1391 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1392 = v620 + v1391;
-  const unsigned int v1393 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1393 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1394 = v619 + v1393;
-  const bool v1395 = v1392 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1395 = v1392 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1396 = v1394 < v2;
   const bool v1397 = v1395 && v1396;
   if (v1397) {
@@ -1817,11 +1817,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1404 = v1403 + v1394;
     out[v1404] = v1400;
   }
-  const unsigned int v1405 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1405 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1406 = v620 + v1405;
-  const unsigned int v1407 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1407 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1408 = v619 + v1407;
-  const bool v1409 = v1406 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1409 = v1406 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1410 = v1408 < v2;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
@@ -1834,11 +1834,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1418 = v1417 + v1408;
     out[v1418] = v1414;
   }
-  const unsigned int v1419 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1419 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1420 = v620 + v1419;
-  const unsigned int v1421 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1421 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1422 = v619 + v1421;
-  const bool v1423 = v1420 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1423 = v1420 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1424 = v1422 < v2;
   const bool v1425 = v1423 && v1424;
   if (v1425) {
@@ -1851,11 +1851,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1432 = v1431 + v1422;
     out[v1432] = v1428;
   }
-  const unsigned int v1433 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1433 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1434 = v620 + v1433;
-  const unsigned int v1435 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1435 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1436 = v619 + v1435;
-  const bool v1437 = v1434 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1437 = v1434 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1438 = v1436 < v2;
   const bool v1439 = v1437 && v1438;
   if (v1439) {
@@ -1868,11 +1868,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1446 = v1445 + v1436;
     out[v1446] = v1442;
   }
-  const unsigned int v1447 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1447 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1448 = v620 + v1447;
-  const unsigned int v1449 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1449 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1450 = v619 + v1449;
-  const bool v1451 = v1448 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1451 = v1448 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1452 = v1450 < v2;
   const bool v1453 = v1451 && v1452;
   if (v1453) {
@@ -1885,11 +1885,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1460 = v1459 + v1450;
     out[v1460] = v1456;
   }
-  const unsigned int v1461 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1461 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1462 = v620 + v1461;
-  const unsigned int v1463 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1463 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1464 = v619 + v1463;
-  const bool v1465 = v1462 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1465 = v1462 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1466 = v1464 < v2;
   const bool v1467 = v1465 && v1466;
   if (v1467) {
@@ -1902,11 +1902,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1474 = v1473 + v1464;
     out[v1474] = v1470;
   }
-  const unsigned int v1475 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1475 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1476 = v620 + v1475;
-  const unsigned int v1477 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1477 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1478 = v619 + v1477;
-  const bool v1479 = v1476 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1479 = v1476 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1480 = v1478 < v2;
   const bool v1481 = v1479 && v1480;
   if (v1481) {
@@ -1919,11 +1919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1488 = v1487 + v1478;
     out[v1488] = v1484;
   }
-  const unsigned int v1489 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1489 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1490 = v620 + v1489;
-  const unsigned int v1491 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1491 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1492 = v619 + v1491;
-  const bool v1493 = v1490 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1493 = v1490 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1494 = v1492 < v2;
   const bool v1495 = v1493 && v1494;
   if (v1495) {
@@ -1936,11 +1936,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1502 = v1501 + v1492;
     out[v1502] = v1498;
   }
-  const unsigned int v1503 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1503 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1504 = v620 + v1503;
-  const unsigned int v1505 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1505 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1506 = v619 + v1505;
-  const bool v1507 = v1504 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1507 = v1504 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1508 = v1506 < v2;
   const bool v1509 = v1507 && v1508;
   if (v1509) {
@@ -1953,11 +1953,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1516 = v1515 + v1506;
     out[v1516] = v1512;
   }
-  const unsigned int v1517 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1517 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1518 = v620 + v1517;
-  const unsigned int v1519 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1519 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1520 = v619 + v1519;
-  const bool v1521 = v1518 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1521 = v1518 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1522 = v1520 < v2;
   const bool v1523 = v1521 && v1522;
   if (v1523) {
@@ -1970,11 +1970,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1530 = v1529 + v1520;
     out[v1530] = v1526;
   }
-  const unsigned int v1531 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1531 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1532 = v620 + v1531;
-  const unsigned int v1533 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1533 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1534 = v619 + v1533;
-  const bool v1535 = v1532 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1535 = v1532 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1536 = v1534 < v2;
   const bool v1537 = v1535 && v1536;
   if (v1537) {
@@ -1987,11 +1987,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1544 = v1543 + v1534;
     out[v1544] = v1540;
   }
-  const unsigned int v1545 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1545 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1546 = v620 + v1545;
-  const unsigned int v1547 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1547 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1548 = v619 + v1547;
-  const bool v1549 = v1546 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1549 = v1546 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1550 = v1548 < v2;
   const bool v1551 = v1549 && v1550;
   if (v1551) {
@@ -2004,11 +2004,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1558 = v1557 + v1548;
     out[v1558] = v1554;
   }
-  const unsigned int v1559 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1559 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1560 = v620 + v1559;
-  const unsigned int v1561 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1561 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1562 = v619 + v1561;
-  const bool v1563 = v1560 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1563 = v1560 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1564 = v1562 < v2;
   const bool v1565 = v1563 && v1564;
   if (v1565) {
@@ -2021,11 +2021,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1572 = v1571 + v1562;
     out[v1572] = v1568;
   }
-  const unsigned int v1573 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1573 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1574 = v620 + v1573;
-  const unsigned int v1575 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1575 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1576 = v619 + v1575;
-  const bool v1577 = v1574 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1577 = v1574 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1578 = v1576 < v2;
   const bool v1579 = v1577 && v1578;
   if (v1579) {
@@ -2038,11 +2038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1586 = v1585 + v1576;
     out[v1586] = v1582;
   }
-  const unsigned int v1587 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1587 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1588 = v620 + v1587;
-  const unsigned int v1589 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1589 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1590 = v619 + v1589;
-  const bool v1591 = v1588 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1591 = v1588 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1592 = v1590 < v2;
   const bool v1593 = v1591 && v1592;
   if (v1593) {
@@ -2055,11 +2055,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1600 = v1599 + v1590;
     out[v1600] = v1596;
   }
-  const unsigned int v1601 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1601 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1602 = v620 + v1601;
-  const unsigned int v1603 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1603 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1604 = v619 + v1603;
-  const bool v1605 = v1602 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1605 = v1602 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1606 = v1604 < v2;
   const bool v1607 = v1605 && v1606;
   if (v1607) {
@@ -2072,11 +2072,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1614 = v1613 + v1604;
     out[v1614] = v1610;
   }
-  const unsigned int v1615 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1615 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1616 = v620 + v1615;
-  const unsigned int v1617 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1617 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1618 = v619 + v1617;
-  const bool v1619 = v1616 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1619 = v1616 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1620 = v1618 < v2;
   const bool v1621 = v1619 && v1620;
   if (v1621) {
@@ -2089,11 +2089,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1628 = v1627 + v1618;
     out[v1628] = v1624;
   }
-  const unsigned int v1629 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1629 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1630 = v620 + v1629;
-  const unsigned int v1631 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1631 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1632 = v619 + v1631;
-  const bool v1633 = v1630 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1633 = v1630 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1634 = v1632 < v2;
   const bool v1635 = v1633 && v1634;
   if (v1635) {
@@ -2106,11 +2106,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1642 = v1641 + v1632;
     out[v1642] = v1638;
   }
-  const unsigned int v1643 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1643 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1644 = v620 + v1643;
-  const unsigned int v1645 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1645 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1646 = v619 + v1645;
-  const bool v1647 = v1644 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1647 = v1644 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1648 = v1646 < v2;
   const bool v1649 = v1647 && v1648;
   if (v1649) {
@@ -2123,11 +2123,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1656 = v1655 + v1646;
     out[v1656] = v1652;
   }
-  const unsigned int v1657 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1657 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1658 = v620 + v1657;
-  const unsigned int v1659 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1659 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1660 = v619 + v1659;
-  const bool v1661 = v1658 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1661 = v1658 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1662 = v1660 < v2;
   const bool v1663 = v1661 && v1662;
   if (v1663) {
@@ -2140,11 +2140,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1670 = v1669 + v1660;
     out[v1670] = v1666;
   }
-  const unsigned int v1671 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1671 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1672 = v620 + v1671;
-  const unsigned int v1673 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1673 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1674 = v619 + v1673;
-  const bool v1675 = v1672 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1675 = v1672 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1676 = v1674 < v2;
   const bool v1677 = v1675 && v1676;
   if (v1677) {
@@ -2157,11 +2157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1684 = v1683 + v1674;
     out[v1684] = v1680;
   }
-  const unsigned int v1685 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1685 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1686 = v620 + v1685;
-  const unsigned int v1687 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1687 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1688 = v619 + v1687;
-  const bool v1689 = v1686 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1689 = v1686 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1690 = v1688 < v2;
   const bool v1691 = v1689 && v1690;
   if (v1691) {
@@ -2174,11 +2174,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1698 = v1697 + v1688;
     out[v1698] = v1694;
   }
-  const unsigned int v1699 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1699 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1700 = v620 + v1699;
-  const unsigned int v1701 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1701 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1702 = v619 + v1701;
-  const bool v1703 = v1700 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1703 = v1700 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1704 = v1702 < v2;
   const bool v1705 = v1703 && v1704;
   if (v1705) {
@@ -2191,11 +2191,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1712 = v1711 + v1702;
     out[v1712] = v1708;
   }
-  const unsigned int v1713 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1713 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1714 = v620 + v1713;
-  const unsigned int v1715 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1715 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1716 = v619 + v1715;
-  const bool v1717 = v1714 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1717 = v1714 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1718 = v1716 < v2;
   const bool v1719 = v1717 && v1718;
   if (v1719) {
@@ -2208,11 +2208,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1726 = v1725 + v1716;
     out[v1726] = v1722;
   }
-  const unsigned int v1727 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1727 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1728 = v620 + v1727;
-  const unsigned int v1729 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1729 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1730 = v619 + v1729;
-  const bool v1731 = v1728 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1731 = v1728 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1732 = v1730 < v2;
   const bool v1733 = v1731 && v1732;
   if (v1733) {
@@ -2225,11 +2225,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1740 = v1739 + v1730;
     out[v1740] = v1736;
   }
-  const unsigned int v1741 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1741 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1742 = v620 + v1741;
-  const unsigned int v1743 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1743 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1744 = v619 + v1743;
-  const bool v1745 = v1742 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1745 = v1742 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1746 = v1744 < v2;
   const bool v1747 = v1745 && v1746;
   if (v1747) {
@@ -2242,11 +2242,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1754 = v1753 + v1744;
     out[v1754] = v1750;
   }
-  const unsigned int v1755 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1755 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1756 = v620 + v1755;
-  const unsigned int v1757 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1757 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1758 = v619 + v1757;
-  const bool v1759 = v1756 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1759 = v1756 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1760 = v1758 < v2;
   const bool v1761 = v1759 && v1760;
   if (v1761) {
@@ -2259,11 +2259,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1768 = v1767 + v1758;
     out[v1768] = v1764;
   }
-  const unsigned int v1769 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1769 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1770 = v620 + v1769;
-  const unsigned int v1771 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1771 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1772 = v619 + v1771;
-  const bool v1773 = v1770 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1773 = v1770 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1774 = v1772 < v2;
   const bool v1775 = v1773 && v1774;
   if (v1775) {
@@ -2276,11 +2276,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1782 = v1781 + v1772;
     out[v1782] = v1778;
   }
-  const unsigned int v1783 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1783 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1784 = v620 + v1783;
-  const unsigned int v1785 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1785 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1786 = v619 + v1785;
-  const bool v1787 = v1784 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1787 = v1784 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1788 = v1786 < v2;
   const bool v1789 = v1787 && v1788;
   if (v1789) {
@@ -2293,11 +2293,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1796 = v1795 + v1786;
     out[v1796] = v1792;
   }
-  const unsigned int v1797 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1797 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1798 = v620 + v1797;
-  const unsigned int v1799 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1799 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1800 = v619 + v1799;
-  const bool v1801 = v1798 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1801 = v1798 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1802 = v1800 < v2;
   const bool v1803 = v1801 && v1802;
   if (v1803) {
@@ -2310,11 +2310,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1810 = v1809 + v1800;
     out[v1810] = v1806;
   }
-  const unsigned int v1811 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1811 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1812 = v620 + v1811;
-  const unsigned int v1813 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1813 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1814 = v619 + v1813;
-  const bool v1815 = v1812 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1815 = v1812 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1816 = v1814 < v2;
   const bool v1817 = v1815 && v1816;
   if (v1817) {
@@ -2327,11 +2327,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1824 = v1823 + v1814;
     out[v1824] = v1820;
   }
-  const unsigned int v1825 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1825 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1826 = v620 + v1825;
-  const unsigned int v1827 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1827 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1828 = v619 + v1827;
-  const bool v1829 = v1826 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1829 = v1826 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1830 = v1828 < v2;
   const bool v1831 = v1829 && v1830;
   if (v1831) {
@@ -2344,11 +2344,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1838 = v1837 + v1828;
     out[v1838] = v1834;
   }
-  const unsigned int v1839 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1839 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1840 = v620 + v1839;
-  const unsigned int v1841 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1841 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1842 = v619 + v1841;
-  const bool v1843 = v1840 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1843 = v1840 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1844 = v1842 < v2;
   const bool v1845 = v1843 && v1844;
   if (v1845) {
@@ -2361,11 +2361,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1852 = v1851 + v1842;
     out[v1852] = v1848;
   }
-  const unsigned int v1853 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1853 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1854 = v620 + v1853;
-  const unsigned int v1855 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1855 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1856 = v619 + v1855;
-  const bool v1857 = v1854 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1857 = v1854 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1858 = v1856 < v2;
   const bool v1859 = v1857 && v1858;
   if (v1859) {
@@ -2378,11 +2378,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1866 = v1865 + v1856;
     out[v1866] = v1862;
   }
-  const unsigned int v1867 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1867 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1868 = v620 + v1867;
-  const unsigned int v1869 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1869 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1870 = v619 + v1869;
-  const bool v1871 = v1868 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1871 = v1868 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1872 = v1870 < v2;
   const bool v1873 = v1871 && v1872;
   if (v1873) {
@@ -2395,11 +2395,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1880 = v1879 + v1870;
     out[v1880] = v1876;
   }
-  const unsigned int v1881 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1881 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1882 = v620 + v1881;
-  const unsigned int v1883 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1883 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1884 = v619 + v1883;
-  const bool v1885 = v1882 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1885 = v1882 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1886 = v1884 < v2;
   const bool v1887 = v1885 && v1886;
   if (v1887) {
@@ -2412,11 +2412,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1894 = v1893 + v1884;
     out[v1894] = v1890;
   }
-  const unsigned int v1895 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1895 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1896 = v620 + v1895;
-  const unsigned int v1897 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1897 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1898 = v619 + v1897;
-  const bool v1899 = v1896 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1899 = v1896 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1900 = v1898 < v2;
   const bool v1901 = v1899 && v1900;
   if (v1901) {
@@ -2429,11 +2429,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1908 = v1907 + v1898;
     out[v1908] = v1904;
   }
-  const unsigned int v1909 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1909 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1910 = v620 + v1909;
-  const unsigned int v1911 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1911 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1912 = v619 + v1911;
-  const bool v1913 = v1910 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1913 = v1910 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1914 = v1912 < v2;
   const bool v1915 = v1913 && v1914;
   if (v1915) {
@@ -2446,11 +2446,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1922 = v1921 + v1912;
     out[v1922] = v1918;
   }
-  const unsigned int v1923 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1923 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1924 = v620 + v1923;
-  const unsigned int v1925 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1925 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1926 = v619 + v1925;
-  const bool v1927 = v1924 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1927 = v1924 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1928 = v1926 < v2;
   const bool v1929 = v1927 && v1928;
   if (v1929) {
@@ -2463,11 +2463,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1936 = v1935 + v1926;
     out[v1936] = v1932;
   }
-  const unsigned int v1937 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1937 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1938 = v620 + v1937;
-  const unsigned int v1939 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1939 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1940 = v619 + v1939;
-  const bool v1941 = v1938 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1941 = v1938 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1942 = v1940 < v2;
   const bool v1943 = v1941 && v1942;
   if (v1943) {
@@ -2480,11 +2480,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1950 = v1949 + v1940;
     out[v1950] = v1946;
   }
-  const unsigned int v1951 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1951 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1952 = v620 + v1951;
-  const unsigned int v1953 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1953 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1954 = v619 + v1953;
-  const bool v1955 = v1952 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1955 = v1952 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1956 = v1954 < v2;
   const bool v1957 = v1955 && v1956;
   if (v1957) {
@@ -2497,11 +2497,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1964 = v1963 + v1954;
     out[v1964] = v1960;
   }
-  const unsigned int v1965 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1965 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1966 = v620 + v1965;
-  const unsigned int v1967 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1967 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1968 = v619 + v1967;
-  const bool v1969 = v1966 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1969 = v1966 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1970 = v1968 < v2;
   const bool v1971 = v1969 && v1970;
   if (v1971) {
@@ -2514,11 +2514,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1978 = v1977 + v1968;
     out[v1978] = v1974;
   }
-  const unsigned int v1979 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1979 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1980 = v620 + v1979;
-  const unsigned int v1981 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1981 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1982 = v619 + v1981;
-  const bool v1983 = v1980 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1983 = v1980 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1984 = v1982 < v2;
   const bool v1985 = v1983 && v1984;
   if (v1985) {
@@ -2531,11 +2531,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1992 = v1991 + v1982;
     out[v1992] = v1988;
   }
-  const unsigned int v1993 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v1993 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v1994 = v620 + v1993;
-  const unsigned int v1995 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v1995 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1996 = v619 + v1995;
-  const bool v1997 = v1994 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1997 = v1994 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1998 = v1996 < v2;
   const bool v1999 = v1997 && v1998;
   if (v1999) {
@@ -2548,11 +2548,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2006 = v2005 + v1996;
     out[v2006] = v2002;
   }
-  const unsigned int v2007 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2007 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2008 = v620 + v2007;
-  const unsigned int v2009 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2009 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2010 = v619 + v2009;
-  const bool v2011 = v2008 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2011 = v2008 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2012 = v2010 < v2;
   const bool v2013 = v2011 && v2012;
   if (v2013) {
@@ -2565,11 +2565,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2020 = v2019 + v2010;
     out[v2020] = v2016;
   }
-  const unsigned int v2021 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2021 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2022 = v620 + v2021;
-  const unsigned int v2023 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2023 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2024 = v619 + v2023;
-  const bool v2025 = v2022 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2025 = v2022 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2026 = v2024 < v2;
   const bool v2027 = v2025 && v2026;
   if (v2027) {
@@ -2582,11 +2582,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2034 = v2033 + v2024;
     out[v2034] = v2030;
   }
-  const unsigned int v2035 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2035 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2036 = v620 + v2035;
-  const unsigned int v2037 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2037 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2038 = v619 + v2037;
-  const bool v2039 = v2036 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2039 = v2036 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2040 = v2038 < v2;
   const bool v2041 = v2039 && v2040;
   if (v2041) {
@@ -2599,11 +2599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2048 = v2047 + v2038;
     out[v2048] = v2044;
   }
-  const unsigned int v2049 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2049 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2050 = v620 + v2049;
-  const unsigned int v2051 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2051 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2052 = v619 + v2051;
-  const bool v2053 = v2050 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2053 = v2050 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2054 = v2052 < v2;
   const bool v2055 = v2053 && v2054;
   if (v2055) {
@@ -2616,11 +2616,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2062 = v2061 + v2052;
     out[v2062] = v2058;
   }
-  const unsigned int v2063 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2063 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2064 = v620 + v2063;
-  const unsigned int v2065 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2065 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2066 = v619 + v2065;
-  const bool v2067 = v2064 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2067 = v2064 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2068 = v2066 < v2;
   const bool v2069 = v2067 && v2068;
   if (v2069) {
@@ -2633,11 +2633,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2076 = v2075 + v2066;
     out[v2076] = v2072;
   }
-  const unsigned int v2077 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2077 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2078 = v620 + v2077;
-  const unsigned int v2079 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2079 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2080 = v619 + v2079;
-  const bool v2081 = v2078 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2081 = v2078 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2082 = v2080 < v2;
   const bool v2083 = v2081 && v2082;
   if (v2083) {
@@ -2650,11 +2650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2090 = v2089 + v2080;
     out[v2090] = v2086;
   }
-  const unsigned int v2091 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2091 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2092 = v620 + v2091;
-  const unsigned int v2093 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2093 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2094 = v619 + v2093;
-  const bool v2095 = v2092 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2095 = v2092 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2096 = v2094 < v2;
   const bool v2097 = v2095 && v2096;
   if (v2097) {
@@ -2667,11 +2667,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2104 = v2103 + v2094;
     out[v2104] = v2100;
   }
-  const unsigned int v2105 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2105 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2106 = v620 + v2105;
-  const unsigned int v2107 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2107 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2108 = v619 + v2107;
-  const bool v2109 = v2106 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2109 = v2106 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2110 = v2108 < v2;
   const bool v2111 = v2109 && v2110;
   if (v2111) {
@@ -2684,11 +2684,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2118 = v2117 + v2108;
     out[v2118] = v2114;
   }
-  const unsigned int v2119 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2119 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2120 = v620 + v2119;
-  const unsigned int v2121 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2121 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2122 = v619 + v2121;
-  const bool v2123 = v2120 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2123 = v2120 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2124 = v2122 < v2;
   const bool v2125 = v2123 && v2124;
   if (v2125) {
@@ -2701,11 +2701,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2132 = v2131 + v2122;
     out[v2132] = v2128;
   }
-  const unsigned int v2133 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2133 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2134 = v620 + v2133;
-  const unsigned int v2135 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2135 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2136 = v619 + v2135;
-  const bool v2137 = v2134 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2137 = v2134 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2138 = v2136 < v2;
   const bool v2139 = v2137 && v2138;
   if (v2139) {
@@ -2718,11 +2718,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2146 = v2145 + v2136;
     out[v2146] = v2142;
   }
-  const unsigned int v2147 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2147 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2148 = v620 + v2147;
-  const unsigned int v2149 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2149 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2150 = v619 + v2149;
-  const bool v2151 = v2148 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2151 = v2148 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2152 = v2150 < v2;
   const bool v2153 = v2151 && v2152;
   if (v2153) {
@@ -2735,11 +2735,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2160 = v2159 + v2150;
     out[v2160] = v2156;
   }
-  const unsigned int v2161 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2161 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2162 = v620 + v2161;
-  const unsigned int v2163 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2163 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2164 = v619 + v2163;
-  const bool v2165 = v2162 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2165 = v2162 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2166 = v2164 < v2;
   const bool v2167 = v2165 && v2166;
   if (v2167) {
@@ -2752,11 +2752,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2174 = v2173 + v2164;
     out[v2174] = v2170;
   }
-  const unsigned int v2175 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2175 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2176 = v620 + v2175;
-  const unsigned int v2177 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2177 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2178 = v619 + v2177;
-  const bool v2179 = v2176 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2179 = v2176 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2180 = v2178 < v2;
   const bool v2181 = v2179 && v2180;
   if (v2181) {
@@ -2769,11 +2769,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2188 = v2187 + v2178;
     out[v2188] = v2184;
   }
-  const unsigned int v2189 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2189 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2190 = v620 + v2189;
-  const unsigned int v2191 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2191 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2192 = v619 + v2191;
-  const bool v2193 = v2190 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2193 = v2190 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2194 = v2192 < v2;
   const bool v2195 = v2193 && v2194;
   if (v2195) {
@@ -2786,11 +2786,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2202 = v2201 + v2192;
     out[v2202] = v2198;
   }
-  const unsigned int v2203 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2203 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2204 = v620 + v2203;
-  const unsigned int v2205 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2205 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2206 = v619 + v2205;
-  const bool v2207 = v2204 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2207 = v2204 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2208 = v2206 < v2;
   const bool v2209 = v2207 && v2208;
   if (v2209) {
@@ -2803,11 +2803,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2216 = v2215 + v2206;
     out[v2216] = v2212;
   }
-  const unsigned int v2217 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2217 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2218 = v620 + v2217;
-  const unsigned int v2219 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2219 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2220 = v619 + v2219;
-  const bool v2221 = v2218 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2221 = v2218 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2222 = v2220 < v2;
   const bool v2223 = v2221 && v2222;
   if (v2223) {
@@ -2820,11 +2820,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2230 = v2229 + v2220;
     out[v2230] = v2226;
   }
-  const unsigned int v2231 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2231 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2232 = v620 + v2231;
-  const unsigned int v2233 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2233 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2234 = v619 + v2233;
-  const bool v2235 = v2232 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2235 = v2232 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2236 = v2234 < v2;
   const bool v2237 = v2235 && v2236;
   if (v2237) {
@@ -2837,11 +2837,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2244 = v2243 + v2234;
     out[v2244] = v2240;
   }
-  const unsigned int v2245 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2245 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2246 = v620 + v2245;
-  const unsigned int v2247 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2247 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2248 = v619 + v2247;
-  const bool v2249 = v2246 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2249 = v2246 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2250 = v2248 < v2;
   const bool v2251 = v2249 && v2250;
   if (v2251) {
@@ -2854,11 +2854,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2258 = v2257 + v2248;
     out[v2258] = v2254;
   }
-  const unsigned int v2259 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2259 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2260 = v620 + v2259;
-  const unsigned int v2261 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2261 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2262 = v619 + v2261;
-  const bool v2263 = v2260 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2263 = v2260 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2264 = v2262 < v2;
   const bool v2265 = v2263 && v2264;
   if (v2265) {
@@ -2871,11 +2871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2272 = v2271 + v2262;
     out[v2272] = v2268;
   }
-  const unsigned int v2273 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2273 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2274 = v620 + v2273;
-  const unsigned int v2275 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2275 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2276 = v619 + v2275;
-  const bool v2277 = v2274 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2277 = v2274 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2278 = v2276 < v2;
   const bool v2279 = v2277 && v2278;
   if (v2279) {
@@ -2888,11 +2888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2286 = v2285 + v2276;
     out[v2286] = v2282;
   }
-  const unsigned int v2287 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2287 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2288 = v620 + v2287;
-  const unsigned int v2289 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2289 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2290 = v619 + v2289;
-  const bool v2291 = v2288 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2291 = v2288 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2292 = v2290 < v2;
   const bool v2293 = v2291 && v2292;
   if (v2293) {
@@ -2905,11 +2905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2300 = v2299 + v2290;
     out[v2300] = v2296;
   }
-  const unsigned int v2301 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2301 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2302 = v620 + v2301;
-  const unsigned int v2303 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2303 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2304 = v619 + v2303;
-  const bool v2305 = v2302 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2305 = v2302 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2306 = v2304 < v2;
   const bool v2307 = v2305 && v2306;
   if (v2307) {
@@ -2922,11 +2922,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2314 = v2313 + v2304;
     out[v2314] = v2310;
   }
-  const unsigned int v2315 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2315 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2316 = v620 + v2315;
-  const unsigned int v2317 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2317 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2318 = v619 + v2317;
-  const bool v2319 = v2316 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2319 = v2316 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2320 = v2318 < v2;
   const bool v2321 = v2319 && v2320;
   if (v2321) {
@@ -2939,11 +2939,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2328 = v2327 + v2318;
     out[v2328] = v2324;
   }
-  const unsigned int v2329 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2329 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2330 = v620 + v2329;
-  const unsigned int v2331 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2331 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2332 = v619 + v2331;
-  const bool v2333 = v2330 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2333 = v2330 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2334 = v2332 < v2;
   const bool v2335 = v2333 && v2334;
   if (v2335) {
@@ -2956,11 +2956,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2342 = v2341 + v2332;
     out[v2342] = v2338;
   }
-  const unsigned int v2343 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2343 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2344 = v620 + v2343;
-  const unsigned int v2345 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2345 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2346 = v619 + v2345;
-  const bool v2347 = v2344 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2347 = v2344 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2348 = v2346 < v2;
   const bool v2349 = v2347 && v2348;
   if (v2349) {
@@ -2973,11 +2973,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2356 = v2355 + v2346;
     out[v2356] = v2352;
   }
-  const unsigned int v2357 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2357 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2358 = v620 + v2357;
-  const unsigned int v2359 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2359 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2360 = v619 + v2359;
-  const bool v2361 = v2358 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2361 = v2358 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2362 = v2360 < v2;
   const bool v2363 = v2361 && v2362;
   if (v2363) {
@@ -2990,11 +2990,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2370 = v2369 + v2360;
     out[v2370] = v2366;
   }
-  const unsigned int v2371 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2371 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2372 = v620 + v2371;
-  const unsigned int v2373 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2373 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2374 = v619 + v2373;
-  const bool v2375 = v2372 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2375 = v2372 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2376 = v2374 < v2;
   const bool v2377 = v2375 && v2376;
   if (v2377) {
@@ -3007,11 +3007,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2384 = v2383 + v2374;
     out[v2384] = v2380;
   }
-  const unsigned int v2385 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2385 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2386 = v620 + v2385;
-  const unsigned int v2387 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2387 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2388 = v619 + v2387;
-  const bool v2389 = v2386 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2389 = v2386 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2390 = v2388 < v2;
   const bool v2391 = v2389 && v2390;
   if (v2391) {
@@ -3024,11 +3024,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2398 = v2397 + v2388;
     out[v2398] = v2394;
   }
-  const unsigned int v2399 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:292
+  const unsigned int v2399 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
   const unsigned int v2400 = v620 + v2399;
-  const unsigned int v2401 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:293
+  const unsigned int v2401 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2402 = v619 + v2401;
-  const bool v2403 = v2400 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2403 = v2400 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2404 = v2402 < v2;
   const bool v2405 = v2403 && v2404;
   if (v2405) {

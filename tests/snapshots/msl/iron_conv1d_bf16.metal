@@ -132,6056 +132,6057 @@ kernel void iron_conv1d_bf16(
   const uint v64 = v63 << 7u;
   const uint v65 = v11 * v12;  // kernels/convolution/conv_tiles.hpp:140
   const uint v66 = v65 * v15;
-  const uint v67 = v11 * v13;  // kernels/convolution/conv_tiles.hpp:125
-  const bool v71 = v4 == 1u;  // kernels/convolution/im2col_a.hpp:175
-  const bool v77 = v5 == 1u;
-  const bool v78 = v71 && v77;
-  const bool v83 = v6 == v10;  // kernels/convolution/im2col_a.hpp:176
-  const bool v84 = v78 && v83;  // kernels/convolution/im2col_a.hpp:175
-  const bool v86 = v8 == 1u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v87 = v84 && v86;
-  const uint v114 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:181
-  const uint v115 = v114 >> 3u;
-  const uint v116 = v60 + v115;
-  const uint v119 = v116 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const uint v120 = v119 * v27;  // kernels/convolution/im2col_a.hpp:185
-  const uint v121 = v116 - v120;
-  const uint v122 = v121 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v123 = v116 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const uint v126 = v123 ? v122 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const uint v128 = v122 * v27;  // kernels/convolution/im2col_a.hpp:189
-  const uint v129 = v121 - v128;
-  const uint v130 = v129 * v5;
-  const uint v131 = v123 ? v130 : v10;
-  const uint v134 = v123 ? v119 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const uint v136 = v116 + 16u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v137 = v136 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const uint v138 = v137 * v27;  // kernels/convolution/im2col_a.hpp:185
-  const uint v139 = v136 - v138;
-  const uint v140 = v139 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v141 = v136 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const uint v144 = v141 ? v140 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const uint v146 = v140 * v27;  // kernels/convolution/im2col_a.hpp:189
-  const uint v147 = v139 - v146;
-  const uint v148 = v147 * v5;
-  const uint v149 = v141 ? v148 : v10;
-  const uint v152 = v141 ? v137 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const uint v154 = v116 + 32u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v155 = v154 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const uint v156 = v155 * v27;  // kernels/convolution/im2col_a.hpp:185
-  const uint v157 = v154 - v156;
-  const uint v158 = v157 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v159 = v154 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const uint v162 = v159 ? v158 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const uint v164 = v158 * v27;  // kernels/convolution/im2col_a.hpp:189
-  const uint v165 = v157 - v164;
-  const uint v166 = v165 * v5;
-  const uint v167 = v159 ? v166 : v10;
-  const uint v170 = v159 ? v155 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const uint v172 = v116 + 48u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v173 = v172 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const uint v174 = v173 * v27;  // kernels/convolution/im2col_a.hpp:185
-  const uint v175 = v172 - v174;
-  const uint v176 = v175 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v177 = v172 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const uint v180 = v177 ? v176 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const uint v182 = v176 * v27;  // kernels/convolution/im2col_a.hpp:189
-  const uint v183 = v175 - v182;
-  const uint v184 = v183 * v5;
-  const uint v185 = v177 ? v184 : v10;
-  const uint v188 = v177 ? v173 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const uint v190 = v116 + 64u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v191 = v190 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const uint v192 = v191 * v27;  // kernels/convolution/im2col_a.hpp:185
-  const uint v193 = v190 - v192;
-  const uint v194 = v193 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v195 = v190 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const uint v198 = v195 ? v194 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const uint v200 = v194 * v27;  // kernels/convolution/im2col_a.hpp:189
-  const uint v201 = v193 - v200;
-  const uint v202 = v201 * v5;
-  const uint v203 = v195 ? v202 : v10;
-  const uint v206 = v195 ? v191 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const uint v208 = v116 + 80u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v209 = v208 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const uint v210 = v209 * v27;  // kernels/convolution/im2col_a.hpp:185
-  const uint v211 = v208 - v210;
-  const uint v212 = v211 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v213 = v208 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const uint v216 = v213 ? v212 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const uint v218 = v212 * v27;  // kernels/convolution/im2col_a.hpp:189
-  const uint v219 = v211 - v218;
-  const uint v220 = v219 * v5;
-  const uint v221 = v213 ? v220 : v10;
-  const uint v224 = v213 ? v209 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const uint v226 = v116 + 96u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v227 = v226 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const uint v228 = v227 * v27;  // kernels/convolution/im2col_a.hpp:185
-  const uint v229 = v226 - v228;
-  const uint v230 = v229 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v231 = v226 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const uint v234 = v231 ? v230 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const uint v236 = v230 * v27;  // kernels/convolution/im2col_a.hpp:189
-  const uint v237 = v229 - v236;
-  const uint v238 = v237 * v5;
-  const uint v239 = v231 ? v238 : v10;
-  const uint v242 = v231 ? v227 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const uint v244 = v116 + 112u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v245 = v244 / v27;  // kernels/convolution/im2col_a.hpp:184
-  const uint v246 = v245 * v27;  // kernels/convolution/im2col_a.hpp:185
-  const uint v247 = v244 - v246;
-  const uint v248 = v247 / v27;  // kernels/convolution/im2col_a.hpp:186
-  const bool v249 = v244 < v41;  // kernels/convolution/im2col_a.hpp:187
-  const uint v252 = v249 ? v248 : 1u;  // kernels/convolution/im2col_a.hpp:188
-  const uint v254 = v248 * v27;  // kernels/convolution/im2col_a.hpp:189
-  const uint v255 = v247 - v254;
-  const uint v256 = v255 * v5;
-  const uint v257 = v249 ? v256 : v10;
-  const uint v260 = v249 ? v245 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const uint v261 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
-  const uint v264 = v261 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
-  const uint v265 = v264 << 6u;
-  const uint v268 = v261 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
-  const uint v269 = v268 << 6u;
-  iron_frag<float, 64, 64> v271;  // kernels/gemm/gemm_tiles.hpp:241
-  iron_frag_fill(v271, float(0.0f));
-  iron_frag<bfloat, 64, 16> v273;  // kernels/gemm/gemm_tiles.hpp:242
-  iron_frag_fill(v273, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v275;  // kernels/gemm/gemm_tiles.hpp:243
-  iron_frag_fill(v275, bfloat(bfloat(0.0f)));
-  const uint v278 = v2 & 7u;  // kernels/convolution/im2col_a.hpp:51
-  const bool v279 = v278 == v10;
-  const uint v283 = v13 & 7u;
-  const bool v284 = v283 == v10;
-  const bool v285 = v279 && v284;
-  const uint v288 = v15 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
-  const bool v289 = v288 == v10;
-  const uint v292 = v66 & 7u;
-  const bool v293 = v292 == v10;
-  const bool v294 = v289 && v293;
-  const bool v295 = v285 && v294;  // kernels/gemm/gemm_tiles.hpp:256
-  if (v295) {
-    const uint v6810 = v114 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6811 = v6810 << 3u;
-    const uint v6812 = v64 + v115;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6813 = v6812 < v12;
-    const uint v6818 = v6812 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6819 = v66 + v6818;
-    const uint v6824 = v115 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6829 = v114 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6831 = v6829 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6834 = v6829 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6835 = v6834 << 3u;
-    const uint v6836 = v64 + v6831;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6837 = v6836 < v12;
-    const uint v6842 = v6836 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6843 = v66 + v6842;
-    const uint v6848 = v6831 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6853 = v114 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6855 = v6853 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6858 = v6853 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6859 = v6858 << 3u;
-    const uint v6860 = v64 + v6855;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6861 = v6860 < v12;
-    const uint v6866 = v6860 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6867 = v66 + v6866;
-    const uint v6872 = v6855 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6877 = v114 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6879 = v6877 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6882 = v6877 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6883 = v6882 << 3u;
-    const uint v6884 = v64 + v6879;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6885 = v6884 < v12;
-    const uint v6890 = v6884 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6891 = v66 + v6890;
-    const uint v6896 = v6879 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6901 = v114 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6903 = v6901 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6906 = v6901 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6907 = v6906 << 3u;
-    const uint v6908 = v64 + v6903;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6909 = v6908 < v12;
-    const uint v6914 = v6908 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6915 = v66 + v6914;
-    const uint v6920 = v6903 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6925 = v114 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6927 = v6925 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6930 = v6925 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6931 = v6930 << 3u;
-    const uint v6932 = v64 + v6927;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6933 = v6932 < v12;
-    const uint v6938 = v6932 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6939 = v66 + v6938;
-    const uint v6944 = v6927 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6949 = v114 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6951 = v6949 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6954 = v6949 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6955 = v6954 << 3u;
-    const uint v6956 = v64 + v6951;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6957 = v6956 < v12;
-    const uint v6962 = v6956 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6963 = v66 + v6962;
-    const uint v6968 = v6951 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6973 = v114 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6975 = v6973 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6978 = v6973 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6979 = v6978 << 3u;
-    const uint v6980 = v64 + v6975;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6981 = v6980 < v12;
-    const uint v6986 = v6980 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6987 = v66 + v6986;
-    const uint v6992 = v6975 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v7002 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v7008 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+  const uint v67 = v12 * v15;
+  const uint v68 = v11 * v13;  // kernels/convolution/conv_tiles.hpp:125
+  const bool v72 = v4 == 1u;  // kernels/convolution/im2col_a.hpp:175
+  const bool v78 = v5 == 1u;
+  const bool v79 = v72 && v78;
+  const bool v84 = v6 == v10;  // kernels/convolution/im2col_a.hpp:176
+  const bool v85 = v79 && v84;  // kernels/convolution/im2col_a.hpp:175
+  const bool v87 = v8 == 1u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v88 = v85 && v87;
+  const uint v115 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:181
+  const uint v116 = v115 >> 3u;
+  const uint v117 = v60 + v116;
+  const uint v120 = v117 / v27;  // kernels/convolution/im2col_a.hpp:184
+  const uint v121 = v120 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v122 = v117 - v121;
+  const uint v123 = v122 / v27;  // kernels/convolution/im2col_a.hpp:186
+  const bool v124 = v117 < v41;  // kernels/convolution/im2col_a.hpp:187
+  const uint v127 = v124 ? v123 : 1u;  // kernels/convolution/im2col_a.hpp:188
+  const uint v129 = v123 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const uint v130 = v122 - v129;
+  const uint v131 = v130 * v5;
+  const uint v132 = v124 ? v131 : v10;
+  const uint v135 = v124 ? v120 : v10;  // kernels/convolution/im2col_a.hpp:190
+  const uint v137 = v117 + 16u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v138 = v137 / v27;  // kernels/convolution/im2col_a.hpp:184
+  const uint v139 = v138 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v140 = v137 - v139;
+  const uint v141 = v140 / v27;  // kernels/convolution/im2col_a.hpp:186
+  const bool v142 = v137 < v41;  // kernels/convolution/im2col_a.hpp:187
+  const uint v145 = v142 ? v141 : 1u;  // kernels/convolution/im2col_a.hpp:188
+  const uint v147 = v141 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const uint v148 = v140 - v147;
+  const uint v149 = v148 * v5;
+  const uint v150 = v142 ? v149 : v10;
+  const uint v153 = v142 ? v138 : v10;  // kernels/convolution/im2col_a.hpp:190
+  const uint v155 = v117 + 32u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v156 = v155 / v27;  // kernels/convolution/im2col_a.hpp:184
+  const uint v157 = v156 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v158 = v155 - v157;
+  const uint v159 = v158 / v27;  // kernels/convolution/im2col_a.hpp:186
+  const bool v160 = v155 < v41;  // kernels/convolution/im2col_a.hpp:187
+  const uint v163 = v160 ? v159 : 1u;  // kernels/convolution/im2col_a.hpp:188
+  const uint v165 = v159 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const uint v166 = v158 - v165;
+  const uint v167 = v166 * v5;
+  const uint v168 = v160 ? v167 : v10;
+  const uint v171 = v160 ? v156 : v10;  // kernels/convolution/im2col_a.hpp:190
+  const uint v173 = v117 + 48u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v174 = v173 / v27;  // kernels/convolution/im2col_a.hpp:184
+  const uint v175 = v174 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v176 = v173 - v175;
+  const uint v177 = v176 / v27;  // kernels/convolution/im2col_a.hpp:186
+  const bool v178 = v173 < v41;  // kernels/convolution/im2col_a.hpp:187
+  const uint v181 = v178 ? v177 : 1u;  // kernels/convolution/im2col_a.hpp:188
+  const uint v183 = v177 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const uint v184 = v176 - v183;
+  const uint v185 = v184 * v5;
+  const uint v186 = v178 ? v185 : v10;
+  const uint v189 = v178 ? v174 : v10;  // kernels/convolution/im2col_a.hpp:190
+  const uint v191 = v117 + 64u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v192 = v191 / v27;  // kernels/convolution/im2col_a.hpp:184
+  const uint v193 = v192 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v194 = v191 - v193;
+  const uint v195 = v194 / v27;  // kernels/convolution/im2col_a.hpp:186
+  const bool v196 = v191 < v41;  // kernels/convolution/im2col_a.hpp:187
+  const uint v199 = v196 ? v195 : 1u;  // kernels/convolution/im2col_a.hpp:188
+  const uint v201 = v195 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const uint v202 = v194 - v201;
+  const uint v203 = v202 * v5;
+  const uint v204 = v196 ? v203 : v10;
+  const uint v207 = v196 ? v192 : v10;  // kernels/convolution/im2col_a.hpp:190
+  const uint v209 = v117 + 80u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v210 = v209 / v27;  // kernels/convolution/im2col_a.hpp:184
+  const uint v211 = v210 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v212 = v209 - v211;
+  const uint v213 = v212 / v27;  // kernels/convolution/im2col_a.hpp:186
+  const bool v214 = v209 < v41;  // kernels/convolution/im2col_a.hpp:187
+  const uint v217 = v214 ? v213 : 1u;  // kernels/convolution/im2col_a.hpp:188
+  const uint v219 = v213 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const uint v220 = v212 - v219;
+  const uint v221 = v220 * v5;
+  const uint v222 = v214 ? v221 : v10;
+  const uint v225 = v214 ? v210 : v10;  // kernels/convolution/im2col_a.hpp:190
+  const uint v227 = v117 + 96u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v228 = v227 / v27;  // kernels/convolution/im2col_a.hpp:184
+  const uint v229 = v228 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v230 = v227 - v229;
+  const uint v231 = v230 / v27;  // kernels/convolution/im2col_a.hpp:186
+  const bool v232 = v227 < v41;  // kernels/convolution/im2col_a.hpp:187
+  const uint v235 = v232 ? v231 : 1u;  // kernels/convolution/im2col_a.hpp:188
+  const uint v237 = v231 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const uint v238 = v230 - v237;
+  const uint v239 = v238 * v5;
+  const uint v240 = v232 ? v239 : v10;
+  const uint v243 = v232 ? v228 : v10;  // kernels/convolution/im2col_a.hpp:190
+  const uint v245 = v117 + 112u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v246 = v245 / v27;  // kernels/convolution/im2col_a.hpp:184
+  const uint v247 = v246 * v27;  // kernels/convolution/im2col_a.hpp:185
+  const uint v248 = v245 - v247;
+  const uint v249 = v248 / v27;  // kernels/convolution/im2col_a.hpp:186
+  const bool v250 = v245 < v41;  // kernels/convolution/im2col_a.hpp:187
+  const uint v253 = v250 ? v249 : 1u;  // kernels/convolution/im2col_a.hpp:188
+  const uint v255 = v249 * v27;  // kernels/convolution/im2col_a.hpp:189
+  const uint v256 = v248 - v255;
+  const uint v257 = v256 * v5;
+  const uint v258 = v250 ? v257 : v10;
+  const uint v261 = v250 ? v246 : v10;  // kernels/convolution/im2col_a.hpp:190
+  const uint v262 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
+  const uint v265 = v262 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v266 = v265 << 6u;
+  const uint v269 = v262 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v270 = v269 << 6u;
+  iron_frag<float, 64, 64> v272;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag_fill(v272, float(0.0f));
+  iron_frag<bfloat, 64, 16> v274;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag_fill(v274, bfloat(bfloat(0.0f)));
+  iron_frag<bfloat, 16, 64> v276;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag_fill(v276, bfloat(bfloat(0.0f)));
+  const uint v279 = v2 & 7u;  // kernels/convolution/im2col_a.hpp:51
+  const bool v280 = v279 == v10;
+  const uint v284 = v13 & 7u;
+  const bool v285 = v284 == v10;
+  const bool v286 = v280 && v285;
+  const uint v289 = v15 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
+  const bool v290 = v289 == v10;
+  const uint v293 = v67 & 7u;
+  const bool v294 = v293 == v10;
+  const bool v295 = v290 && v294;
+  const bool v296 = v286 && v295;  // kernels/gemm/gemm_tiles.hpp:259
+  if (v296) {
+    const uint v6811 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6812 = v6811 << 3u;
+    const uint v6813 = v64 + v116;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6814 = v6813 < v12;
+    const uint v6819 = v6813 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6820 = v66 + v6819;
+    const uint v6825 = v116 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6830 = v115 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6832 = v6830 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6835 = v6830 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6836 = v6835 << 3u;
+    const uint v6837 = v64 + v6832;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6838 = v6837 < v12;
+    const uint v6843 = v6837 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6844 = v66 + v6843;
+    const uint v6849 = v6832 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6854 = v115 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6856 = v6854 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6859 = v6854 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6860 = v6859 << 3u;
+    const uint v6861 = v64 + v6856;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6862 = v6861 < v12;
+    const uint v6867 = v6861 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6868 = v66 + v6867;
+    const uint v6873 = v6856 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6878 = v115 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6880 = v6878 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6883 = v6878 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6884 = v6883 << 3u;
+    const uint v6885 = v64 + v6880;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6886 = v6885 < v12;
+    const uint v6891 = v6885 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6892 = v66 + v6891;
+    const uint v6897 = v6880 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6902 = v115 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6904 = v6902 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6907 = v6902 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6908 = v6907 << 3u;
+    const uint v6909 = v64 + v6904;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6910 = v6909 < v12;
+    const uint v6915 = v6909 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6916 = v66 + v6915;
+    const uint v6921 = v6904 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6926 = v115 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6928 = v6926 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6931 = v6926 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6932 = v6931 << 3u;
+    const uint v6933 = v64 + v6928;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6934 = v6933 < v12;
+    const uint v6939 = v6933 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6940 = v66 + v6939;
+    const uint v6945 = v6928 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6950 = v115 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6952 = v6950 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6955 = v6950 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6956 = v6955 << 3u;
+    const uint v6957 = v64 + v6952;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6958 = v6957 < v12;
+    const uint v6963 = v6957 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6964 = v66 + v6963;
+    const uint v6969 = v6952 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6974 = v115 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6976 = v6974 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6979 = v6974 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6980 = v6979 << 3u;
+    const uint v6981 = v64 + v6976;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6982 = v6981 < v12;
+    const uint v6987 = v6981 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6988 = v66 + v6987;
+    const uint v6993 = v6976 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7003 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v7009 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
 
-    for (uint v6383 = v10; v6383 < v15; v6383 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v6385 = v6383 >> 6u;
-      const uint v6387 = v6385 % 1u;
+    for (uint v6384 = v10; v6384 < v15; v6384 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+      const uint v6386 = v6384 >> 6u;
+      const uint v6388 = v6386 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6389 = v6387 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-      if (v87) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v6402 = v6383 + v6811;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6403 = v6402 < v15;
-        const bool v6404 = v123 && v6403;
-        const uint v6406 = v116 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6408 = v6406 + v6383;
-        const uint v6409 = v6408 + v6811;
-        const uint v6410 = v6404 ? v6409 : v10;
-        const uint v6413 = v6389 + v6824;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6414 = v6413 + v6811;
+      const uint v6390 = v6388 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+      if (v88) {  // kernels/convolution/im2col_a.hpp:89
+        const uint v6403 = v6384 + v6812;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6404 = v6403 < v15;
+        const bool v6405 = v124 && v6404;
+        const uint v6407 = v117 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6409 = v6407 + v6384;
+        const uint v6410 = v6409 + v6812;
+        const uint v6411 = v6405 ? v6410 : v10;
+        const uint v6414 = v6390 + v6825;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6415 = v6414 + v6812;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6414 + e] = v6404 ? x[v6410 + e] : bfloat(0);
+          shm0[v6415 + e] = v6405 ? x[v6411 + e] : bfloat(0);
         }
-        const uint v6424 = v60 + v6831;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6425 = v6424 < v41;
-        const uint v6426 = v6383 + v6835;
-        const bool v6427 = v6426 < v15;
-        const bool v6428 = v6425 && v6427;
-        const uint v6430 = v6424 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6432 = v6430 + v6383;
-        const uint v6433 = v6432 + v6835;
-        const uint v6434 = v6428 ? v6433 : v10;
-        const uint v6437 = v6389 + v6848;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6438 = v6437 + v6835;
+        const uint v6425 = v60 + v6832;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6426 = v6425 < v41;
+        const uint v6427 = v6384 + v6836;
+        const bool v6428 = v6427 < v15;
+        const bool v6429 = v6426 && v6428;
+        const uint v6431 = v6425 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6433 = v6431 + v6384;
+        const uint v6434 = v6433 + v6836;
+        const uint v6435 = v6429 ? v6434 : v10;
+        const uint v6438 = v6390 + v6849;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6439 = v6438 + v6836;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6438 + e] = v6428 ? x[v6434 + e] : bfloat(0);
+          shm0[v6439 + e] = v6429 ? x[v6435 + e] : bfloat(0);
         }
-        const uint v6448 = v60 + v6855;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6449 = v6448 < v41;
-        const uint v6450 = v6383 + v6859;
-        const bool v6451 = v6450 < v15;
-        const bool v6452 = v6449 && v6451;
-        const uint v6454 = v6448 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6456 = v6454 + v6383;
-        const uint v6457 = v6456 + v6859;
-        const uint v6458 = v6452 ? v6457 : v10;
-        const uint v6461 = v6389 + v6872;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6462 = v6461 + v6859;
+        const uint v6449 = v60 + v6856;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6450 = v6449 < v41;
+        const uint v6451 = v6384 + v6860;
+        const bool v6452 = v6451 < v15;
+        const bool v6453 = v6450 && v6452;
+        const uint v6455 = v6449 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6457 = v6455 + v6384;
+        const uint v6458 = v6457 + v6860;
+        const uint v6459 = v6453 ? v6458 : v10;
+        const uint v6462 = v6390 + v6873;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6463 = v6462 + v6860;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6462 + e] = v6452 ? x[v6458 + e] : bfloat(0);
+          shm0[v6463 + e] = v6453 ? x[v6459 + e] : bfloat(0);
         }
-        const uint v6472 = v60 + v6879;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6473 = v6472 < v41;
-        const uint v6474 = v6383 + v6883;
-        const bool v6475 = v6474 < v15;
-        const bool v6476 = v6473 && v6475;
-        const uint v6478 = v6472 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6480 = v6478 + v6383;
-        const uint v6481 = v6480 + v6883;
-        const uint v6482 = v6476 ? v6481 : v10;
-        const uint v6485 = v6389 + v6896;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6486 = v6485 + v6883;
+        const uint v6473 = v60 + v6880;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6474 = v6473 < v41;
+        const uint v6475 = v6384 + v6884;
+        const bool v6476 = v6475 < v15;
+        const bool v6477 = v6474 && v6476;
+        const uint v6479 = v6473 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6481 = v6479 + v6384;
+        const uint v6482 = v6481 + v6884;
+        const uint v6483 = v6477 ? v6482 : v10;
+        const uint v6486 = v6390 + v6897;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6487 = v6486 + v6884;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6486 + e] = v6476 ? x[v6482 + e] : bfloat(0);
+          shm0[v6487 + e] = v6477 ? x[v6483 + e] : bfloat(0);
         }
-        const uint v6496 = v60 + v6903;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6497 = v6496 < v41;
-        const uint v6498 = v6383 + v6907;
-        const bool v6499 = v6498 < v15;
-        const bool v6500 = v6497 && v6499;
-        const uint v6502 = v6496 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6504 = v6502 + v6383;
-        const uint v6505 = v6504 + v6907;
-        const uint v6506 = v6500 ? v6505 : v10;
-        const uint v6509 = v6389 + v6920;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6510 = v6509 + v6907;
+        const uint v6497 = v60 + v6904;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6498 = v6497 < v41;
+        const uint v6499 = v6384 + v6908;
+        const bool v6500 = v6499 < v15;
+        const bool v6501 = v6498 && v6500;
+        const uint v6503 = v6497 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6505 = v6503 + v6384;
+        const uint v6506 = v6505 + v6908;
+        const uint v6507 = v6501 ? v6506 : v10;
+        const uint v6510 = v6390 + v6921;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6511 = v6510 + v6908;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6510 + e] = v6500 ? x[v6506 + e] : bfloat(0);
+          shm0[v6511 + e] = v6501 ? x[v6507 + e] : bfloat(0);
         }
-        const uint v6520 = v60 + v6927;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6521 = v6520 < v41;
-        const uint v6522 = v6383 + v6931;
-        const bool v6523 = v6522 < v15;
-        const bool v6524 = v6521 && v6523;
-        const uint v6526 = v6520 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6528 = v6526 + v6383;
-        const uint v6529 = v6528 + v6931;
-        const uint v6530 = v6524 ? v6529 : v10;
-        const uint v6533 = v6389 + v6944;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6534 = v6533 + v6931;
+        const uint v6521 = v60 + v6928;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6522 = v6521 < v41;
+        const uint v6523 = v6384 + v6932;
+        const bool v6524 = v6523 < v15;
+        const bool v6525 = v6522 && v6524;
+        const uint v6527 = v6521 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6529 = v6527 + v6384;
+        const uint v6530 = v6529 + v6932;
+        const uint v6531 = v6525 ? v6530 : v10;
+        const uint v6534 = v6390 + v6945;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6535 = v6534 + v6932;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6534 + e] = v6524 ? x[v6530 + e] : bfloat(0);
+          shm0[v6535 + e] = v6525 ? x[v6531 + e] : bfloat(0);
         }
-        const uint v6544 = v60 + v6951;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6545 = v6544 < v41;
-        const uint v6546 = v6383 + v6955;
-        const bool v6547 = v6546 < v15;
-        const bool v6548 = v6545 && v6547;
-        const uint v6550 = v6544 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6552 = v6550 + v6383;
-        const uint v6553 = v6552 + v6955;
-        const uint v6554 = v6548 ? v6553 : v10;
-        const uint v6557 = v6389 + v6968;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6558 = v6557 + v6955;
+        const uint v6545 = v60 + v6952;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6546 = v6545 < v41;
+        const uint v6547 = v6384 + v6956;
+        const bool v6548 = v6547 < v15;
+        const bool v6549 = v6546 && v6548;
+        const uint v6551 = v6545 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6553 = v6551 + v6384;
+        const uint v6554 = v6553 + v6956;
+        const uint v6555 = v6549 ? v6554 : v10;
+        const uint v6558 = v6390 + v6969;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6559 = v6558 + v6956;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6558 + e] = v6548 ? x[v6554 + e] : bfloat(0);
+          shm0[v6559 + e] = v6549 ? x[v6555 + e] : bfloat(0);
         }
-        const uint v6568 = v60 + v6975;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6569 = v6568 < v41;
-        const uint v6570 = v6383 + v6979;
-        const bool v6571 = v6570 < v15;
-        const bool v6572 = v6569 && v6571;
-        const uint v6574 = v6568 * v15;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6576 = v6574 + v6383;
-        const uint v6577 = v6576 + v6979;
-        const uint v6578 = v6572 ? v6577 : v10;
-        const uint v6581 = v6389 + v6992;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6582 = v6581 + v6979;
+        const uint v6569 = v60 + v6976;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6570 = v6569 < v41;
+        const uint v6571 = v6384 + v6980;
+        const bool v6572 = v6571 < v15;
+        const bool v6573 = v6570 && v6572;
+        const uint v6575 = v6569 * v15;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6577 = v6575 + v6384;
+        const uint v6578 = v6577 + v6980;
+        const uint v6579 = v6573 ? v6578 : v10;
+        const uint v6582 = v6390 + v6993;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6583 = v6582 + v6980;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6582 + e] = v6572 ? x[v6578 + e] : bfloat(0);
+          shm0[v6583 + e] = v6573 ? x[v6579 + e] : bfloat(0);
         }
       } else {
-        const uint v6588 = v6383 + v6811;  // kernels/convolution/im2col_a.hpp:109
-        const uint v6590 = v6588 / v13;  // kernels/convolution/im2col_a.hpp:111
-        const uint v6592 = v6590 * v13;  // kernels/convolution/im2col_a.hpp:112
-        const uint v6593 = v6588 - v6592;
-        const uint v6594 = v6590 / v4;  // kernels/convolution/im2col_a.hpp:113
-        const uint v6596 = v6594 * v4;  // kernels/convolution/im2col_a.hpp:115
-        const uint v6597 = v6590 - v6596;
-        const uint v6598 = v6597 * v7;
-        const uint v6599 = v67 + v6593;  // kernels/convolution/im2col_a.hpp:116
-        const bool v6600 = v6588 < v15;  // kernels/convolution/im2col_a.hpp:117
-        const uint v6602 = v1 + v6;  // kernels/convolution/im2col_a.hpp:119
-        const uint v6608 = v6824 + v6811;  // kernels/convolution/im2col_a.hpp:120
-        const uint v6609 = v126 + v6594;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6610 = v131 + v6598;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6611 = v6609 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6612 = v6600 && v6611;
-        const bool v6613 = v6609 < 1u;
-        const bool v6614 = v6612 && v6613;
-        const bool v6615 = v6610 >= v6;
-        const bool v6616 = v6614 && v6615;
-        const bool v6617 = v6610 < v6602;
-        const bool v6618 = v6616 && v6617;
-        const uint v6619 = max(v6609, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6621 = max(v6610, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6622 = v6621 - v6;
-        const uint v6623 = v134 + v6619;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6624 = v6623 * v1;
-        const uint v6625 = v6624 + v6622;
-        const uint v6626 = v6625 * v2;
-        const uint v6627 = v6626 + v6599;
-        const uint v6629 = v6618 ? v6627 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6631 = v6389 + v6608;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6589 = v6384 + v6812;  // kernels/convolution/im2col_a.hpp:109
+        const uint v6591 = v6589 / v13;  // kernels/convolution/im2col_a.hpp:111
+        const uint v6593 = v6591 * v13;  // kernels/convolution/im2col_a.hpp:112
+        const uint v6594 = v6589 - v6593;
+        const uint v6595 = v6591 / v4;  // kernels/convolution/im2col_a.hpp:113
+        const uint v6597 = v6595 * v4;  // kernels/convolution/im2col_a.hpp:115
+        const uint v6598 = v6591 - v6597;
+        const uint v6599 = v6598 * v7;
+        const uint v6600 = v68 + v6594;  // kernels/convolution/im2col_a.hpp:116
+        const bool v6601 = v6589 < v15;  // kernels/convolution/im2col_a.hpp:117
+        const uint v6603 = v1 + v6;  // kernels/convolution/im2col_a.hpp:119
+        const uint v6609 = v6825 + v6812;  // kernels/convolution/im2col_a.hpp:120
+        const uint v6610 = v127 + v6595;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6611 = v132 + v6599;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6612 = v6610 >= v10;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6613 = v6601 && v6612;
+        const bool v6614 = v6610 < 1u;
+        const bool v6615 = v6613 && v6614;
+        const bool v6616 = v6611 >= v6;
+        const bool v6617 = v6615 && v6616;
+        const bool v6618 = v6611 < v6603;
+        const bool v6619 = v6617 && v6618;
+        const uint v6620 = max(v6610, v10);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6622 = max(v6611, v6);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6623 = v6622 - v6;
+        const uint v6624 = v135 + v6620;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6625 = v6624 * v1;
+        const uint v6626 = v6625 + v6623;
+        const uint v6627 = v6626 * v2;
+        const uint v6628 = v6627 + v6600;
+        const uint v6630 = v6619 ? v6628 : v10;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6632 = v6390 + v6609;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6631 + e] = v6618 ? x[v6629 + e] : bfloat(0);
+          shm0[v6632 + e] = v6619 ? x[v6630 + e] : bfloat(0);
         }
-        const uint v6633 = v144 + v6594;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6634 = v149 + v6598;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6635 = v6633 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6636 = v6600 && v6635;
-        const bool v6637 = v6633 < 1u;
-        const bool v6638 = v6636 && v6637;
-        const bool v6639 = v6634 >= v6;
-        const bool v6640 = v6638 && v6639;
-        const bool v6641 = v6634 < v6602;
-        const bool v6642 = v6640 && v6641;
-        const uint v6643 = max(v6633, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6645 = max(v6634, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6646 = v6645 - v6;
-        const uint v6647 = v152 + v6643;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6648 = v6647 * v1;
-        const uint v6649 = v6648 + v6646;
-        const uint v6650 = v6649 * v2;
-        const uint v6651 = v6650 + v6599;
-        const uint v6653 = v6642 ? v6651 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6656 = v6631 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6634 = v145 + v6595;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6635 = v150 + v6599;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6636 = v6634 >= v10;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6637 = v6601 && v6636;
+        const bool v6638 = v6634 < 1u;
+        const bool v6639 = v6637 && v6638;
+        const bool v6640 = v6635 >= v6;
+        const bool v6641 = v6639 && v6640;
+        const bool v6642 = v6635 < v6603;
+        const bool v6643 = v6641 && v6642;
+        const uint v6644 = max(v6634, v10);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6646 = max(v6635, v6);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6647 = v6646 - v6;
+        const uint v6648 = v153 + v6644;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6649 = v6648 * v1;
+        const uint v6650 = v6649 + v6647;
+        const uint v6651 = v6650 * v2;
+        const uint v6652 = v6651 + v6600;
+        const uint v6654 = v6643 ? v6652 : v10;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6657 = v6632 + 1024u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6656 + e] = v6642 ? x[v6653 + e] : bfloat(0);
+          shm0[v6657 + e] = v6643 ? x[v6654 + e] : bfloat(0);
         }
-        const uint v6657 = v162 + v6594;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6658 = v167 + v6598;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6659 = v6657 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6660 = v6600 && v6659;
-        const bool v6661 = v6657 < 1u;
-        const bool v6662 = v6660 && v6661;
-        const bool v6663 = v6658 >= v6;
-        const bool v6664 = v6662 && v6663;
-        const bool v6665 = v6658 < v6602;
-        const bool v6666 = v6664 && v6665;
-        const uint v6667 = max(v6657, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6669 = max(v6658, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6670 = v6669 - v6;
-        const uint v6671 = v170 + v6667;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6672 = v6671 * v1;
-        const uint v6673 = v6672 + v6670;
-        const uint v6674 = v6673 * v2;
-        const uint v6675 = v6674 + v6599;
-        const uint v6677 = v6666 ? v6675 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6680 = v6631 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6658 = v163 + v6595;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6659 = v168 + v6599;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6660 = v6658 >= v10;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6661 = v6601 && v6660;
+        const bool v6662 = v6658 < 1u;
+        const bool v6663 = v6661 && v6662;
+        const bool v6664 = v6659 >= v6;
+        const bool v6665 = v6663 && v6664;
+        const bool v6666 = v6659 < v6603;
+        const bool v6667 = v6665 && v6666;
+        const uint v6668 = max(v6658, v10);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6670 = max(v6659, v6);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6671 = v6670 - v6;
+        const uint v6672 = v171 + v6668;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6673 = v6672 * v1;
+        const uint v6674 = v6673 + v6671;
+        const uint v6675 = v6674 * v2;
+        const uint v6676 = v6675 + v6600;
+        const uint v6678 = v6667 ? v6676 : v10;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6681 = v6632 + 2048u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6680 + e] = v6666 ? x[v6677 + e] : bfloat(0);
+          shm0[v6681 + e] = v6667 ? x[v6678 + e] : bfloat(0);
         }
-        const uint v6681 = v180 + v6594;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6682 = v185 + v6598;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6683 = v6681 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6684 = v6600 && v6683;
-        const bool v6685 = v6681 < 1u;
-        const bool v6686 = v6684 && v6685;
-        const bool v6687 = v6682 >= v6;
-        const bool v6688 = v6686 && v6687;
-        const bool v6689 = v6682 < v6602;
-        const bool v6690 = v6688 && v6689;
-        const uint v6691 = max(v6681, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6693 = max(v6682, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6694 = v6693 - v6;
-        const uint v6695 = v188 + v6691;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6696 = v6695 * v1;
-        const uint v6697 = v6696 + v6694;
-        const uint v6698 = v6697 * v2;
-        const uint v6699 = v6698 + v6599;
-        const uint v6701 = v6690 ? v6699 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6704 = v6631 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6682 = v181 + v6595;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6683 = v186 + v6599;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6684 = v6682 >= v10;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6685 = v6601 && v6684;
+        const bool v6686 = v6682 < 1u;
+        const bool v6687 = v6685 && v6686;
+        const bool v6688 = v6683 >= v6;
+        const bool v6689 = v6687 && v6688;
+        const bool v6690 = v6683 < v6603;
+        const bool v6691 = v6689 && v6690;
+        const uint v6692 = max(v6682, v10);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6694 = max(v6683, v6);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6695 = v6694 - v6;
+        const uint v6696 = v189 + v6692;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6697 = v6696 * v1;
+        const uint v6698 = v6697 + v6695;
+        const uint v6699 = v6698 * v2;
+        const uint v6700 = v6699 + v6600;
+        const uint v6702 = v6691 ? v6700 : v10;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6705 = v6632 + 3072u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6704 + e] = v6690 ? x[v6701 + e] : bfloat(0);
+          shm0[v6705 + e] = v6691 ? x[v6702 + e] : bfloat(0);
         }
-        const uint v6705 = v198 + v6594;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6706 = v203 + v6598;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6707 = v6705 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6708 = v6600 && v6707;
-        const bool v6709 = v6705 < 1u;
-        const bool v6710 = v6708 && v6709;
-        const bool v6711 = v6706 >= v6;
-        const bool v6712 = v6710 && v6711;
-        const bool v6713 = v6706 < v6602;
-        const bool v6714 = v6712 && v6713;
-        const uint v6715 = max(v6705, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6717 = max(v6706, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6718 = v6717 - v6;
-        const uint v6719 = v206 + v6715;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6720 = v6719 * v1;
-        const uint v6721 = v6720 + v6718;
-        const uint v6722 = v6721 * v2;
-        const uint v6723 = v6722 + v6599;
-        const uint v6725 = v6714 ? v6723 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6728 = v6631 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6706 = v199 + v6595;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6707 = v204 + v6599;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6708 = v6706 >= v10;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6709 = v6601 && v6708;
+        const bool v6710 = v6706 < 1u;
+        const bool v6711 = v6709 && v6710;
+        const bool v6712 = v6707 >= v6;
+        const bool v6713 = v6711 && v6712;
+        const bool v6714 = v6707 < v6603;
+        const bool v6715 = v6713 && v6714;
+        const uint v6716 = max(v6706, v10);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6718 = max(v6707, v6);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6719 = v6718 - v6;
+        const uint v6720 = v207 + v6716;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6721 = v6720 * v1;
+        const uint v6722 = v6721 + v6719;
+        const uint v6723 = v6722 * v2;
+        const uint v6724 = v6723 + v6600;
+        const uint v6726 = v6715 ? v6724 : v10;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6729 = v6632 + 4096u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6728 + e] = v6714 ? x[v6725 + e] : bfloat(0);
+          shm0[v6729 + e] = v6715 ? x[v6726 + e] : bfloat(0);
         }
-        const uint v6729 = v216 + v6594;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6730 = v221 + v6598;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6731 = v6729 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6732 = v6600 && v6731;
-        const bool v6733 = v6729 < 1u;
-        const bool v6734 = v6732 && v6733;
-        const bool v6735 = v6730 >= v6;
-        const bool v6736 = v6734 && v6735;
-        const bool v6737 = v6730 < v6602;
-        const bool v6738 = v6736 && v6737;
-        const uint v6739 = max(v6729, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6741 = max(v6730, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6742 = v6741 - v6;
-        const uint v6743 = v224 + v6739;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6744 = v6743 * v1;
-        const uint v6745 = v6744 + v6742;
-        const uint v6746 = v6745 * v2;
-        const uint v6747 = v6746 + v6599;
-        const uint v6749 = v6738 ? v6747 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6752 = v6631 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6730 = v217 + v6595;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6731 = v222 + v6599;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6732 = v6730 >= v10;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6733 = v6601 && v6732;
+        const bool v6734 = v6730 < 1u;
+        const bool v6735 = v6733 && v6734;
+        const bool v6736 = v6731 >= v6;
+        const bool v6737 = v6735 && v6736;
+        const bool v6738 = v6731 < v6603;
+        const bool v6739 = v6737 && v6738;
+        const uint v6740 = max(v6730, v10);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6742 = max(v6731, v6);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6743 = v6742 - v6;
+        const uint v6744 = v225 + v6740;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6745 = v6744 * v1;
+        const uint v6746 = v6745 + v6743;
+        const uint v6747 = v6746 * v2;
+        const uint v6748 = v6747 + v6600;
+        const uint v6750 = v6739 ? v6748 : v10;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6753 = v6632 + 5120u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6752 + e] = v6738 ? x[v6749 + e] : bfloat(0);
+          shm0[v6753 + e] = v6739 ? x[v6750 + e] : bfloat(0);
         }
-        const uint v6753 = v234 + v6594;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6754 = v239 + v6598;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6755 = v6753 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6756 = v6600 && v6755;
-        const bool v6757 = v6753 < 1u;
-        const bool v6758 = v6756 && v6757;
-        const bool v6759 = v6754 >= v6;
-        const bool v6760 = v6758 && v6759;
-        const bool v6761 = v6754 < v6602;
-        const bool v6762 = v6760 && v6761;
-        const uint v6763 = max(v6753, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6765 = max(v6754, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6766 = v6765 - v6;
-        const uint v6767 = v242 + v6763;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6768 = v6767 * v1;
-        const uint v6769 = v6768 + v6766;
-        const uint v6770 = v6769 * v2;
-        const uint v6771 = v6770 + v6599;
-        const uint v6773 = v6762 ? v6771 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6776 = v6631 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6754 = v235 + v6595;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6755 = v240 + v6599;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6756 = v6754 >= v10;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6757 = v6601 && v6756;
+        const bool v6758 = v6754 < 1u;
+        const bool v6759 = v6757 && v6758;
+        const bool v6760 = v6755 >= v6;
+        const bool v6761 = v6759 && v6760;
+        const bool v6762 = v6755 < v6603;
+        const bool v6763 = v6761 && v6762;
+        const uint v6764 = max(v6754, v10);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6766 = max(v6755, v6);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6767 = v6766 - v6;
+        const uint v6768 = v243 + v6764;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6769 = v6768 * v1;
+        const uint v6770 = v6769 + v6767;
+        const uint v6771 = v6770 * v2;
+        const uint v6772 = v6771 + v6600;
+        const uint v6774 = v6763 ? v6772 : v10;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6777 = v6632 + 6144u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6776 + e] = v6762 ? x[v6773 + e] : bfloat(0);
+          shm0[v6777 + e] = v6763 ? x[v6774 + e] : bfloat(0);
         }
-        const uint v6777 = v252 + v6594;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6778 = v257 + v6598;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6779 = v6777 >= v10;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6780 = v6600 && v6779;
-        const bool v6781 = v6777 < 1u;
-        const bool v6782 = v6780 && v6781;
-        const bool v6783 = v6778 >= v6;
-        const bool v6784 = v6782 && v6783;
-        const bool v6785 = v6778 < v6602;
-        const bool v6786 = v6784 && v6785;
-        const uint v6787 = max(v6777, v10);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6789 = max(v6778, v6);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6790 = v6789 - v6;
-        const uint v6791 = v260 + v6787;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6792 = v6791 * v1;
-        const uint v6793 = v6792 + v6790;
-        const uint v6794 = v6793 * v2;
-        const uint v6795 = v6794 + v6599;
-        const uint v6797 = v6786 ? v6795 : v10;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6800 = v6631 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6778 = v253 + v6595;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6779 = v258 + v6599;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6780 = v6778 >= v10;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6781 = v6601 && v6780;
+        const bool v6782 = v6778 < 1u;
+        const bool v6783 = v6781 && v6782;
+        const bool v6784 = v6779 >= v6;
+        const bool v6785 = v6783 && v6784;
+        const bool v6786 = v6779 < v6603;
+        const bool v6787 = v6785 && v6786;
+        const uint v6788 = max(v6778, v10);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6790 = max(v6779, v6);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6791 = v6790 - v6;
+        const uint v6792 = v261 + v6788;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6793 = v6792 * v1;
+        const uint v6794 = v6793 + v6791;
+        const uint v6795 = v6794 * v2;
+        const uint v6796 = v6795 + v6600;
+        const uint v6798 = v6787 ? v6796 : v10;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6801 = v6632 + 7168u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6800 + e] = v6786 ? x[v6797 + e] : bfloat(0);
+          shm0[v6801 + e] = v6787 ? x[v6798 + e] : bfloat(0);
         }
       }
-      const uint v6814 = v6383 + v6811;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6815 = v6814 < v15;
-      const bool v6816 = v6813 && v6815;
-      const uint v6820 = v6819 + v6383;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6821 = v6820 + v6811;
-      const uint v6822 = v6816 ? v6821 : v66;
-      const uint v6825 = v6389 + v6824;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6826 = v6825 + v6811;
+      const uint v6815 = v6384 + v6812;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6816 = v6815 < v15;
+      const bool v6817 = v6814 && v6816;
+      const uint v6821 = v6820 + v6384;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6822 = v6821 + v6812;
+      const uint v6823 = v6817 ? v6822 : v66;
+      const uint v6826 = v6390 + v6825;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6827 = v6826 + v6812;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6826 + e] = v6816 ? weight[v6822 + e] : bfloat(0);
+        shm1[v6827 + e] = v6817 ? weight[v6823 + e] : bfloat(0);
       }
-      const uint v6838 = v6383 + v6835;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6839 = v6838 < v15;
-      const bool v6840 = v6837 && v6839;
-      const uint v6844 = v6843 + v6383;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6845 = v6844 + v6835;
-      const uint v6846 = v6840 ? v6845 : v66;
-      const uint v6849 = v6389 + v6848;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6850 = v6849 + v6835;
+      const uint v6839 = v6384 + v6836;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6840 = v6839 < v15;
+      const bool v6841 = v6838 && v6840;
+      const uint v6845 = v6844 + v6384;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6846 = v6845 + v6836;
+      const uint v6847 = v6841 ? v6846 : v66;
+      const uint v6850 = v6390 + v6849;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6851 = v6850 + v6836;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6850 + e] = v6840 ? weight[v6846 + e] : bfloat(0);
+        shm1[v6851 + e] = v6841 ? weight[v6847 + e] : bfloat(0);
       }
-      const uint v6862 = v6383 + v6859;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6863 = v6862 < v15;
-      const bool v6864 = v6861 && v6863;
-      const uint v6868 = v6867 + v6383;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6869 = v6868 + v6859;
-      const uint v6870 = v6864 ? v6869 : v66;
-      const uint v6873 = v6389 + v6872;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6874 = v6873 + v6859;
+      const uint v6863 = v6384 + v6860;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6864 = v6863 < v15;
+      const bool v6865 = v6862 && v6864;
+      const uint v6869 = v6868 + v6384;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6870 = v6869 + v6860;
+      const uint v6871 = v6865 ? v6870 : v66;
+      const uint v6874 = v6390 + v6873;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6875 = v6874 + v6860;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6874 + e] = v6864 ? weight[v6870 + e] : bfloat(0);
+        shm1[v6875 + e] = v6865 ? weight[v6871 + e] : bfloat(0);
       }
-      const uint v6886 = v6383 + v6883;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6887 = v6886 < v15;
-      const bool v6888 = v6885 && v6887;
-      const uint v6892 = v6891 + v6383;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6893 = v6892 + v6883;
-      const uint v6894 = v6888 ? v6893 : v66;
-      const uint v6897 = v6389 + v6896;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6898 = v6897 + v6883;
+      const uint v6887 = v6384 + v6884;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6888 = v6887 < v15;
+      const bool v6889 = v6886 && v6888;
+      const uint v6893 = v6892 + v6384;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6894 = v6893 + v6884;
+      const uint v6895 = v6889 ? v6894 : v66;
+      const uint v6898 = v6390 + v6897;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6899 = v6898 + v6884;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6898 + e] = v6888 ? weight[v6894 + e] : bfloat(0);
+        shm1[v6899 + e] = v6889 ? weight[v6895 + e] : bfloat(0);
       }
-      const uint v6910 = v6383 + v6907;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6911 = v6910 < v15;
-      const bool v6912 = v6909 && v6911;
-      const uint v6916 = v6915 + v6383;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6917 = v6916 + v6907;
-      const uint v6918 = v6912 ? v6917 : v66;
-      const uint v6921 = v6389 + v6920;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6922 = v6921 + v6907;
+      const uint v6911 = v6384 + v6908;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6912 = v6911 < v15;
+      const bool v6913 = v6910 && v6912;
+      const uint v6917 = v6916 + v6384;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6918 = v6917 + v6908;
+      const uint v6919 = v6913 ? v6918 : v66;
+      const uint v6922 = v6390 + v6921;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6923 = v6922 + v6908;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6922 + e] = v6912 ? weight[v6918 + e] : bfloat(0);
+        shm1[v6923 + e] = v6913 ? weight[v6919 + e] : bfloat(0);
       }
-      const uint v6934 = v6383 + v6931;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6935 = v6934 < v15;
-      const bool v6936 = v6933 && v6935;
-      const uint v6940 = v6939 + v6383;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6941 = v6940 + v6931;
-      const uint v6942 = v6936 ? v6941 : v66;
-      const uint v6945 = v6389 + v6944;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6946 = v6945 + v6931;
+      const uint v6935 = v6384 + v6932;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6936 = v6935 < v15;
+      const bool v6937 = v6934 && v6936;
+      const uint v6941 = v6940 + v6384;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6942 = v6941 + v6932;
+      const uint v6943 = v6937 ? v6942 : v66;
+      const uint v6946 = v6390 + v6945;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6947 = v6946 + v6932;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6946 + e] = v6936 ? weight[v6942 + e] : bfloat(0);
+        shm1[v6947 + e] = v6937 ? weight[v6943 + e] : bfloat(0);
       }
-      const uint v6958 = v6383 + v6955;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6959 = v6958 < v15;
-      const bool v6960 = v6957 && v6959;
-      const uint v6964 = v6963 + v6383;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6965 = v6964 + v6955;
-      const uint v6966 = v6960 ? v6965 : v66;
-      const uint v6969 = v6389 + v6968;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6970 = v6969 + v6955;
+      const uint v6959 = v6384 + v6956;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6960 = v6959 < v15;
+      const bool v6961 = v6958 && v6960;
+      const uint v6965 = v6964 + v6384;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6966 = v6965 + v6956;
+      const uint v6967 = v6961 ? v6966 : v66;
+      const uint v6970 = v6390 + v6969;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6971 = v6970 + v6956;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6970 + e] = v6960 ? weight[v6966 + e] : bfloat(0);
+        shm1[v6971 + e] = v6961 ? weight[v6967 + e] : bfloat(0);
       }
-      const uint v6982 = v6383 + v6979;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6983 = v6982 < v15;
-      const bool v6984 = v6981 && v6983;
-      const uint v6988 = v6987 + v6383;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6989 = v6988 + v6979;
-      const uint v6990 = v6984 ? v6989 : v66;
-      const uint v6993 = v6389 + v6992;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6994 = v6993 + v6979;
+      const uint v6983 = v6384 + v6980;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6984 = v6983 < v15;
+      const bool v6985 = v6982 && v6984;
+      const uint v6989 = v6988 + v6384;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6990 = v6989 + v6980;
+      const uint v6991 = v6985 ? v6990 : v66;
+      const uint v6994 = v6390 + v6993;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6995 = v6994 + v6980;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6994 + e] = v6984 ? weight[v6990 + e] : bfloat(0);
+        shm1[v6995 + e] = v6985 ? weight[v6991 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7003 = v6389 + v7002;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v273, shm0, long(v7003), long(64u));
-      const uint v7009 = v6389 + v7008;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v275, shm1, long(v7009), long(64u));
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v7016 = v7003 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v273, shm0, long(v7016), long(64u));
-      const uint v7022 = v7009 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v275, shm1, long(v7022), long(64u));
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v7028 = v7003 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v273, shm0, long(v7028), long(64u));
-      const uint v7034 = v7009 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v275, shm1, long(v7034), long(64u));
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v7040 = v7003 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v273, shm0, long(v7040), long(64u));
-      const uint v7046 = v7009 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v275, shm1, long(v7046), long(64u));
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v7004 = v6390 + v7003;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v274, shm0, long(v7004), long(64u));
+      const uint v7010 = v6390 + v7009;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load<true>(v276, shm1, long(v7010), long(64u));
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v7017 = v7004 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v274, shm0, long(v7017), long(64u));
+      const uint v7023 = v7010 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load<true>(v276, shm1, long(v7023), long(64u));
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v7029 = v7004 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v274, shm0, long(v7029), long(64u));
+      const uint v7035 = v7010 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load<true>(v276, shm1, long(v7035), long(64u));
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v7041 = v7004 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v274, shm0, long(v7041), long(64u));
+      const uint v7047 = v7010 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load<true>(v276, shm1, long(v7047), long(64u));
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
   } else {
-    const uint v965 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
-    const uint v1024 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1078 = v265 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1084 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1092 = v1078 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1098 = v1084 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1104 = v1078 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1110 = v1084 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1116 = v1078 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1122 = v1084 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v966 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
+    const uint v1025 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
+    const uint v1079 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v1085 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v1093 = v1079 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v1099 = v1085 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v1105 = v1079 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v1111 = v1085 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v1117 = v1079 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v1123 = v1085 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
 
-    for (uint v964 = v10; v964 < v15; v964 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v968 = v114; v968 < 8192u; v968 += v965) {  // kernels/convolution/im2col_a.hpp:155
-        const uint v970 = v968 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const uint v972 = v968 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const uint v973 = v964 + v972;  // kernels/convolution/im2col_a.hpp:158
-        const uint v974 = v60 + v970;
-        const uint v1000 = v974 / v27;  // kernels/convolution/im2col_a.hpp:63
-        const uint v1001 = v974 % v27;  // kernels/convolution/im2col_a.hpp:64
-        const uint v1003 = v973 / v13;  // kernels/convolution/im2col_a.hpp:66
-        const uint v1004 = v1003 / v4;  // kernels/convolution/im2col_a.hpp:68
-        const uint v1006 = v1001 / v27;
-        const uint v1008 = v1006 + v1004;
-        const uint v1009 = v1003 % v4;  // kernels/convolution/im2col_a.hpp:69
-        const uint v1010 = v1009 * v7;
-        const uint v1011 = v1001 % v27;
-        const uint v1012 = v1011 * v5;
-        const uint v1013 = v1012 + v1010;
-        const bool v1014 = v974 < v41;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1015 = v973 < v15;
-        const bool v1016 = v1014 && v1015;
-        const bool v1017 = v1008 >= v10;
-        const bool v1018 = v1016 && v1017;
-        const bool v1020 = v1008 < 1u;
-        const bool v1021 = v1018 && v1020;
-        const bool v1022 = v1013 >= v6;
-        const bool v1023 = v1021 && v1022;
-        const bool v1025 = v1013 < v1024;
-        const bool v1026 = v1023 && v1025;
-        const uint v1027 = max(v1008, v10);  // kernels/convolution/im2col_a.hpp:72
-        const uint v1029 = max(v1013, v6);  // kernels/convolution/im2col_a.hpp:73
-        const uint v1030 = v1029 - v6;
-        const uint v1031 = v973 % v13;  // kernels/convolution/im2col_a.hpp:74
-        const uint v1033 = v1000 + v1027;
-        const uint v1034 = v1033 * v1;
-        const uint v1035 = v1034 + v1030;
-        const uint v1036 = v1035 * v2;
-        const uint v1037 = v1036 + v67;
-        const uint v1038 = v1037 + v1031;
-        if (v1026) {  // kernels/convolution/im2col_a.hpp:159
-          const bfloat v1039 = x[v1038];
-          const uint v1041 = v970 << 6u;
-          const uint v1042 = v1041 + v972;
-          shm0[v1042] = v1039;
+    for (uint v965 = v10; v965 < v15; v965 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+      for (uint v969 = v115; v969 < 8192u; v969 += v966) {  // kernels/convolution/im2col_a.hpp:155
+        const uint v971 = v969 >> 6u;  // kernels/convolution/im2col_a.hpp:156
+        const uint v973 = v969 & 63u;  // kernels/convolution/im2col_a.hpp:157
+        const uint v974 = v965 + v973;  // kernels/convolution/im2col_a.hpp:158
+        const uint v975 = v60 + v971;
+        const uint v1001 = v975 / v27;  // kernels/convolution/im2col_a.hpp:63
+        const uint v1002 = v975 % v27;  // kernels/convolution/im2col_a.hpp:64
+        const uint v1004 = v974 / v13;  // kernels/convolution/im2col_a.hpp:66
+        const uint v1005 = v1004 / v4;  // kernels/convolution/im2col_a.hpp:68
+        const uint v1007 = v1002 / v27;
+        const uint v1009 = v1007 + v1005;
+        const uint v1010 = v1004 % v4;  // kernels/convolution/im2col_a.hpp:69
+        const uint v1011 = v1010 * v7;
+        const uint v1012 = v1002 % v27;
+        const uint v1013 = v1012 * v5;
+        const uint v1014 = v1013 + v1011;
+        const bool v1015 = v975 < v41;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1016 = v974 < v15;
+        const bool v1017 = v1015 && v1016;
+        const bool v1018 = v1009 >= v10;
+        const bool v1019 = v1017 && v1018;
+        const bool v1021 = v1009 < 1u;
+        const bool v1022 = v1019 && v1021;
+        const bool v1023 = v1014 >= v6;
+        const bool v1024 = v1022 && v1023;
+        const bool v1026 = v1014 < v1025;
+        const bool v1027 = v1024 && v1026;
+        const uint v1028 = max(v1009, v10);  // kernels/convolution/im2col_a.hpp:72
+        const uint v1030 = max(v1014, v6);  // kernels/convolution/im2col_a.hpp:73
+        const uint v1031 = v1030 - v6;
+        const uint v1032 = v974 % v13;  // kernels/convolution/im2col_a.hpp:74
+        const uint v1034 = v1001 + v1028;
+        const uint v1035 = v1034 * v1;
+        const uint v1036 = v1035 + v1031;
+        const uint v1037 = v1036 * v2;
+        const uint v1038 = v1037 + v68;
+        const uint v1039 = v1038 + v1032;
+        if (v1027) {  // kernels/convolution/im2col_a.hpp:159
+          const bfloat v1040 = x[v1039];
+          const uint v1042 = v971 << 6u;
+          const uint v1043 = v1042 + v973;
+          shm0[v1043] = v1040;
         } else {
-          const uint v1044 = v970 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const uint v1045 = v1044 + v972;
-          shm0[v1045] = bfloat(0.0f);
+          const uint v1045 = v971 << 6u;  // kernels/convolution/im2col_a.hpp:160
+          const uint v1046 = v1045 + v973;
+          shm0[v1046] = bfloat(0.0f);
         }
       }
 
-      for (uint v1050 = v114; v1050 < 8192u; v1050 += v965) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1052 = v1050 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1054 = v1050 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1055 = v64 + v1052;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1056 = v1055 < v12;
-        const uint v1057 = v964 + v1054;
-        const bool v1058 = v1057 < v15;
-        const bool v1059 = v1056 && v1058;
-        if (v1059) {
-          const uint v1061 = v1055 * v15;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1062 = v66 + v1061;
-          const uint v1063 = v1062 + v964;
-          const uint v1064 = v1063 + v1054;
-          const bfloat v1065 = weight[v1064];
-          const uint v1067 = v1052 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v1068 = v1067 + v1054;
-          shm1[v1068] = v1065;
+      for (uint v1051 = v115; v1051 < 8192u; v1051 += v966) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1053 = v1051 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1055 = v1051 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1056 = v64 + v1053;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1057 = v1056 < v12;
+        const uint v1058 = v965 + v1055;
+        const bool v1059 = v1058 < v15;
+        const bool v1060 = v1057 && v1059;
+        if (v1060) {
+          const uint v1062 = v1056 * v15;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1063 = v66 + v1062;
+          const uint v1064 = v1063 + v965;
+          const uint v1065 = v1064 + v1055;
+          const bfloat v1066 = weight[v1065];
+          const uint v1068 = v1053 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1069 = v1068 + v1055;
+          shm1[v1069] = v1066;
         } else {
-          const uint v1070 = v1052 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1071 = v1070 + v1054;
-          shm1[v1071] = bfloat(0.0f);
+          const uint v1071 = v1053 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1072 = v1071 + v1055;
+          shm1[v1072] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v273, shm0, long(v1078), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v275, shm1, long(v1084), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v273, shm0, long(v1092), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v275, shm1, long(v1098), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v273, shm0, long(v1104), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v275, shm1, long(v1110), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v273, shm0, long(v1116), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v275, shm1, long(v1122), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v271, v273, v275);  // kernels/gemm/gemm_tiles.hpp:253
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
+      iron_frag_load<false>(v274, shm0, long(v1079), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v276, shm1, long(v1085), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<false>(v274, shm0, long(v1093), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v276, shm1, long(v1099), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<false>(v274, shm0, long(v1105), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v276, shm1, long(v1111), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<false>(v274, shm0, long(v1117), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v276, shm1, long(v1123), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
     }
   }
-  const uint v1123 = v64 + v269;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v1124 = v60 + v265;
-  const uint v1128 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1129 = v1128 == v10;
-  const uint v1132 = v12 & 1u;
-  const bool v1133 = v1132 == v10;
-  const bool v1134 = v1129 && v1133;
-  if (v1134) {
-    const uint v1135 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1136 = v1124 + v1135;
-    const uint v1137 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1138 = v1123 + v1137;
-    const uint v1140 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1141 = v1140 == v1135;
-    const uint v1144 = v1137 + 1u;
-    const uint v1145 = iron_frag_coord<64>(1u, iron_lane, true);
-    const bool v1146 = v1145 == v1144;
-    const bool v1147 = v1141 && v1146;
-    const uint v1150 = v1138 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1151 = v1150 == v10;
-    const bool v1152 = v1147 && v1151;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1152) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1153 = v1136 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1154 = v1138 < v12;
-      const bool v1155 = v1153 && v1154;
-      if (v1155) {
-        const uint v1156 = v65 + v1138;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1157 = v271.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1158 = bfloat(v1157);
-        const float v1159 = v271.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1162 = bfloat(v1159);
-        const uint v1163 = v1136 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1164 = v1163 + v1156;
-        *(device bfloat2*)(out + v1164) = bfloat2(v1158, v1162);
+  const uint v1124 = v64 + v270;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v1125 = v60 + v266;
+  const uint v1129 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:83
+  const bool v1130 = v1129 == v10;
+  const uint v1133 = v12 & 1u;
+  const bool v1134 = v1133 == v10;
+  const bool v1135 = v1130 && v1134;
+  if (v1135) {
+    const uint v1136 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1137 = v1125 + v1136;
+    const uint v1138 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1139 = v1124 + v1138;
+    const uint v1141 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1142 = v1141 == v1136;
+    const uint v1145 = v1138 + 1u;
+    const uint v1146 = iron_frag_coord<64>(1u, iron_lane, true);
+    const bool v1147 = v1146 == v1145;
+    const bool v1148 = v1142 && v1147;
+    const uint v1151 = v1139 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1152 = v1151 == v10;
+    const bool v1153 = v1148 && v1152;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1153) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1154 = v1137 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1155 = v1139 < v12;
+      const bool v1156 = v1154 && v1155;
+      if (v1156) {
+        const uint v1157 = v65 + v1139;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1158 = v272.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1159 = bfloat(v1158);
+        const float v1160 = v272.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1163 = bfloat(v1160);
+        const uint v1164 = v1137 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1165 = v1164 + v1157;
+        *(device bfloat2*)(out + v1165) = bfloat2(v1159, v1163);
       }
     } else {
-      const bool v1169 = v1136 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1170 = v1138 < v12;
-      const bool v1171 = v1169 && v1170;
-      if (v1171) {
-        const float v1172 = v271.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1174 = bfloat(v1172);
-        const uint v1175 = v1136 * v3;
-        const uint v1176 = v1175 + v65;
-        const uint v1177 = v1176 + v1138;
-        out[v1177] = v1174;
+      const bool v1170 = v1137 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1171 = v1139 < v12;
+      const bool v1172 = v1170 && v1171;
+      if (v1172) {
+        const float v1173 = v272.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1175 = bfloat(v1173);
+        const uint v1176 = v1137 * v3;
+        const uint v1177 = v1176 + v65;
+        const uint v1178 = v1177 + v1139;
+        out[v1178] = v1175;
       }
-      const uint v1179 = v1124 + v1140;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1181 = v1123 + v1145;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1182 = v1179 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1183 = v1181 < v12;
-      const bool v1184 = v1182 && v1183;
-      if (v1184) {
-        const float v1185 = v271.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1187 = bfloat(v1185);
-        const uint v1188 = v1179 * v3;
-        const uint v1189 = v1188 + v65;
-        const uint v1190 = v1189 + v1181;
-        out[v1190] = v1187;
-      }
-    }
-    const uint v1191 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1192 = v1124 + v1191;
-    const uint v1193 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1194 = v1123 + v1193;
-    const uint v1196 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1197 = v1196 == v1191;
-    const uint v1200 = v1193 + 1u;
-    const uint v1201 = iron_frag_coord<64>(3u, iron_lane, true);
-    const bool v1202 = v1201 == v1200;
-    const bool v1203 = v1197 && v1202;
-    const uint v1206 = v1194 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1207 = v1206 == v10;
-    const bool v1208 = v1203 && v1207;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1208) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1209 = v1192 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1210 = v1194 < v12;
-      const bool v1211 = v1209 && v1210;
-      if (v1211) {
-        const uint v1212 = v65 + v1194;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1213 = v271.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1214 = bfloat(v1213);
-        const float v1215 = v271.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1218 = bfloat(v1215);
-        const uint v1219 = v1192 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1220 = v1219 + v1212;
-        *(device bfloat2*)(out + v1220) = bfloat2(v1214, v1218);
-      }
-    } else {
-      const bool v1225 = v1192 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1226 = v1194 < v12;
-      const bool v1227 = v1225 && v1226;
-      if (v1227) {
-        const float v1228 = v271.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1230 = bfloat(v1228);
-        const uint v1231 = v1192 * v3;
-        const uint v1232 = v1231 + v65;
-        const uint v1233 = v1232 + v1194;
-        out[v1233] = v1230;
-      }
-      const uint v1235 = v1124 + v1196;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1237 = v1123 + v1201;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1238 = v1235 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1239 = v1237 < v12;
-      const bool v1240 = v1238 && v1239;
-      if (v1240) {
-        const float v1241 = v271.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1243 = bfloat(v1241);
-        const uint v1244 = v1235 * v3;
-        const uint v1245 = v1244 + v65;
-        const uint v1246 = v1245 + v1237;
-        out[v1246] = v1243;
+      const uint v1180 = v1125 + v1141;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1182 = v1124 + v1146;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1183 = v1180 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1184 = v1182 < v12;
+      const bool v1185 = v1183 && v1184;
+      if (v1185) {
+        const float v1186 = v272.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1188 = bfloat(v1186);
+        const uint v1189 = v1180 * v3;
+        const uint v1190 = v1189 + v65;
+        const uint v1191 = v1190 + v1182;
+        out[v1191] = v1188;
       }
     }
-    const uint v1247 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1248 = v1124 + v1247;
-    const uint v1249 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1250 = v1123 + v1249;
-    const uint v1252 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1253 = v1252 == v1247;
-    const uint v1256 = v1249 + 1u;
-    const uint v1257 = iron_frag_coord<64>(5u, iron_lane, true);
-    const bool v1258 = v1257 == v1256;
-    const bool v1259 = v1253 && v1258;
-    const uint v1262 = v1250 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1263 = v1262 == v10;
-    const bool v1264 = v1259 && v1263;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1264) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1265 = v1248 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1266 = v1250 < v12;
-      const bool v1267 = v1265 && v1266;
-      if (v1267) {
-        const uint v1268 = v65 + v1250;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1269 = v271.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1270 = bfloat(v1269);
-        const float v1271 = v271.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1274 = bfloat(v1271);
-        const uint v1275 = v1248 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1276 = v1275 + v1268;
-        *(device bfloat2*)(out + v1276) = bfloat2(v1270, v1274);
+    const uint v1192 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1193 = v1125 + v1192;
+    const uint v1194 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1195 = v1124 + v1194;
+    const uint v1197 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1198 = v1197 == v1192;
+    const uint v1201 = v1194 + 1u;
+    const uint v1202 = iron_frag_coord<64>(3u, iron_lane, true);
+    const bool v1203 = v1202 == v1201;
+    const bool v1204 = v1198 && v1203;
+    const uint v1207 = v1195 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1208 = v1207 == v10;
+    const bool v1209 = v1204 && v1208;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1209) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1210 = v1193 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1211 = v1195 < v12;
+      const bool v1212 = v1210 && v1211;
+      if (v1212) {
+        const uint v1213 = v65 + v1195;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1214 = v272.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1215 = bfloat(v1214);
+        const float v1216 = v272.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1219 = bfloat(v1216);
+        const uint v1220 = v1193 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1221 = v1220 + v1213;
+        *(device bfloat2*)(out + v1221) = bfloat2(v1215, v1219);
       }
     } else {
-      const bool v1281 = v1248 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1282 = v1250 < v12;
-      const bool v1283 = v1281 && v1282;
-      if (v1283) {
-        const float v1284 = v271.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1286 = bfloat(v1284);
-        const uint v1287 = v1248 * v3;
-        const uint v1288 = v1287 + v65;
-        const uint v1289 = v1288 + v1250;
-        out[v1289] = v1286;
+      const bool v1226 = v1193 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1227 = v1195 < v12;
+      const bool v1228 = v1226 && v1227;
+      if (v1228) {
+        const float v1229 = v272.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1231 = bfloat(v1229);
+        const uint v1232 = v1193 * v3;
+        const uint v1233 = v1232 + v65;
+        const uint v1234 = v1233 + v1195;
+        out[v1234] = v1231;
       }
-      const uint v1291 = v1124 + v1252;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1293 = v1123 + v1257;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1294 = v1291 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1295 = v1293 < v12;
-      const bool v1296 = v1294 && v1295;
-      if (v1296) {
-        const float v1297 = v271.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1299 = bfloat(v1297);
-        const uint v1300 = v1291 * v3;
-        const uint v1301 = v1300 + v65;
-        const uint v1302 = v1301 + v1293;
-        out[v1302] = v1299;
+      const uint v1236 = v1125 + v1197;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1238 = v1124 + v1202;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1239 = v1236 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1240 = v1238 < v12;
+      const bool v1241 = v1239 && v1240;
+      if (v1241) {
+        const float v1242 = v272.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1244 = bfloat(v1242);
+        const uint v1245 = v1236 * v3;
+        const uint v1246 = v1245 + v65;
+        const uint v1247 = v1246 + v1238;
+        out[v1247] = v1244;
       }
     }
-    const uint v1303 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1304 = v1124 + v1303;
-    const uint v1305 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1306 = v1123 + v1305;
-    const uint v1308 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1309 = v1308 == v1303;
-    const uint v1312 = v1305 + 1u;
-    const uint v1313 = iron_frag_coord<64>(7u, iron_lane, true);
-    const bool v1314 = v1313 == v1312;
-    const bool v1315 = v1309 && v1314;
-    const uint v1318 = v1306 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1319 = v1318 == v10;
-    const bool v1320 = v1315 && v1319;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1320) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1321 = v1304 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1322 = v1306 < v12;
-      const bool v1323 = v1321 && v1322;
-      if (v1323) {
-        const uint v1324 = v65 + v1306;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1325 = v271.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1326 = bfloat(v1325);
-        const float v1327 = v271.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1330 = bfloat(v1327);
-        const uint v1331 = v1304 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1332 = v1331 + v1324;
-        *(device bfloat2*)(out + v1332) = bfloat2(v1326, v1330);
+    const uint v1248 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1249 = v1125 + v1248;
+    const uint v1250 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1251 = v1124 + v1250;
+    const uint v1253 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1254 = v1253 == v1248;
+    const uint v1257 = v1250 + 1u;
+    const uint v1258 = iron_frag_coord<64>(5u, iron_lane, true);
+    const bool v1259 = v1258 == v1257;
+    const bool v1260 = v1254 && v1259;
+    const uint v1263 = v1251 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1264 = v1263 == v10;
+    const bool v1265 = v1260 && v1264;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1265) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1266 = v1249 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1267 = v1251 < v12;
+      const bool v1268 = v1266 && v1267;
+      if (v1268) {
+        const uint v1269 = v65 + v1251;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1270 = v272.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1271 = bfloat(v1270);
+        const float v1272 = v272.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1275 = bfloat(v1272);
+        const uint v1276 = v1249 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1277 = v1276 + v1269;
+        *(device bfloat2*)(out + v1277) = bfloat2(v1271, v1275);
       }
     } else {
-      const bool v1337 = v1304 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1338 = v1306 < v12;
-      const bool v1339 = v1337 && v1338;
-      if (v1339) {
-        const float v1340 = v271.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1342 = bfloat(v1340);
-        const uint v1343 = v1304 * v3;
-        const uint v1344 = v1343 + v65;
-        const uint v1345 = v1344 + v1306;
-        out[v1345] = v1342;
+      const bool v1282 = v1249 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1283 = v1251 < v12;
+      const bool v1284 = v1282 && v1283;
+      if (v1284) {
+        const float v1285 = v272.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1287 = bfloat(v1285);
+        const uint v1288 = v1249 * v3;
+        const uint v1289 = v1288 + v65;
+        const uint v1290 = v1289 + v1251;
+        out[v1290] = v1287;
       }
-      const uint v1347 = v1124 + v1308;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1349 = v1123 + v1313;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1350 = v1347 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1351 = v1349 < v12;
-      const bool v1352 = v1350 && v1351;
-      if (v1352) {
-        const float v1353 = v271.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1355 = bfloat(v1353);
-        const uint v1356 = v1347 * v3;
-        const uint v1357 = v1356 + v65;
-        const uint v1358 = v1357 + v1349;
-        out[v1358] = v1355;
+      const uint v1292 = v1125 + v1253;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1294 = v1124 + v1258;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1295 = v1292 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1296 = v1294 < v12;
+      const bool v1297 = v1295 && v1296;
+      if (v1297) {
+        const float v1298 = v272.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1300 = bfloat(v1298);
+        const uint v1301 = v1292 * v3;
+        const uint v1302 = v1301 + v65;
+        const uint v1303 = v1302 + v1294;
+        out[v1303] = v1300;
       }
     }
-    const uint v1359 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1360 = v1124 + v1359;
-    const uint v1361 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1362 = v1123 + v1361;
-    const uint v1364 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1365 = v1364 == v1359;
-    const uint v1368 = v1361 + 1u;
-    const uint v1369 = iron_frag_coord<64>(9u, iron_lane, true);
-    const bool v1370 = v1369 == v1368;
-    const bool v1371 = v1365 && v1370;
-    const uint v1374 = v1362 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1375 = v1374 == v10;
-    const bool v1376 = v1371 && v1375;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1376) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1377 = v1360 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1378 = v1362 < v12;
-      const bool v1379 = v1377 && v1378;
-      if (v1379) {
-        const uint v1380 = v65 + v1362;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1381 = v271.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1382 = bfloat(v1381);
-        const float v1383 = v271.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1386 = bfloat(v1383);
-        const uint v1387 = v1360 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1388 = v1387 + v1380;
-        *(device bfloat2*)(out + v1388) = bfloat2(v1382, v1386);
+    const uint v1304 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1305 = v1125 + v1304;
+    const uint v1306 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1307 = v1124 + v1306;
+    const uint v1309 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1310 = v1309 == v1304;
+    const uint v1313 = v1306 + 1u;
+    const uint v1314 = iron_frag_coord<64>(7u, iron_lane, true);
+    const bool v1315 = v1314 == v1313;
+    const bool v1316 = v1310 && v1315;
+    const uint v1319 = v1307 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1320 = v1319 == v10;
+    const bool v1321 = v1316 && v1320;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1321) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1322 = v1305 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1323 = v1307 < v12;
+      const bool v1324 = v1322 && v1323;
+      if (v1324) {
+        const uint v1325 = v65 + v1307;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1326 = v272.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1327 = bfloat(v1326);
+        const float v1328 = v272.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1331 = bfloat(v1328);
+        const uint v1332 = v1305 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1333 = v1332 + v1325;
+        *(device bfloat2*)(out + v1333) = bfloat2(v1327, v1331);
       }
     } else {
-      const bool v1393 = v1360 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1394 = v1362 < v12;
-      const bool v1395 = v1393 && v1394;
-      if (v1395) {
-        const float v1396 = v271.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1398 = bfloat(v1396);
-        const uint v1399 = v1360 * v3;
-        const uint v1400 = v1399 + v65;
-        const uint v1401 = v1400 + v1362;
-        out[v1401] = v1398;
+      const bool v1338 = v1305 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1339 = v1307 < v12;
+      const bool v1340 = v1338 && v1339;
+      if (v1340) {
+        const float v1341 = v272.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1343 = bfloat(v1341);
+        const uint v1344 = v1305 * v3;
+        const uint v1345 = v1344 + v65;
+        const uint v1346 = v1345 + v1307;
+        out[v1346] = v1343;
       }
-      const uint v1403 = v1124 + v1364;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1405 = v1123 + v1369;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1406 = v1403 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1407 = v1405 < v12;
-      const bool v1408 = v1406 && v1407;
-      if (v1408) {
-        const float v1409 = v271.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1411 = bfloat(v1409);
-        const uint v1412 = v1403 * v3;
-        const uint v1413 = v1412 + v65;
-        const uint v1414 = v1413 + v1405;
-        out[v1414] = v1411;
+      const uint v1348 = v1125 + v1309;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1350 = v1124 + v1314;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1351 = v1348 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1352 = v1350 < v12;
+      const bool v1353 = v1351 && v1352;
+      if (v1353) {
+        const float v1354 = v272.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1356 = bfloat(v1354);
+        const uint v1357 = v1348 * v3;
+        const uint v1358 = v1357 + v65;
+        const uint v1359 = v1358 + v1350;
+        out[v1359] = v1356;
       }
     }
-    const uint v1415 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1416 = v1124 + v1415;
-    const uint v1417 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1418 = v1123 + v1417;
-    const uint v1420 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1421 = v1420 == v1415;
-    const uint v1424 = v1417 + 1u;
-    const uint v1425 = iron_frag_coord<64>(11u, iron_lane, true);
-    const bool v1426 = v1425 == v1424;
-    const bool v1427 = v1421 && v1426;
-    const uint v1430 = v1418 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1431 = v1430 == v10;
-    const bool v1432 = v1427 && v1431;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1432) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1433 = v1416 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1434 = v1418 < v12;
-      const bool v1435 = v1433 && v1434;
-      if (v1435) {
-        const uint v1436 = v65 + v1418;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1437 = v271.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1438 = bfloat(v1437);
-        const float v1439 = v271.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1442 = bfloat(v1439);
-        const uint v1443 = v1416 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1444 = v1443 + v1436;
-        *(device bfloat2*)(out + v1444) = bfloat2(v1438, v1442);
+    const uint v1360 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1361 = v1125 + v1360;
+    const uint v1362 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1363 = v1124 + v1362;
+    const uint v1365 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1366 = v1365 == v1360;
+    const uint v1369 = v1362 + 1u;
+    const uint v1370 = iron_frag_coord<64>(9u, iron_lane, true);
+    const bool v1371 = v1370 == v1369;
+    const bool v1372 = v1366 && v1371;
+    const uint v1375 = v1363 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1376 = v1375 == v10;
+    const bool v1377 = v1372 && v1376;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1377) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1378 = v1361 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1379 = v1363 < v12;
+      const bool v1380 = v1378 && v1379;
+      if (v1380) {
+        const uint v1381 = v65 + v1363;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1382 = v272.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1383 = bfloat(v1382);
+        const float v1384 = v272.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1387 = bfloat(v1384);
+        const uint v1388 = v1361 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1389 = v1388 + v1381;
+        *(device bfloat2*)(out + v1389) = bfloat2(v1383, v1387);
       }
     } else {
-      const bool v1449 = v1416 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1450 = v1418 < v12;
-      const bool v1451 = v1449 && v1450;
-      if (v1451) {
-        const float v1452 = v271.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1454 = bfloat(v1452);
-        const uint v1455 = v1416 * v3;
-        const uint v1456 = v1455 + v65;
-        const uint v1457 = v1456 + v1418;
-        out[v1457] = v1454;
+      const bool v1394 = v1361 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1395 = v1363 < v12;
+      const bool v1396 = v1394 && v1395;
+      if (v1396) {
+        const float v1397 = v272.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1399 = bfloat(v1397);
+        const uint v1400 = v1361 * v3;
+        const uint v1401 = v1400 + v65;
+        const uint v1402 = v1401 + v1363;
+        out[v1402] = v1399;
       }
-      const uint v1459 = v1124 + v1420;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1461 = v1123 + v1425;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1462 = v1459 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1463 = v1461 < v12;
-      const bool v1464 = v1462 && v1463;
-      if (v1464) {
-        const float v1465 = v271.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1467 = bfloat(v1465);
-        const uint v1468 = v1459 * v3;
-        const uint v1469 = v1468 + v65;
-        const uint v1470 = v1469 + v1461;
-        out[v1470] = v1467;
+      const uint v1404 = v1125 + v1365;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1406 = v1124 + v1370;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1407 = v1404 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1408 = v1406 < v12;
+      const bool v1409 = v1407 && v1408;
+      if (v1409) {
+        const float v1410 = v272.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1412 = bfloat(v1410);
+        const uint v1413 = v1404 * v3;
+        const uint v1414 = v1413 + v65;
+        const uint v1415 = v1414 + v1406;
+        out[v1415] = v1412;
       }
     }
-    const uint v1471 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1472 = v1124 + v1471;
-    const uint v1473 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1474 = v1123 + v1473;
-    const uint v1476 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1477 = v1476 == v1471;
-    const uint v1480 = v1473 + 1u;
-    const uint v1481 = iron_frag_coord<64>(13u, iron_lane, true);
-    const bool v1482 = v1481 == v1480;
-    const bool v1483 = v1477 && v1482;
-    const uint v1486 = v1474 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1487 = v1486 == v10;
-    const bool v1488 = v1483 && v1487;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1488) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1489 = v1472 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1490 = v1474 < v12;
-      const bool v1491 = v1489 && v1490;
-      if (v1491) {
-        const uint v1492 = v65 + v1474;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1493 = v271.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1494 = bfloat(v1493);
-        const float v1495 = v271.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1498 = bfloat(v1495);
-        const uint v1499 = v1472 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1500 = v1499 + v1492;
-        *(device bfloat2*)(out + v1500) = bfloat2(v1494, v1498);
+    const uint v1416 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1417 = v1125 + v1416;
+    const uint v1418 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1419 = v1124 + v1418;
+    const uint v1421 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1422 = v1421 == v1416;
+    const uint v1425 = v1418 + 1u;
+    const uint v1426 = iron_frag_coord<64>(11u, iron_lane, true);
+    const bool v1427 = v1426 == v1425;
+    const bool v1428 = v1422 && v1427;
+    const uint v1431 = v1419 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1432 = v1431 == v10;
+    const bool v1433 = v1428 && v1432;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1433) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1434 = v1417 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1435 = v1419 < v12;
+      const bool v1436 = v1434 && v1435;
+      if (v1436) {
+        const uint v1437 = v65 + v1419;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1438 = v272.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1439 = bfloat(v1438);
+        const float v1440 = v272.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1443 = bfloat(v1440);
+        const uint v1444 = v1417 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1445 = v1444 + v1437;
+        *(device bfloat2*)(out + v1445) = bfloat2(v1439, v1443);
       }
     } else {
-      const bool v1505 = v1472 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1506 = v1474 < v12;
-      const bool v1507 = v1505 && v1506;
-      if (v1507) {
-        const float v1508 = v271.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1510 = bfloat(v1508);
-        const uint v1511 = v1472 * v3;
-        const uint v1512 = v1511 + v65;
-        const uint v1513 = v1512 + v1474;
-        out[v1513] = v1510;
+      const bool v1450 = v1417 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1451 = v1419 < v12;
+      const bool v1452 = v1450 && v1451;
+      if (v1452) {
+        const float v1453 = v272.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1455 = bfloat(v1453);
+        const uint v1456 = v1417 * v3;
+        const uint v1457 = v1456 + v65;
+        const uint v1458 = v1457 + v1419;
+        out[v1458] = v1455;
       }
-      const uint v1515 = v1124 + v1476;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1517 = v1123 + v1481;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1518 = v1515 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1519 = v1517 < v12;
-      const bool v1520 = v1518 && v1519;
-      if (v1520) {
-        const float v1521 = v271.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1523 = bfloat(v1521);
-        const uint v1524 = v1515 * v3;
-        const uint v1525 = v1524 + v65;
-        const uint v1526 = v1525 + v1517;
-        out[v1526] = v1523;
+      const uint v1460 = v1125 + v1421;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1462 = v1124 + v1426;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1463 = v1460 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1464 = v1462 < v12;
+      const bool v1465 = v1463 && v1464;
+      if (v1465) {
+        const float v1466 = v272.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1468 = bfloat(v1466);
+        const uint v1469 = v1460 * v3;
+        const uint v1470 = v1469 + v65;
+        const uint v1471 = v1470 + v1462;
+        out[v1471] = v1468;
       }
     }
-    const uint v1527 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1528 = v1124 + v1527;
-    const uint v1529 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1530 = v1123 + v1529;
-    const uint v1532 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1533 = v1532 == v1527;
-    const uint v1536 = v1529 + 1u;
-    const uint v1537 = iron_frag_coord<64>(15u, iron_lane, true);
-    const bool v1538 = v1537 == v1536;
-    const bool v1539 = v1533 && v1538;
-    const uint v1542 = v1530 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1543 = v1542 == v10;
-    const bool v1544 = v1539 && v1543;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1544) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1545 = v1528 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1546 = v1530 < v12;
-      const bool v1547 = v1545 && v1546;
-      if (v1547) {
-        const uint v1548 = v65 + v1530;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1549 = v271.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1550 = bfloat(v1549);
-        const float v1551 = v271.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1554 = bfloat(v1551);
-        const uint v1555 = v1528 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1556 = v1555 + v1548;
-        *(device bfloat2*)(out + v1556) = bfloat2(v1550, v1554);
+    const uint v1472 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1473 = v1125 + v1472;
+    const uint v1474 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1475 = v1124 + v1474;
+    const uint v1477 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1478 = v1477 == v1472;
+    const uint v1481 = v1474 + 1u;
+    const uint v1482 = iron_frag_coord<64>(13u, iron_lane, true);
+    const bool v1483 = v1482 == v1481;
+    const bool v1484 = v1478 && v1483;
+    const uint v1487 = v1475 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1488 = v1487 == v10;
+    const bool v1489 = v1484 && v1488;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1489) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1490 = v1473 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1491 = v1475 < v12;
+      const bool v1492 = v1490 && v1491;
+      if (v1492) {
+        const uint v1493 = v65 + v1475;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1494 = v272.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1495 = bfloat(v1494);
+        const float v1496 = v272.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1499 = bfloat(v1496);
+        const uint v1500 = v1473 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1501 = v1500 + v1493;
+        *(device bfloat2*)(out + v1501) = bfloat2(v1495, v1499);
       }
     } else {
-      const bool v1561 = v1528 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1562 = v1530 < v12;
-      const bool v1563 = v1561 && v1562;
-      if (v1563) {
-        const float v1564 = v271.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1566 = bfloat(v1564);
-        const uint v1567 = v1528 * v3;
-        const uint v1568 = v1567 + v65;
-        const uint v1569 = v1568 + v1530;
-        out[v1569] = v1566;
+      const bool v1506 = v1473 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1507 = v1475 < v12;
+      const bool v1508 = v1506 && v1507;
+      if (v1508) {
+        const float v1509 = v272.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1511 = bfloat(v1509);
+        const uint v1512 = v1473 * v3;
+        const uint v1513 = v1512 + v65;
+        const uint v1514 = v1513 + v1475;
+        out[v1514] = v1511;
       }
-      const uint v1571 = v1124 + v1532;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1573 = v1123 + v1537;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1574 = v1571 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1575 = v1573 < v12;
-      const bool v1576 = v1574 && v1575;
-      if (v1576) {
-        const float v1577 = v271.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1579 = bfloat(v1577);
-        const uint v1580 = v1571 * v3;
-        const uint v1581 = v1580 + v65;
-        const uint v1582 = v1581 + v1573;
-        out[v1582] = v1579;
+      const uint v1516 = v1125 + v1477;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1518 = v1124 + v1482;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1519 = v1516 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1520 = v1518 < v12;
+      const bool v1521 = v1519 && v1520;
+      if (v1521) {
+        const float v1522 = v272.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1524 = bfloat(v1522);
+        const uint v1525 = v1516 * v3;
+        const uint v1526 = v1525 + v65;
+        const uint v1527 = v1526 + v1518;
+        out[v1527] = v1524;
       }
     }
-    const uint v1583 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1584 = v1124 + v1583;
-    const uint v1585 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1586 = v1123 + v1585;
-    const uint v1588 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1589 = v1588 == v1583;
-    const uint v1592 = v1585 + 1u;
-    const uint v1593 = iron_frag_coord<64>(17u, iron_lane, true);
-    const bool v1594 = v1593 == v1592;
-    const bool v1595 = v1589 && v1594;
-    const uint v1598 = v1586 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1599 = v1598 == v10;
-    const bool v1600 = v1595 && v1599;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1600) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1601 = v1584 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1602 = v1586 < v12;
-      const bool v1603 = v1601 && v1602;
-      if (v1603) {
-        const uint v1604 = v65 + v1586;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1605 = v271.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1606 = bfloat(v1605);
-        const float v1607 = v271.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1610 = bfloat(v1607);
-        const uint v1611 = v1584 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1612 = v1611 + v1604;
-        *(device bfloat2*)(out + v1612) = bfloat2(v1606, v1610);
+    const uint v1528 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1529 = v1125 + v1528;
+    const uint v1530 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1531 = v1124 + v1530;
+    const uint v1533 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1534 = v1533 == v1528;
+    const uint v1537 = v1530 + 1u;
+    const uint v1538 = iron_frag_coord<64>(15u, iron_lane, true);
+    const bool v1539 = v1538 == v1537;
+    const bool v1540 = v1534 && v1539;
+    const uint v1543 = v1531 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1544 = v1543 == v10;
+    const bool v1545 = v1540 && v1544;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1545) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1546 = v1529 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1547 = v1531 < v12;
+      const bool v1548 = v1546 && v1547;
+      if (v1548) {
+        const uint v1549 = v65 + v1531;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1550 = v272.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1551 = bfloat(v1550);
+        const float v1552 = v272.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1555 = bfloat(v1552);
+        const uint v1556 = v1529 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1557 = v1556 + v1549;
+        *(device bfloat2*)(out + v1557) = bfloat2(v1551, v1555);
       }
     } else {
-      const bool v1617 = v1584 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1618 = v1586 < v12;
-      const bool v1619 = v1617 && v1618;
-      if (v1619) {
-        const float v1620 = v271.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1622 = bfloat(v1620);
-        const uint v1623 = v1584 * v3;
-        const uint v1624 = v1623 + v65;
-        const uint v1625 = v1624 + v1586;
-        out[v1625] = v1622;
+      const bool v1562 = v1529 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1563 = v1531 < v12;
+      const bool v1564 = v1562 && v1563;
+      if (v1564) {
+        const float v1565 = v272.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1567 = bfloat(v1565);
+        const uint v1568 = v1529 * v3;
+        const uint v1569 = v1568 + v65;
+        const uint v1570 = v1569 + v1531;
+        out[v1570] = v1567;
       }
-      const uint v1627 = v1124 + v1588;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1629 = v1123 + v1593;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1630 = v1627 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1631 = v1629 < v12;
-      const bool v1632 = v1630 && v1631;
-      if (v1632) {
-        const float v1633 = v271.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1635 = bfloat(v1633);
-        const uint v1636 = v1627 * v3;
-        const uint v1637 = v1636 + v65;
-        const uint v1638 = v1637 + v1629;
-        out[v1638] = v1635;
+      const uint v1572 = v1125 + v1533;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1574 = v1124 + v1538;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1575 = v1572 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1576 = v1574 < v12;
+      const bool v1577 = v1575 && v1576;
+      if (v1577) {
+        const float v1578 = v272.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1580 = bfloat(v1578);
+        const uint v1581 = v1572 * v3;
+        const uint v1582 = v1581 + v65;
+        const uint v1583 = v1582 + v1574;
+        out[v1583] = v1580;
       }
     }
-    const uint v1639 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1640 = v1124 + v1639;
-    const uint v1641 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1642 = v1123 + v1641;
-    const uint v1644 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1645 = v1644 == v1639;
-    const uint v1648 = v1641 + 1u;
-    const uint v1649 = iron_frag_coord<64>(19u, iron_lane, true);
-    const bool v1650 = v1649 == v1648;
-    const bool v1651 = v1645 && v1650;
-    const uint v1654 = v1642 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1655 = v1654 == v10;
-    const bool v1656 = v1651 && v1655;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1656) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1657 = v1640 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1658 = v1642 < v12;
-      const bool v1659 = v1657 && v1658;
-      if (v1659) {
-        const uint v1660 = v65 + v1642;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1661 = v271.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1662 = bfloat(v1661);
-        const float v1663 = v271.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1666 = bfloat(v1663);
-        const uint v1667 = v1640 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1668 = v1667 + v1660;
-        *(device bfloat2*)(out + v1668) = bfloat2(v1662, v1666);
+    const uint v1584 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1585 = v1125 + v1584;
+    const uint v1586 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1587 = v1124 + v1586;
+    const uint v1589 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1590 = v1589 == v1584;
+    const uint v1593 = v1586 + 1u;
+    const uint v1594 = iron_frag_coord<64>(17u, iron_lane, true);
+    const bool v1595 = v1594 == v1593;
+    const bool v1596 = v1590 && v1595;
+    const uint v1599 = v1587 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1600 = v1599 == v10;
+    const bool v1601 = v1596 && v1600;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1601) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1602 = v1585 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1603 = v1587 < v12;
+      const bool v1604 = v1602 && v1603;
+      if (v1604) {
+        const uint v1605 = v65 + v1587;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1606 = v272.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1607 = bfloat(v1606);
+        const float v1608 = v272.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1611 = bfloat(v1608);
+        const uint v1612 = v1585 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1613 = v1612 + v1605;
+        *(device bfloat2*)(out + v1613) = bfloat2(v1607, v1611);
       }
     } else {
-      const bool v1673 = v1640 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1674 = v1642 < v12;
-      const bool v1675 = v1673 && v1674;
-      if (v1675) {
-        const float v1676 = v271.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1678 = bfloat(v1676);
-        const uint v1679 = v1640 * v3;
-        const uint v1680 = v1679 + v65;
-        const uint v1681 = v1680 + v1642;
-        out[v1681] = v1678;
+      const bool v1618 = v1585 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1619 = v1587 < v12;
+      const bool v1620 = v1618 && v1619;
+      if (v1620) {
+        const float v1621 = v272.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1623 = bfloat(v1621);
+        const uint v1624 = v1585 * v3;
+        const uint v1625 = v1624 + v65;
+        const uint v1626 = v1625 + v1587;
+        out[v1626] = v1623;
       }
-      const uint v1683 = v1124 + v1644;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1685 = v1123 + v1649;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1686 = v1683 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1687 = v1685 < v12;
-      const bool v1688 = v1686 && v1687;
-      if (v1688) {
-        const float v1689 = v271.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1691 = bfloat(v1689);
-        const uint v1692 = v1683 * v3;
-        const uint v1693 = v1692 + v65;
-        const uint v1694 = v1693 + v1685;
-        out[v1694] = v1691;
+      const uint v1628 = v1125 + v1589;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1630 = v1124 + v1594;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1631 = v1628 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1632 = v1630 < v12;
+      const bool v1633 = v1631 && v1632;
+      if (v1633) {
+        const float v1634 = v272.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1636 = bfloat(v1634);
+        const uint v1637 = v1628 * v3;
+        const uint v1638 = v1637 + v65;
+        const uint v1639 = v1638 + v1630;
+        out[v1639] = v1636;
       }
     }
-    const uint v1695 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1696 = v1124 + v1695;
-    const uint v1697 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1698 = v1123 + v1697;
-    const uint v1700 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1701 = v1700 == v1695;
-    const uint v1704 = v1697 + 1u;
-    const uint v1705 = iron_frag_coord<64>(21u, iron_lane, true);
-    const bool v1706 = v1705 == v1704;
-    const bool v1707 = v1701 && v1706;
-    const uint v1710 = v1698 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1711 = v1710 == v10;
-    const bool v1712 = v1707 && v1711;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1712) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1713 = v1696 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1714 = v1698 < v12;
-      const bool v1715 = v1713 && v1714;
-      if (v1715) {
-        const uint v1716 = v65 + v1698;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1717 = v271.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1718 = bfloat(v1717);
-        const float v1719 = v271.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1722 = bfloat(v1719);
-        const uint v1723 = v1696 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1724 = v1723 + v1716;
-        *(device bfloat2*)(out + v1724) = bfloat2(v1718, v1722);
+    const uint v1640 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1641 = v1125 + v1640;
+    const uint v1642 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1643 = v1124 + v1642;
+    const uint v1645 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1646 = v1645 == v1640;
+    const uint v1649 = v1642 + 1u;
+    const uint v1650 = iron_frag_coord<64>(19u, iron_lane, true);
+    const bool v1651 = v1650 == v1649;
+    const bool v1652 = v1646 && v1651;
+    const uint v1655 = v1643 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1656 = v1655 == v10;
+    const bool v1657 = v1652 && v1656;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1657) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1658 = v1641 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1659 = v1643 < v12;
+      const bool v1660 = v1658 && v1659;
+      if (v1660) {
+        const uint v1661 = v65 + v1643;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1662 = v272.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1663 = bfloat(v1662);
+        const float v1664 = v272.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1667 = bfloat(v1664);
+        const uint v1668 = v1641 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1669 = v1668 + v1661;
+        *(device bfloat2*)(out + v1669) = bfloat2(v1663, v1667);
       }
     } else {
-      const bool v1729 = v1696 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1730 = v1698 < v12;
-      const bool v1731 = v1729 && v1730;
-      if (v1731) {
-        const float v1732 = v271.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1734 = bfloat(v1732);
-        const uint v1735 = v1696 * v3;
-        const uint v1736 = v1735 + v65;
-        const uint v1737 = v1736 + v1698;
-        out[v1737] = v1734;
+      const bool v1674 = v1641 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1675 = v1643 < v12;
+      const bool v1676 = v1674 && v1675;
+      if (v1676) {
+        const float v1677 = v272.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1679 = bfloat(v1677);
+        const uint v1680 = v1641 * v3;
+        const uint v1681 = v1680 + v65;
+        const uint v1682 = v1681 + v1643;
+        out[v1682] = v1679;
       }
-      const uint v1739 = v1124 + v1700;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1741 = v1123 + v1705;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1742 = v1739 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1743 = v1741 < v12;
-      const bool v1744 = v1742 && v1743;
-      if (v1744) {
-        const float v1745 = v271.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1747 = bfloat(v1745);
-        const uint v1748 = v1739 * v3;
-        const uint v1749 = v1748 + v65;
-        const uint v1750 = v1749 + v1741;
-        out[v1750] = v1747;
+      const uint v1684 = v1125 + v1645;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1686 = v1124 + v1650;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1687 = v1684 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1688 = v1686 < v12;
+      const bool v1689 = v1687 && v1688;
+      if (v1689) {
+        const float v1690 = v272.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1692 = bfloat(v1690);
+        const uint v1693 = v1684 * v3;
+        const uint v1694 = v1693 + v65;
+        const uint v1695 = v1694 + v1686;
+        out[v1695] = v1692;
       }
     }
-    const uint v1751 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1752 = v1124 + v1751;
-    const uint v1753 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1754 = v1123 + v1753;
-    const uint v1756 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1757 = v1756 == v1751;
-    const uint v1760 = v1753 + 1u;
-    const uint v1761 = iron_frag_coord<64>(23u, iron_lane, true);
-    const bool v1762 = v1761 == v1760;
-    const bool v1763 = v1757 && v1762;
-    const uint v1766 = v1754 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1767 = v1766 == v10;
-    const bool v1768 = v1763 && v1767;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1768) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1769 = v1752 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1770 = v1754 < v12;
-      const bool v1771 = v1769 && v1770;
-      if (v1771) {
-        const uint v1772 = v65 + v1754;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1773 = v271.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1774 = bfloat(v1773);
-        const float v1775 = v271.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1778 = bfloat(v1775);
-        const uint v1779 = v1752 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1780 = v1779 + v1772;
-        *(device bfloat2*)(out + v1780) = bfloat2(v1774, v1778);
+    const uint v1696 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1697 = v1125 + v1696;
+    const uint v1698 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1699 = v1124 + v1698;
+    const uint v1701 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1702 = v1701 == v1696;
+    const uint v1705 = v1698 + 1u;
+    const uint v1706 = iron_frag_coord<64>(21u, iron_lane, true);
+    const bool v1707 = v1706 == v1705;
+    const bool v1708 = v1702 && v1707;
+    const uint v1711 = v1699 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1712 = v1711 == v10;
+    const bool v1713 = v1708 && v1712;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1713) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1714 = v1697 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1715 = v1699 < v12;
+      const bool v1716 = v1714 && v1715;
+      if (v1716) {
+        const uint v1717 = v65 + v1699;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1718 = v272.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1719 = bfloat(v1718);
+        const float v1720 = v272.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1723 = bfloat(v1720);
+        const uint v1724 = v1697 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1725 = v1724 + v1717;
+        *(device bfloat2*)(out + v1725) = bfloat2(v1719, v1723);
       }
     } else {
-      const bool v1785 = v1752 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1786 = v1754 < v12;
-      const bool v1787 = v1785 && v1786;
-      if (v1787) {
-        const float v1788 = v271.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1790 = bfloat(v1788);
-        const uint v1791 = v1752 * v3;
-        const uint v1792 = v1791 + v65;
-        const uint v1793 = v1792 + v1754;
-        out[v1793] = v1790;
+      const bool v1730 = v1697 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1731 = v1699 < v12;
+      const bool v1732 = v1730 && v1731;
+      if (v1732) {
+        const float v1733 = v272.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1735 = bfloat(v1733);
+        const uint v1736 = v1697 * v3;
+        const uint v1737 = v1736 + v65;
+        const uint v1738 = v1737 + v1699;
+        out[v1738] = v1735;
       }
-      const uint v1795 = v1124 + v1756;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1797 = v1123 + v1761;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1798 = v1795 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1799 = v1797 < v12;
-      const bool v1800 = v1798 && v1799;
-      if (v1800) {
-        const float v1801 = v271.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1803 = bfloat(v1801);
-        const uint v1804 = v1795 * v3;
-        const uint v1805 = v1804 + v65;
-        const uint v1806 = v1805 + v1797;
-        out[v1806] = v1803;
+      const uint v1740 = v1125 + v1701;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1742 = v1124 + v1706;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1743 = v1740 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1744 = v1742 < v12;
+      const bool v1745 = v1743 && v1744;
+      if (v1745) {
+        const float v1746 = v272.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1748 = bfloat(v1746);
+        const uint v1749 = v1740 * v3;
+        const uint v1750 = v1749 + v65;
+        const uint v1751 = v1750 + v1742;
+        out[v1751] = v1748;
       }
     }
-    const uint v1807 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1808 = v1124 + v1807;
-    const uint v1809 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1810 = v1123 + v1809;
-    const uint v1812 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1813 = v1812 == v1807;
-    const uint v1816 = v1809 + 1u;
-    const uint v1817 = iron_frag_coord<64>(25u, iron_lane, true);
-    const bool v1818 = v1817 == v1816;
-    const bool v1819 = v1813 && v1818;
-    const uint v1822 = v1810 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1823 = v1822 == v10;
-    const bool v1824 = v1819 && v1823;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1824) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1825 = v1808 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1826 = v1810 < v12;
-      const bool v1827 = v1825 && v1826;
-      if (v1827) {
-        const uint v1828 = v65 + v1810;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1829 = v271.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1830 = bfloat(v1829);
-        const float v1831 = v271.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1834 = bfloat(v1831);
-        const uint v1835 = v1808 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1836 = v1835 + v1828;
-        *(device bfloat2*)(out + v1836) = bfloat2(v1830, v1834);
+    const uint v1752 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1753 = v1125 + v1752;
+    const uint v1754 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1755 = v1124 + v1754;
+    const uint v1757 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1758 = v1757 == v1752;
+    const uint v1761 = v1754 + 1u;
+    const uint v1762 = iron_frag_coord<64>(23u, iron_lane, true);
+    const bool v1763 = v1762 == v1761;
+    const bool v1764 = v1758 && v1763;
+    const uint v1767 = v1755 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1768 = v1767 == v10;
+    const bool v1769 = v1764 && v1768;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1769) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1770 = v1753 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1771 = v1755 < v12;
+      const bool v1772 = v1770 && v1771;
+      if (v1772) {
+        const uint v1773 = v65 + v1755;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1774 = v272.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1775 = bfloat(v1774);
+        const float v1776 = v272.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1779 = bfloat(v1776);
+        const uint v1780 = v1753 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1781 = v1780 + v1773;
+        *(device bfloat2*)(out + v1781) = bfloat2(v1775, v1779);
       }
     } else {
-      const bool v1841 = v1808 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1842 = v1810 < v12;
-      const bool v1843 = v1841 && v1842;
-      if (v1843) {
-        const float v1844 = v271.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1846 = bfloat(v1844);
-        const uint v1847 = v1808 * v3;
-        const uint v1848 = v1847 + v65;
-        const uint v1849 = v1848 + v1810;
-        out[v1849] = v1846;
+      const bool v1786 = v1753 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1787 = v1755 < v12;
+      const bool v1788 = v1786 && v1787;
+      if (v1788) {
+        const float v1789 = v272.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1791 = bfloat(v1789);
+        const uint v1792 = v1753 * v3;
+        const uint v1793 = v1792 + v65;
+        const uint v1794 = v1793 + v1755;
+        out[v1794] = v1791;
       }
-      const uint v1851 = v1124 + v1812;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1853 = v1123 + v1817;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1854 = v1851 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1855 = v1853 < v12;
-      const bool v1856 = v1854 && v1855;
-      if (v1856) {
-        const float v1857 = v271.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1859 = bfloat(v1857);
-        const uint v1860 = v1851 * v3;
-        const uint v1861 = v1860 + v65;
-        const uint v1862 = v1861 + v1853;
-        out[v1862] = v1859;
+      const uint v1796 = v1125 + v1757;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1798 = v1124 + v1762;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1799 = v1796 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1800 = v1798 < v12;
+      const bool v1801 = v1799 && v1800;
+      if (v1801) {
+        const float v1802 = v272.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1804 = bfloat(v1802);
+        const uint v1805 = v1796 * v3;
+        const uint v1806 = v1805 + v65;
+        const uint v1807 = v1806 + v1798;
+        out[v1807] = v1804;
       }
     }
-    const uint v1863 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1864 = v1124 + v1863;
-    const uint v1865 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1866 = v1123 + v1865;
-    const uint v1868 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1869 = v1868 == v1863;
-    const uint v1872 = v1865 + 1u;
-    const uint v1873 = iron_frag_coord<64>(27u, iron_lane, true);
-    const bool v1874 = v1873 == v1872;
-    const bool v1875 = v1869 && v1874;
-    const uint v1878 = v1866 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1879 = v1878 == v10;
-    const bool v1880 = v1875 && v1879;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1880) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1881 = v1864 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1882 = v1866 < v12;
-      const bool v1883 = v1881 && v1882;
-      if (v1883) {
-        const uint v1884 = v65 + v1866;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1885 = v271.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1886 = bfloat(v1885);
-        const float v1887 = v271.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1890 = bfloat(v1887);
-        const uint v1891 = v1864 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1892 = v1891 + v1884;
-        *(device bfloat2*)(out + v1892) = bfloat2(v1886, v1890);
+    const uint v1808 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1809 = v1125 + v1808;
+    const uint v1810 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1811 = v1124 + v1810;
+    const uint v1813 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1814 = v1813 == v1808;
+    const uint v1817 = v1810 + 1u;
+    const uint v1818 = iron_frag_coord<64>(25u, iron_lane, true);
+    const bool v1819 = v1818 == v1817;
+    const bool v1820 = v1814 && v1819;
+    const uint v1823 = v1811 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1824 = v1823 == v10;
+    const bool v1825 = v1820 && v1824;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1825) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1826 = v1809 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1827 = v1811 < v12;
+      const bool v1828 = v1826 && v1827;
+      if (v1828) {
+        const uint v1829 = v65 + v1811;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1830 = v272.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1831 = bfloat(v1830);
+        const float v1832 = v272.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1835 = bfloat(v1832);
+        const uint v1836 = v1809 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1837 = v1836 + v1829;
+        *(device bfloat2*)(out + v1837) = bfloat2(v1831, v1835);
       }
     } else {
-      const bool v1897 = v1864 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1898 = v1866 < v12;
-      const bool v1899 = v1897 && v1898;
-      if (v1899) {
-        const float v1900 = v271.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1902 = bfloat(v1900);
-        const uint v1903 = v1864 * v3;
-        const uint v1904 = v1903 + v65;
-        const uint v1905 = v1904 + v1866;
-        out[v1905] = v1902;
+      const bool v1842 = v1809 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1843 = v1811 < v12;
+      const bool v1844 = v1842 && v1843;
+      if (v1844) {
+        const float v1845 = v272.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1847 = bfloat(v1845);
+        const uint v1848 = v1809 * v3;
+        const uint v1849 = v1848 + v65;
+        const uint v1850 = v1849 + v1811;
+        out[v1850] = v1847;
       }
-      const uint v1907 = v1124 + v1868;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1909 = v1123 + v1873;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1910 = v1907 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1911 = v1909 < v12;
-      const bool v1912 = v1910 && v1911;
-      if (v1912) {
-        const float v1913 = v271.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1915 = bfloat(v1913);
-        const uint v1916 = v1907 * v3;
-        const uint v1917 = v1916 + v65;
-        const uint v1918 = v1917 + v1909;
-        out[v1918] = v1915;
+      const uint v1852 = v1125 + v1813;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1854 = v1124 + v1818;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1855 = v1852 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1856 = v1854 < v12;
+      const bool v1857 = v1855 && v1856;
+      if (v1857) {
+        const float v1858 = v272.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1860 = bfloat(v1858);
+        const uint v1861 = v1852 * v3;
+        const uint v1862 = v1861 + v65;
+        const uint v1863 = v1862 + v1854;
+        out[v1863] = v1860;
       }
     }
-    const uint v1919 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1920 = v1124 + v1919;
-    const uint v1921 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1922 = v1123 + v1921;
-    const uint v1924 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1925 = v1924 == v1919;
-    const uint v1928 = v1921 + 1u;
-    const uint v1929 = iron_frag_coord<64>(29u, iron_lane, true);
-    const bool v1930 = v1929 == v1928;
-    const bool v1931 = v1925 && v1930;
-    const uint v1934 = v1922 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1935 = v1934 == v10;
-    const bool v1936 = v1931 && v1935;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1936) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1937 = v1920 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1938 = v1922 < v12;
-      const bool v1939 = v1937 && v1938;
-      if (v1939) {
-        const uint v1940 = v65 + v1922;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1941 = v271.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1942 = bfloat(v1941);
-        const float v1943 = v271.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1946 = bfloat(v1943);
-        const uint v1947 = v1920 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1948 = v1947 + v1940;
-        *(device bfloat2*)(out + v1948) = bfloat2(v1942, v1946);
+    const uint v1864 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1865 = v1125 + v1864;
+    const uint v1866 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1867 = v1124 + v1866;
+    const uint v1869 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1870 = v1869 == v1864;
+    const uint v1873 = v1866 + 1u;
+    const uint v1874 = iron_frag_coord<64>(27u, iron_lane, true);
+    const bool v1875 = v1874 == v1873;
+    const bool v1876 = v1870 && v1875;
+    const uint v1879 = v1867 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1880 = v1879 == v10;
+    const bool v1881 = v1876 && v1880;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1881) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1882 = v1865 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1883 = v1867 < v12;
+      const bool v1884 = v1882 && v1883;
+      if (v1884) {
+        const uint v1885 = v65 + v1867;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1886 = v272.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1887 = bfloat(v1886);
+        const float v1888 = v272.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1891 = bfloat(v1888);
+        const uint v1892 = v1865 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1893 = v1892 + v1885;
+        *(device bfloat2*)(out + v1893) = bfloat2(v1887, v1891);
       }
     } else {
-      const bool v1953 = v1920 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1954 = v1922 < v12;
-      const bool v1955 = v1953 && v1954;
-      if (v1955) {
-        const float v1956 = v271.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1958 = bfloat(v1956);
-        const uint v1959 = v1920 * v3;
-        const uint v1960 = v1959 + v65;
-        const uint v1961 = v1960 + v1922;
-        out[v1961] = v1958;
+      const bool v1898 = v1865 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1899 = v1867 < v12;
+      const bool v1900 = v1898 && v1899;
+      if (v1900) {
+        const float v1901 = v272.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1903 = bfloat(v1901);
+        const uint v1904 = v1865 * v3;
+        const uint v1905 = v1904 + v65;
+        const uint v1906 = v1905 + v1867;
+        out[v1906] = v1903;
       }
-      const uint v1963 = v1124 + v1924;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1965 = v1123 + v1929;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1966 = v1963 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1967 = v1965 < v12;
-      const bool v1968 = v1966 && v1967;
-      if (v1968) {
-        const float v1969 = v271.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1971 = bfloat(v1969);
-        const uint v1972 = v1963 * v3;
-        const uint v1973 = v1972 + v65;
-        const uint v1974 = v1973 + v1965;
-        out[v1974] = v1971;
+      const uint v1908 = v1125 + v1869;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1910 = v1124 + v1874;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1911 = v1908 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1912 = v1910 < v12;
+      const bool v1913 = v1911 && v1912;
+      if (v1913) {
+        const float v1914 = v272.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1916 = bfloat(v1914);
+        const uint v1917 = v1908 * v3;
+        const uint v1918 = v1917 + v65;
+        const uint v1919 = v1918 + v1910;
+        out[v1919] = v1916;
       }
     }
-    const uint v1975 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1976 = v1124 + v1975;
-    const uint v1977 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1978 = v1123 + v1977;
-    const uint v1980 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1981 = v1980 == v1975;
-    const uint v1984 = v1977 + 1u;
-    const uint v1985 = iron_frag_coord<64>(31u, iron_lane, true);
-    const bool v1986 = v1985 == v1984;
-    const bool v1987 = v1981 && v1986;
-    const uint v1990 = v1978 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1991 = v1990 == v10;
-    const bool v1992 = v1987 && v1991;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1992) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1993 = v1976 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1994 = v1978 < v12;
-      const bool v1995 = v1993 && v1994;
-      if (v1995) {
-        const uint v1996 = v65 + v1978;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1997 = v271.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1998 = bfloat(v1997);
-        const float v1999 = v271.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2002 = bfloat(v1999);
-        const uint v2003 = v1976 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2004 = v2003 + v1996;
-        *(device bfloat2*)(out + v2004) = bfloat2(v1998, v2002);
+    const uint v1920 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1921 = v1125 + v1920;
+    const uint v1922 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1923 = v1124 + v1922;
+    const uint v1925 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1926 = v1925 == v1920;
+    const uint v1929 = v1922 + 1u;
+    const uint v1930 = iron_frag_coord<64>(29u, iron_lane, true);
+    const bool v1931 = v1930 == v1929;
+    const bool v1932 = v1926 && v1931;
+    const uint v1935 = v1923 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1936 = v1935 == v10;
+    const bool v1937 = v1932 && v1936;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1937) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1938 = v1921 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1939 = v1923 < v12;
+      const bool v1940 = v1938 && v1939;
+      if (v1940) {
+        const uint v1941 = v65 + v1923;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1942 = v272.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1943 = bfloat(v1942);
+        const float v1944 = v272.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1947 = bfloat(v1944);
+        const uint v1948 = v1921 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1949 = v1948 + v1941;
+        *(device bfloat2*)(out + v1949) = bfloat2(v1943, v1947);
       }
     } else {
-      const bool v2009 = v1976 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2010 = v1978 < v12;
-      const bool v2011 = v2009 && v2010;
-      if (v2011) {
-        const float v2012 = v271.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2014 = bfloat(v2012);
-        const uint v2015 = v1976 * v3;
-        const uint v2016 = v2015 + v65;
-        const uint v2017 = v2016 + v1978;
-        out[v2017] = v2014;
+      const bool v1954 = v1921 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1955 = v1923 < v12;
+      const bool v1956 = v1954 && v1955;
+      if (v1956) {
+        const float v1957 = v272.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1959 = bfloat(v1957);
+        const uint v1960 = v1921 * v3;
+        const uint v1961 = v1960 + v65;
+        const uint v1962 = v1961 + v1923;
+        out[v1962] = v1959;
       }
-      const uint v2019 = v1124 + v1980;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2021 = v1123 + v1985;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2022 = v2019 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2023 = v2021 < v12;
-      const bool v2024 = v2022 && v2023;
-      if (v2024) {
-        const float v2025 = v271.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2027 = bfloat(v2025);
-        const uint v2028 = v2019 * v3;
-        const uint v2029 = v2028 + v65;
-        const uint v2030 = v2029 + v2021;
-        out[v2030] = v2027;
+      const uint v1964 = v1125 + v1925;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1966 = v1124 + v1930;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1967 = v1964 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1968 = v1966 < v12;
+      const bool v1969 = v1967 && v1968;
+      if (v1969) {
+        const float v1970 = v272.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1972 = bfloat(v1970);
+        const uint v1973 = v1964 * v3;
+        const uint v1974 = v1973 + v65;
+        const uint v1975 = v1974 + v1966;
+        out[v1975] = v1972;
       }
     }
-    const uint v2031 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2032 = v1124 + v2031;
-    const uint v2033 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2034 = v1123 + v2033;
-    const uint v2036 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2037 = v2036 == v2031;
-    const uint v2040 = v2033 + 1u;
-    const uint v2041 = iron_frag_coord<64>(33u, iron_lane, true);
-    const bool v2042 = v2041 == v2040;
-    const bool v2043 = v2037 && v2042;
-    const uint v2046 = v2034 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2047 = v2046 == v10;
-    const bool v2048 = v2043 && v2047;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2048) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2049 = v2032 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2050 = v2034 < v12;
-      const bool v2051 = v2049 && v2050;
-      if (v2051) {
-        const uint v2052 = v65 + v2034;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2053 = v271.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2054 = bfloat(v2053);
-        const float v2055 = v271.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2058 = bfloat(v2055);
-        const uint v2059 = v2032 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2060 = v2059 + v2052;
-        *(device bfloat2*)(out + v2060) = bfloat2(v2054, v2058);
+    const uint v1976 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1977 = v1125 + v1976;
+    const uint v1978 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1979 = v1124 + v1978;
+    const uint v1981 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1982 = v1981 == v1976;
+    const uint v1985 = v1978 + 1u;
+    const uint v1986 = iron_frag_coord<64>(31u, iron_lane, true);
+    const bool v1987 = v1986 == v1985;
+    const bool v1988 = v1982 && v1987;
+    const uint v1991 = v1979 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1992 = v1991 == v10;
+    const bool v1993 = v1988 && v1992;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1993) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1994 = v1977 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1995 = v1979 < v12;
+      const bool v1996 = v1994 && v1995;
+      if (v1996) {
+        const uint v1997 = v65 + v1979;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1998 = v272.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1999 = bfloat(v1998);
+        const float v2000 = v272.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2003 = bfloat(v2000);
+        const uint v2004 = v1977 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2005 = v2004 + v1997;
+        *(device bfloat2*)(out + v2005) = bfloat2(v1999, v2003);
       }
     } else {
-      const bool v2065 = v2032 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2066 = v2034 < v12;
-      const bool v2067 = v2065 && v2066;
-      if (v2067) {
-        const float v2068 = v271.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2070 = bfloat(v2068);
-        const uint v2071 = v2032 * v3;
-        const uint v2072 = v2071 + v65;
-        const uint v2073 = v2072 + v2034;
-        out[v2073] = v2070;
+      const bool v2010 = v1977 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2011 = v1979 < v12;
+      const bool v2012 = v2010 && v2011;
+      if (v2012) {
+        const float v2013 = v272.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2015 = bfloat(v2013);
+        const uint v2016 = v1977 * v3;
+        const uint v2017 = v2016 + v65;
+        const uint v2018 = v2017 + v1979;
+        out[v2018] = v2015;
       }
-      const uint v2075 = v1124 + v2036;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2077 = v1123 + v2041;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2078 = v2075 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2079 = v2077 < v12;
-      const bool v2080 = v2078 && v2079;
-      if (v2080) {
-        const float v2081 = v271.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2083 = bfloat(v2081);
-        const uint v2084 = v2075 * v3;
-        const uint v2085 = v2084 + v65;
-        const uint v2086 = v2085 + v2077;
-        out[v2086] = v2083;
+      const uint v2020 = v1125 + v1981;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2022 = v1124 + v1986;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2023 = v2020 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2024 = v2022 < v12;
+      const bool v2025 = v2023 && v2024;
+      if (v2025) {
+        const float v2026 = v272.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2028 = bfloat(v2026);
+        const uint v2029 = v2020 * v3;
+        const uint v2030 = v2029 + v65;
+        const uint v2031 = v2030 + v2022;
+        out[v2031] = v2028;
       }
     }
-    const uint v2087 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2088 = v1124 + v2087;
-    const uint v2089 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2090 = v1123 + v2089;
-    const uint v2092 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2093 = v2092 == v2087;
-    const uint v2096 = v2089 + 1u;
-    const uint v2097 = iron_frag_coord<64>(35u, iron_lane, true);
-    const bool v2098 = v2097 == v2096;
-    const bool v2099 = v2093 && v2098;
-    const uint v2102 = v2090 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2103 = v2102 == v10;
-    const bool v2104 = v2099 && v2103;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2104) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2105 = v2088 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2106 = v2090 < v12;
-      const bool v2107 = v2105 && v2106;
-      if (v2107) {
-        const uint v2108 = v65 + v2090;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2109 = v271.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2110 = bfloat(v2109);
-        const float v2111 = v271.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2114 = bfloat(v2111);
-        const uint v2115 = v2088 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2116 = v2115 + v2108;
-        *(device bfloat2*)(out + v2116) = bfloat2(v2110, v2114);
+    const uint v2032 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2033 = v1125 + v2032;
+    const uint v2034 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2035 = v1124 + v2034;
+    const uint v2037 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2038 = v2037 == v2032;
+    const uint v2041 = v2034 + 1u;
+    const uint v2042 = iron_frag_coord<64>(33u, iron_lane, true);
+    const bool v2043 = v2042 == v2041;
+    const bool v2044 = v2038 && v2043;
+    const uint v2047 = v2035 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2048 = v2047 == v10;
+    const bool v2049 = v2044 && v2048;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2049) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2050 = v2033 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2051 = v2035 < v12;
+      const bool v2052 = v2050 && v2051;
+      if (v2052) {
+        const uint v2053 = v65 + v2035;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2054 = v272.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2055 = bfloat(v2054);
+        const float v2056 = v272.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2059 = bfloat(v2056);
+        const uint v2060 = v2033 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2061 = v2060 + v2053;
+        *(device bfloat2*)(out + v2061) = bfloat2(v2055, v2059);
       }
     } else {
-      const bool v2121 = v2088 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2122 = v2090 < v12;
-      const bool v2123 = v2121 && v2122;
-      if (v2123) {
-        const float v2124 = v271.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2126 = bfloat(v2124);
-        const uint v2127 = v2088 * v3;
-        const uint v2128 = v2127 + v65;
-        const uint v2129 = v2128 + v2090;
-        out[v2129] = v2126;
+      const bool v2066 = v2033 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2067 = v2035 < v12;
+      const bool v2068 = v2066 && v2067;
+      if (v2068) {
+        const float v2069 = v272.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2071 = bfloat(v2069);
+        const uint v2072 = v2033 * v3;
+        const uint v2073 = v2072 + v65;
+        const uint v2074 = v2073 + v2035;
+        out[v2074] = v2071;
       }
-      const uint v2131 = v1124 + v2092;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2133 = v1123 + v2097;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2134 = v2131 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2135 = v2133 < v12;
-      const bool v2136 = v2134 && v2135;
-      if (v2136) {
-        const float v2137 = v271.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2139 = bfloat(v2137);
-        const uint v2140 = v2131 * v3;
-        const uint v2141 = v2140 + v65;
-        const uint v2142 = v2141 + v2133;
-        out[v2142] = v2139;
+      const uint v2076 = v1125 + v2037;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2078 = v1124 + v2042;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2079 = v2076 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2080 = v2078 < v12;
+      const bool v2081 = v2079 && v2080;
+      if (v2081) {
+        const float v2082 = v272.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2084 = bfloat(v2082);
+        const uint v2085 = v2076 * v3;
+        const uint v2086 = v2085 + v65;
+        const uint v2087 = v2086 + v2078;
+        out[v2087] = v2084;
       }
     }
-    const uint v2143 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2144 = v1124 + v2143;
-    const uint v2145 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2146 = v1123 + v2145;
-    const uint v2148 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2149 = v2148 == v2143;
-    const uint v2152 = v2145 + 1u;
-    const uint v2153 = iron_frag_coord<64>(37u, iron_lane, true);
-    const bool v2154 = v2153 == v2152;
-    const bool v2155 = v2149 && v2154;
-    const uint v2158 = v2146 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2159 = v2158 == v10;
-    const bool v2160 = v2155 && v2159;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2160) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2161 = v2144 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2162 = v2146 < v12;
-      const bool v2163 = v2161 && v2162;
-      if (v2163) {
-        const uint v2164 = v65 + v2146;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2165 = v271.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2166 = bfloat(v2165);
-        const float v2167 = v271.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2170 = bfloat(v2167);
-        const uint v2171 = v2144 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2172 = v2171 + v2164;
-        *(device bfloat2*)(out + v2172) = bfloat2(v2166, v2170);
+    const uint v2088 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2089 = v1125 + v2088;
+    const uint v2090 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2091 = v1124 + v2090;
+    const uint v2093 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2094 = v2093 == v2088;
+    const uint v2097 = v2090 + 1u;
+    const uint v2098 = iron_frag_coord<64>(35u, iron_lane, true);
+    const bool v2099 = v2098 == v2097;
+    const bool v2100 = v2094 && v2099;
+    const uint v2103 = v2091 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2104 = v2103 == v10;
+    const bool v2105 = v2100 && v2104;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2105) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2106 = v2089 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2107 = v2091 < v12;
+      const bool v2108 = v2106 && v2107;
+      if (v2108) {
+        const uint v2109 = v65 + v2091;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2110 = v272.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2111 = bfloat(v2110);
+        const float v2112 = v272.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2115 = bfloat(v2112);
+        const uint v2116 = v2089 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2117 = v2116 + v2109;
+        *(device bfloat2*)(out + v2117) = bfloat2(v2111, v2115);
       }
     } else {
-      const bool v2177 = v2144 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2178 = v2146 < v12;
-      const bool v2179 = v2177 && v2178;
-      if (v2179) {
-        const float v2180 = v271.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2182 = bfloat(v2180);
-        const uint v2183 = v2144 * v3;
-        const uint v2184 = v2183 + v65;
-        const uint v2185 = v2184 + v2146;
-        out[v2185] = v2182;
+      const bool v2122 = v2089 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2123 = v2091 < v12;
+      const bool v2124 = v2122 && v2123;
+      if (v2124) {
+        const float v2125 = v272.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2127 = bfloat(v2125);
+        const uint v2128 = v2089 * v3;
+        const uint v2129 = v2128 + v65;
+        const uint v2130 = v2129 + v2091;
+        out[v2130] = v2127;
       }
-      const uint v2187 = v1124 + v2148;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2189 = v1123 + v2153;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2190 = v2187 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2191 = v2189 < v12;
-      const bool v2192 = v2190 && v2191;
-      if (v2192) {
-        const float v2193 = v271.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2195 = bfloat(v2193);
-        const uint v2196 = v2187 * v3;
-        const uint v2197 = v2196 + v65;
-        const uint v2198 = v2197 + v2189;
-        out[v2198] = v2195;
+      const uint v2132 = v1125 + v2093;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2134 = v1124 + v2098;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2135 = v2132 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2136 = v2134 < v12;
+      const bool v2137 = v2135 && v2136;
+      if (v2137) {
+        const float v2138 = v272.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2140 = bfloat(v2138);
+        const uint v2141 = v2132 * v3;
+        const uint v2142 = v2141 + v65;
+        const uint v2143 = v2142 + v2134;
+        out[v2143] = v2140;
       }
     }
-    const uint v2199 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2200 = v1124 + v2199;
-    const uint v2201 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2202 = v1123 + v2201;
-    const uint v2204 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2205 = v2204 == v2199;
-    const uint v2208 = v2201 + 1u;
-    const uint v2209 = iron_frag_coord<64>(39u, iron_lane, true);
-    const bool v2210 = v2209 == v2208;
-    const bool v2211 = v2205 && v2210;
-    const uint v2214 = v2202 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2215 = v2214 == v10;
-    const bool v2216 = v2211 && v2215;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2216) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2217 = v2200 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2218 = v2202 < v12;
-      const bool v2219 = v2217 && v2218;
-      if (v2219) {
-        const uint v2220 = v65 + v2202;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2221 = v271.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2222 = bfloat(v2221);
-        const float v2223 = v271.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2226 = bfloat(v2223);
-        const uint v2227 = v2200 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2228 = v2227 + v2220;
-        *(device bfloat2*)(out + v2228) = bfloat2(v2222, v2226);
+    const uint v2144 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2145 = v1125 + v2144;
+    const uint v2146 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2147 = v1124 + v2146;
+    const uint v2149 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2150 = v2149 == v2144;
+    const uint v2153 = v2146 + 1u;
+    const uint v2154 = iron_frag_coord<64>(37u, iron_lane, true);
+    const bool v2155 = v2154 == v2153;
+    const bool v2156 = v2150 && v2155;
+    const uint v2159 = v2147 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2160 = v2159 == v10;
+    const bool v2161 = v2156 && v2160;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2161) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2162 = v2145 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2163 = v2147 < v12;
+      const bool v2164 = v2162 && v2163;
+      if (v2164) {
+        const uint v2165 = v65 + v2147;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2166 = v272.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2167 = bfloat(v2166);
+        const float v2168 = v272.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2171 = bfloat(v2168);
+        const uint v2172 = v2145 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2173 = v2172 + v2165;
+        *(device bfloat2*)(out + v2173) = bfloat2(v2167, v2171);
       }
     } else {
-      const bool v2233 = v2200 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2234 = v2202 < v12;
-      const bool v2235 = v2233 && v2234;
-      if (v2235) {
-        const float v2236 = v271.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2238 = bfloat(v2236);
-        const uint v2239 = v2200 * v3;
-        const uint v2240 = v2239 + v65;
-        const uint v2241 = v2240 + v2202;
-        out[v2241] = v2238;
+      const bool v2178 = v2145 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2179 = v2147 < v12;
+      const bool v2180 = v2178 && v2179;
+      if (v2180) {
+        const float v2181 = v272.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2183 = bfloat(v2181);
+        const uint v2184 = v2145 * v3;
+        const uint v2185 = v2184 + v65;
+        const uint v2186 = v2185 + v2147;
+        out[v2186] = v2183;
       }
-      const uint v2243 = v1124 + v2204;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2245 = v1123 + v2209;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2246 = v2243 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2247 = v2245 < v12;
-      const bool v2248 = v2246 && v2247;
-      if (v2248) {
-        const float v2249 = v271.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2251 = bfloat(v2249);
-        const uint v2252 = v2243 * v3;
-        const uint v2253 = v2252 + v65;
-        const uint v2254 = v2253 + v2245;
-        out[v2254] = v2251;
+      const uint v2188 = v1125 + v2149;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2190 = v1124 + v2154;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2191 = v2188 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2192 = v2190 < v12;
+      const bool v2193 = v2191 && v2192;
+      if (v2193) {
+        const float v2194 = v272.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2196 = bfloat(v2194);
+        const uint v2197 = v2188 * v3;
+        const uint v2198 = v2197 + v65;
+        const uint v2199 = v2198 + v2190;
+        out[v2199] = v2196;
       }
     }
-    const uint v2255 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2256 = v1124 + v2255;
-    const uint v2257 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2258 = v1123 + v2257;
-    const uint v2260 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2261 = v2260 == v2255;
-    const uint v2264 = v2257 + 1u;
-    const uint v2265 = iron_frag_coord<64>(41u, iron_lane, true);
-    const bool v2266 = v2265 == v2264;
-    const bool v2267 = v2261 && v2266;
-    const uint v2270 = v2258 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2271 = v2270 == v10;
-    const bool v2272 = v2267 && v2271;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2272) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2273 = v2256 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2274 = v2258 < v12;
-      const bool v2275 = v2273 && v2274;
-      if (v2275) {
-        const uint v2276 = v65 + v2258;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2277 = v271.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2278 = bfloat(v2277);
-        const float v2279 = v271.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2282 = bfloat(v2279);
-        const uint v2283 = v2256 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2284 = v2283 + v2276;
-        *(device bfloat2*)(out + v2284) = bfloat2(v2278, v2282);
+    const uint v2200 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2201 = v1125 + v2200;
+    const uint v2202 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2203 = v1124 + v2202;
+    const uint v2205 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2206 = v2205 == v2200;
+    const uint v2209 = v2202 + 1u;
+    const uint v2210 = iron_frag_coord<64>(39u, iron_lane, true);
+    const bool v2211 = v2210 == v2209;
+    const bool v2212 = v2206 && v2211;
+    const uint v2215 = v2203 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2216 = v2215 == v10;
+    const bool v2217 = v2212 && v2216;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2217) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2218 = v2201 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2219 = v2203 < v12;
+      const bool v2220 = v2218 && v2219;
+      if (v2220) {
+        const uint v2221 = v65 + v2203;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2222 = v272.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2223 = bfloat(v2222);
+        const float v2224 = v272.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2227 = bfloat(v2224);
+        const uint v2228 = v2201 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2229 = v2228 + v2221;
+        *(device bfloat2*)(out + v2229) = bfloat2(v2223, v2227);
       }
     } else {
-      const bool v2289 = v2256 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2290 = v2258 < v12;
-      const bool v2291 = v2289 && v2290;
-      if (v2291) {
-        const float v2292 = v271.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2294 = bfloat(v2292);
-        const uint v2295 = v2256 * v3;
-        const uint v2296 = v2295 + v65;
-        const uint v2297 = v2296 + v2258;
-        out[v2297] = v2294;
+      const bool v2234 = v2201 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2235 = v2203 < v12;
+      const bool v2236 = v2234 && v2235;
+      if (v2236) {
+        const float v2237 = v272.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2239 = bfloat(v2237);
+        const uint v2240 = v2201 * v3;
+        const uint v2241 = v2240 + v65;
+        const uint v2242 = v2241 + v2203;
+        out[v2242] = v2239;
       }
-      const uint v2299 = v1124 + v2260;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2301 = v1123 + v2265;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2302 = v2299 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2303 = v2301 < v12;
-      const bool v2304 = v2302 && v2303;
-      if (v2304) {
-        const float v2305 = v271.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2307 = bfloat(v2305);
-        const uint v2308 = v2299 * v3;
-        const uint v2309 = v2308 + v65;
-        const uint v2310 = v2309 + v2301;
-        out[v2310] = v2307;
+      const uint v2244 = v1125 + v2205;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2246 = v1124 + v2210;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2247 = v2244 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2248 = v2246 < v12;
+      const bool v2249 = v2247 && v2248;
+      if (v2249) {
+        const float v2250 = v272.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2252 = bfloat(v2250);
+        const uint v2253 = v2244 * v3;
+        const uint v2254 = v2253 + v65;
+        const uint v2255 = v2254 + v2246;
+        out[v2255] = v2252;
       }
     }
-    const uint v2311 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2312 = v1124 + v2311;
-    const uint v2313 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2314 = v1123 + v2313;
-    const uint v2316 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2317 = v2316 == v2311;
-    const uint v2320 = v2313 + 1u;
-    const uint v2321 = iron_frag_coord<64>(43u, iron_lane, true);
-    const bool v2322 = v2321 == v2320;
-    const bool v2323 = v2317 && v2322;
-    const uint v2326 = v2314 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2327 = v2326 == v10;
-    const bool v2328 = v2323 && v2327;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2328) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2329 = v2312 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2330 = v2314 < v12;
-      const bool v2331 = v2329 && v2330;
-      if (v2331) {
-        const uint v2332 = v65 + v2314;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2333 = v271.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2334 = bfloat(v2333);
-        const float v2335 = v271.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2338 = bfloat(v2335);
-        const uint v2339 = v2312 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2340 = v2339 + v2332;
-        *(device bfloat2*)(out + v2340) = bfloat2(v2334, v2338);
+    const uint v2256 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2257 = v1125 + v2256;
+    const uint v2258 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2259 = v1124 + v2258;
+    const uint v2261 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2262 = v2261 == v2256;
+    const uint v2265 = v2258 + 1u;
+    const uint v2266 = iron_frag_coord<64>(41u, iron_lane, true);
+    const bool v2267 = v2266 == v2265;
+    const bool v2268 = v2262 && v2267;
+    const uint v2271 = v2259 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2272 = v2271 == v10;
+    const bool v2273 = v2268 && v2272;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2273) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2274 = v2257 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2275 = v2259 < v12;
+      const bool v2276 = v2274 && v2275;
+      if (v2276) {
+        const uint v2277 = v65 + v2259;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2278 = v272.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2279 = bfloat(v2278);
+        const float v2280 = v272.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2283 = bfloat(v2280);
+        const uint v2284 = v2257 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2285 = v2284 + v2277;
+        *(device bfloat2*)(out + v2285) = bfloat2(v2279, v2283);
       }
     } else {
-      const bool v2345 = v2312 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2346 = v2314 < v12;
-      const bool v2347 = v2345 && v2346;
-      if (v2347) {
-        const float v2348 = v271.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2350 = bfloat(v2348);
-        const uint v2351 = v2312 * v3;
-        const uint v2352 = v2351 + v65;
-        const uint v2353 = v2352 + v2314;
-        out[v2353] = v2350;
+      const bool v2290 = v2257 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2291 = v2259 < v12;
+      const bool v2292 = v2290 && v2291;
+      if (v2292) {
+        const float v2293 = v272.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2295 = bfloat(v2293);
+        const uint v2296 = v2257 * v3;
+        const uint v2297 = v2296 + v65;
+        const uint v2298 = v2297 + v2259;
+        out[v2298] = v2295;
       }
-      const uint v2355 = v1124 + v2316;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2357 = v1123 + v2321;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2358 = v2355 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2359 = v2357 < v12;
-      const bool v2360 = v2358 && v2359;
-      if (v2360) {
-        const float v2361 = v271.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2363 = bfloat(v2361);
-        const uint v2364 = v2355 * v3;
-        const uint v2365 = v2364 + v65;
-        const uint v2366 = v2365 + v2357;
-        out[v2366] = v2363;
+      const uint v2300 = v1125 + v2261;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2302 = v1124 + v2266;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2303 = v2300 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2304 = v2302 < v12;
+      const bool v2305 = v2303 && v2304;
+      if (v2305) {
+        const float v2306 = v272.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2308 = bfloat(v2306);
+        const uint v2309 = v2300 * v3;
+        const uint v2310 = v2309 + v65;
+        const uint v2311 = v2310 + v2302;
+        out[v2311] = v2308;
       }
     }
-    const uint v2367 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2368 = v1124 + v2367;
-    const uint v2369 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2370 = v1123 + v2369;
-    const uint v2372 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2373 = v2372 == v2367;
-    const uint v2376 = v2369 + 1u;
-    const uint v2377 = iron_frag_coord<64>(45u, iron_lane, true);
-    const bool v2378 = v2377 == v2376;
-    const bool v2379 = v2373 && v2378;
-    const uint v2382 = v2370 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2383 = v2382 == v10;
-    const bool v2384 = v2379 && v2383;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2384) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2385 = v2368 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2386 = v2370 < v12;
-      const bool v2387 = v2385 && v2386;
-      if (v2387) {
-        const uint v2388 = v65 + v2370;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2389 = v271.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2390 = bfloat(v2389);
-        const float v2391 = v271.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2394 = bfloat(v2391);
-        const uint v2395 = v2368 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2396 = v2395 + v2388;
-        *(device bfloat2*)(out + v2396) = bfloat2(v2390, v2394);
+    const uint v2312 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2313 = v1125 + v2312;
+    const uint v2314 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2315 = v1124 + v2314;
+    const uint v2317 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2318 = v2317 == v2312;
+    const uint v2321 = v2314 + 1u;
+    const uint v2322 = iron_frag_coord<64>(43u, iron_lane, true);
+    const bool v2323 = v2322 == v2321;
+    const bool v2324 = v2318 && v2323;
+    const uint v2327 = v2315 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2328 = v2327 == v10;
+    const bool v2329 = v2324 && v2328;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2329) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2330 = v2313 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2331 = v2315 < v12;
+      const bool v2332 = v2330 && v2331;
+      if (v2332) {
+        const uint v2333 = v65 + v2315;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2334 = v272.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2335 = bfloat(v2334);
+        const float v2336 = v272.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2339 = bfloat(v2336);
+        const uint v2340 = v2313 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2341 = v2340 + v2333;
+        *(device bfloat2*)(out + v2341) = bfloat2(v2335, v2339);
       }
     } else {
-      const bool v2401 = v2368 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2402 = v2370 < v12;
-      const bool v2403 = v2401 && v2402;
-      if (v2403) {
-        const float v2404 = v271.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2406 = bfloat(v2404);
-        const uint v2407 = v2368 * v3;
-        const uint v2408 = v2407 + v65;
-        const uint v2409 = v2408 + v2370;
-        out[v2409] = v2406;
+      const bool v2346 = v2313 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2347 = v2315 < v12;
+      const bool v2348 = v2346 && v2347;
+      if (v2348) {
+        const float v2349 = v272.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2351 = bfloat(v2349);
+        const uint v2352 = v2313 * v3;
+        const uint v2353 = v2352 + v65;
+        const uint v2354 = v2353 + v2315;
+        out[v2354] = v2351;
       }
-      const uint v2411 = v1124 + v2372;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2413 = v1123 + v2377;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2414 = v2411 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2415 = v2413 < v12;
-      const bool v2416 = v2414 && v2415;
-      if (v2416) {
-        const float v2417 = v271.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2419 = bfloat(v2417);
-        const uint v2420 = v2411 * v3;
-        const uint v2421 = v2420 + v65;
-        const uint v2422 = v2421 + v2413;
-        out[v2422] = v2419;
+      const uint v2356 = v1125 + v2317;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2358 = v1124 + v2322;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2359 = v2356 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2360 = v2358 < v12;
+      const bool v2361 = v2359 && v2360;
+      if (v2361) {
+        const float v2362 = v272.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2364 = bfloat(v2362);
+        const uint v2365 = v2356 * v3;
+        const uint v2366 = v2365 + v65;
+        const uint v2367 = v2366 + v2358;
+        out[v2367] = v2364;
       }
     }
-    const uint v2423 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2424 = v1124 + v2423;
-    const uint v2425 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2426 = v1123 + v2425;
-    const uint v2428 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2429 = v2428 == v2423;
-    const uint v2432 = v2425 + 1u;
-    const uint v2433 = iron_frag_coord<64>(47u, iron_lane, true);
-    const bool v2434 = v2433 == v2432;
-    const bool v2435 = v2429 && v2434;
-    const uint v2438 = v2426 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2439 = v2438 == v10;
-    const bool v2440 = v2435 && v2439;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2440) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2441 = v2424 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2442 = v2426 < v12;
-      const bool v2443 = v2441 && v2442;
-      if (v2443) {
-        const uint v2444 = v65 + v2426;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2445 = v271.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2446 = bfloat(v2445);
-        const float v2447 = v271.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2450 = bfloat(v2447);
-        const uint v2451 = v2424 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2452 = v2451 + v2444;
-        *(device bfloat2*)(out + v2452) = bfloat2(v2446, v2450);
+    const uint v2368 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2369 = v1125 + v2368;
+    const uint v2370 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2371 = v1124 + v2370;
+    const uint v2373 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2374 = v2373 == v2368;
+    const uint v2377 = v2370 + 1u;
+    const uint v2378 = iron_frag_coord<64>(45u, iron_lane, true);
+    const bool v2379 = v2378 == v2377;
+    const bool v2380 = v2374 && v2379;
+    const uint v2383 = v2371 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2384 = v2383 == v10;
+    const bool v2385 = v2380 && v2384;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2385) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2386 = v2369 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2387 = v2371 < v12;
+      const bool v2388 = v2386 && v2387;
+      if (v2388) {
+        const uint v2389 = v65 + v2371;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2390 = v272.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2391 = bfloat(v2390);
+        const float v2392 = v272.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2395 = bfloat(v2392);
+        const uint v2396 = v2369 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2397 = v2396 + v2389;
+        *(device bfloat2*)(out + v2397) = bfloat2(v2391, v2395);
       }
     } else {
-      const bool v2457 = v2424 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2458 = v2426 < v12;
-      const bool v2459 = v2457 && v2458;
-      if (v2459) {
-        const float v2460 = v271.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2462 = bfloat(v2460);
-        const uint v2463 = v2424 * v3;
-        const uint v2464 = v2463 + v65;
-        const uint v2465 = v2464 + v2426;
-        out[v2465] = v2462;
+      const bool v2402 = v2369 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2403 = v2371 < v12;
+      const bool v2404 = v2402 && v2403;
+      if (v2404) {
+        const float v2405 = v272.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2407 = bfloat(v2405);
+        const uint v2408 = v2369 * v3;
+        const uint v2409 = v2408 + v65;
+        const uint v2410 = v2409 + v2371;
+        out[v2410] = v2407;
       }
-      const uint v2467 = v1124 + v2428;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2469 = v1123 + v2433;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2470 = v2467 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2471 = v2469 < v12;
-      const bool v2472 = v2470 && v2471;
-      if (v2472) {
-        const float v2473 = v271.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2475 = bfloat(v2473);
-        const uint v2476 = v2467 * v3;
-        const uint v2477 = v2476 + v65;
-        const uint v2478 = v2477 + v2469;
-        out[v2478] = v2475;
+      const uint v2412 = v1125 + v2373;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2414 = v1124 + v2378;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2415 = v2412 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2416 = v2414 < v12;
+      const bool v2417 = v2415 && v2416;
+      if (v2417) {
+        const float v2418 = v272.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2420 = bfloat(v2418);
+        const uint v2421 = v2412 * v3;
+        const uint v2422 = v2421 + v65;
+        const uint v2423 = v2422 + v2414;
+        out[v2423] = v2420;
       }
     }
-    const uint v2479 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2480 = v1124 + v2479;
-    const uint v2481 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2482 = v1123 + v2481;
-    const uint v2484 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2485 = v2484 == v2479;
-    const uint v2488 = v2481 + 1u;
-    const uint v2489 = iron_frag_coord<64>(49u, iron_lane, true);
-    const bool v2490 = v2489 == v2488;
-    const bool v2491 = v2485 && v2490;
-    const uint v2494 = v2482 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2495 = v2494 == v10;
-    const bool v2496 = v2491 && v2495;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2496) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2497 = v2480 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2498 = v2482 < v12;
-      const bool v2499 = v2497 && v2498;
-      if (v2499) {
-        const uint v2500 = v65 + v2482;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2501 = v271.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2502 = bfloat(v2501);
-        const float v2503 = v271.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2506 = bfloat(v2503);
-        const uint v2507 = v2480 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2508 = v2507 + v2500;
-        *(device bfloat2*)(out + v2508) = bfloat2(v2502, v2506);
+    const uint v2424 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2425 = v1125 + v2424;
+    const uint v2426 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2427 = v1124 + v2426;
+    const uint v2429 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2430 = v2429 == v2424;
+    const uint v2433 = v2426 + 1u;
+    const uint v2434 = iron_frag_coord<64>(47u, iron_lane, true);
+    const bool v2435 = v2434 == v2433;
+    const bool v2436 = v2430 && v2435;
+    const uint v2439 = v2427 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2440 = v2439 == v10;
+    const bool v2441 = v2436 && v2440;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2441) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2442 = v2425 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2443 = v2427 < v12;
+      const bool v2444 = v2442 && v2443;
+      if (v2444) {
+        const uint v2445 = v65 + v2427;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2446 = v272.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2447 = bfloat(v2446);
+        const float v2448 = v272.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2451 = bfloat(v2448);
+        const uint v2452 = v2425 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2453 = v2452 + v2445;
+        *(device bfloat2*)(out + v2453) = bfloat2(v2447, v2451);
       }
     } else {
-      const bool v2513 = v2480 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2514 = v2482 < v12;
-      const bool v2515 = v2513 && v2514;
-      if (v2515) {
-        const float v2516 = v271.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2518 = bfloat(v2516);
-        const uint v2519 = v2480 * v3;
-        const uint v2520 = v2519 + v65;
-        const uint v2521 = v2520 + v2482;
-        out[v2521] = v2518;
+      const bool v2458 = v2425 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2459 = v2427 < v12;
+      const bool v2460 = v2458 && v2459;
+      if (v2460) {
+        const float v2461 = v272.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2463 = bfloat(v2461);
+        const uint v2464 = v2425 * v3;
+        const uint v2465 = v2464 + v65;
+        const uint v2466 = v2465 + v2427;
+        out[v2466] = v2463;
       }
-      const uint v2523 = v1124 + v2484;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2525 = v1123 + v2489;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2526 = v2523 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2527 = v2525 < v12;
-      const bool v2528 = v2526 && v2527;
-      if (v2528) {
-        const float v2529 = v271.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2531 = bfloat(v2529);
-        const uint v2532 = v2523 * v3;
-        const uint v2533 = v2532 + v65;
-        const uint v2534 = v2533 + v2525;
-        out[v2534] = v2531;
+      const uint v2468 = v1125 + v2429;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2470 = v1124 + v2434;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2471 = v2468 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2472 = v2470 < v12;
+      const bool v2473 = v2471 && v2472;
+      if (v2473) {
+        const float v2474 = v272.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2476 = bfloat(v2474);
+        const uint v2477 = v2468 * v3;
+        const uint v2478 = v2477 + v65;
+        const uint v2479 = v2478 + v2470;
+        out[v2479] = v2476;
       }
     }
-    const uint v2535 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2536 = v1124 + v2535;
-    const uint v2537 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2538 = v1123 + v2537;
-    const uint v2540 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2541 = v2540 == v2535;
-    const uint v2544 = v2537 + 1u;
-    const uint v2545 = iron_frag_coord<64>(51u, iron_lane, true);
-    const bool v2546 = v2545 == v2544;
-    const bool v2547 = v2541 && v2546;
-    const uint v2550 = v2538 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2551 = v2550 == v10;
-    const bool v2552 = v2547 && v2551;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2552) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2553 = v2536 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2554 = v2538 < v12;
-      const bool v2555 = v2553 && v2554;
-      if (v2555) {
-        const uint v2556 = v65 + v2538;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2557 = v271.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2558 = bfloat(v2557);
-        const float v2559 = v271.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2562 = bfloat(v2559);
-        const uint v2563 = v2536 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2564 = v2563 + v2556;
-        *(device bfloat2*)(out + v2564) = bfloat2(v2558, v2562);
+    const uint v2480 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2481 = v1125 + v2480;
+    const uint v2482 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2483 = v1124 + v2482;
+    const uint v2485 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2486 = v2485 == v2480;
+    const uint v2489 = v2482 + 1u;
+    const uint v2490 = iron_frag_coord<64>(49u, iron_lane, true);
+    const bool v2491 = v2490 == v2489;
+    const bool v2492 = v2486 && v2491;
+    const uint v2495 = v2483 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2496 = v2495 == v10;
+    const bool v2497 = v2492 && v2496;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2497) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2498 = v2481 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2499 = v2483 < v12;
+      const bool v2500 = v2498 && v2499;
+      if (v2500) {
+        const uint v2501 = v65 + v2483;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2502 = v272.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2503 = bfloat(v2502);
+        const float v2504 = v272.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2507 = bfloat(v2504);
+        const uint v2508 = v2481 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2509 = v2508 + v2501;
+        *(device bfloat2*)(out + v2509) = bfloat2(v2503, v2507);
       }
     } else {
-      const bool v2569 = v2536 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2570 = v2538 < v12;
-      const bool v2571 = v2569 && v2570;
-      if (v2571) {
-        const float v2572 = v271.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2574 = bfloat(v2572);
-        const uint v2575 = v2536 * v3;
-        const uint v2576 = v2575 + v65;
-        const uint v2577 = v2576 + v2538;
-        out[v2577] = v2574;
+      const bool v2514 = v2481 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2515 = v2483 < v12;
+      const bool v2516 = v2514 && v2515;
+      if (v2516) {
+        const float v2517 = v272.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2519 = bfloat(v2517);
+        const uint v2520 = v2481 * v3;
+        const uint v2521 = v2520 + v65;
+        const uint v2522 = v2521 + v2483;
+        out[v2522] = v2519;
       }
-      const uint v2579 = v1124 + v2540;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2581 = v1123 + v2545;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2582 = v2579 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2583 = v2581 < v12;
-      const bool v2584 = v2582 && v2583;
-      if (v2584) {
-        const float v2585 = v271.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2587 = bfloat(v2585);
-        const uint v2588 = v2579 * v3;
-        const uint v2589 = v2588 + v65;
-        const uint v2590 = v2589 + v2581;
-        out[v2590] = v2587;
+      const uint v2524 = v1125 + v2485;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2526 = v1124 + v2490;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2527 = v2524 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2528 = v2526 < v12;
+      const bool v2529 = v2527 && v2528;
+      if (v2529) {
+        const float v2530 = v272.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2532 = bfloat(v2530);
+        const uint v2533 = v2524 * v3;
+        const uint v2534 = v2533 + v65;
+        const uint v2535 = v2534 + v2526;
+        out[v2535] = v2532;
       }
     }
-    const uint v2591 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2592 = v1124 + v2591;
-    const uint v2593 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2594 = v1123 + v2593;
-    const uint v2596 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2597 = v2596 == v2591;
-    const uint v2600 = v2593 + 1u;
-    const uint v2601 = iron_frag_coord<64>(53u, iron_lane, true);
-    const bool v2602 = v2601 == v2600;
-    const bool v2603 = v2597 && v2602;
-    const uint v2606 = v2594 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2607 = v2606 == v10;
-    const bool v2608 = v2603 && v2607;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2608) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2609 = v2592 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2610 = v2594 < v12;
-      const bool v2611 = v2609 && v2610;
-      if (v2611) {
-        const uint v2612 = v65 + v2594;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2613 = v271.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2614 = bfloat(v2613);
-        const float v2615 = v271.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2618 = bfloat(v2615);
-        const uint v2619 = v2592 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2620 = v2619 + v2612;
-        *(device bfloat2*)(out + v2620) = bfloat2(v2614, v2618);
+    const uint v2536 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2537 = v1125 + v2536;
+    const uint v2538 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2539 = v1124 + v2538;
+    const uint v2541 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2542 = v2541 == v2536;
+    const uint v2545 = v2538 + 1u;
+    const uint v2546 = iron_frag_coord<64>(51u, iron_lane, true);
+    const bool v2547 = v2546 == v2545;
+    const bool v2548 = v2542 && v2547;
+    const uint v2551 = v2539 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2552 = v2551 == v10;
+    const bool v2553 = v2548 && v2552;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2553) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2554 = v2537 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2555 = v2539 < v12;
+      const bool v2556 = v2554 && v2555;
+      if (v2556) {
+        const uint v2557 = v65 + v2539;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2558 = v272.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2559 = bfloat(v2558);
+        const float v2560 = v272.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2563 = bfloat(v2560);
+        const uint v2564 = v2537 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2565 = v2564 + v2557;
+        *(device bfloat2*)(out + v2565) = bfloat2(v2559, v2563);
       }
     } else {
-      const bool v2625 = v2592 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2626 = v2594 < v12;
-      const bool v2627 = v2625 && v2626;
-      if (v2627) {
-        const float v2628 = v271.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2630 = bfloat(v2628);
-        const uint v2631 = v2592 * v3;
-        const uint v2632 = v2631 + v65;
-        const uint v2633 = v2632 + v2594;
-        out[v2633] = v2630;
+      const bool v2570 = v2537 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2571 = v2539 < v12;
+      const bool v2572 = v2570 && v2571;
+      if (v2572) {
+        const float v2573 = v272.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2575 = bfloat(v2573);
+        const uint v2576 = v2537 * v3;
+        const uint v2577 = v2576 + v65;
+        const uint v2578 = v2577 + v2539;
+        out[v2578] = v2575;
       }
-      const uint v2635 = v1124 + v2596;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2637 = v1123 + v2601;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2638 = v2635 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2639 = v2637 < v12;
-      const bool v2640 = v2638 && v2639;
-      if (v2640) {
-        const float v2641 = v271.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2643 = bfloat(v2641);
-        const uint v2644 = v2635 * v3;
-        const uint v2645 = v2644 + v65;
-        const uint v2646 = v2645 + v2637;
-        out[v2646] = v2643;
+      const uint v2580 = v1125 + v2541;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2582 = v1124 + v2546;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2583 = v2580 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2584 = v2582 < v12;
+      const bool v2585 = v2583 && v2584;
+      if (v2585) {
+        const float v2586 = v272.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2588 = bfloat(v2586);
+        const uint v2589 = v2580 * v3;
+        const uint v2590 = v2589 + v65;
+        const uint v2591 = v2590 + v2582;
+        out[v2591] = v2588;
       }
     }
-    const uint v2647 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2648 = v1124 + v2647;
-    const uint v2649 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2650 = v1123 + v2649;
-    const uint v2652 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2653 = v2652 == v2647;
-    const uint v2656 = v2649 + 1u;
-    const uint v2657 = iron_frag_coord<64>(55u, iron_lane, true);
-    const bool v2658 = v2657 == v2656;
-    const bool v2659 = v2653 && v2658;
-    const uint v2662 = v2650 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2663 = v2662 == v10;
-    const bool v2664 = v2659 && v2663;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2664) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2665 = v2648 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2666 = v2650 < v12;
-      const bool v2667 = v2665 && v2666;
-      if (v2667) {
-        const uint v2668 = v65 + v2650;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2669 = v271.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2670 = bfloat(v2669);
-        const float v2671 = v271.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2674 = bfloat(v2671);
-        const uint v2675 = v2648 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2676 = v2675 + v2668;
-        *(device bfloat2*)(out + v2676) = bfloat2(v2670, v2674);
+    const uint v2592 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2593 = v1125 + v2592;
+    const uint v2594 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2595 = v1124 + v2594;
+    const uint v2597 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2598 = v2597 == v2592;
+    const uint v2601 = v2594 + 1u;
+    const uint v2602 = iron_frag_coord<64>(53u, iron_lane, true);
+    const bool v2603 = v2602 == v2601;
+    const bool v2604 = v2598 && v2603;
+    const uint v2607 = v2595 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2608 = v2607 == v10;
+    const bool v2609 = v2604 && v2608;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2609) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2610 = v2593 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2611 = v2595 < v12;
+      const bool v2612 = v2610 && v2611;
+      if (v2612) {
+        const uint v2613 = v65 + v2595;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2614 = v272.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2615 = bfloat(v2614);
+        const float v2616 = v272.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2619 = bfloat(v2616);
+        const uint v2620 = v2593 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2621 = v2620 + v2613;
+        *(device bfloat2*)(out + v2621) = bfloat2(v2615, v2619);
       }
     } else {
-      const bool v2681 = v2648 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2682 = v2650 < v12;
-      const bool v2683 = v2681 && v2682;
-      if (v2683) {
-        const float v2684 = v271.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2686 = bfloat(v2684);
-        const uint v2687 = v2648 * v3;
-        const uint v2688 = v2687 + v65;
-        const uint v2689 = v2688 + v2650;
-        out[v2689] = v2686;
+      const bool v2626 = v2593 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2627 = v2595 < v12;
+      const bool v2628 = v2626 && v2627;
+      if (v2628) {
+        const float v2629 = v272.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2631 = bfloat(v2629);
+        const uint v2632 = v2593 * v3;
+        const uint v2633 = v2632 + v65;
+        const uint v2634 = v2633 + v2595;
+        out[v2634] = v2631;
       }
-      const uint v2691 = v1124 + v2652;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2693 = v1123 + v2657;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2694 = v2691 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2695 = v2693 < v12;
-      const bool v2696 = v2694 && v2695;
-      if (v2696) {
-        const float v2697 = v271.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2699 = bfloat(v2697);
-        const uint v2700 = v2691 * v3;
-        const uint v2701 = v2700 + v65;
-        const uint v2702 = v2701 + v2693;
-        out[v2702] = v2699;
+      const uint v2636 = v1125 + v2597;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2638 = v1124 + v2602;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2639 = v2636 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2640 = v2638 < v12;
+      const bool v2641 = v2639 && v2640;
+      if (v2641) {
+        const float v2642 = v272.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2644 = bfloat(v2642);
+        const uint v2645 = v2636 * v3;
+        const uint v2646 = v2645 + v65;
+        const uint v2647 = v2646 + v2638;
+        out[v2647] = v2644;
       }
     }
-    const uint v2703 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2704 = v1124 + v2703;
-    const uint v2705 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2706 = v1123 + v2705;
-    const uint v2708 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2709 = v2708 == v2703;
-    const uint v2712 = v2705 + 1u;
-    const uint v2713 = iron_frag_coord<64>(57u, iron_lane, true);
-    const bool v2714 = v2713 == v2712;
-    const bool v2715 = v2709 && v2714;
-    const uint v2718 = v2706 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2719 = v2718 == v10;
-    const bool v2720 = v2715 && v2719;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2720) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2721 = v2704 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2722 = v2706 < v12;
-      const bool v2723 = v2721 && v2722;
-      if (v2723) {
-        const uint v2724 = v65 + v2706;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2725 = v271.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2726 = bfloat(v2725);
-        const float v2727 = v271.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2730 = bfloat(v2727);
-        const uint v2731 = v2704 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2732 = v2731 + v2724;
-        *(device bfloat2*)(out + v2732) = bfloat2(v2726, v2730);
+    const uint v2648 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2649 = v1125 + v2648;
+    const uint v2650 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2651 = v1124 + v2650;
+    const uint v2653 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2654 = v2653 == v2648;
+    const uint v2657 = v2650 + 1u;
+    const uint v2658 = iron_frag_coord<64>(55u, iron_lane, true);
+    const bool v2659 = v2658 == v2657;
+    const bool v2660 = v2654 && v2659;
+    const uint v2663 = v2651 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2664 = v2663 == v10;
+    const bool v2665 = v2660 && v2664;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2665) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2666 = v2649 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2667 = v2651 < v12;
+      const bool v2668 = v2666 && v2667;
+      if (v2668) {
+        const uint v2669 = v65 + v2651;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2670 = v272.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2671 = bfloat(v2670);
+        const float v2672 = v272.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2675 = bfloat(v2672);
+        const uint v2676 = v2649 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2677 = v2676 + v2669;
+        *(device bfloat2*)(out + v2677) = bfloat2(v2671, v2675);
       }
     } else {
-      const bool v2737 = v2704 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2738 = v2706 < v12;
-      const bool v2739 = v2737 && v2738;
-      if (v2739) {
-        const float v2740 = v271.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2742 = bfloat(v2740);
-        const uint v2743 = v2704 * v3;
-        const uint v2744 = v2743 + v65;
-        const uint v2745 = v2744 + v2706;
-        out[v2745] = v2742;
+      const bool v2682 = v2649 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2683 = v2651 < v12;
+      const bool v2684 = v2682 && v2683;
+      if (v2684) {
+        const float v2685 = v272.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2687 = bfloat(v2685);
+        const uint v2688 = v2649 * v3;
+        const uint v2689 = v2688 + v65;
+        const uint v2690 = v2689 + v2651;
+        out[v2690] = v2687;
       }
-      const uint v2747 = v1124 + v2708;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2749 = v1123 + v2713;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2750 = v2747 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2751 = v2749 < v12;
-      const bool v2752 = v2750 && v2751;
-      if (v2752) {
-        const float v2753 = v271.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2755 = bfloat(v2753);
-        const uint v2756 = v2747 * v3;
-        const uint v2757 = v2756 + v65;
-        const uint v2758 = v2757 + v2749;
-        out[v2758] = v2755;
+      const uint v2692 = v1125 + v2653;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2694 = v1124 + v2658;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2695 = v2692 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2696 = v2694 < v12;
+      const bool v2697 = v2695 && v2696;
+      if (v2697) {
+        const float v2698 = v272.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2700 = bfloat(v2698);
+        const uint v2701 = v2692 * v3;
+        const uint v2702 = v2701 + v65;
+        const uint v2703 = v2702 + v2694;
+        out[v2703] = v2700;
       }
     }
-    const uint v2759 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2760 = v1124 + v2759;
-    const uint v2761 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2762 = v1123 + v2761;
-    const uint v2764 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2765 = v2764 == v2759;
-    const uint v2768 = v2761 + 1u;
-    const uint v2769 = iron_frag_coord<64>(59u, iron_lane, true);
-    const bool v2770 = v2769 == v2768;
-    const bool v2771 = v2765 && v2770;
-    const uint v2774 = v2762 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2775 = v2774 == v10;
-    const bool v2776 = v2771 && v2775;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2776) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2777 = v2760 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2778 = v2762 < v12;
-      const bool v2779 = v2777 && v2778;
-      if (v2779) {
-        const uint v2780 = v65 + v2762;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2781 = v271.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2782 = bfloat(v2781);
-        const float v2783 = v271.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2786 = bfloat(v2783);
-        const uint v2787 = v2760 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2788 = v2787 + v2780;
-        *(device bfloat2*)(out + v2788) = bfloat2(v2782, v2786);
+    const uint v2704 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2705 = v1125 + v2704;
+    const uint v2706 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2707 = v1124 + v2706;
+    const uint v2709 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2710 = v2709 == v2704;
+    const uint v2713 = v2706 + 1u;
+    const uint v2714 = iron_frag_coord<64>(57u, iron_lane, true);
+    const bool v2715 = v2714 == v2713;
+    const bool v2716 = v2710 && v2715;
+    const uint v2719 = v2707 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2720 = v2719 == v10;
+    const bool v2721 = v2716 && v2720;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2721) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2722 = v2705 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2723 = v2707 < v12;
+      const bool v2724 = v2722 && v2723;
+      if (v2724) {
+        const uint v2725 = v65 + v2707;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2726 = v272.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2727 = bfloat(v2726);
+        const float v2728 = v272.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2731 = bfloat(v2728);
+        const uint v2732 = v2705 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2733 = v2732 + v2725;
+        *(device bfloat2*)(out + v2733) = bfloat2(v2727, v2731);
       }
     } else {
-      const bool v2793 = v2760 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2794 = v2762 < v12;
-      const bool v2795 = v2793 && v2794;
-      if (v2795) {
-        const float v2796 = v271.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2798 = bfloat(v2796);
-        const uint v2799 = v2760 * v3;
-        const uint v2800 = v2799 + v65;
-        const uint v2801 = v2800 + v2762;
-        out[v2801] = v2798;
+      const bool v2738 = v2705 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2739 = v2707 < v12;
+      const bool v2740 = v2738 && v2739;
+      if (v2740) {
+        const float v2741 = v272.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2743 = bfloat(v2741);
+        const uint v2744 = v2705 * v3;
+        const uint v2745 = v2744 + v65;
+        const uint v2746 = v2745 + v2707;
+        out[v2746] = v2743;
       }
-      const uint v2803 = v1124 + v2764;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2805 = v1123 + v2769;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2806 = v2803 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2807 = v2805 < v12;
-      const bool v2808 = v2806 && v2807;
-      if (v2808) {
-        const float v2809 = v271.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2811 = bfloat(v2809);
-        const uint v2812 = v2803 * v3;
-        const uint v2813 = v2812 + v65;
-        const uint v2814 = v2813 + v2805;
-        out[v2814] = v2811;
+      const uint v2748 = v1125 + v2709;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2750 = v1124 + v2714;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2751 = v2748 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2752 = v2750 < v12;
+      const bool v2753 = v2751 && v2752;
+      if (v2753) {
+        const float v2754 = v272.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2756 = bfloat(v2754);
+        const uint v2757 = v2748 * v3;
+        const uint v2758 = v2757 + v65;
+        const uint v2759 = v2758 + v2750;
+        out[v2759] = v2756;
       }
     }
-    const uint v2815 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2816 = v1124 + v2815;
-    const uint v2817 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2818 = v1123 + v2817;
-    const uint v2820 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2821 = v2820 == v2815;
-    const uint v2824 = v2817 + 1u;
-    const uint v2825 = iron_frag_coord<64>(61u, iron_lane, true);
-    const bool v2826 = v2825 == v2824;
-    const bool v2827 = v2821 && v2826;
-    const uint v2830 = v2818 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2831 = v2830 == v10;
-    const bool v2832 = v2827 && v2831;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2832) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2833 = v2816 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2834 = v2818 < v12;
-      const bool v2835 = v2833 && v2834;
-      if (v2835) {
-        const uint v2836 = v65 + v2818;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2837 = v271.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2838 = bfloat(v2837);
-        const float v2839 = v271.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2842 = bfloat(v2839);
-        const uint v2843 = v2816 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2844 = v2843 + v2836;
-        *(device bfloat2*)(out + v2844) = bfloat2(v2838, v2842);
+    const uint v2760 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2761 = v1125 + v2760;
+    const uint v2762 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2763 = v1124 + v2762;
+    const uint v2765 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2766 = v2765 == v2760;
+    const uint v2769 = v2762 + 1u;
+    const uint v2770 = iron_frag_coord<64>(59u, iron_lane, true);
+    const bool v2771 = v2770 == v2769;
+    const bool v2772 = v2766 && v2771;
+    const uint v2775 = v2763 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2776 = v2775 == v10;
+    const bool v2777 = v2772 && v2776;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2777) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2778 = v2761 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2779 = v2763 < v12;
+      const bool v2780 = v2778 && v2779;
+      if (v2780) {
+        const uint v2781 = v65 + v2763;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2782 = v272.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2783 = bfloat(v2782);
+        const float v2784 = v272.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2787 = bfloat(v2784);
+        const uint v2788 = v2761 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2789 = v2788 + v2781;
+        *(device bfloat2*)(out + v2789) = bfloat2(v2783, v2787);
       }
     } else {
-      const bool v2849 = v2816 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2850 = v2818 < v12;
-      const bool v2851 = v2849 && v2850;
-      if (v2851) {
-        const float v2852 = v271.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2854 = bfloat(v2852);
-        const uint v2855 = v2816 * v3;
-        const uint v2856 = v2855 + v65;
-        const uint v2857 = v2856 + v2818;
-        out[v2857] = v2854;
+      const bool v2794 = v2761 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2795 = v2763 < v12;
+      const bool v2796 = v2794 && v2795;
+      if (v2796) {
+        const float v2797 = v272.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2799 = bfloat(v2797);
+        const uint v2800 = v2761 * v3;
+        const uint v2801 = v2800 + v65;
+        const uint v2802 = v2801 + v2763;
+        out[v2802] = v2799;
       }
-      const uint v2859 = v1124 + v2820;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2861 = v1123 + v2825;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2862 = v2859 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2863 = v2861 < v12;
-      const bool v2864 = v2862 && v2863;
-      if (v2864) {
-        const float v2865 = v271.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2867 = bfloat(v2865);
-        const uint v2868 = v2859 * v3;
-        const uint v2869 = v2868 + v65;
-        const uint v2870 = v2869 + v2861;
-        out[v2870] = v2867;
+      const uint v2804 = v1125 + v2765;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2806 = v1124 + v2770;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2807 = v2804 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2808 = v2806 < v12;
+      const bool v2809 = v2807 && v2808;
+      if (v2809) {
+        const float v2810 = v272.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2812 = bfloat(v2810);
+        const uint v2813 = v2804 * v3;
+        const uint v2814 = v2813 + v65;
+        const uint v2815 = v2814 + v2806;
+        out[v2815] = v2812;
       }
     }
-    const uint v2871 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2872 = v1124 + v2871;
-    const uint v2873 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2874 = v1123 + v2873;
-    const uint v2876 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2877 = v2876 == v2871;
-    const uint v2880 = v2873 + 1u;
-    const uint v2881 = iron_frag_coord<64>(63u, iron_lane, true);
-    const bool v2882 = v2881 == v2880;
-    const bool v2883 = v2877 && v2882;
-    const uint v2886 = v2874 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2887 = v2886 == v10;
-    const bool v2888 = v2883 && v2887;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2888) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2889 = v2872 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2890 = v2874 < v12;
-      const bool v2891 = v2889 && v2890;
-      if (v2891) {
-        const uint v2892 = v65 + v2874;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2893 = v271.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2894 = bfloat(v2893);
-        const float v2895 = v271.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2898 = bfloat(v2895);
-        const uint v2899 = v2872 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2900 = v2899 + v2892;
-        *(device bfloat2*)(out + v2900) = bfloat2(v2894, v2898);
+    const uint v2816 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2817 = v1125 + v2816;
+    const uint v2818 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2819 = v1124 + v2818;
+    const uint v2821 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2822 = v2821 == v2816;
+    const uint v2825 = v2818 + 1u;
+    const uint v2826 = iron_frag_coord<64>(61u, iron_lane, true);
+    const bool v2827 = v2826 == v2825;
+    const bool v2828 = v2822 && v2827;
+    const uint v2831 = v2819 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2832 = v2831 == v10;
+    const bool v2833 = v2828 && v2832;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2833) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2834 = v2817 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2835 = v2819 < v12;
+      const bool v2836 = v2834 && v2835;
+      if (v2836) {
+        const uint v2837 = v65 + v2819;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2838 = v272.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2839 = bfloat(v2838);
+        const float v2840 = v272.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2843 = bfloat(v2840);
+        const uint v2844 = v2817 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2845 = v2844 + v2837;
+        *(device bfloat2*)(out + v2845) = bfloat2(v2839, v2843);
       }
     } else {
-      const bool v2905 = v2872 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2906 = v2874 < v12;
-      const bool v2907 = v2905 && v2906;
-      if (v2907) {
-        const float v2908 = v271.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2910 = bfloat(v2908);
-        const uint v2911 = v2872 * v3;
-        const uint v2912 = v2911 + v65;
-        const uint v2913 = v2912 + v2874;
-        out[v2913] = v2910;
+      const bool v2850 = v2817 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2851 = v2819 < v12;
+      const bool v2852 = v2850 && v2851;
+      if (v2852) {
+        const float v2853 = v272.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2855 = bfloat(v2853);
+        const uint v2856 = v2817 * v3;
+        const uint v2857 = v2856 + v65;
+        const uint v2858 = v2857 + v2819;
+        out[v2858] = v2855;
       }
-      const uint v2915 = v1124 + v2876;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2917 = v1123 + v2881;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2918 = v2915 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2919 = v2917 < v12;
-      const bool v2920 = v2918 && v2919;
-      if (v2920) {
-        const float v2921 = v271.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2923 = bfloat(v2921);
-        const uint v2924 = v2915 * v3;
-        const uint v2925 = v2924 + v65;
-        const uint v2926 = v2925 + v2917;
-        out[v2926] = v2923;
+      const uint v2860 = v1125 + v2821;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2862 = v1124 + v2826;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2863 = v2860 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2864 = v2862 < v12;
+      const bool v2865 = v2863 && v2864;
+      if (v2865) {
+        const float v2866 = v272.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2868 = bfloat(v2866);
+        const uint v2869 = v2860 * v3;
+        const uint v2870 = v2869 + v65;
+        const uint v2871 = v2870 + v2862;
+        out[v2871] = v2868;
       }
     }
-    const uint v2927 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2928 = v1124 + v2927;
-    const uint v2929 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2930 = v1123 + v2929;
-    const uint v2932 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2933 = v2932 == v2927;
-    const uint v2936 = v2929 + 1u;
-    const uint v2937 = iron_frag_coord<64>(65u, iron_lane, true);
-    const bool v2938 = v2937 == v2936;
-    const bool v2939 = v2933 && v2938;
-    const uint v2942 = v2930 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2943 = v2942 == v10;
-    const bool v2944 = v2939 && v2943;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2944) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2945 = v2928 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2946 = v2930 < v12;
-      const bool v2947 = v2945 && v2946;
-      if (v2947) {
-        const uint v2948 = v65 + v2930;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2949 = v271.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2950 = bfloat(v2949);
-        const float v2951 = v271.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2954 = bfloat(v2951);
-        const uint v2955 = v2928 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2956 = v2955 + v2948;
-        *(device bfloat2*)(out + v2956) = bfloat2(v2950, v2954);
+    const uint v2872 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2873 = v1125 + v2872;
+    const uint v2874 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2875 = v1124 + v2874;
+    const uint v2877 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2878 = v2877 == v2872;
+    const uint v2881 = v2874 + 1u;
+    const uint v2882 = iron_frag_coord<64>(63u, iron_lane, true);
+    const bool v2883 = v2882 == v2881;
+    const bool v2884 = v2878 && v2883;
+    const uint v2887 = v2875 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2888 = v2887 == v10;
+    const bool v2889 = v2884 && v2888;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2889) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2890 = v2873 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2891 = v2875 < v12;
+      const bool v2892 = v2890 && v2891;
+      if (v2892) {
+        const uint v2893 = v65 + v2875;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2894 = v272.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2895 = bfloat(v2894);
+        const float v2896 = v272.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2899 = bfloat(v2896);
+        const uint v2900 = v2873 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2901 = v2900 + v2893;
+        *(device bfloat2*)(out + v2901) = bfloat2(v2895, v2899);
       }
     } else {
-      const bool v2961 = v2928 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2962 = v2930 < v12;
-      const bool v2963 = v2961 && v2962;
-      if (v2963) {
-        const float v2964 = v271.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2966 = bfloat(v2964);
-        const uint v2967 = v2928 * v3;
-        const uint v2968 = v2967 + v65;
-        const uint v2969 = v2968 + v2930;
-        out[v2969] = v2966;
+      const bool v2906 = v2873 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2907 = v2875 < v12;
+      const bool v2908 = v2906 && v2907;
+      if (v2908) {
+        const float v2909 = v272.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2911 = bfloat(v2909);
+        const uint v2912 = v2873 * v3;
+        const uint v2913 = v2912 + v65;
+        const uint v2914 = v2913 + v2875;
+        out[v2914] = v2911;
       }
-      const uint v2971 = v1124 + v2932;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2973 = v1123 + v2937;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2974 = v2971 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2975 = v2973 < v12;
-      const bool v2976 = v2974 && v2975;
-      if (v2976) {
-        const float v2977 = v271.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2979 = bfloat(v2977);
-        const uint v2980 = v2971 * v3;
-        const uint v2981 = v2980 + v65;
-        const uint v2982 = v2981 + v2973;
-        out[v2982] = v2979;
+      const uint v2916 = v1125 + v2877;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2918 = v1124 + v2882;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2919 = v2916 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2920 = v2918 < v12;
+      const bool v2921 = v2919 && v2920;
+      if (v2921) {
+        const float v2922 = v272.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2924 = bfloat(v2922);
+        const uint v2925 = v2916 * v3;
+        const uint v2926 = v2925 + v65;
+        const uint v2927 = v2926 + v2918;
+        out[v2927] = v2924;
       }
     }
-    const uint v2983 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2984 = v1124 + v2983;
-    const uint v2985 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2986 = v1123 + v2985;
-    const uint v2988 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2989 = v2988 == v2983;
-    const uint v2992 = v2985 + 1u;
-    const uint v2993 = iron_frag_coord<64>(67u, iron_lane, true);
-    const bool v2994 = v2993 == v2992;
-    const bool v2995 = v2989 && v2994;
-    const uint v2998 = v2986 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2999 = v2998 == v10;
-    const bool v3000 = v2995 && v2999;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3000) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3001 = v2984 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3002 = v2986 < v12;
-      const bool v3003 = v3001 && v3002;
-      if (v3003) {
-        const uint v3004 = v65 + v2986;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3005 = v271.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3006 = bfloat(v3005);
-        const float v3007 = v271.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3010 = bfloat(v3007);
-        const uint v3011 = v2984 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3012 = v3011 + v3004;
-        *(device bfloat2*)(out + v3012) = bfloat2(v3006, v3010);
+    const uint v2928 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2929 = v1125 + v2928;
+    const uint v2930 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2931 = v1124 + v2930;
+    const uint v2933 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2934 = v2933 == v2928;
+    const uint v2937 = v2930 + 1u;
+    const uint v2938 = iron_frag_coord<64>(65u, iron_lane, true);
+    const bool v2939 = v2938 == v2937;
+    const bool v2940 = v2934 && v2939;
+    const uint v2943 = v2931 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2944 = v2943 == v10;
+    const bool v2945 = v2940 && v2944;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2945) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2946 = v2929 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2947 = v2931 < v12;
+      const bool v2948 = v2946 && v2947;
+      if (v2948) {
+        const uint v2949 = v65 + v2931;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2950 = v272.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2951 = bfloat(v2950);
+        const float v2952 = v272.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2955 = bfloat(v2952);
+        const uint v2956 = v2929 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2957 = v2956 + v2949;
+        *(device bfloat2*)(out + v2957) = bfloat2(v2951, v2955);
       }
     } else {
-      const bool v3017 = v2984 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3018 = v2986 < v12;
-      const bool v3019 = v3017 && v3018;
-      if (v3019) {
-        const float v3020 = v271.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3022 = bfloat(v3020);
-        const uint v3023 = v2984 * v3;
-        const uint v3024 = v3023 + v65;
-        const uint v3025 = v3024 + v2986;
-        out[v3025] = v3022;
+      const bool v2962 = v2929 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2963 = v2931 < v12;
+      const bool v2964 = v2962 && v2963;
+      if (v2964) {
+        const float v2965 = v272.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2967 = bfloat(v2965);
+        const uint v2968 = v2929 * v3;
+        const uint v2969 = v2968 + v65;
+        const uint v2970 = v2969 + v2931;
+        out[v2970] = v2967;
       }
-      const uint v3027 = v1124 + v2988;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3029 = v1123 + v2993;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3030 = v3027 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3031 = v3029 < v12;
-      const bool v3032 = v3030 && v3031;
-      if (v3032) {
-        const float v3033 = v271.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3035 = bfloat(v3033);
-        const uint v3036 = v3027 * v3;
-        const uint v3037 = v3036 + v65;
-        const uint v3038 = v3037 + v3029;
-        out[v3038] = v3035;
+      const uint v2972 = v1125 + v2933;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2974 = v1124 + v2938;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2975 = v2972 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2976 = v2974 < v12;
+      const bool v2977 = v2975 && v2976;
+      if (v2977) {
+        const float v2978 = v272.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2980 = bfloat(v2978);
+        const uint v2981 = v2972 * v3;
+        const uint v2982 = v2981 + v65;
+        const uint v2983 = v2982 + v2974;
+        out[v2983] = v2980;
       }
     }
-    const uint v3039 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3040 = v1124 + v3039;
-    const uint v3041 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3042 = v1123 + v3041;
-    const uint v3044 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3045 = v3044 == v3039;
-    const uint v3048 = v3041 + 1u;
-    const uint v3049 = iron_frag_coord<64>(69u, iron_lane, true);
-    const bool v3050 = v3049 == v3048;
-    const bool v3051 = v3045 && v3050;
-    const uint v3054 = v3042 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3055 = v3054 == v10;
-    const bool v3056 = v3051 && v3055;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3056) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3057 = v3040 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3058 = v3042 < v12;
-      const bool v3059 = v3057 && v3058;
-      if (v3059) {
-        const uint v3060 = v65 + v3042;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3061 = v271.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3062 = bfloat(v3061);
-        const float v3063 = v271.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3066 = bfloat(v3063);
-        const uint v3067 = v3040 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3068 = v3067 + v3060;
-        *(device bfloat2*)(out + v3068) = bfloat2(v3062, v3066);
+    const uint v2984 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2985 = v1125 + v2984;
+    const uint v2986 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2987 = v1124 + v2986;
+    const uint v2989 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2990 = v2989 == v2984;
+    const uint v2993 = v2986 + 1u;
+    const uint v2994 = iron_frag_coord<64>(67u, iron_lane, true);
+    const bool v2995 = v2994 == v2993;
+    const bool v2996 = v2990 && v2995;
+    const uint v2999 = v2987 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3000 = v2999 == v10;
+    const bool v3001 = v2996 && v3000;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3001) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3002 = v2985 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3003 = v2987 < v12;
+      const bool v3004 = v3002 && v3003;
+      if (v3004) {
+        const uint v3005 = v65 + v2987;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3006 = v272.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3007 = bfloat(v3006);
+        const float v3008 = v272.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3011 = bfloat(v3008);
+        const uint v3012 = v2985 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3013 = v3012 + v3005;
+        *(device bfloat2*)(out + v3013) = bfloat2(v3007, v3011);
       }
     } else {
-      const bool v3073 = v3040 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3074 = v3042 < v12;
-      const bool v3075 = v3073 && v3074;
-      if (v3075) {
-        const float v3076 = v271.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3078 = bfloat(v3076);
-        const uint v3079 = v3040 * v3;
-        const uint v3080 = v3079 + v65;
-        const uint v3081 = v3080 + v3042;
-        out[v3081] = v3078;
+      const bool v3018 = v2985 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3019 = v2987 < v12;
+      const bool v3020 = v3018 && v3019;
+      if (v3020) {
+        const float v3021 = v272.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3023 = bfloat(v3021);
+        const uint v3024 = v2985 * v3;
+        const uint v3025 = v3024 + v65;
+        const uint v3026 = v3025 + v2987;
+        out[v3026] = v3023;
       }
-      const uint v3083 = v1124 + v3044;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3085 = v1123 + v3049;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3086 = v3083 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3087 = v3085 < v12;
-      const bool v3088 = v3086 && v3087;
-      if (v3088) {
-        const float v3089 = v271.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3091 = bfloat(v3089);
-        const uint v3092 = v3083 * v3;
-        const uint v3093 = v3092 + v65;
-        const uint v3094 = v3093 + v3085;
-        out[v3094] = v3091;
+      const uint v3028 = v1125 + v2989;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3030 = v1124 + v2994;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3031 = v3028 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3032 = v3030 < v12;
+      const bool v3033 = v3031 && v3032;
+      if (v3033) {
+        const float v3034 = v272.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3036 = bfloat(v3034);
+        const uint v3037 = v3028 * v3;
+        const uint v3038 = v3037 + v65;
+        const uint v3039 = v3038 + v3030;
+        out[v3039] = v3036;
       }
     }
-    const uint v3095 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3096 = v1124 + v3095;
-    const uint v3097 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3098 = v1123 + v3097;
-    const uint v3100 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3101 = v3100 == v3095;
-    const uint v3104 = v3097 + 1u;
-    const uint v3105 = iron_frag_coord<64>(71u, iron_lane, true);
-    const bool v3106 = v3105 == v3104;
-    const bool v3107 = v3101 && v3106;
-    const uint v3110 = v3098 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3111 = v3110 == v10;
-    const bool v3112 = v3107 && v3111;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3112) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3113 = v3096 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3114 = v3098 < v12;
-      const bool v3115 = v3113 && v3114;
-      if (v3115) {
-        const uint v3116 = v65 + v3098;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3117 = v271.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3118 = bfloat(v3117);
-        const float v3119 = v271.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3122 = bfloat(v3119);
-        const uint v3123 = v3096 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3124 = v3123 + v3116;
-        *(device bfloat2*)(out + v3124) = bfloat2(v3118, v3122);
+    const uint v3040 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3041 = v1125 + v3040;
+    const uint v3042 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3043 = v1124 + v3042;
+    const uint v3045 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3046 = v3045 == v3040;
+    const uint v3049 = v3042 + 1u;
+    const uint v3050 = iron_frag_coord<64>(69u, iron_lane, true);
+    const bool v3051 = v3050 == v3049;
+    const bool v3052 = v3046 && v3051;
+    const uint v3055 = v3043 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3056 = v3055 == v10;
+    const bool v3057 = v3052 && v3056;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3057) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3058 = v3041 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3059 = v3043 < v12;
+      const bool v3060 = v3058 && v3059;
+      if (v3060) {
+        const uint v3061 = v65 + v3043;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3062 = v272.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3063 = bfloat(v3062);
+        const float v3064 = v272.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3067 = bfloat(v3064);
+        const uint v3068 = v3041 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3069 = v3068 + v3061;
+        *(device bfloat2*)(out + v3069) = bfloat2(v3063, v3067);
       }
     } else {
-      const bool v3129 = v3096 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3130 = v3098 < v12;
-      const bool v3131 = v3129 && v3130;
-      if (v3131) {
-        const float v3132 = v271.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3134 = bfloat(v3132);
-        const uint v3135 = v3096 * v3;
-        const uint v3136 = v3135 + v65;
-        const uint v3137 = v3136 + v3098;
-        out[v3137] = v3134;
+      const bool v3074 = v3041 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3075 = v3043 < v12;
+      const bool v3076 = v3074 && v3075;
+      if (v3076) {
+        const float v3077 = v272.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3079 = bfloat(v3077);
+        const uint v3080 = v3041 * v3;
+        const uint v3081 = v3080 + v65;
+        const uint v3082 = v3081 + v3043;
+        out[v3082] = v3079;
       }
-      const uint v3139 = v1124 + v3100;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3141 = v1123 + v3105;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3142 = v3139 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3143 = v3141 < v12;
-      const bool v3144 = v3142 && v3143;
-      if (v3144) {
-        const float v3145 = v271.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3147 = bfloat(v3145);
-        const uint v3148 = v3139 * v3;
-        const uint v3149 = v3148 + v65;
-        const uint v3150 = v3149 + v3141;
-        out[v3150] = v3147;
+      const uint v3084 = v1125 + v3045;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3086 = v1124 + v3050;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3087 = v3084 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3088 = v3086 < v12;
+      const bool v3089 = v3087 && v3088;
+      if (v3089) {
+        const float v3090 = v272.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3092 = bfloat(v3090);
+        const uint v3093 = v3084 * v3;
+        const uint v3094 = v3093 + v65;
+        const uint v3095 = v3094 + v3086;
+        out[v3095] = v3092;
       }
     }
-    const uint v3151 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3152 = v1124 + v3151;
-    const uint v3153 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3154 = v1123 + v3153;
-    const uint v3156 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3157 = v3156 == v3151;
-    const uint v3160 = v3153 + 1u;
-    const uint v3161 = iron_frag_coord<64>(73u, iron_lane, true);
-    const bool v3162 = v3161 == v3160;
-    const bool v3163 = v3157 && v3162;
-    const uint v3166 = v3154 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3167 = v3166 == v10;
-    const bool v3168 = v3163 && v3167;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3168) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3169 = v3152 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3170 = v3154 < v12;
-      const bool v3171 = v3169 && v3170;
-      if (v3171) {
-        const uint v3172 = v65 + v3154;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3173 = v271.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3174 = bfloat(v3173);
-        const float v3175 = v271.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3178 = bfloat(v3175);
-        const uint v3179 = v3152 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3180 = v3179 + v3172;
-        *(device bfloat2*)(out + v3180) = bfloat2(v3174, v3178);
+    const uint v3096 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3097 = v1125 + v3096;
+    const uint v3098 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3099 = v1124 + v3098;
+    const uint v3101 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3102 = v3101 == v3096;
+    const uint v3105 = v3098 + 1u;
+    const uint v3106 = iron_frag_coord<64>(71u, iron_lane, true);
+    const bool v3107 = v3106 == v3105;
+    const bool v3108 = v3102 && v3107;
+    const uint v3111 = v3099 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3112 = v3111 == v10;
+    const bool v3113 = v3108 && v3112;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3113) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3114 = v3097 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3115 = v3099 < v12;
+      const bool v3116 = v3114 && v3115;
+      if (v3116) {
+        const uint v3117 = v65 + v3099;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3118 = v272.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3119 = bfloat(v3118);
+        const float v3120 = v272.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3123 = bfloat(v3120);
+        const uint v3124 = v3097 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3125 = v3124 + v3117;
+        *(device bfloat2*)(out + v3125) = bfloat2(v3119, v3123);
       }
     } else {
-      const bool v3185 = v3152 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3186 = v3154 < v12;
-      const bool v3187 = v3185 && v3186;
-      if (v3187) {
-        const float v3188 = v271.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3190 = bfloat(v3188);
-        const uint v3191 = v3152 * v3;
-        const uint v3192 = v3191 + v65;
-        const uint v3193 = v3192 + v3154;
-        out[v3193] = v3190;
+      const bool v3130 = v3097 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3131 = v3099 < v12;
+      const bool v3132 = v3130 && v3131;
+      if (v3132) {
+        const float v3133 = v272.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3135 = bfloat(v3133);
+        const uint v3136 = v3097 * v3;
+        const uint v3137 = v3136 + v65;
+        const uint v3138 = v3137 + v3099;
+        out[v3138] = v3135;
       }
-      const uint v3195 = v1124 + v3156;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3197 = v1123 + v3161;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3198 = v3195 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3199 = v3197 < v12;
-      const bool v3200 = v3198 && v3199;
-      if (v3200) {
-        const float v3201 = v271.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3203 = bfloat(v3201);
-        const uint v3204 = v3195 * v3;
-        const uint v3205 = v3204 + v65;
-        const uint v3206 = v3205 + v3197;
-        out[v3206] = v3203;
+      const uint v3140 = v1125 + v3101;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3142 = v1124 + v3106;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3143 = v3140 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3144 = v3142 < v12;
+      const bool v3145 = v3143 && v3144;
+      if (v3145) {
+        const float v3146 = v272.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3148 = bfloat(v3146);
+        const uint v3149 = v3140 * v3;
+        const uint v3150 = v3149 + v65;
+        const uint v3151 = v3150 + v3142;
+        out[v3151] = v3148;
       }
     }
-    const uint v3207 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3208 = v1124 + v3207;
-    const uint v3209 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3210 = v1123 + v3209;
-    const uint v3212 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3213 = v3212 == v3207;
-    const uint v3216 = v3209 + 1u;
-    const uint v3217 = iron_frag_coord<64>(75u, iron_lane, true);
-    const bool v3218 = v3217 == v3216;
-    const bool v3219 = v3213 && v3218;
-    const uint v3222 = v3210 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3223 = v3222 == v10;
-    const bool v3224 = v3219 && v3223;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3224) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3225 = v3208 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3226 = v3210 < v12;
-      const bool v3227 = v3225 && v3226;
-      if (v3227) {
-        const uint v3228 = v65 + v3210;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3229 = v271.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3230 = bfloat(v3229);
-        const float v3231 = v271.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3234 = bfloat(v3231);
-        const uint v3235 = v3208 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3236 = v3235 + v3228;
-        *(device bfloat2*)(out + v3236) = bfloat2(v3230, v3234);
+    const uint v3152 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3153 = v1125 + v3152;
+    const uint v3154 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3155 = v1124 + v3154;
+    const uint v3157 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3158 = v3157 == v3152;
+    const uint v3161 = v3154 + 1u;
+    const uint v3162 = iron_frag_coord<64>(73u, iron_lane, true);
+    const bool v3163 = v3162 == v3161;
+    const bool v3164 = v3158 && v3163;
+    const uint v3167 = v3155 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3168 = v3167 == v10;
+    const bool v3169 = v3164 && v3168;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3169) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3170 = v3153 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3171 = v3155 < v12;
+      const bool v3172 = v3170 && v3171;
+      if (v3172) {
+        const uint v3173 = v65 + v3155;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3174 = v272.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3175 = bfloat(v3174);
+        const float v3176 = v272.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3179 = bfloat(v3176);
+        const uint v3180 = v3153 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3181 = v3180 + v3173;
+        *(device bfloat2*)(out + v3181) = bfloat2(v3175, v3179);
       }
     } else {
-      const bool v3241 = v3208 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3242 = v3210 < v12;
-      const bool v3243 = v3241 && v3242;
-      if (v3243) {
-        const float v3244 = v271.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3246 = bfloat(v3244);
-        const uint v3247 = v3208 * v3;
-        const uint v3248 = v3247 + v65;
-        const uint v3249 = v3248 + v3210;
-        out[v3249] = v3246;
+      const bool v3186 = v3153 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3187 = v3155 < v12;
+      const bool v3188 = v3186 && v3187;
+      if (v3188) {
+        const float v3189 = v272.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3191 = bfloat(v3189);
+        const uint v3192 = v3153 * v3;
+        const uint v3193 = v3192 + v65;
+        const uint v3194 = v3193 + v3155;
+        out[v3194] = v3191;
       }
-      const uint v3251 = v1124 + v3212;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3253 = v1123 + v3217;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3254 = v3251 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3255 = v3253 < v12;
-      const bool v3256 = v3254 && v3255;
-      if (v3256) {
-        const float v3257 = v271.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3259 = bfloat(v3257);
-        const uint v3260 = v3251 * v3;
-        const uint v3261 = v3260 + v65;
-        const uint v3262 = v3261 + v3253;
-        out[v3262] = v3259;
+      const uint v3196 = v1125 + v3157;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3198 = v1124 + v3162;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3199 = v3196 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3200 = v3198 < v12;
+      const bool v3201 = v3199 && v3200;
+      if (v3201) {
+        const float v3202 = v272.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3204 = bfloat(v3202);
+        const uint v3205 = v3196 * v3;
+        const uint v3206 = v3205 + v65;
+        const uint v3207 = v3206 + v3198;
+        out[v3207] = v3204;
       }
     }
-    const uint v3263 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3264 = v1124 + v3263;
-    const uint v3265 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3266 = v1123 + v3265;
-    const uint v3268 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3269 = v3268 == v3263;
-    const uint v3272 = v3265 + 1u;
-    const uint v3273 = iron_frag_coord<64>(77u, iron_lane, true);
-    const bool v3274 = v3273 == v3272;
-    const bool v3275 = v3269 && v3274;
-    const uint v3278 = v3266 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3279 = v3278 == v10;
-    const bool v3280 = v3275 && v3279;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3280) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3281 = v3264 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3282 = v3266 < v12;
-      const bool v3283 = v3281 && v3282;
-      if (v3283) {
-        const uint v3284 = v65 + v3266;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3285 = v271.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3286 = bfloat(v3285);
-        const float v3287 = v271.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3290 = bfloat(v3287);
-        const uint v3291 = v3264 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3292 = v3291 + v3284;
-        *(device bfloat2*)(out + v3292) = bfloat2(v3286, v3290);
+    const uint v3208 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3209 = v1125 + v3208;
+    const uint v3210 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3211 = v1124 + v3210;
+    const uint v3213 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3214 = v3213 == v3208;
+    const uint v3217 = v3210 + 1u;
+    const uint v3218 = iron_frag_coord<64>(75u, iron_lane, true);
+    const bool v3219 = v3218 == v3217;
+    const bool v3220 = v3214 && v3219;
+    const uint v3223 = v3211 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3224 = v3223 == v10;
+    const bool v3225 = v3220 && v3224;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3225) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3226 = v3209 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3227 = v3211 < v12;
+      const bool v3228 = v3226 && v3227;
+      if (v3228) {
+        const uint v3229 = v65 + v3211;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3230 = v272.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3231 = bfloat(v3230);
+        const float v3232 = v272.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3235 = bfloat(v3232);
+        const uint v3236 = v3209 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3237 = v3236 + v3229;
+        *(device bfloat2*)(out + v3237) = bfloat2(v3231, v3235);
       }
     } else {
-      const bool v3297 = v3264 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3298 = v3266 < v12;
-      const bool v3299 = v3297 && v3298;
-      if (v3299) {
-        const float v3300 = v271.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3302 = bfloat(v3300);
-        const uint v3303 = v3264 * v3;
-        const uint v3304 = v3303 + v65;
-        const uint v3305 = v3304 + v3266;
-        out[v3305] = v3302;
+      const bool v3242 = v3209 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3243 = v3211 < v12;
+      const bool v3244 = v3242 && v3243;
+      if (v3244) {
+        const float v3245 = v272.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3247 = bfloat(v3245);
+        const uint v3248 = v3209 * v3;
+        const uint v3249 = v3248 + v65;
+        const uint v3250 = v3249 + v3211;
+        out[v3250] = v3247;
       }
-      const uint v3307 = v1124 + v3268;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3309 = v1123 + v3273;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3310 = v3307 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3311 = v3309 < v12;
-      const bool v3312 = v3310 && v3311;
-      if (v3312) {
-        const float v3313 = v271.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3315 = bfloat(v3313);
-        const uint v3316 = v3307 * v3;
-        const uint v3317 = v3316 + v65;
-        const uint v3318 = v3317 + v3309;
-        out[v3318] = v3315;
+      const uint v3252 = v1125 + v3213;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3254 = v1124 + v3218;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3255 = v3252 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3256 = v3254 < v12;
+      const bool v3257 = v3255 && v3256;
+      if (v3257) {
+        const float v3258 = v272.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3260 = bfloat(v3258);
+        const uint v3261 = v3252 * v3;
+        const uint v3262 = v3261 + v65;
+        const uint v3263 = v3262 + v3254;
+        out[v3263] = v3260;
       }
     }
-    const uint v3319 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3320 = v1124 + v3319;
-    const uint v3321 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3322 = v1123 + v3321;
-    const uint v3324 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3325 = v3324 == v3319;
-    const uint v3328 = v3321 + 1u;
-    const uint v3329 = iron_frag_coord<64>(79u, iron_lane, true);
-    const bool v3330 = v3329 == v3328;
-    const bool v3331 = v3325 && v3330;
-    const uint v3334 = v3322 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3335 = v3334 == v10;
-    const bool v3336 = v3331 && v3335;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3336) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3337 = v3320 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3338 = v3322 < v12;
-      const bool v3339 = v3337 && v3338;
-      if (v3339) {
-        const uint v3340 = v65 + v3322;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3341 = v271.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3342 = bfloat(v3341);
-        const float v3343 = v271.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3346 = bfloat(v3343);
-        const uint v3347 = v3320 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3348 = v3347 + v3340;
-        *(device bfloat2*)(out + v3348) = bfloat2(v3342, v3346);
+    const uint v3264 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3265 = v1125 + v3264;
+    const uint v3266 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3267 = v1124 + v3266;
+    const uint v3269 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3270 = v3269 == v3264;
+    const uint v3273 = v3266 + 1u;
+    const uint v3274 = iron_frag_coord<64>(77u, iron_lane, true);
+    const bool v3275 = v3274 == v3273;
+    const bool v3276 = v3270 && v3275;
+    const uint v3279 = v3267 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3280 = v3279 == v10;
+    const bool v3281 = v3276 && v3280;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3281) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3282 = v3265 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3283 = v3267 < v12;
+      const bool v3284 = v3282 && v3283;
+      if (v3284) {
+        const uint v3285 = v65 + v3267;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3286 = v272.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3287 = bfloat(v3286);
+        const float v3288 = v272.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3291 = bfloat(v3288);
+        const uint v3292 = v3265 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3293 = v3292 + v3285;
+        *(device bfloat2*)(out + v3293) = bfloat2(v3287, v3291);
       }
     } else {
-      const bool v3353 = v3320 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3354 = v3322 < v12;
-      const bool v3355 = v3353 && v3354;
-      if (v3355) {
-        const float v3356 = v271.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3358 = bfloat(v3356);
-        const uint v3359 = v3320 * v3;
-        const uint v3360 = v3359 + v65;
-        const uint v3361 = v3360 + v3322;
-        out[v3361] = v3358;
+      const bool v3298 = v3265 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3299 = v3267 < v12;
+      const bool v3300 = v3298 && v3299;
+      if (v3300) {
+        const float v3301 = v272.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3303 = bfloat(v3301);
+        const uint v3304 = v3265 * v3;
+        const uint v3305 = v3304 + v65;
+        const uint v3306 = v3305 + v3267;
+        out[v3306] = v3303;
       }
-      const uint v3363 = v1124 + v3324;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3365 = v1123 + v3329;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3366 = v3363 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3367 = v3365 < v12;
-      const bool v3368 = v3366 && v3367;
-      if (v3368) {
-        const float v3369 = v271.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3371 = bfloat(v3369);
-        const uint v3372 = v3363 * v3;
-        const uint v3373 = v3372 + v65;
-        const uint v3374 = v3373 + v3365;
-        out[v3374] = v3371;
+      const uint v3308 = v1125 + v3269;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3310 = v1124 + v3274;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3311 = v3308 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3312 = v3310 < v12;
+      const bool v3313 = v3311 && v3312;
+      if (v3313) {
+        const float v3314 = v272.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3316 = bfloat(v3314);
+        const uint v3317 = v3308 * v3;
+        const uint v3318 = v3317 + v65;
+        const uint v3319 = v3318 + v3310;
+        out[v3319] = v3316;
       }
     }
-    const uint v3375 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3376 = v1124 + v3375;
-    const uint v3377 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3378 = v1123 + v3377;
-    const uint v3380 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3381 = v3380 == v3375;
-    const uint v3384 = v3377 + 1u;
-    const uint v3385 = iron_frag_coord<64>(81u, iron_lane, true);
-    const bool v3386 = v3385 == v3384;
-    const bool v3387 = v3381 && v3386;
-    const uint v3390 = v3378 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3391 = v3390 == v10;
-    const bool v3392 = v3387 && v3391;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3392) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3393 = v3376 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3394 = v3378 < v12;
-      const bool v3395 = v3393 && v3394;
-      if (v3395) {
-        const uint v3396 = v65 + v3378;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3397 = v271.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3398 = bfloat(v3397);
-        const float v3399 = v271.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3402 = bfloat(v3399);
-        const uint v3403 = v3376 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3404 = v3403 + v3396;
-        *(device bfloat2*)(out + v3404) = bfloat2(v3398, v3402);
+    const uint v3320 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3321 = v1125 + v3320;
+    const uint v3322 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3323 = v1124 + v3322;
+    const uint v3325 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3326 = v3325 == v3320;
+    const uint v3329 = v3322 + 1u;
+    const uint v3330 = iron_frag_coord<64>(79u, iron_lane, true);
+    const bool v3331 = v3330 == v3329;
+    const bool v3332 = v3326 && v3331;
+    const uint v3335 = v3323 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3336 = v3335 == v10;
+    const bool v3337 = v3332 && v3336;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3337) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3338 = v3321 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3339 = v3323 < v12;
+      const bool v3340 = v3338 && v3339;
+      if (v3340) {
+        const uint v3341 = v65 + v3323;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3342 = v272.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3343 = bfloat(v3342);
+        const float v3344 = v272.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3347 = bfloat(v3344);
+        const uint v3348 = v3321 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3349 = v3348 + v3341;
+        *(device bfloat2*)(out + v3349) = bfloat2(v3343, v3347);
       }
     } else {
-      const bool v3409 = v3376 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3410 = v3378 < v12;
-      const bool v3411 = v3409 && v3410;
-      if (v3411) {
-        const float v3412 = v271.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3414 = bfloat(v3412);
-        const uint v3415 = v3376 * v3;
-        const uint v3416 = v3415 + v65;
-        const uint v3417 = v3416 + v3378;
-        out[v3417] = v3414;
+      const bool v3354 = v3321 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3355 = v3323 < v12;
+      const bool v3356 = v3354 && v3355;
+      if (v3356) {
+        const float v3357 = v272.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3359 = bfloat(v3357);
+        const uint v3360 = v3321 * v3;
+        const uint v3361 = v3360 + v65;
+        const uint v3362 = v3361 + v3323;
+        out[v3362] = v3359;
       }
-      const uint v3419 = v1124 + v3380;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3421 = v1123 + v3385;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3422 = v3419 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3423 = v3421 < v12;
-      const bool v3424 = v3422 && v3423;
-      if (v3424) {
-        const float v3425 = v271.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3427 = bfloat(v3425);
-        const uint v3428 = v3419 * v3;
-        const uint v3429 = v3428 + v65;
-        const uint v3430 = v3429 + v3421;
-        out[v3430] = v3427;
+      const uint v3364 = v1125 + v3325;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3366 = v1124 + v3330;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3367 = v3364 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3368 = v3366 < v12;
+      const bool v3369 = v3367 && v3368;
+      if (v3369) {
+        const float v3370 = v272.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3372 = bfloat(v3370);
+        const uint v3373 = v3364 * v3;
+        const uint v3374 = v3373 + v65;
+        const uint v3375 = v3374 + v3366;
+        out[v3375] = v3372;
       }
     }
-    const uint v3431 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3432 = v1124 + v3431;
-    const uint v3433 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3434 = v1123 + v3433;
-    const uint v3436 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3437 = v3436 == v3431;
-    const uint v3440 = v3433 + 1u;
-    const uint v3441 = iron_frag_coord<64>(83u, iron_lane, true);
-    const bool v3442 = v3441 == v3440;
-    const bool v3443 = v3437 && v3442;
-    const uint v3446 = v3434 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3447 = v3446 == v10;
-    const bool v3448 = v3443 && v3447;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3448) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3449 = v3432 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3450 = v3434 < v12;
-      const bool v3451 = v3449 && v3450;
-      if (v3451) {
-        const uint v3452 = v65 + v3434;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3453 = v271.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3454 = bfloat(v3453);
-        const float v3455 = v271.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3458 = bfloat(v3455);
-        const uint v3459 = v3432 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3460 = v3459 + v3452;
-        *(device bfloat2*)(out + v3460) = bfloat2(v3454, v3458);
+    const uint v3376 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3377 = v1125 + v3376;
+    const uint v3378 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3379 = v1124 + v3378;
+    const uint v3381 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3382 = v3381 == v3376;
+    const uint v3385 = v3378 + 1u;
+    const uint v3386 = iron_frag_coord<64>(81u, iron_lane, true);
+    const bool v3387 = v3386 == v3385;
+    const bool v3388 = v3382 && v3387;
+    const uint v3391 = v3379 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3392 = v3391 == v10;
+    const bool v3393 = v3388 && v3392;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3393) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3394 = v3377 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3395 = v3379 < v12;
+      const bool v3396 = v3394 && v3395;
+      if (v3396) {
+        const uint v3397 = v65 + v3379;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3398 = v272.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3399 = bfloat(v3398);
+        const float v3400 = v272.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3403 = bfloat(v3400);
+        const uint v3404 = v3377 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3405 = v3404 + v3397;
+        *(device bfloat2*)(out + v3405) = bfloat2(v3399, v3403);
       }
     } else {
-      const bool v3465 = v3432 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3466 = v3434 < v12;
-      const bool v3467 = v3465 && v3466;
-      if (v3467) {
-        const float v3468 = v271.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3470 = bfloat(v3468);
-        const uint v3471 = v3432 * v3;
-        const uint v3472 = v3471 + v65;
-        const uint v3473 = v3472 + v3434;
-        out[v3473] = v3470;
+      const bool v3410 = v3377 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3411 = v3379 < v12;
+      const bool v3412 = v3410 && v3411;
+      if (v3412) {
+        const float v3413 = v272.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3415 = bfloat(v3413);
+        const uint v3416 = v3377 * v3;
+        const uint v3417 = v3416 + v65;
+        const uint v3418 = v3417 + v3379;
+        out[v3418] = v3415;
       }
-      const uint v3475 = v1124 + v3436;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3477 = v1123 + v3441;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3478 = v3475 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3479 = v3477 < v12;
-      const bool v3480 = v3478 && v3479;
-      if (v3480) {
-        const float v3481 = v271.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3483 = bfloat(v3481);
-        const uint v3484 = v3475 * v3;
-        const uint v3485 = v3484 + v65;
-        const uint v3486 = v3485 + v3477;
-        out[v3486] = v3483;
+      const uint v3420 = v1125 + v3381;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3422 = v1124 + v3386;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3423 = v3420 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3424 = v3422 < v12;
+      const bool v3425 = v3423 && v3424;
+      if (v3425) {
+        const float v3426 = v272.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3428 = bfloat(v3426);
+        const uint v3429 = v3420 * v3;
+        const uint v3430 = v3429 + v65;
+        const uint v3431 = v3430 + v3422;
+        out[v3431] = v3428;
       }
     }
-    const uint v3487 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3488 = v1124 + v3487;
-    const uint v3489 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3490 = v1123 + v3489;
-    const uint v3492 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3493 = v3492 == v3487;
-    const uint v3496 = v3489 + 1u;
-    const uint v3497 = iron_frag_coord<64>(85u, iron_lane, true);
-    const bool v3498 = v3497 == v3496;
-    const bool v3499 = v3493 && v3498;
-    const uint v3502 = v3490 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3503 = v3502 == v10;
-    const bool v3504 = v3499 && v3503;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3504) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3505 = v3488 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3506 = v3490 < v12;
-      const bool v3507 = v3505 && v3506;
-      if (v3507) {
-        const uint v3508 = v65 + v3490;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3509 = v271.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3510 = bfloat(v3509);
-        const float v3511 = v271.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3514 = bfloat(v3511);
-        const uint v3515 = v3488 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3516 = v3515 + v3508;
-        *(device bfloat2*)(out + v3516) = bfloat2(v3510, v3514);
+    const uint v3432 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3433 = v1125 + v3432;
+    const uint v3434 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3435 = v1124 + v3434;
+    const uint v3437 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3438 = v3437 == v3432;
+    const uint v3441 = v3434 + 1u;
+    const uint v3442 = iron_frag_coord<64>(83u, iron_lane, true);
+    const bool v3443 = v3442 == v3441;
+    const bool v3444 = v3438 && v3443;
+    const uint v3447 = v3435 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3448 = v3447 == v10;
+    const bool v3449 = v3444 && v3448;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3449) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3450 = v3433 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3451 = v3435 < v12;
+      const bool v3452 = v3450 && v3451;
+      if (v3452) {
+        const uint v3453 = v65 + v3435;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3454 = v272.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3455 = bfloat(v3454);
+        const float v3456 = v272.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3459 = bfloat(v3456);
+        const uint v3460 = v3433 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3461 = v3460 + v3453;
+        *(device bfloat2*)(out + v3461) = bfloat2(v3455, v3459);
       }
     } else {
-      const bool v3521 = v3488 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3522 = v3490 < v12;
-      const bool v3523 = v3521 && v3522;
-      if (v3523) {
-        const float v3524 = v271.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3526 = bfloat(v3524);
-        const uint v3527 = v3488 * v3;
-        const uint v3528 = v3527 + v65;
-        const uint v3529 = v3528 + v3490;
-        out[v3529] = v3526;
+      const bool v3466 = v3433 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3467 = v3435 < v12;
+      const bool v3468 = v3466 && v3467;
+      if (v3468) {
+        const float v3469 = v272.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3471 = bfloat(v3469);
+        const uint v3472 = v3433 * v3;
+        const uint v3473 = v3472 + v65;
+        const uint v3474 = v3473 + v3435;
+        out[v3474] = v3471;
       }
-      const uint v3531 = v1124 + v3492;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3533 = v1123 + v3497;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3534 = v3531 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3535 = v3533 < v12;
-      const bool v3536 = v3534 && v3535;
-      if (v3536) {
-        const float v3537 = v271.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3539 = bfloat(v3537);
-        const uint v3540 = v3531 * v3;
-        const uint v3541 = v3540 + v65;
-        const uint v3542 = v3541 + v3533;
-        out[v3542] = v3539;
+      const uint v3476 = v1125 + v3437;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3478 = v1124 + v3442;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3479 = v3476 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3480 = v3478 < v12;
+      const bool v3481 = v3479 && v3480;
+      if (v3481) {
+        const float v3482 = v272.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3484 = bfloat(v3482);
+        const uint v3485 = v3476 * v3;
+        const uint v3486 = v3485 + v65;
+        const uint v3487 = v3486 + v3478;
+        out[v3487] = v3484;
       }
     }
-    const uint v3543 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3544 = v1124 + v3543;
-    const uint v3545 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3546 = v1123 + v3545;
-    const uint v3548 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3549 = v3548 == v3543;
-    const uint v3552 = v3545 + 1u;
-    const uint v3553 = iron_frag_coord<64>(87u, iron_lane, true);
-    const bool v3554 = v3553 == v3552;
-    const bool v3555 = v3549 && v3554;
-    const uint v3558 = v3546 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3559 = v3558 == v10;
-    const bool v3560 = v3555 && v3559;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3560) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3561 = v3544 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3562 = v3546 < v12;
-      const bool v3563 = v3561 && v3562;
-      if (v3563) {
-        const uint v3564 = v65 + v3546;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3565 = v271.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3566 = bfloat(v3565);
-        const float v3567 = v271.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3570 = bfloat(v3567);
-        const uint v3571 = v3544 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3572 = v3571 + v3564;
-        *(device bfloat2*)(out + v3572) = bfloat2(v3566, v3570);
+    const uint v3488 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3489 = v1125 + v3488;
+    const uint v3490 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3491 = v1124 + v3490;
+    const uint v3493 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3494 = v3493 == v3488;
+    const uint v3497 = v3490 + 1u;
+    const uint v3498 = iron_frag_coord<64>(85u, iron_lane, true);
+    const bool v3499 = v3498 == v3497;
+    const bool v3500 = v3494 && v3499;
+    const uint v3503 = v3491 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3504 = v3503 == v10;
+    const bool v3505 = v3500 && v3504;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3505) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3506 = v3489 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3507 = v3491 < v12;
+      const bool v3508 = v3506 && v3507;
+      if (v3508) {
+        const uint v3509 = v65 + v3491;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3510 = v272.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3511 = bfloat(v3510);
+        const float v3512 = v272.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3515 = bfloat(v3512);
+        const uint v3516 = v3489 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3517 = v3516 + v3509;
+        *(device bfloat2*)(out + v3517) = bfloat2(v3511, v3515);
       }
     } else {
-      const bool v3577 = v3544 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3578 = v3546 < v12;
-      const bool v3579 = v3577 && v3578;
-      if (v3579) {
-        const float v3580 = v271.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3582 = bfloat(v3580);
-        const uint v3583 = v3544 * v3;
-        const uint v3584 = v3583 + v65;
-        const uint v3585 = v3584 + v3546;
-        out[v3585] = v3582;
+      const bool v3522 = v3489 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3523 = v3491 < v12;
+      const bool v3524 = v3522 && v3523;
+      if (v3524) {
+        const float v3525 = v272.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3527 = bfloat(v3525);
+        const uint v3528 = v3489 * v3;
+        const uint v3529 = v3528 + v65;
+        const uint v3530 = v3529 + v3491;
+        out[v3530] = v3527;
       }
-      const uint v3587 = v1124 + v3548;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3589 = v1123 + v3553;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3590 = v3587 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3591 = v3589 < v12;
-      const bool v3592 = v3590 && v3591;
-      if (v3592) {
-        const float v3593 = v271.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3595 = bfloat(v3593);
-        const uint v3596 = v3587 * v3;
-        const uint v3597 = v3596 + v65;
-        const uint v3598 = v3597 + v3589;
-        out[v3598] = v3595;
+      const uint v3532 = v1125 + v3493;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3534 = v1124 + v3498;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3535 = v3532 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3536 = v3534 < v12;
+      const bool v3537 = v3535 && v3536;
+      if (v3537) {
+        const float v3538 = v272.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3540 = bfloat(v3538);
+        const uint v3541 = v3532 * v3;
+        const uint v3542 = v3541 + v65;
+        const uint v3543 = v3542 + v3534;
+        out[v3543] = v3540;
       }
     }
-    const uint v3599 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3600 = v1124 + v3599;
-    const uint v3601 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3602 = v1123 + v3601;
-    const uint v3604 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3605 = v3604 == v3599;
-    const uint v3608 = v3601 + 1u;
-    const uint v3609 = iron_frag_coord<64>(89u, iron_lane, true);
-    const bool v3610 = v3609 == v3608;
-    const bool v3611 = v3605 && v3610;
-    const uint v3614 = v3602 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3615 = v3614 == v10;
-    const bool v3616 = v3611 && v3615;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3616) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3617 = v3600 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3618 = v3602 < v12;
-      const bool v3619 = v3617 && v3618;
-      if (v3619) {
-        const uint v3620 = v65 + v3602;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3621 = v271.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3622 = bfloat(v3621);
-        const float v3623 = v271.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3626 = bfloat(v3623);
-        const uint v3627 = v3600 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3628 = v3627 + v3620;
-        *(device bfloat2*)(out + v3628) = bfloat2(v3622, v3626);
+    const uint v3544 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3545 = v1125 + v3544;
+    const uint v3546 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3547 = v1124 + v3546;
+    const uint v3549 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3550 = v3549 == v3544;
+    const uint v3553 = v3546 + 1u;
+    const uint v3554 = iron_frag_coord<64>(87u, iron_lane, true);
+    const bool v3555 = v3554 == v3553;
+    const bool v3556 = v3550 && v3555;
+    const uint v3559 = v3547 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3560 = v3559 == v10;
+    const bool v3561 = v3556 && v3560;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3561) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3562 = v3545 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3563 = v3547 < v12;
+      const bool v3564 = v3562 && v3563;
+      if (v3564) {
+        const uint v3565 = v65 + v3547;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3566 = v272.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3567 = bfloat(v3566);
+        const float v3568 = v272.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3571 = bfloat(v3568);
+        const uint v3572 = v3545 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3573 = v3572 + v3565;
+        *(device bfloat2*)(out + v3573) = bfloat2(v3567, v3571);
       }
     } else {
-      const bool v3633 = v3600 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3634 = v3602 < v12;
-      const bool v3635 = v3633 && v3634;
-      if (v3635) {
-        const float v3636 = v271.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3638 = bfloat(v3636);
-        const uint v3639 = v3600 * v3;
-        const uint v3640 = v3639 + v65;
-        const uint v3641 = v3640 + v3602;
-        out[v3641] = v3638;
+      const bool v3578 = v3545 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3579 = v3547 < v12;
+      const bool v3580 = v3578 && v3579;
+      if (v3580) {
+        const float v3581 = v272.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3583 = bfloat(v3581);
+        const uint v3584 = v3545 * v3;
+        const uint v3585 = v3584 + v65;
+        const uint v3586 = v3585 + v3547;
+        out[v3586] = v3583;
       }
-      const uint v3643 = v1124 + v3604;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3645 = v1123 + v3609;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3646 = v3643 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3647 = v3645 < v12;
-      const bool v3648 = v3646 && v3647;
-      if (v3648) {
-        const float v3649 = v271.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3651 = bfloat(v3649);
-        const uint v3652 = v3643 * v3;
-        const uint v3653 = v3652 + v65;
-        const uint v3654 = v3653 + v3645;
-        out[v3654] = v3651;
+      const uint v3588 = v1125 + v3549;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3590 = v1124 + v3554;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3591 = v3588 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3592 = v3590 < v12;
+      const bool v3593 = v3591 && v3592;
+      if (v3593) {
+        const float v3594 = v272.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3596 = bfloat(v3594);
+        const uint v3597 = v3588 * v3;
+        const uint v3598 = v3597 + v65;
+        const uint v3599 = v3598 + v3590;
+        out[v3599] = v3596;
       }
     }
-    const uint v3655 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3656 = v1124 + v3655;
-    const uint v3657 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3658 = v1123 + v3657;
-    const uint v3660 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3661 = v3660 == v3655;
-    const uint v3664 = v3657 + 1u;
-    const uint v3665 = iron_frag_coord<64>(91u, iron_lane, true);
-    const bool v3666 = v3665 == v3664;
-    const bool v3667 = v3661 && v3666;
-    const uint v3670 = v3658 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3671 = v3670 == v10;
-    const bool v3672 = v3667 && v3671;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3672) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3673 = v3656 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3674 = v3658 < v12;
-      const bool v3675 = v3673 && v3674;
-      if (v3675) {
-        const uint v3676 = v65 + v3658;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3677 = v271.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3678 = bfloat(v3677);
-        const float v3679 = v271.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3682 = bfloat(v3679);
-        const uint v3683 = v3656 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3684 = v3683 + v3676;
-        *(device bfloat2*)(out + v3684) = bfloat2(v3678, v3682);
+    const uint v3600 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3601 = v1125 + v3600;
+    const uint v3602 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3603 = v1124 + v3602;
+    const uint v3605 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3606 = v3605 == v3600;
+    const uint v3609 = v3602 + 1u;
+    const uint v3610 = iron_frag_coord<64>(89u, iron_lane, true);
+    const bool v3611 = v3610 == v3609;
+    const bool v3612 = v3606 && v3611;
+    const uint v3615 = v3603 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3616 = v3615 == v10;
+    const bool v3617 = v3612 && v3616;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3617) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3618 = v3601 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3619 = v3603 < v12;
+      const bool v3620 = v3618 && v3619;
+      if (v3620) {
+        const uint v3621 = v65 + v3603;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3622 = v272.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3623 = bfloat(v3622);
+        const float v3624 = v272.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3627 = bfloat(v3624);
+        const uint v3628 = v3601 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3629 = v3628 + v3621;
+        *(device bfloat2*)(out + v3629) = bfloat2(v3623, v3627);
       }
     } else {
-      const bool v3689 = v3656 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3690 = v3658 < v12;
-      const bool v3691 = v3689 && v3690;
-      if (v3691) {
-        const float v3692 = v271.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3694 = bfloat(v3692);
-        const uint v3695 = v3656 * v3;
-        const uint v3696 = v3695 + v65;
-        const uint v3697 = v3696 + v3658;
-        out[v3697] = v3694;
+      const bool v3634 = v3601 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3635 = v3603 < v12;
+      const bool v3636 = v3634 && v3635;
+      if (v3636) {
+        const float v3637 = v272.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3639 = bfloat(v3637);
+        const uint v3640 = v3601 * v3;
+        const uint v3641 = v3640 + v65;
+        const uint v3642 = v3641 + v3603;
+        out[v3642] = v3639;
       }
-      const uint v3699 = v1124 + v3660;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3701 = v1123 + v3665;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3702 = v3699 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3703 = v3701 < v12;
-      const bool v3704 = v3702 && v3703;
-      if (v3704) {
-        const float v3705 = v271.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3707 = bfloat(v3705);
-        const uint v3708 = v3699 * v3;
-        const uint v3709 = v3708 + v65;
-        const uint v3710 = v3709 + v3701;
-        out[v3710] = v3707;
+      const uint v3644 = v1125 + v3605;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3646 = v1124 + v3610;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3647 = v3644 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3648 = v3646 < v12;
+      const bool v3649 = v3647 && v3648;
+      if (v3649) {
+        const float v3650 = v272.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3652 = bfloat(v3650);
+        const uint v3653 = v3644 * v3;
+        const uint v3654 = v3653 + v65;
+        const uint v3655 = v3654 + v3646;
+        out[v3655] = v3652;
       }
     }
-    const uint v3711 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3712 = v1124 + v3711;
-    const uint v3713 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3714 = v1123 + v3713;
-    const uint v3716 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3717 = v3716 == v3711;
-    const uint v3720 = v3713 + 1u;
-    const uint v3721 = iron_frag_coord<64>(93u, iron_lane, true);
-    const bool v3722 = v3721 == v3720;
-    const bool v3723 = v3717 && v3722;
-    const uint v3726 = v3714 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3727 = v3726 == v10;
-    const bool v3728 = v3723 && v3727;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3728) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3729 = v3712 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3730 = v3714 < v12;
-      const bool v3731 = v3729 && v3730;
-      if (v3731) {
-        const uint v3732 = v65 + v3714;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3733 = v271.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3734 = bfloat(v3733);
-        const float v3735 = v271.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3738 = bfloat(v3735);
-        const uint v3739 = v3712 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3740 = v3739 + v3732;
-        *(device bfloat2*)(out + v3740) = bfloat2(v3734, v3738);
+    const uint v3656 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3657 = v1125 + v3656;
+    const uint v3658 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3659 = v1124 + v3658;
+    const uint v3661 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3662 = v3661 == v3656;
+    const uint v3665 = v3658 + 1u;
+    const uint v3666 = iron_frag_coord<64>(91u, iron_lane, true);
+    const bool v3667 = v3666 == v3665;
+    const bool v3668 = v3662 && v3667;
+    const uint v3671 = v3659 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3672 = v3671 == v10;
+    const bool v3673 = v3668 && v3672;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3673) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3674 = v3657 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3675 = v3659 < v12;
+      const bool v3676 = v3674 && v3675;
+      if (v3676) {
+        const uint v3677 = v65 + v3659;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3678 = v272.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3679 = bfloat(v3678);
+        const float v3680 = v272.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3683 = bfloat(v3680);
+        const uint v3684 = v3657 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3685 = v3684 + v3677;
+        *(device bfloat2*)(out + v3685) = bfloat2(v3679, v3683);
       }
     } else {
-      const bool v3745 = v3712 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3746 = v3714 < v12;
-      const bool v3747 = v3745 && v3746;
-      if (v3747) {
-        const float v3748 = v271.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3750 = bfloat(v3748);
-        const uint v3751 = v3712 * v3;
-        const uint v3752 = v3751 + v65;
-        const uint v3753 = v3752 + v3714;
-        out[v3753] = v3750;
+      const bool v3690 = v3657 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3691 = v3659 < v12;
+      const bool v3692 = v3690 && v3691;
+      if (v3692) {
+        const float v3693 = v272.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3695 = bfloat(v3693);
+        const uint v3696 = v3657 * v3;
+        const uint v3697 = v3696 + v65;
+        const uint v3698 = v3697 + v3659;
+        out[v3698] = v3695;
       }
-      const uint v3755 = v1124 + v3716;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3757 = v1123 + v3721;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3758 = v3755 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3759 = v3757 < v12;
-      const bool v3760 = v3758 && v3759;
-      if (v3760) {
-        const float v3761 = v271.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3763 = bfloat(v3761);
-        const uint v3764 = v3755 * v3;
-        const uint v3765 = v3764 + v65;
-        const uint v3766 = v3765 + v3757;
-        out[v3766] = v3763;
+      const uint v3700 = v1125 + v3661;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3702 = v1124 + v3666;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3703 = v3700 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3704 = v3702 < v12;
+      const bool v3705 = v3703 && v3704;
+      if (v3705) {
+        const float v3706 = v272.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3708 = bfloat(v3706);
+        const uint v3709 = v3700 * v3;
+        const uint v3710 = v3709 + v65;
+        const uint v3711 = v3710 + v3702;
+        out[v3711] = v3708;
       }
     }
-    const uint v3767 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3768 = v1124 + v3767;
-    const uint v3769 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3770 = v1123 + v3769;
-    const uint v3772 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3773 = v3772 == v3767;
-    const uint v3776 = v3769 + 1u;
-    const uint v3777 = iron_frag_coord<64>(95u, iron_lane, true);
-    const bool v3778 = v3777 == v3776;
-    const bool v3779 = v3773 && v3778;
-    const uint v3782 = v3770 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3783 = v3782 == v10;
-    const bool v3784 = v3779 && v3783;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3784) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3785 = v3768 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3786 = v3770 < v12;
-      const bool v3787 = v3785 && v3786;
-      if (v3787) {
-        const uint v3788 = v65 + v3770;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3789 = v271.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3790 = bfloat(v3789);
-        const float v3791 = v271.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3794 = bfloat(v3791);
-        const uint v3795 = v3768 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3796 = v3795 + v3788;
-        *(device bfloat2*)(out + v3796) = bfloat2(v3790, v3794);
+    const uint v3712 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3713 = v1125 + v3712;
+    const uint v3714 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3715 = v1124 + v3714;
+    const uint v3717 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3718 = v3717 == v3712;
+    const uint v3721 = v3714 + 1u;
+    const uint v3722 = iron_frag_coord<64>(93u, iron_lane, true);
+    const bool v3723 = v3722 == v3721;
+    const bool v3724 = v3718 && v3723;
+    const uint v3727 = v3715 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3728 = v3727 == v10;
+    const bool v3729 = v3724 && v3728;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3729) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3730 = v3713 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3731 = v3715 < v12;
+      const bool v3732 = v3730 && v3731;
+      if (v3732) {
+        const uint v3733 = v65 + v3715;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3734 = v272.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3735 = bfloat(v3734);
+        const float v3736 = v272.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3739 = bfloat(v3736);
+        const uint v3740 = v3713 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3741 = v3740 + v3733;
+        *(device bfloat2*)(out + v3741) = bfloat2(v3735, v3739);
       }
     } else {
-      const bool v3801 = v3768 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3802 = v3770 < v12;
-      const bool v3803 = v3801 && v3802;
-      if (v3803) {
-        const float v3804 = v271.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3806 = bfloat(v3804);
-        const uint v3807 = v3768 * v3;
-        const uint v3808 = v3807 + v65;
-        const uint v3809 = v3808 + v3770;
-        out[v3809] = v3806;
+      const bool v3746 = v3713 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3747 = v3715 < v12;
+      const bool v3748 = v3746 && v3747;
+      if (v3748) {
+        const float v3749 = v272.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3751 = bfloat(v3749);
+        const uint v3752 = v3713 * v3;
+        const uint v3753 = v3752 + v65;
+        const uint v3754 = v3753 + v3715;
+        out[v3754] = v3751;
       }
-      const uint v3811 = v1124 + v3772;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3813 = v1123 + v3777;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3814 = v3811 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3815 = v3813 < v12;
-      const bool v3816 = v3814 && v3815;
-      if (v3816) {
-        const float v3817 = v271.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3819 = bfloat(v3817);
-        const uint v3820 = v3811 * v3;
-        const uint v3821 = v3820 + v65;
-        const uint v3822 = v3821 + v3813;
-        out[v3822] = v3819;
+      const uint v3756 = v1125 + v3717;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3758 = v1124 + v3722;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3759 = v3756 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3760 = v3758 < v12;
+      const bool v3761 = v3759 && v3760;
+      if (v3761) {
+        const float v3762 = v272.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3764 = bfloat(v3762);
+        const uint v3765 = v3756 * v3;
+        const uint v3766 = v3765 + v65;
+        const uint v3767 = v3766 + v3758;
+        out[v3767] = v3764;
       }
     }
-    const uint v3823 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3824 = v1124 + v3823;
-    const uint v3825 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3826 = v1123 + v3825;
-    const uint v3828 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3829 = v3828 == v3823;
-    const uint v3832 = v3825 + 1u;
-    const uint v3833 = iron_frag_coord<64>(97u, iron_lane, true);
-    const bool v3834 = v3833 == v3832;
-    const bool v3835 = v3829 && v3834;
-    const uint v3838 = v3826 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3839 = v3838 == v10;
-    const bool v3840 = v3835 && v3839;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3840) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3841 = v3824 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3842 = v3826 < v12;
-      const bool v3843 = v3841 && v3842;
-      if (v3843) {
-        const uint v3844 = v65 + v3826;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3845 = v271.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3846 = bfloat(v3845);
-        const float v3847 = v271.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3850 = bfloat(v3847);
-        const uint v3851 = v3824 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3852 = v3851 + v3844;
-        *(device bfloat2*)(out + v3852) = bfloat2(v3846, v3850);
+    const uint v3768 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3769 = v1125 + v3768;
+    const uint v3770 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3771 = v1124 + v3770;
+    const uint v3773 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3774 = v3773 == v3768;
+    const uint v3777 = v3770 + 1u;
+    const uint v3778 = iron_frag_coord<64>(95u, iron_lane, true);
+    const bool v3779 = v3778 == v3777;
+    const bool v3780 = v3774 && v3779;
+    const uint v3783 = v3771 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3784 = v3783 == v10;
+    const bool v3785 = v3780 && v3784;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3785) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3786 = v3769 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3787 = v3771 < v12;
+      const bool v3788 = v3786 && v3787;
+      if (v3788) {
+        const uint v3789 = v65 + v3771;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3790 = v272.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3791 = bfloat(v3790);
+        const float v3792 = v272.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3795 = bfloat(v3792);
+        const uint v3796 = v3769 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3797 = v3796 + v3789;
+        *(device bfloat2*)(out + v3797) = bfloat2(v3791, v3795);
       }
     } else {
-      const bool v3857 = v3824 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3858 = v3826 < v12;
-      const bool v3859 = v3857 && v3858;
-      if (v3859) {
-        const float v3860 = v271.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3862 = bfloat(v3860);
-        const uint v3863 = v3824 * v3;
-        const uint v3864 = v3863 + v65;
-        const uint v3865 = v3864 + v3826;
-        out[v3865] = v3862;
+      const bool v3802 = v3769 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3803 = v3771 < v12;
+      const bool v3804 = v3802 && v3803;
+      if (v3804) {
+        const float v3805 = v272.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3807 = bfloat(v3805);
+        const uint v3808 = v3769 * v3;
+        const uint v3809 = v3808 + v65;
+        const uint v3810 = v3809 + v3771;
+        out[v3810] = v3807;
       }
-      const uint v3867 = v1124 + v3828;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3869 = v1123 + v3833;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3870 = v3867 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3871 = v3869 < v12;
-      const bool v3872 = v3870 && v3871;
-      if (v3872) {
-        const float v3873 = v271.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3875 = bfloat(v3873);
-        const uint v3876 = v3867 * v3;
-        const uint v3877 = v3876 + v65;
-        const uint v3878 = v3877 + v3869;
-        out[v3878] = v3875;
+      const uint v3812 = v1125 + v3773;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3814 = v1124 + v3778;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3815 = v3812 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3816 = v3814 < v12;
+      const bool v3817 = v3815 && v3816;
+      if (v3817) {
+        const float v3818 = v272.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3820 = bfloat(v3818);
+        const uint v3821 = v3812 * v3;
+        const uint v3822 = v3821 + v65;
+        const uint v3823 = v3822 + v3814;
+        out[v3823] = v3820;
       }
     }
-    const uint v3879 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3880 = v1124 + v3879;
-    const uint v3881 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3882 = v1123 + v3881;
-    const uint v3884 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3885 = v3884 == v3879;
-    const uint v3888 = v3881 + 1u;
-    const uint v3889 = iron_frag_coord<64>(99u, iron_lane, true);
-    const bool v3890 = v3889 == v3888;
-    const bool v3891 = v3885 && v3890;
-    const uint v3894 = v3882 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3895 = v3894 == v10;
-    const bool v3896 = v3891 && v3895;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3896) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3897 = v3880 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3898 = v3882 < v12;
-      const bool v3899 = v3897 && v3898;
-      if (v3899) {
-        const uint v3900 = v65 + v3882;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3901 = v271.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3902 = bfloat(v3901);
-        const float v3903 = v271.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3906 = bfloat(v3903);
-        const uint v3907 = v3880 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3908 = v3907 + v3900;
-        *(device bfloat2*)(out + v3908) = bfloat2(v3902, v3906);
+    const uint v3824 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3825 = v1125 + v3824;
+    const uint v3826 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3827 = v1124 + v3826;
+    const uint v3829 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3830 = v3829 == v3824;
+    const uint v3833 = v3826 + 1u;
+    const uint v3834 = iron_frag_coord<64>(97u, iron_lane, true);
+    const bool v3835 = v3834 == v3833;
+    const bool v3836 = v3830 && v3835;
+    const uint v3839 = v3827 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3840 = v3839 == v10;
+    const bool v3841 = v3836 && v3840;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3841) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3842 = v3825 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3843 = v3827 < v12;
+      const bool v3844 = v3842 && v3843;
+      if (v3844) {
+        const uint v3845 = v65 + v3827;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3846 = v272.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3847 = bfloat(v3846);
+        const float v3848 = v272.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3851 = bfloat(v3848);
+        const uint v3852 = v3825 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3853 = v3852 + v3845;
+        *(device bfloat2*)(out + v3853) = bfloat2(v3847, v3851);
       }
     } else {
-      const bool v3913 = v3880 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3914 = v3882 < v12;
-      const bool v3915 = v3913 && v3914;
-      if (v3915) {
-        const float v3916 = v271.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3918 = bfloat(v3916);
-        const uint v3919 = v3880 * v3;
-        const uint v3920 = v3919 + v65;
-        const uint v3921 = v3920 + v3882;
-        out[v3921] = v3918;
+      const bool v3858 = v3825 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3859 = v3827 < v12;
+      const bool v3860 = v3858 && v3859;
+      if (v3860) {
+        const float v3861 = v272.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3863 = bfloat(v3861);
+        const uint v3864 = v3825 * v3;
+        const uint v3865 = v3864 + v65;
+        const uint v3866 = v3865 + v3827;
+        out[v3866] = v3863;
       }
-      const uint v3923 = v1124 + v3884;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3925 = v1123 + v3889;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3926 = v3923 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3927 = v3925 < v12;
-      const bool v3928 = v3926 && v3927;
-      if (v3928) {
-        const float v3929 = v271.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3931 = bfloat(v3929);
-        const uint v3932 = v3923 * v3;
-        const uint v3933 = v3932 + v65;
-        const uint v3934 = v3933 + v3925;
-        out[v3934] = v3931;
+      const uint v3868 = v1125 + v3829;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3870 = v1124 + v3834;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3871 = v3868 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3872 = v3870 < v12;
+      const bool v3873 = v3871 && v3872;
+      if (v3873) {
+        const float v3874 = v272.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3876 = bfloat(v3874);
+        const uint v3877 = v3868 * v3;
+        const uint v3878 = v3877 + v65;
+        const uint v3879 = v3878 + v3870;
+        out[v3879] = v3876;
       }
     }
-    const uint v3935 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3936 = v1124 + v3935;
-    const uint v3937 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3938 = v1123 + v3937;
-    const uint v3940 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3941 = v3940 == v3935;
-    const uint v3944 = v3937 + 1u;
-    const uint v3945 = iron_frag_coord<64>(101u, iron_lane, true);
-    const bool v3946 = v3945 == v3944;
-    const bool v3947 = v3941 && v3946;
-    const uint v3950 = v3938 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3951 = v3950 == v10;
-    const bool v3952 = v3947 && v3951;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3952) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3953 = v3936 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3954 = v3938 < v12;
-      const bool v3955 = v3953 && v3954;
-      if (v3955) {
-        const uint v3956 = v65 + v3938;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3957 = v271.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3958 = bfloat(v3957);
-        const float v3959 = v271.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3962 = bfloat(v3959);
-        const uint v3963 = v3936 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3964 = v3963 + v3956;
-        *(device bfloat2*)(out + v3964) = bfloat2(v3958, v3962);
+    const uint v3880 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3881 = v1125 + v3880;
+    const uint v3882 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3883 = v1124 + v3882;
+    const uint v3885 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3886 = v3885 == v3880;
+    const uint v3889 = v3882 + 1u;
+    const uint v3890 = iron_frag_coord<64>(99u, iron_lane, true);
+    const bool v3891 = v3890 == v3889;
+    const bool v3892 = v3886 && v3891;
+    const uint v3895 = v3883 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3896 = v3895 == v10;
+    const bool v3897 = v3892 && v3896;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3897) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3898 = v3881 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3899 = v3883 < v12;
+      const bool v3900 = v3898 && v3899;
+      if (v3900) {
+        const uint v3901 = v65 + v3883;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3902 = v272.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3903 = bfloat(v3902);
+        const float v3904 = v272.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3907 = bfloat(v3904);
+        const uint v3908 = v3881 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3909 = v3908 + v3901;
+        *(device bfloat2*)(out + v3909) = bfloat2(v3903, v3907);
       }
     } else {
-      const bool v3969 = v3936 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3970 = v3938 < v12;
-      const bool v3971 = v3969 && v3970;
-      if (v3971) {
-        const float v3972 = v271.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3974 = bfloat(v3972);
-        const uint v3975 = v3936 * v3;
-        const uint v3976 = v3975 + v65;
-        const uint v3977 = v3976 + v3938;
-        out[v3977] = v3974;
+      const bool v3914 = v3881 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3915 = v3883 < v12;
+      const bool v3916 = v3914 && v3915;
+      if (v3916) {
+        const float v3917 = v272.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3919 = bfloat(v3917);
+        const uint v3920 = v3881 * v3;
+        const uint v3921 = v3920 + v65;
+        const uint v3922 = v3921 + v3883;
+        out[v3922] = v3919;
       }
-      const uint v3979 = v1124 + v3940;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3981 = v1123 + v3945;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3982 = v3979 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3983 = v3981 < v12;
-      const bool v3984 = v3982 && v3983;
-      if (v3984) {
-        const float v3985 = v271.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3987 = bfloat(v3985);
-        const uint v3988 = v3979 * v3;
-        const uint v3989 = v3988 + v65;
-        const uint v3990 = v3989 + v3981;
-        out[v3990] = v3987;
+      const uint v3924 = v1125 + v3885;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3926 = v1124 + v3890;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3927 = v3924 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3928 = v3926 < v12;
+      const bool v3929 = v3927 && v3928;
+      if (v3929) {
+        const float v3930 = v272.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3932 = bfloat(v3930);
+        const uint v3933 = v3924 * v3;
+        const uint v3934 = v3933 + v65;
+        const uint v3935 = v3934 + v3926;
+        out[v3935] = v3932;
       }
     }
-    const uint v3991 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3992 = v1124 + v3991;
-    const uint v3993 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3994 = v1123 + v3993;
-    const uint v3996 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3997 = v3996 == v3991;
-    const uint v4000 = v3993 + 1u;
-    const uint v4001 = iron_frag_coord<64>(103u, iron_lane, true);
-    const bool v4002 = v4001 == v4000;
-    const bool v4003 = v3997 && v4002;
-    const uint v4006 = v3994 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4007 = v4006 == v10;
-    const bool v4008 = v4003 && v4007;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4008) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4009 = v3992 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4010 = v3994 < v12;
-      const bool v4011 = v4009 && v4010;
-      if (v4011) {
-        const uint v4012 = v65 + v3994;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4013 = v271.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4014 = bfloat(v4013);
-        const float v4015 = v271.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4018 = bfloat(v4015);
-        const uint v4019 = v3992 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4020 = v4019 + v4012;
-        *(device bfloat2*)(out + v4020) = bfloat2(v4014, v4018);
+    const uint v3936 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3937 = v1125 + v3936;
+    const uint v3938 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3939 = v1124 + v3938;
+    const uint v3941 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3942 = v3941 == v3936;
+    const uint v3945 = v3938 + 1u;
+    const uint v3946 = iron_frag_coord<64>(101u, iron_lane, true);
+    const bool v3947 = v3946 == v3945;
+    const bool v3948 = v3942 && v3947;
+    const uint v3951 = v3939 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3952 = v3951 == v10;
+    const bool v3953 = v3948 && v3952;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3953) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3954 = v3937 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3955 = v3939 < v12;
+      const bool v3956 = v3954 && v3955;
+      if (v3956) {
+        const uint v3957 = v65 + v3939;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3958 = v272.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3959 = bfloat(v3958);
+        const float v3960 = v272.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3963 = bfloat(v3960);
+        const uint v3964 = v3937 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3965 = v3964 + v3957;
+        *(device bfloat2*)(out + v3965) = bfloat2(v3959, v3963);
       }
     } else {
-      const bool v4025 = v3992 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4026 = v3994 < v12;
-      const bool v4027 = v4025 && v4026;
-      if (v4027) {
-        const float v4028 = v271.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4030 = bfloat(v4028);
-        const uint v4031 = v3992 * v3;
-        const uint v4032 = v4031 + v65;
-        const uint v4033 = v4032 + v3994;
-        out[v4033] = v4030;
+      const bool v3970 = v3937 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3971 = v3939 < v12;
+      const bool v3972 = v3970 && v3971;
+      if (v3972) {
+        const float v3973 = v272.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3975 = bfloat(v3973);
+        const uint v3976 = v3937 * v3;
+        const uint v3977 = v3976 + v65;
+        const uint v3978 = v3977 + v3939;
+        out[v3978] = v3975;
       }
-      const uint v4035 = v1124 + v3996;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4037 = v1123 + v4001;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4038 = v4035 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4039 = v4037 < v12;
-      const bool v4040 = v4038 && v4039;
-      if (v4040) {
-        const float v4041 = v271.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4043 = bfloat(v4041);
-        const uint v4044 = v4035 * v3;
-        const uint v4045 = v4044 + v65;
-        const uint v4046 = v4045 + v4037;
-        out[v4046] = v4043;
+      const uint v3980 = v1125 + v3941;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3982 = v1124 + v3946;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3983 = v3980 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3984 = v3982 < v12;
+      const bool v3985 = v3983 && v3984;
+      if (v3985) {
+        const float v3986 = v272.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3988 = bfloat(v3986);
+        const uint v3989 = v3980 * v3;
+        const uint v3990 = v3989 + v65;
+        const uint v3991 = v3990 + v3982;
+        out[v3991] = v3988;
       }
     }
-    const uint v4047 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4048 = v1124 + v4047;
-    const uint v4049 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4050 = v1123 + v4049;
-    const uint v4052 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4053 = v4052 == v4047;
-    const uint v4056 = v4049 + 1u;
-    const uint v4057 = iron_frag_coord<64>(105u, iron_lane, true);
-    const bool v4058 = v4057 == v4056;
-    const bool v4059 = v4053 && v4058;
-    const uint v4062 = v4050 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4063 = v4062 == v10;
-    const bool v4064 = v4059 && v4063;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4064) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4065 = v4048 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4066 = v4050 < v12;
-      const bool v4067 = v4065 && v4066;
-      if (v4067) {
-        const uint v4068 = v65 + v4050;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4069 = v271.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4070 = bfloat(v4069);
-        const float v4071 = v271.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4074 = bfloat(v4071);
-        const uint v4075 = v4048 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4076 = v4075 + v4068;
-        *(device bfloat2*)(out + v4076) = bfloat2(v4070, v4074);
+    const uint v3992 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3993 = v1125 + v3992;
+    const uint v3994 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3995 = v1124 + v3994;
+    const uint v3997 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3998 = v3997 == v3992;
+    const uint v4001 = v3994 + 1u;
+    const uint v4002 = iron_frag_coord<64>(103u, iron_lane, true);
+    const bool v4003 = v4002 == v4001;
+    const bool v4004 = v3998 && v4003;
+    const uint v4007 = v3995 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4008 = v4007 == v10;
+    const bool v4009 = v4004 && v4008;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4009) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4010 = v3993 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4011 = v3995 < v12;
+      const bool v4012 = v4010 && v4011;
+      if (v4012) {
+        const uint v4013 = v65 + v3995;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4014 = v272.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4015 = bfloat(v4014);
+        const float v4016 = v272.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4019 = bfloat(v4016);
+        const uint v4020 = v3993 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4021 = v4020 + v4013;
+        *(device bfloat2*)(out + v4021) = bfloat2(v4015, v4019);
       }
     } else {
-      const bool v4081 = v4048 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4082 = v4050 < v12;
-      const bool v4083 = v4081 && v4082;
-      if (v4083) {
-        const float v4084 = v271.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4086 = bfloat(v4084);
-        const uint v4087 = v4048 * v3;
-        const uint v4088 = v4087 + v65;
-        const uint v4089 = v4088 + v4050;
-        out[v4089] = v4086;
+      const bool v4026 = v3993 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4027 = v3995 < v12;
+      const bool v4028 = v4026 && v4027;
+      if (v4028) {
+        const float v4029 = v272.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4031 = bfloat(v4029);
+        const uint v4032 = v3993 * v3;
+        const uint v4033 = v4032 + v65;
+        const uint v4034 = v4033 + v3995;
+        out[v4034] = v4031;
       }
-      const uint v4091 = v1124 + v4052;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4093 = v1123 + v4057;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4094 = v4091 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4095 = v4093 < v12;
-      const bool v4096 = v4094 && v4095;
-      if (v4096) {
-        const float v4097 = v271.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4099 = bfloat(v4097);
-        const uint v4100 = v4091 * v3;
-        const uint v4101 = v4100 + v65;
-        const uint v4102 = v4101 + v4093;
-        out[v4102] = v4099;
+      const uint v4036 = v1125 + v3997;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4038 = v1124 + v4002;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4039 = v4036 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4040 = v4038 < v12;
+      const bool v4041 = v4039 && v4040;
+      if (v4041) {
+        const float v4042 = v272.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4044 = bfloat(v4042);
+        const uint v4045 = v4036 * v3;
+        const uint v4046 = v4045 + v65;
+        const uint v4047 = v4046 + v4038;
+        out[v4047] = v4044;
       }
     }
-    const uint v4103 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4104 = v1124 + v4103;
-    const uint v4105 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4106 = v1123 + v4105;
-    const uint v4108 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4109 = v4108 == v4103;
-    const uint v4112 = v4105 + 1u;
-    const uint v4113 = iron_frag_coord<64>(107u, iron_lane, true);
-    const bool v4114 = v4113 == v4112;
-    const bool v4115 = v4109 && v4114;
-    const uint v4118 = v4106 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4119 = v4118 == v10;
-    const bool v4120 = v4115 && v4119;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4120) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4121 = v4104 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4122 = v4106 < v12;
-      const bool v4123 = v4121 && v4122;
-      if (v4123) {
-        const uint v4124 = v65 + v4106;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4125 = v271.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4126 = bfloat(v4125);
-        const float v4127 = v271.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4130 = bfloat(v4127);
-        const uint v4131 = v4104 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4132 = v4131 + v4124;
-        *(device bfloat2*)(out + v4132) = bfloat2(v4126, v4130);
+    const uint v4048 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4049 = v1125 + v4048;
+    const uint v4050 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4051 = v1124 + v4050;
+    const uint v4053 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4054 = v4053 == v4048;
+    const uint v4057 = v4050 + 1u;
+    const uint v4058 = iron_frag_coord<64>(105u, iron_lane, true);
+    const bool v4059 = v4058 == v4057;
+    const bool v4060 = v4054 && v4059;
+    const uint v4063 = v4051 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4064 = v4063 == v10;
+    const bool v4065 = v4060 && v4064;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4065) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4066 = v4049 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4067 = v4051 < v12;
+      const bool v4068 = v4066 && v4067;
+      if (v4068) {
+        const uint v4069 = v65 + v4051;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4070 = v272.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4071 = bfloat(v4070);
+        const float v4072 = v272.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4075 = bfloat(v4072);
+        const uint v4076 = v4049 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4077 = v4076 + v4069;
+        *(device bfloat2*)(out + v4077) = bfloat2(v4071, v4075);
       }
     } else {
-      const bool v4137 = v4104 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4138 = v4106 < v12;
-      const bool v4139 = v4137 && v4138;
-      if (v4139) {
-        const float v4140 = v271.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4142 = bfloat(v4140);
-        const uint v4143 = v4104 * v3;
-        const uint v4144 = v4143 + v65;
-        const uint v4145 = v4144 + v4106;
-        out[v4145] = v4142;
+      const bool v4082 = v4049 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4083 = v4051 < v12;
+      const bool v4084 = v4082 && v4083;
+      if (v4084) {
+        const float v4085 = v272.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4087 = bfloat(v4085);
+        const uint v4088 = v4049 * v3;
+        const uint v4089 = v4088 + v65;
+        const uint v4090 = v4089 + v4051;
+        out[v4090] = v4087;
       }
-      const uint v4147 = v1124 + v4108;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4149 = v1123 + v4113;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4150 = v4147 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4151 = v4149 < v12;
-      const bool v4152 = v4150 && v4151;
-      if (v4152) {
-        const float v4153 = v271.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4155 = bfloat(v4153);
-        const uint v4156 = v4147 * v3;
-        const uint v4157 = v4156 + v65;
-        const uint v4158 = v4157 + v4149;
-        out[v4158] = v4155;
+      const uint v4092 = v1125 + v4053;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4094 = v1124 + v4058;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4095 = v4092 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4096 = v4094 < v12;
+      const bool v4097 = v4095 && v4096;
+      if (v4097) {
+        const float v4098 = v272.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4100 = bfloat(v4098);
+        const uint v4101 = v4092 * v3;
+        const uint v4102 = v4101 + v65;
+        const uint v4103 = v4102 + v4094;
+        out[v4103] = v4100;
       }
     }
-    const uint v4159 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4160 = v1124 + v4159;
-    const uint v4161 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4162 = v1123 + v4161;
-    const uint v4164 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4165 = v4164 == v4159;
-    const uint v4168 = v4161 + 1u;
-    const uint v4169 = iron_frag_coord<64>(109u, iron_lane, true);
-    const bool v4170 = v4169 == v4168;
-    const bool v4171 = v4165 && v4170;
-    const uint v4174 = v4162 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4175 = v4174 == v10;
-    const bool v4176 = v4171 && v4175;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4176) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4177 = v4160 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4178 = v4162 < v12;
-      const bool v4179 = v4177 && v4178;
-      if (v4179) {
-        const uint v4180 = v65 + v4162;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4181 = v271.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4182 = bfloat(v4181);
-        const float v4183 = v271.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4186 = bfloat(v4183);
-        const uint v4187 = v4160 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4188 = v4187 + v4180;
-        *(device bfloat2*)(out + v4188) = bfloat2(v4182, v4186);
+    const uint v4104 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4105 = v1125 + v4104;
+    const uint v4106 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4107 = v1124 + v4106;
+    const uint v4109 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4110 = v4109 == v4104;
+    const uint v4113 = v4106 + 1u;
+    const uint v4114 = iron_frag_coord<64>(107u, iron_lane, true);
+    const bool v4115 = v4114 == v4113;
+    const bool v4116 = v4110 && v4115;
+    const uint v4119 = v4107 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4120 = v4119 == v10;
+    const bool v4121 = v4116 && v4120;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4121) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4122 = v4105 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4123 = v4107 < v12;
+      const bool v4124 = v4122 && v4123;
+      if (v4124) {
+        const uint v4125 = v65 + v4107;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4126 = v272.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4127 = bfloat(v4126);
+        const float v4128 = v272.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4131 = bfloat(v4128);
+        const uint v4132 = v4105 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4133 = v4132 + v4125;
+        *(device bfloat2*)(out + v4133) = bfloat2(v4127, v4131);
       }
     } else {
-      const bool v4193 = v4160 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4194 = v4162 < v12;
-      const bool v4195 = v4193 && v4194;
-      if (v4195) {
-        const float v4196 = v271.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4198 = bfloat(v4196);
-        const uint v4199 = v4160 * v3;
-        const uint v4200 = v4199 + v65;
-        const uint v4201 = v4200 + v4162;
-        out[v4201] = v4198;
+      const bool v4138 = v4105 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4139 = v4107 < v12;
+      const bool v4140 = v4138 && v4139;
+      if (v4140) {
+        const float v4141 = v272.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4143 = bfloat(v4141);
+        const uint v4144 = v4105 * v3;
+        const uint v4145 = v4144 + v65;
+        const uint v4146 = v4145 + v4107;
+        out[v4146] = v4143;
       }
-      const uint v4203 = v1124 + v4164;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4205 = v1123 + v4169;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4206 = v4203 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4207 = v4205 < v12;
-      const bool v4208 = v4206 && v4207;
-      if (v4208) {
-        const float v4209 = v271.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4211 = bfloat(v4209);
-        const uint v4212 = v4203 * v3;
-        const uint v4213 = v4212 + v65;
-        const uint v4214 = v4213 + v4205;
-        out[v4214] = v4211;
+      const uint v4148 = v1125 + v4109;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4150 = v1124 + v4114;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4151 = v4148 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4152 = v4150 < v12;
+      const bool v4153 = v4151 && v4152;
+      if (v4153) {
+        const float v4154 = v272.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4156 = bfloat(v4154);
+        const uint v4157 = v4148 * v3;
+        const uint v4158 = v4157 + v65;
+        const uint v4159 = v4158 + v4150;
+        out[v4159] = v4156;
       }
     }
-    const uint v4215 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4216 = v1124 + v4215;
-    const uint v4217 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4218 = v1123 + v4217;
-    const uint v4220 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4221 = v4220 == v4215;
-    const uint v4224 = v4217 + 1u;
-    const uint v4225 = iron_frag_coord<64>(111u, iron_lane, true);
-    const bool v4226 = v4225 == v4224;
-    const bool v4227 = v4221 && v4226;
-    const uint v4230 = v4218 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4231 = v4230 == v10;
-    const bool v4232 = v4227 && v4231;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4232) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4233 = v4216 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4234 = v4218 < v12;
-      const bool v4235 = v4233 && v4234;
-      if (v4235) {
-        const uint v4236 = v65 + v4218;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4237 = v271.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4238 = bfloat(v4237);
-        const float v4239 = v271.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4242 = bfloat(v4239);
-        const uint v4243 = v4216 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4244 = v4243 + v4236;
-        *(device bfloat2*)(out + v4244) = bfloat2(v4238, v4242);
+    const uint v4160 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4161 = v1125 + v4160;
+    const uint v4162 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4163 = v1124 + v4162;
+    const uint v4165 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4166 = v4165 == v4160;
+    const uint v4169 = v4162 + 1u;
+    const uint v4170 = iron_frag_coord<64>(109u, iron_lane, true);
+    const bool v4171 = v4170 == v4169;
+    const bool v4172 = v4166 && v4171;
+    const uint v4175 = v4163 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4176 = v4175 == v10;
+    const bool v4177 = v4172 && v4176;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4177) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4178 = v4161 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4179 = v4163 < v12;
+      const bool v4180 = v4178 && v4179;
+      if (v4180) {
+        const uint v4181 = v65 + v4163;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4182 = v272.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4183 = bfloat(v4182);
+        const float v4184 = v272.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4187 = bfloat(v4184);
+        const uint v4188 = v4161 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4189 = v4188 + v4181;
+        *(device bfloat2*)(out + v4189) = bfloat2(v4183, v4187);
       }
     } else {
-      const bool v4249 = v4216 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4250 = v4218 < v12;
-      const bool v4251 = v4249 && v4250;
-      if (v4251) {
-        const float v4252 = v271.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4254 = bfloat(v4252);
-        const uint v4255 = v4216 * v3;
-        const uint v4256 = v4255 + v65;
-        const uint v4257 = v4256 + v4218;
-        out[v4257] = v4254;
+      const bool v4194 = v4161 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4195 = v4163 < v12;
+      const bool v4196 = v4194 && v4195;
+      if (v4196) {
+        const float v4197 = v272.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4199 = bfloat(v4197);
+        const uint v4200 = v4161 * v3;
+        const uint v4201 = v4200 + v65;
+        const uint v4202 = v4201 + v4163;
+        out[v4202] = v4199;
       }
-      const uint v4259 = v1124 + v4220;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4261 = v1123 + v4225;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4262 = v4259 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4263 = v4261 < v12;
-      const bool v4264 = v4262 && v4263;
-      if (v4264) {
-        const float v4265 = v271.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4267 = bfloat(v4265);
-        const uint v4268 = v4259 * v3;
-        const uint v4269 = v4268 + v65;
-        const uint v4270 = v4269 + v4261;
-        out[v4270] = v4267;
+      const uint v4204 = v1125 + v4165;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4206 = v1124 + v4170;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4207 = v4204 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4208 = v4206 < v12;
+      const bool v4209 = v4207 && v4208;
+      if (v4209) {
+        const float v4210 = v272.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4212 = bfloat(v4210);
+        const uint v4213 = v4204 * v3;
+        const uint v4214 = v4213 + v65;
+        const uint v4215 = v4214 + v4206;
+        out[v4215] = v4212;
       }
     }
-    const uint v4271 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4272 = v1124 + v4271;
-    const uint v4273 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4274 = v1123 + v4273;
-    const uint v4276 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4277 = v4276 == v4271;
-    const uint v4280 = v4273 + 1u;
-    const uint v4281 = iron_frag_coord<64>(113u, iron_lane, true);
-    const bool v4282 = v4281 == v4280;
-    const bool v4283 = v4277 && v4282;
-    const uint v4286 = v4274 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4287 = v4286 == v10;
-    const bool v4288 = v4283 && v4287;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4288) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4289 = v4272 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4290 = v4274 < v12;
-      const bool v4291 = v4289 && v4290;
-      if (v4291) {
-        const uint v4292 = v65 + v4274;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4293 = v271.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4294 = bfloat(v4293);
-        const float v4295 = v271.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4298 = bfloat(v4295);
-        const uint v4299 = v4272 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4300 = v4299 + v4292;
-        *(device bfloat2*)(out + v4300) = bfloat2(v4294, v4298);
+    const uint v4216 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4217 = v1125 + v4216;
+    const uint v4218 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4219 = v1124 + v4218;
+    const uint v4221 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4222 = v4221 == v4216;
+    const uint v4225 = v4218 + 1u;
+    const uint v4226 = iron_frag_coord<64>(111u, iron_lane, true);
+    const bool v4227 = v4226 == v4225;
+    const bool v4228 = v4222 && v4227;
+    const uint v4231 = v4219 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4232 = v4231 == v10;
+    const bool v4233 = v4228 && v4232;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4233) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4234 = v4217 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4235 = v4219 < v12;
+      const bool v4236 = v4234 && v4235;
+      if (v4236) {
+        const uint v4237 = v65 + v4219;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4238 = v272.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4239 = bfloat(v4238);
+        const float v4240 = v272.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4243 = bfloat(v4240);
+        const uint v4244 = v4217 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4245 = v4244 + v4237;
+        *(device bfloat2*)(out + v4245) = bfloat2(v4239, v4243);
       }
     } else {
-      const bool v4305 = v4272 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4306 = v4274 < v12;
-      const bool v4307 = v4305 && v4306;
-      if (v4307) {
-        const float v4308 = v271.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4310 = bfloat(v4308);
-        const uint v4311 = v4272 * v3;
-        const uint v4312 = v4311 + v65;
-        const uint v4313 = v4312 + v4274;
-        out[v4313] = v4310;
+      const bool v4250 = v4217 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4251 = v4219 < v12;
+      const bool v4252 = v4250 && v4251;
+      if (v4252) {
+        const float v4253 = v272.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4255 = bfloat(v4253);
+        const uint v4256 = v4217 * v3;
+        const uint v4257 = v4256 + v65;
+        const uint v4258 = v4257 + v4219;
+        out[v4258] = v4255;
       }
-      const uint v4315 = v1124 + v4276;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4317 = v1123 + v4281;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4318 = v4315 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4319 = v4317 < v12;
-      const bool v4320 = v4318 && v4319;
-      if (v4320) {
-        const float v4321 = v271.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4323 = bfloat(v4321);
-        const uint v4324 = v4315 * v3;
-        const uint v4325 = v4324 + v65;
-        const uint v4326 = v4325 + v4317;
-        out[v4326] = v4323;
+      const uint v4260 = v1125 + v4221;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4262 = v1124 + v4226;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4263 = v4260 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4264 = v4262 < v12;
+      const bool v4265 = v4263 && v4264;
+      if (v4265) {
+        const float v4266 = v272.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4268 = bfloat(v4266);
+        const uint v4269 = v4260 * v3;
+        const uint v4270 = v4269 + v65;
+        const uint v4271 = v4270 + v4262;
+        out[v4271] = v4268;
       }
     }
-    const uint v4327 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4328 = v1124 + v4327;
-    const uint v4329 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4330 = v1123 + v4329;
-    const uint v4332 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4333 = v4332 == v4327;
-    const uint v4336 = v4329 + 1u;
-    const uint v4337 = iron_frag_coord<64>(115u, iron_lane, true);
-    const bool v4338 = v4337 == v4336;
-    const bool v4339 = v4333 && v4338;
-    const uint v4342 = v4330 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4343 = v4342 == v10;
-    const bool v4344 = v4339 && v4343;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4344) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4345 = v4328 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4346 = v4330 < v12;
-      const bool v4347 = v4345 && v4346;
-      if (v4347) {
-        const uint v4348 = v65 + v4330;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4349 = v271.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4350 = bfloat(v4349);
-        const float v4351 = v271.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4354 = bfloat(v4351);
-        const uint v4355 = v4328 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4356 = v4355 + v4348;
-        *(device bfloat2*)(out + v4356) = bfloat2(v4350, v4354);
+    const uint v4272 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4273 = v1125 + v4272;
+    const uint v4274 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4275 = v1124 + v4274;
+    const uint v4277 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4278 = v4277 == v4272;
+    const uint v4281 = v4274 + 1u;
+    const uint v4282 = iron_frag_coord<64>(113u, iron_lane, true);
+    const bool v4283 = v4282 == v4281;
+    const bool v4284 = v4278 && v4283;
+    const uint v4287 = v4275 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4288 = v4287 == v10;
+    const bool v4289 = v4284 && v4288;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4289) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4290 = v4273 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4291 = v4275 < v12;
+      const bool v4292 = v4290 && v4291;
+      if (v4292) {
+        const uint v4293 = v65 + v4275;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4294 = v272.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4295 = bfloat(v4294);
+        const float v4296 = v272.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4299 = bfloat(v4296);
+        const uint v4300 = v4273 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4301 = v4300 + v4293;
+        *(device bfloat2*)(out + v4301) = bfloat2(v4295, v4299);
       }
     } else {
-      const bool v4361 = v4328 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4362 = v4330 < v12;
-      const bool v4363 = v4361 && v4362;
-      if (v4363) {
-        const float v4364 = v271.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4366 = bfloat(v4364);
-        const uint v4367 = v4328 * v3;
-        const uint v4368 = v4367 + v65;
-        const uint v4369 = v4368 + v4330;
-        out[v4369] = v4366;
+      const bool v4306 = v4273 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4307 = v4275 < v12;
+      const bool v4308 = v4306 && v4307;
+      if (v4308) {
+        const float v4309 = v272.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4311 = bfloat(v4309);
+        const uint v4312 = v4273 * v3;
+        const uint v4313 = v4312 + v65;
+        const uint v4314 = v4313 + v4275;
+        out[v4314] = v4311;
       }
-      const uint v4371 = v1124 + v4332;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4373 = v1123 + v4337;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4374 = v4371 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4375 = v4373 < v12;
-      const bool v4376 = v4374 && v4375;
-      if (v4376) {
-        const float v4377 = v271.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4379 = bfloat(v4377);
-        const uint v4380 = v4371 * v3;
-        const uint v4381 = v4380 + v65;
-        const uint v4382 = v4381 + v4373;
-        out[v4382] = v4379;
+      const uint v4316 = v1125 + v4277;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4318 = v1124 + v4282;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4319 = v4316 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4320 = v4318 < v12;
+      const bool v4321 = v4319 && v4320;
+      if (v4321) {
+        const float v4322 = v272.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4324 = bfloat(v4322);
+        const uint v4325 = v4316 * v3;
+        const uint v4326 = v4325 + v65;
+        const uint v4327 = v4326 + v4318;
+        out[v4327] = v4324;
       }
     }
-    const uint v4383 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4384 = v1124 + v4383;
-    const uint v4385 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4386 = v1123 + v4385;
-    const uint v4388 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4389 = v4388 == v4383;
-    const uint v4392 = v4385 + 1u;
-    const uint v4393 = iron_frag_coord<64>(117u, iron_lane, true);
-    const bool v4394 = v4393 == v4392;
-    const bool v4395 = v4389 && v4394;
-    const uint v4398 = v4386 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4399 = v4398 == v10;
-    const bool v4400 = v4395 && v4399;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4400) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4401 = v4384 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4402 = v4386 < v12;
-      const bool v4403 = v4401 && v4402;
-      if (v4403) {
-        const uint v4404 = v65 + v4386;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4405 = v271.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4406 = bfloat(v4405);
-        const float v4407 = v271.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4410 = bfloat(v4407);
-        const uint v4411 = v4384 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4412 = v4411 + v4404;
-        *(device bfloat2*)(out + v4412) = bfloat2(v4406, v4410);
+    const uint v4328 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4329 = v1125 + v4328;
+    const uint v4330 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4331 = v1124 + v4330;
+    const uint v4333 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4334 = v4333 == v4328;
+    const uint v4337 = v4330 + 1u;
+    const uint v4338 = iron_frag_coord<64>(115u, iron_lane, true);
+    const bool v4339 = v4338 == v4337;
+    const bool v4340 = v4334 && v4339;
+    const uint v4343 = v4331 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4344 = v4343 == v10;
+    const bool v4345 = v4340 && v4344;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4345) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4346 = v4329 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4347 = v4331 < v12;
+      const bool v4348 = v4346 && v4347;
+      if (v4348) {
+        const uint v4349 = v65 + v4331;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4350 = v272.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4351 = bfloat(v4350);
+        const float v4352 = v272.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4355 = bfloat(v4352);
+        const uint v4356 = v4329 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4357 = v4356 + v4349;
+        *(device bfloat2*)(out + v4357) = bfloat2(v4351, v4355);
       }
     } else {
-      const bool v4417 = v4384 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4418 = v4386 < v12;
-      const bool v4419 = v4417 && v4418;
-      if (v4419) {
-        const float v4420 = v271.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4422 = bfloat(v4420);
-        const uint v4423 = v4384 * v3;
-        const uint v4424 = v4423 + v65;
-        const uint v4425 = v4424 + v4386;
-        out[v4425] = v4422;
+      const bool v4362 = v4329 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4363 = v4331 < v12;
+      const bool v4364 = v4362 && v4363;
+      if (v4364) {
+        const float v4365 = v272.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4367 = bfloat(v4365);
+        const uint v4368 = v4329 * v3;
+        const uint v4369 = v4368 + v65;
+        const uint v4370 = v4369 + v4331;
+        out[v4370] = v4367;
       }
-      const uint v4427 = v1124 + v4388;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4429 = v1123 + v4393;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4430 = v4427 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4431 = v4429 < v12;
-      const bool v4432 = v4430 && v4431;
-      if (v4432) {
-        const float v4433 = v271.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4435 = bfloat(v4433);
-        const uint v4436 = v4427 * v3;
-        const uint v4437 = v4436 + v65;
-        const uint v4438 = v4437 + v4429;
-        out[v4438] = v4435;
+      const uint v4372 = v1125 + v4333;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4374 = v1124 + v4338;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4375 = v4372 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4376 = v4374 < v12;
+      const bool v4377 = v4375 && v4376;
+      if (v4377) {
+        const float v4378 = v272.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4380 = bfloat(v4378);
+        const uint v4381 = v4372 * v3;
+        const uint v4382 = v4381 + v65;
+        const uint v4383 = v4382 + v4374;
+        out[v4383] = v4380;
       }
     }
-    const uint v4439 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4440 = v1124 + v4439;
-    const uint v4441 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4442 = v1123 + v4441;
-    const uint v4444 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4445 = v4444 == v4439;
-    const uint v4448 = v4441 + 1u;
-    const uint v4449 = iron_frag_coord<64>(119u, iron_lane, true);
-    const bool v4450 = v4449 == v4448;
-    const bool v4451 = v4445 && v4450;
-    const uint v4454 = v4442 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4455 = v4454 == v10;
-    const bool v4456 = v4451 && v4455;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4456) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4457 = v4440 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4458 = v4442 < v12;
-      const bool v4459 = v4457 && v4458;
-      if (v4459) {
-        const uint v4460 = v65 + v4442;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4461 = v271.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4462 = bfloat(v4461);
-        const float v4463 = v271.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4466 = bfloat(v4463);
-        const uint v4467 = v4440 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4468 = v4467 + v4460;
-        *(device bfloat2*)(out + v4468) = bfloat2(v4462, v4466);
+    const uint v4384 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4385 = v1125 + v4384;
+    const uint v4386 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4387 = v1124 + v4386;
+    const uint v4389 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4390 = v4389 == v4384;
+    const uint v4393 = v4386 + 1u;
+    const uint v4394 = iron_frag_coord<64>(117u, iron_lane, true);
+    const bool v4395 = v4394 == v4393;
+    const bool v4396 = v4390 && v4395;
+    const uint v4399 = v4387 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4400 = v4399 == v10;
+    const bool v4401 = v4396 && v4400;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4401) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4402 = v4385 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4403 = v4387 < v12;
+      const bool v4404 = v4402 && v4403;
+      if (v4404) {
+        const uint v4405 = v65 + v4387;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4406 = v272.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4407 = bfloat(v4406);
+        const float v4408 = v272.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4411 = bfloat(v4408);
+        const uint v4412 = v4385 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4413 = v4412 + v4405;
+        *(device bfloat2*)(out + v4413) = bfloat2(v4407, v4411);
       }
     } else {
-      const bool v4473 = v4440 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4474 = v4442 < v12;
-      const bool v4475 = v4473 && v4474;
-      if (v4475) {
-        const float v4476 = v271.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4478 = bfloat(v4476);
-        const uint v4479 = v4440 * v3;
-        const uint v4480 = v4479 + v65;
-        const uint v4481 = v4480 + v4442;
-        out[v4481] = v4478;
+      const bool v4418 = v4385 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4419 = v4387 < v12;
+      const bool v4420 = v4418 && v4419;
+      if (v4420) {
+        const float v4421 = v272.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4423 = bfloat(v4421);
+        const uint v4424 = v4385 * v3;
+        const uint v4425 = v4424 + v65;
+        const uint v4426 = v4425 + v4387;
+        out[v4426] = v4423;
       }
-      const uint v4483 = v1124 + v4444;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4485 = v1123 + v4449;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4486 = v4483 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4487 = v4485 < v12;
-      const bool v4488 = v4486 && v4487;
-      if (v4488) {
-        const float v4489 = v271.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4491 = bfloat(v4489);
-        const uint v4492 = v4483 * v3;
-        const uint v4493 = v4492 + v65;
-        const uint v4494 = v4493 + v4485;
-        out[v4494] = v4491;
+      const uint v4428 = v1125 + v4389;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4430 = v1124 + v4394;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4431 = v4428 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4432 = v4430 < v12;
+      const bool v4433 = v4431 && v4432;
+      if (v4433) {
+        const float v4434 = v272.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4436 = bfloat(v4434);
+        const uint v4437 = v4428 * v3;
+        const uint v4438 = v4437 + v65;
+        const uint v4439 = v4438 + v4430;
+        out[v4439] = v4436;
       }
     }
-    const uint v4495 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4496 = v1124 + v4495;
-    const uint v4497 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4498 = v1123 + v4497;
-    const uint v4500 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4501 = v4500 == v4495;
-    const uint v4504 = v4497 + 1u;
-    const uint v4505 = iron_frag_coord<64>(121u, iron_lane, true);
-    const bool v4506 = v4505 == v4504;
-    const bool v4507 = v4501 && v4506;
-    const uint v4510 = v4498 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4511 = v4510 == v10;
-    const bool v4512 = v4507 && v4511;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4512) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4513 = v4496 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4514 = v4498 < v12;
-      const bool v4515 = v4513 && v4514;
-      if (v4515) {
-        const uint v4516 = v65 + v4498;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4517 = v271.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4518 = bfloat(v4517);
-        const float v4519 = v271.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4522 = bfloat(v4519);
-        const uint v4523 = v4496 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4524 = v4523 + v4516;
-        *(device bfloat2*)(out + v4524) = bfloat2(v4518, v4522);
+    const uint v4440 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4441 = v1125 + v4440;
+    const uint v4442 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4443 = v1124 + v4442;
+    const uint v4445 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4446 = v4445 == v4440;
+    const uint v4449 = v4442 + 1u;
+    const uint v4450 = iron_frag_coord<64>(119u, iron_lane, true);
+    const bool v4451 = v4450 == v4449;
+    const bool v4452 = v4446 && v4451;
+    const uint v4455 = v4443 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4456 = v4455 == v10;
+    const bool v4457 = v4452 && v4456;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4457) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4458 = v4441 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4459 = v4443 < v12;
+      const bool v4460 = v4458 && v4459;
+      if (v4460) {
+        const uint v4461 = v65 + v4443;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4462 = v272.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4463 = bfloat(v4462);
+        const float v4464 = v272.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4467 = bfloat(v4464);
+        const uint v4468 = v4441 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4469 = v4468 + v4461;
+        *(device bfloat2*)(out + v4469) = bfloat2(v4463, v4467);
       }
     } else {
-      const bool v4529 = v4496 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4530 = v4498 < v12;
-      const bool v4531 = v4529 && v4530;
-      if (v4531) {
-        const float v4532 = v271.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4534 = bfloat(v4532);
-        const uint v4535 = v4496 * v3;
-        const uint v4536 = v4535 + v65;
-        const uint v4537 = v4536 + v4498;
-        out[v4537] = v4534;
+      const bool v4474 = v4441 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4475 = v4443 < v12;
+      const bool v4476 = v4474 && v4475;
+      if (v4476) {
+        const float v4477 = v272.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4479 = bfloat(v4477);
+        const uint v4480 = v4441 * v3;
+        const uint v4481 = v4480 + v65;
+        const uint v4482 = v4481 + v4443;
+        out[v4482] = v4479;
       }
-      const uint v4539 = v1124 + v4500;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4541 = v1123 + v4505;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4542 = v4539 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4543 = v4541 < v12;
-      const bool v4544 = v4542 && v4543;
-      if (v4544) {
-        const float v4545 = v271.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4547 = bfloat(v4545);
-        const uint v4548 = v4539 * v3;
-        const uint v4549 = v4548 + v65;
-        const uint v4550 = v4549 + v4541;
-        out[v4550] = v4547;
+      const uint v4484 = v1125 + v4445;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4486 = v1124 + v4450;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4487 = v4484 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4488 = v4486 < v12;
+      const bool v4489 = v4487 && v4488;
+      if (v4489) {
+        const float v4490 = v272.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4492 = bfloat(v4490);
+        const uint v4493 = v4484 * v3;
+        const uint v4494 = v4493 + v65;
+        const uint v4495 = v4494 + v4486;
+        out[v4495] = v4492;
       }
     }
-    const uint v4551 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4552 = v1124 + v4551;
-    const uint v4553 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4554 = v1123 + v4553;
-    const uint v4556 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4557 = v4556 == v4551;
-    const uint v4560 = v4553 + 1u;
-    const uint v4561 = iron_frag_coord<64>(123u, iron_lane, true);
-    const bool v4562 = v4561 == v4560;
-    const bool v4563 = v4557 && v4562;
-    const uint v4566 = v4554 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4567 = v4566 == v10;
-    const bool v4568 = v4563 && v4567;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4568) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4569 = v4552 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4570 = v4554 < v12;
-      const bool v4571 = v4569 && v4570;
-      if (v4571) {
-        const uint v4572 = v65 + v4554;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4573 = v271.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4574 = bfloat(v4573);
-        const float v4575 = v271.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4578 = bfloat(v4575);
-        const uint v4579 = v4552 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4580 = v4579 + v4572;
-        *(device bfloat2*)(out + v4580) = bfloat2(v4574, v4578);
+    const uint v4496 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4497 = v1125 + v4496;
+    const uint v4498 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4499 = v1124 + v4498;
+    const uint v4501 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4502 = v4501 == v4496;
+    const uint v4505 = v4498 + 1u;
+    const uint v4506 = iron_frag_coord<64>(121u, iron_lane, true);
+    const bool v4507 = v4506 == v4505;
+    const bool v4508 = v4502 && v4507;
+    const uint v4511 = v4499 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4512 = v4511 == v10;
+    const bool v4513 = v4508 && v4512;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4513) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4514 = v4497 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4515 = v4499 < v12;
+      const bool v4516 = v4514 && v4515;
+      if (v4516) {
+        const uint v4517 = v65 + v4499;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4518 = v272.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4519 = bfloat(v4518);
+        const float v4520 = v272.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4523 = bfloat(v4520);
+        const uint v4524 = v4497 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4525 = v4524 + v4517;
+        *(device bfloat2*)(out + v4525) = bfloat2(v4519, v4523);
       }
     } else {
-      const bool v4585 = v4552 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4586 = v4554 < v12;
-      const bool v4587 = v4585 && v4586;
-      if (v4587) {
-        const float v4588 = v271.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4590 = bfloat(v4588);
-        const uint v4591 = v4552 * v3;
-        const uint v4592 = v4591 + v65;
-        const uint v4593 = v4592 + v4554;
-        out[v4593] = v4590;
+      const bool v4530 = v4497 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4531 = v4499 < v12;
+      const bool v4532 = v4530 && v4531;
+      if (v4532) {
+        const float v4533 = v272.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4535 = bfloat(v4533);
+        const uint v4536 = v4497 * v3;
+        const uint v4537 = v4536 + v65;
+        const uint v4538 = v4537 + v4499;
+        out[v4538] = v4535;
       }
-      const uint v4595 = v1124 + v4556;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4597 = v1123 + v4561;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4598 = v4595 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4599 = v4597 < v12;
-      const bool v4600 = v4598 && v4599;
-      if (v4600) {
-        const float v4601 = v271.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4603 = bfloat(v4601);
-        const uint v4604 = v4595 * v3;
-        const uint v4605 = v4604 + v65;
-        const uint v4606 = v4605 + v4597;
-        out[v4606] = v4603;
+      const uint v4540 = v1125 + v4501;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4542 = v1124 + v4506;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4543 = v4540 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4544 = v4542 < v12;
+      const bool v4545 = v4543 && v4544;
+      if (v4545) {
+        const float v4546 = v272.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4548 = bfloat(v4546);
+        const uint v4549 = v4540 * v3;
+        const uint v4550 = v4549 + v65;
+        const uint v4551 = v4550 + v4542;
+        out[v4551] = v4548;
       }
     }
-    const uint v4607 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4608 = v1124 + v4607;
-    const uint v4609 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4610 = v1123 + v4609;
-    const uint v4612 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4613 = v4612 == v4607;
-    const uint v4616 = v4609 + 1u;
-    const uint v4617 = iron_frag_coord<64>(125u, iron_lane, true);
-    const bool v4618 = v4617 == v4616;
-    const bool v4619 = v4613 && v4618;
-    const uint v4622 = v4610 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4623 = v4622 == v10;
-    const bool v4624 = v4619 && v4623;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4624) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4625 = v4608 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4626 = v4610 < v12;
-      const bool v4627 = v4625 && v4626;
-      if (v4627) {
-        const uint v4628 = v65 + v4610;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4629 = v271.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4630 = bfloat(v4629);
-        const float v4631 = v271.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4634 = bfloat(v4631);
-        const uint v4635 = v4608 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4636 = v4635 + v4628;
-        *(device bfloat2*)(out + v4636) = bfloat2(v4630, v4634);
+    const uint v4552 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4553 = v1125 + v4552;
+    const uint v4554 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4555 = v1124 + v4554;
+    const uint v4557 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4558 = v4557 == v4552;
+    const uint v4561 = v4554 + 1u;
+    const uint v4562 = iron_frag_coord<64>(123u, iron_lane, true);
+    const bool v4563 = v4562 == v4561;
+    const bool v4564 = v4558 && v4563;
+    const uint v4567 = v4555 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4568 = v4567 == v10;
+    const bool v4569 = v4564 && v4568;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4569) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4570 = v4553 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4571 = v4555 < v12;
+      const bool v4572 = v4570 && v4571;
+      if (v4572) {
+        const uint v4573 = v65 + v4555;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4574 = v272.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4575 = bfloat(v4574);
+        const float v4576 = v272.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4579 = bfloat(v4576);
+        const uint v4580 = v4553 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4581 = v4580 + v4573;
+        *(device bfloat2*)(out + v4581) = bfloat2(v4575, v4579);
       }
     } else {
-      const bool v4641 = v4608 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4642 = v4610 < v12;
-      const bool v4643 = v4641 && v4642;
-      if (v4643) {
-        const float v4644 = v271.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4646 = bfloat(v4644);
-        const uint v4647 = v4608 * v3;
-        const uint v4648 = v4647 + v65;
-        const uint v4649 = v4648 + v4610;
-        out[v4649] = v4646;
+      const bool v4586 = v4553 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4587 = v4555 < v12;
+      const bool v4588 = v4586 && v4587;
+      if (v4588) {
+        const float v4589 = v272.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4591 = bfloat(v4589);
+        const uint v4592 = v4553 * v3;
+        const uint v4593 = v4592 + v65;
+        const uint v4594 = v4593 + v4555;
+        out[v4594] = v4591;
       }
-      const uint v4651 = v1124 + v4612;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4653 = v1123 + v4617;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4654 = v4651 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4655 = v4653 < v12;
-      const bool v4656 = v4654 && v4655;
-      if (v4656) {
-        const float v4657 = v271.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4659 = bfloat(v4657);
-        const uint v4660 = v4651 * v3;
-        const uint v4661 = v4660 + v65;
-        const uint v4662 = v4661 + v4653;
-        out[v4662] = v4659;
+      const uint v4596 = v1125 + v4557;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4598 = v1124 + v4562;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4599 = v4596 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4600 = v4598 < v12;
+      const bool v4601 = v4599 && v4600;
+      if (v4601) {
+        const float v4602 = v272.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4604 = bfloat(v4602);
+        const uint v4605 = v4596 * v3;
+        const uint v4606 = v4605 + v65;
+        const uint v4607 = v4606 + v4598;
+        out[v4607] = v4604;
       }
     }
-    const uint v4663 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4664 = v1124 + v4663;
-    const uint v4665 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4666 = v1123 + v4665;
-    const uint v4668 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4669 = v4668 == v4663;
-    const uint v4672 = v4665 + 1u;
-    const uint v4673 = iron_frag_coord<64>(127u, iron_lane, true);
-    const bool v4674 = v4673 == v4672;
-    const bool v4675 = v4669 && v4674;
-    const uint v4678 = v4666 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4679 = v4678 == v10;
-    const bool v4680 = v4675 && v4679;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4680) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4681 = v4664 < v41;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4682 = v4666 < v12;
-      const bool v4683 = v4681 && v4682;
-      if (v4683) {
-        const uint v4684 = v65 + v4666;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4685 = v271.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4686 = bfloat(v4685);
-        const float v4687 = v271.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4690 = bfloat(v4687);
-        const uint v4691 = v4664 * v3;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4692 = v4691 + v4684;
-        *(device bfloat2*)(out + v4692) = bfloat2(v4686, v4690);
+    const uint v4608 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4609 = v1125 + v4608;
+    const uint v4610 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4611 = v1124 + v4610;
+    const uint v4613 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4614 = v4613 == v4608;
+    const uint v4617 = v4610 + 1u;
+    const uint v4618 = iron_frag_coord<64>(125u, iron_lane, true);
+    const bool v4619 = v4618 == v4617;
+    const bool v4620 = v4614 && v4619;
+    const uint v4623 = v4611 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4624 = v4623 == v10;
+    const bool v4625 = v4620 && v4624;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4625) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4626 = v4609 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4627 = v4611 < v12;
+      const bool v4628 = v4626 && v4627;
+      if (v4628) {
+        const uint v4629 = v65 + v4611;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4630 = v272.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4631 = bfloat(v4630);
+        const float v4632 = v272.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4635 = bfloat(v4632);
+        const uint v4636 = v4609 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4637 = v4636 + v4629;
+        *(device bfloat2*)(out + v4637) = bfloat2(v4631, v4635);
       }
     } else {
-      const bool v4697 = v4664 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4698 = v4666 < v12;
-      const bool v4699 = v4697 && v4698;
-      if (v4699) {
-        const float v4700 = v271.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4702 = bfloat(v4700);
-        const uint v4703 = v4664 * v3;
-        const uint v4704 = v4703 + v65;
-        const uint v4705 = v4704 + v4666;
-        out[v4705] = v4702;
+      const bool v4642 = v4609 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4643 = v4611 < v12;
+      const bool v4644 = v4642 && v4643;
+      if (v4644) {
+        const float v4645 = v272.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4647 = bfloat(v4645);
+        const uint v4648 = v4609 * v3;
+        const uint v4649 = v4648 + v65;
+        const uint v4650 = v4649 + v4611;
+        out[v4650] = v4647;
       }
-      const uint v4707 = v1124 + v4668;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4709 = v1123 + v4673;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4710 = v4707 < v41;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4711 = v4709 < v12;
-      const bool v4712 = v4710 && v4711;
-      if (v4712) {
-        const float v4713 = v271.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4715 = bfloat(v4713);
-        const uint v4716 = v4707 * v3;
-        const uint v4717 = v4716 + v65;
-        const uint v4718 = v4717 + v4709;
-        out[v4718] = v4715;
+      const uint v4652 = v1125 + v4613;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4654 = v1124 + v4618;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4655 = v4652 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4656 = v4654 < v12;
+      const bool v4657 = v4655 && v4656;
+      if (v4657) {
+        const float v4658 = v272.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4660 = bfloat(v4658);
+        const uint v4661 = v4652 * v3;
+        const uint v4662 = v4661 + v65;
+        const uint v4663 = v4662 + v4654;
+        out[v4663] = v4660;
+      }
+    }
+    const uint v4664 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4665 = v1125 + v4664;
+    const uint v4666 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4667 = v1124 + v4666;
+    const uint v4669 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4670 = v4669 == v4664;
+    const uint v4673 = v4666 + 1u;
+    const uint v4674 = iron_frag_coord<64>(127u, iron_lane, true);
+    const bool v4675 = v4674 == v4673;
+    const bool v4676 = v4670 && v4675;
+    const uint v4679 = v4667 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4680 = v4679 == v10;
+    const bool v4681 = v4676 && v4680;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4681) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4682 = v4665 < v41;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4683 = v4667 < v12;
+      const bool v4684 = v4682 && v4683;
+      if (v4684) {
+        const uint v4685 = v65 + v4667;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4686 = v272.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4687 = bfloat(v4686);
+        const float v4688 = v272.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4691 = bfloat(v4688);
+        const uint v4692 = v4665 * v3;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4693 = v4692 + v4685;
+        *(device bfloat2*)(out + v4693) = bfloat2(v4687, v4691);
+      }
+    } else {
+      const bool v4698 = v4665 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4699 = v4667 < v12;
+      const bool v4700 = v4698 && v4699;
+      if (v4700) {
+        const float v4701 = v272.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4703 = bfloat(v4701);
+        const uint v4704 = v4665 * v3;
+        const uint v4705 = v4704 + v65;
+        const uint v4706 = v4705 + v4667;
+        out[v4706] = v4703;
+      }
+      const uint v4708 = v1125 + v4669;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4710 = v1124 + v4674;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4711 = v4708 < v41;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4712 = v4710 < v12;
+      const bool v4713 = v4711 && v4712;
+      if (v4713) {
+        const float v4714 = v272.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4716 = bfloat(v4714);
+        const uint v4717 = v4708 * v3;
+        const uint v4718 = v4717 + v65;
+        const uint v4719 = v4718 + v4710;
+        out[v4719] = v4716;
       }
     }
   } else {
-    const uint v4719 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4720 = v1124 + v4719;
-    const uint v4721 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4722 = v1123 + v4721;
-    const bool v4723 = v4720 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4724 = v4722 < v12;
-    const bool v4725 = v4723 && v4724;
-    if (v4725) {
-      const float v4726 = v271.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4728 = bfloat(v4726);
-      const uint v4729 = v4720 * v3;
-      const uint v4730 = v4729 + v65;
-      const uint v4731 = v4730 + v4722;
-      out[v4731] = v4728;
-    }
-    const uint v4732 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4733 = v1124 + v4732;
-    const uint v4734 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4735 = v1123 + v4734;
-    const bool v4736 = v4733 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4737 = v4735 < v12;
-    const bool v4738 = v4736 && v4737;
-    if (v4738) {
-      const float v4739 = v271.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4741 = bfloat(v4739);
-      const uint v4742 = v4733 * v3;
-      const uint v4743 = v4742 + v65;
-      const uint v4744 = v4743 + v4735;
-      out[v4744] = v4741;
-    }
-    const uint v4745 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4746 = v1124 + v4745;
-    const uint v4747 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4748 = v1123 + v4747;
-    const bool v4749 = v4746 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4750 = v4748 < v12;
-    const bool v4751 = v4749 && v4750;
-    if (v4751) {
-      const float v4752 = v271.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4754 = bfloat(v4752);
-      const uint v4755 = v4746 * v3;
-      const uint v4756 = v4755 + v65;
-      const uint v4757 = v4756 + v4748;
-      out[v4757] = v4754;
-    }
-    const uint v4758 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4759 = v1124 + v4758;
-    const uint v4760 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4761 = v1123 + v4760;
-    const bool v4762 = v4759 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4763 = v4761 < v12;
-    const bool v4764 = v4762 && v4763;
-    if (v4764) {
-      const float v4765 = v271.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4767 = bfloat(v4765);
-      const uint v4768 = v4759 * v3;
-      const uint v4769 = v4768 + v65;
-      const uint v4770 = v4769 + v4761;
-      out[v4770] = v4767;
-    }
-    const uint v4771 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4772 = v1124 + v4771;
-    const uint v4773 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4774 = v1123 + v4773;
-    const bool v4775 = v4772 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4776 = v4774 < v12;
-    const bool v4777 = v4775 && v4776;
-    if (v4777) {
-      const float v4778 = v271.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4780 = bfloat(v4778);
-      const uint v4781 = v4772 * v3;
-      const uint v4782 = v4781 + v65;
-      const uint v4783 = v4782 + v4774;
-      out[v4783] = v4780;
-    }
-    const uint v4784 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4785 = v1124 + v4784;
-    const uint v4786 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4787 = v1123 + v4786;
-    const bool v4788 = v4785 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4789 = v4787 < v12;
-    const bool v4790 = v4788 && v4789;
-    if (v4790) {
-      const float v4791 = v271.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4793 = bfloat(v4791);
-      const uint v4794 = v4785 * v3;
-      const uint v4795 = v4794 + v65;
-      const uint v4796 = v4795 + v4787;
-      out[v4796] = v4793;
-    }
-    const uint v4797 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4798 = v1124 + v4797;
-    const uint v4799 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4800 = v1123 + v4799;
-    const bool v4801 = v4798 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4802 = v4800 < v12;
-    const bool v4803 = v4801 && v4802;
-    if (v4803) {
-      const float v4804 = v271.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4806 = bfloat(v4804);
-      const uint v4807 = v4798 * v3;
-      const uint v4808 = v4807 + v65;
-      const uint v4809 = v4808 + v4800;
-      out[v4809] = v4806;
-    }
-    const uint v4810 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4811 = v1124 + v4810;
-    const uint v4812 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4813 = v1123 + v4812;
-    const bool v4814 = v4811 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4815 = v4813 < v12;
-    const bool v4816 = v4814 && v4815;
-    if (v4816) {
-      const float v4817 = v271.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4819 = bfloat(v4817);
-      const uint v4820 = v4811 * v3;
-      const uint v4821 = v4820 + v65;
-      const uint v4822 = v4821 + v4813;
-      out[v4822] = v4819;
-    }
-    const uint v4823 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4824 = v1124 + v4823;
-    const uint v4825 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4826 = v1123 + v4825;
-    const bool v4827 = v4824 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4828 = v4826 < v12;
-    const bool v4829 = v4827 && v4828;
-    if (v4829) {
-      const float v4830 = v271.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4832 = bfloat(v4830);
-      const uint v4833 = v4824 * v3;
-      const uint v4834 = v4833 + v65;
-      const uint v4835 = v4834 + v4826;
-      out[v4835] = v4832;
-    }
-    const uint v4836 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4837 = v1124 + v4836;
-    const uint v4838 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4839 = v1123 + v4838;
-    const bool v4840 = v4837 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4841 = v4839 < v12;
-    const bool v4842 = v4840 && v4841;
-    if (v4842) {
-      const float v4843 = v271.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4845 = bfloat(v4843);
-      const uint v4846 = v4837 * v3;
-      const uint v4847 = v4846 + v65;
-      const uint v4848 = v4847 + v4839;
-      out[v4848] = v4845;
-    }
-    const uint v4849 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4850 = v1124 + v4849;
-    const uint v4851 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4852 = v1123 + v4851;
-    const bool v4853 = v4850 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4854 = v4852 < v12;
-    const bool v4855 = v4853 && v4854;
-    if (v4855) {
-      const float v4856 = v271.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4858 = bfloat(v4856);
-      const uint v4859 = v4850 * v3;
-      const uint v4860 = v4859 + v65;
-      const uint v4861 = v4860 + v4852;
-      out[v4861] = v4858;
-    }
-    const uint v4862 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4863 = v1124 + v4862;
-    const uint v4864 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4865 = v1123 + v4864;
-    const bool v4866 = v4863 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4867 = v4865 < v12;
-    const bool v4868 = v4866 && v4867;
-    if (v4868) {
-      const float v4869 = v271.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4871 = bfloat(v4869);
-      const uint v4872 = v4863 * v3;
-      const uint v4873 = v4872 + v65;
-      const uint v4874 = v4873 + v4865;
-      out[v4874] = v4871;
-    }
-    const uint v4875 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4876 = v1124 + v4875;
-    const uint v4877 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4878 = v1123 + v4877;
-    const bool v4879 = v4876 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4880 = v4878 < v12;
-    const bool v4881 = v4879 && v4880;
-    if (v4881) {
-      const float v4882 = v271.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4884 = bfloat(v4882);
-      const uint v4885 = v4876 * v3;
-      const uint v4886 = v4885 + v65;
-      const uint v4887 = v4886 + v4878;
-      out[v4887] = v4884;
-    }
-    const uint v4888 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4889 = v1124 + v4888;
-    const uint v4890 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4891 = v1123 + v4890;
-    const bool v4892 = v4889 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4893 = v4891 < v12;
-    const bool v4894 = v4892 && v4893;
-    if (v4894) {
-      const float v4895 = v271.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4897 = bfloat(v4895);
-      const uint v4898 = v4889 * v3;
-      const uint v4899 = v4898 + v65;
-      const uint v4900 = v4899 + v4891;
-      out[v4900] = v4897;
-    }
-    const uint v4901 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4902 = v1124 + v4901;
-    const uint v4903 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4904 = v1123 + v4903;
-    const bool v4905 = v4902 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4906 = v4904 < v12;
-    const bool v4907 = v4905 && v4906;
-    if (v4907) {
-      const float v4908 = v271.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4910 = bfloat(v4908);
-      const uint v4911 = v4902 * v3;
-      const uint v4912 = v4911 + v65;
-      const uint v4913 = v4912 + v4904;
-      out[v4913] = v4910;
-    }
-    const uint v4914 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4915 = v1124 + v4914;
-    const uint v4916 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4917 = v1123 + v4916;
-    const bool v4918 = v4915 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4919 = v4917 < v12;
-    const bool v4920 = v4918 && v4919;
-    if (v4920) {
-      const float v4921 = v271.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4923 = bfloat(v4921);
-      const uint v4924 = v4915 * v3;
-      const uint v4925 = v4924 + v65;
-      const uint v4926 = v4925 + v4917;
-      out[v4926] = v4923;
-    }
-    const uint v4927 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4928 = v1124 + v4927;
-    const uint v4929 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4930 = v1123 + v4929;
-    const bool v4931 = v4928 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4932 = v4930 < v12;
-    const bool v4933 = v4931 && v4932;
-    if (v4933) {
-      const float v4934 = v271.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4936 = bfloat(v4934);
-      const uint v4937 = v4928 * v3;
-      const uint v4938 = v4937 + v65;
-      const uint v4939 = v4938 + v4930;
-      out[v4939] = v4936;
-    }
-    const uint v4940 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4941 = v1124 + v4940;
-    const uint v4942 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4943 = v1123 + v4942;
-    const bool v4944 = v4941 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4945 = v4943 < v12;
-    const bool v4946 = v4944 && v4945;
-    if (v4946) {
-      const float v4947 = v271.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4949 = bfloat(v4947);
-      const uint v4950 = v4941 * v3;
-      const uint v4951 = v4950 + v65;
-      const uint v4952 = v4951 + v4943;
-      out[v4952] = v4949;
-    }
-    const uint v4953 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4954 = v1124 + v4953;
-    const uint v4955 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4956 = v1123 + v4955;
-    const bool v4957 = v4954 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4958 = v4956 < v12;
-    const bool v4959 = v4957 && v4958;
-    if (v4959) {
-      const float v4960 = v271.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4962 = bfloat(v4960);
-      const uint v4963 = v4954 * v3;
-      const uint v4964 = v4963 + v65;
-      const uint v4965 = v4964 + v4956;
-      out[v4965] = v4962;
-    }
-    const uint v4966 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4967 = v1124 + v4966;
-    const uint v4968 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4969 = v1123 + v4968;
-    const bool v4970 = v4967 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4971 = v4969 < v12;
-    const bool v4972 = v4970 && v4971;
-    if (v4972) {
-      const float v4973 = v271.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4975 = bfloat(v4973);
-      const uint v4976 = v4967 * v3;
-      const uint v4977 = v4976 + v65;
-      const uint v4978 = v4977 + v4969;
-      out[v4978] = v4975;
-    }
-    const uint v4979 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4980 = v1124 + v4979;
-    const uint v4981 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4982 = v1123 + v4981;
-    const bool v4983 = v4980 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4984 = v4982 < v12;
-    const bool v4985 = v4983 && v4984;
-    if (v4985) {
-      const float v4986 = v271.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4988 = bfloat(v4986);
-      const uint v4989 = v4980 * v3;
-      const uint v4990 = v4989 + v65;
-      const uint v4991 = v4990 + v4982;
-      out[v4991] = v4988;
-    }
-    const uint v4992 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4993 = v1124 + v4992;
-    const uint v4994 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4995 = v1123 + v4994;
-    const bool v4996 = v4993 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4997 = v4995 < v12;
-    const bool v4998 = v4996 && v4997;
-    if (v4998) {
-      const float v4999 = v271.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5001 = bfloat(v4999);
-      const uint v5002 = v4993 * v3;
-      const uint v5003 = v5002 + v65;
-      const uint v5004 = v5003 + v4995;
-      out[v5004] = v5001;
-    }
-    const uint v5005 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5006 = v1124 + v5005;
-    const uint v5007 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5008 = v1123 + v5007;
-    const bool v5009 = v5006 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5010 = v5008 < v12;
-    const bool v5011 = v5009 && v5010;
-    if (v5011) {
-      const float v5012 = v271.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5014 = bfloat(v5012);
-      const uint v5015 = v5006 * v3;
-      const uint v5016 = v5015 + v65;
-      const uint v5017 = v5016 + v5008;
-      out[v5017] = v5014;
-    }
-    const uint v5018 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5019 = v1124 + v5018;
-    const uint v5020 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5021 = v1123 + v5020;
-    const bool v5022 = v5019 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5023 = v5021 < v12;
-    const bool v5024 = v5022 && v5023;
-    if (v5024) {
-      const float v5025 = v271.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5027 = bfloat(v5025);
-      const uint v5028 = v5019 * v3;
-      const uint v5029 = v5028 + v65;
-      const uint v5030 = v5029 + v5021;
-      out[v5030] = v5027;
-    }
-    const uint v5031 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5032 = v1124 + v5031;
-    const uint v5033 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5034 = v1123 + v5033;
-    const bool v5035 = v5032 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5036 = v5034 < v12;
-    const bool v5037 = v5035 && v5036;
-    if (v5037) {
-      const float v5038 = v271.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5040 = bfloat(v5038);
-      const uint v5041 = v5032 * v3;
-      const uint v5042 = v5041 + v65;
-      const uint v5043 = v5042 + v5034;
-      out[v5043] = v5040;
-    }
-    const uint v5044 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5045 = v1124 + v5044;
-    const uint v5046 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5047 = v1123 + v5046;
-    const bool v5048 = v5045 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5049 = v5047 < v12;
-    const bool v5050 = v5048 && v5049;
-    if (v5050) {
-      const float v5051 = v271.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5053 = bfloat(v5051);
-      const uint v5054 = v5045 * v3;
-      const uint v5055 = v5054 + v65;
-      const uint v5056 = v5055 + v5047;
-      out[v5056] = v5053;
-    }
-    const uint v5057 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5058 = v1124 + v5057;
-    const uint v5059 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5060 = v1123 + v5059;
-    const bool v5061 = v5058 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5062 = v5060 < v12;
-    const bool v5063 = v5061 && v5062;
-    if (v5063) {
-      const float v5064 = v271.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5066 = bfloat(v5064);
-      const uint v5067 = v5058 * v3;
-      const uint v5068 = v5067 + v65;
-      const uint v5069 = v5068 + v5060;
-      out[v5069] = v5066;
-    }
-    const uint v5070 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5071 = v1124 + v5070;
-    const uint v5072 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5073 = v1123 + v5072;
-    const bool v5074 = v5071 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5075 = v5073 < v12;
-    const bool v5076 = v5074 && v5075;
-    if (v5076) {
-      const float v5077 = v271.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5079 = bfloat(v5077);
-      const uint v5080 = v5071 * v3;
-      const uint v5081 = v5080 + v65;
-      const uint v5082 = v5081 + v5073;
-      out[v5082] = v5079;
-    }
-    const uint v5083 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5084 = v1124 + v5083;
-    const uint v5085 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5086 = v1123 + v5085;
-    const bool v5087 = v5084 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5088 = v5086 < v12;
-    const bool v5089 = v5087 && v5088;
-    if (v5089) {
-      const float v5090 = v271.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5092 = bfloat(v5090);
-      const uint v5093 = v5084 * v3;
-      const uint v5094 = v5093 + v65;
-      const uint v5095 = v5094 + v5086;
-      out[v5095] = v5092;
-    }
-    const uint v5096 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5097 = v1124 + v5096;
-    const uint v5098 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5099 = v1123 + v5098;
-    const bool v5100 = v5097 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5101 = v5099 < v12;
-    const bool v5102 = v5100 && v5101;
-    if (v5102) {
-      const float v5103 = v271.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5105 = bfloat(v5103);
-      const uint v5106 = v5097 * v3;
-      const uint v5107 = v5106 + v65;
-      const uint v5108 = v5107 + v5099;
-      out[v5108] = v5105;
-    }
-    const uint v5109 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5110 = v1124 + v5109;
-    const uint v5111 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5112 = v1123 + v5111;
-    const bool v5113 = v5110 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5114 = v5112 < v12;
-    const bool v5115 = v5113 && v5114;
-    if (v5115) {
-      const float v5116 = v271.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5118 = bfloat(v5116);
-      const uint v5119 = v5110 * v3;
-      const uint v5120 = v5119 + v65;
-      const uint v5121 = v5120 + v5112;
-      out[v5121] = v5118;
-    }
-    const uint v5122 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5123 = v1124 + v5122;
-    const uint v5124 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5125 = v1123 + v5124;
-    const bool v5126 = v5123 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5127 = v5125 < v12;
-    const bool v5128 = v5126 && v5127;
-    if (v5128) {
-      const float v5129 = v271.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5131 = bfloat(v5129);
-      const uint v5132 = v5123 * v3;
-      const uint v5133 = v5132 + v65;
-      const uint v5134 = v5133 + v5125;
-      out[v5134] = v5131;
-    }
-    const uint v5135 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5136 = v1124 + v5135;
-    const uint v5137 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5138 = v1123 + v5137;
-    const bool v5139 = v5136 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5140 = v5138 < v12;
-    const bool v5141 = v5139 && v5140;
-    if (v5141) {
-      const float v5142 = v271.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5144 = bfloat(v5142);
-      const uint v5145 = v5136 * v3;
-      const uint v5146 = v5145 + v65;
-      const uint v5147 = v5146 + v5138;
-      out[v5147] = v5144;
-    }
-    const uint v5148 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5149 = v1124 + v5148;
-    const uint v5150 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5151 = v1123 + v5150;
-    const bool v5152 = v5149 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5153 = v5151 < v12;
-    const bool v5154 = v5152 && v5153;
-    if (v5154) {
-      const float v5155 = v271.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5157 = bfloat(v5155);
-      const uint v5158 = v5149 * v3;
-      const uint v5159 = v5158 + v65;
-      const uint v5160 = v5159 + v5151;
-      out[v5160] = v5157;
-    }
-    const uint v5161 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5162 = v1124 + v5161;
-    const uint v5163 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5164 = v1123 + v5163;
-    const bool v5165 = v5162 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5166 = v5164 < v12;
-    const bool v5167 = v5165 && v5166;
-    if (v5167) {
-      const float v5168 = v271.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5170 = bfloat(v5168);
-      const uint v5171 = v5162 * v3;
-      const uint v5172 = v5171 + v65;
-      const uint v5173 = v5172 + v5164;
-      out[v5173] = v5170;
-    }
-    const uint v5174 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5175 = v1124 + v5174;
-    const uint v5176 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5177 = v1123 + v5176;
-    const bool v5178 = v5175 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5179 = v5177 < v12;
-    const bool v5180 = v5178 && v5179;
-    if (v5180) {
-      const float v5181 = v271.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5183 = bfloat(v5181);
-      const uint v5184 = v5175 * v3;
-      const uint v5185 = v5184 + v65;
-      const uint v5186 = v5185 + v5177;
-      out[v5186] = v5183;
-    }
-    const uint v5187 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5188 = v1124 + v5187;
-    const uint v5189 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5190 = v1123 + v5189;
-    const bool v5191 = v5188 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5192 = v5190 < v12;
-    const bool v5193 = v5191 && v5192;
-    if (v5193) {
-      const float v5194 = v271.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5196 = bfloat(v5194);
-      const uint v5197 = v5188 * v3;
-      const uint v5198 = v5197 + v65;
-      const uint v5199 = v5198 + v5190;
-      out[v5199] = v5196;
-    }
-    const uint v5200 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5201 = v1124 + v5200;
-    const uint v5202 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5203 = v1123 + v5202;
-    const bool v5204 = v5201 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5205 = v5203 < v12;
-    const bool v5206 = v5204 && v5205;
-    if (v5206) {
-      const float v5207 = v271.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5209 = bfloat(v5207);
-      const uint v5210 = v5201 * v3;
-      const uint v5211 = v5210 + v65;
-      const uint v5212 = v5211 + v5203;
-      out[v5212] = v5209;
-    }
-    const uint v5213 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5214 = v1124 + v5213;
-    const uint v5215 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5216 = v1123 + v5215;
-    const bool v5217 = v5214 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5218 = v5216 < v12;
-    const bool v5219 = v5217 && v5218;
-    if (v5219) {
-      const float v5220 = v271.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5222 = bfloat(v5220);
-      const uint v5223 = v5214 * v3;
-      const uint v5224 = v5223 + v65;
-      const uint v5225 = v5224 + v5216;
-      out[v5225] = v5222;
-    }
-    const uint v5226 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5227 = v1124 + v5226;
-    const uint v5228 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5229 = v1123 + v5228;
-    const bool v5230 = v5227 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5231 = v5229 < v12;
-    const bool v5232 = v5230 && v5231;
-    if (v5232) {
-      const float v5233 = v271.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5235 = bfloat(v5233);
-      const uint v5236 = v5227 * v3;
-      const uint v5237 = v5236 + v65;
-      const uint v5238 = v5237 + v5229;
-      out[v5238] = v5235;
-    }
-    const uint v5239 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5240 = v1124 + v5239;
-    const uint v5241 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5242 = v1123 + v5241;
-    const bool v5243 = v5240 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5244 = v5242 < v12;
-    const bool v5245 = v5243 && v5244;
-    if (v5245) {
-      const float v5246 = v271.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5248 = bfloat(v5246);
-      const uint v5249 = v5240 * v3;
-      const uint v5250 = v5249 + v65;
-      const uint v5251 = v5250 + v5242;
-      out[v5251] = v5248;
-    }
-    const uint v5252 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5253 = v1124 + v5252;
-    const uint v5254 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5255 = v1123 + v5254;
-    const bool v5256 = v5253 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5257 = v5255 < v12;
-    const bool v5258 = v5256 && v5257;
-    if (v5258) {
-      const float v5259 = v271.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5261 = bfloat(v5259);
-      const uint v5262 = v5253 * v3;
-      const uint v5263 = v5262 + v65;
-      const uint v5264 = v5263 + v5255;
-      out[v5264] = v5261;
-    }
-    const uint v5265 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5266 = v1124 + v5265;
-    const uint v5267 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5268 = v1123 + v5267;
-    const bool v5269 = v5266 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5270 = v5268 < v12;
-    const bool v5271 = v5269 && v5270;
-    if (v5271) {
-      const float v5272 = v271.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5274 = bfloat(v5272);
-      const uint v5275 = v5266 * v3;
-      const uint v5276 = v5275 + v65;
-      const uint v5277 = v5276 + v5268;
-      out[v5277] = v5274;
-    }
-    const uint v5278 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5279 = v1124 + v5278;
-    const uint v5280 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5281 = v1123 + v5280;
-    const bool v5282 = v5279 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5283 = v5281 < v12;
-    const bool v5284 = v5282 && v5283;
-    if (v5284) {
-      const float v5285 = v271.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5287 = bfloat(v5285);
-      const uint v5288 = v5279 * v3;
-      const uint v5289 = v5288 + v65;
-      const uint v5290 = v5289 + v5281;
-      out[v5290] = v5287;
-    }
-    const uint v5291 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5292 = v1124 + v5291;
-    const uint v5293 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5294 = v1123 + v5293;
-    const bool v5295 = v5292 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5296 = v5294 < v12;
-    const bool v5297 = v5295 && v5296;
-    if (v5297) {
-      const float v5298 = v271.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5300 = bfloat(v5298);
-      const uint v5301 = v5292 * v3;
-      const uint v5302 = v5301 + v65;
-      const uint v5303 = v5302 + v5294;
-      out[v5303] = v5300;
-    }
-    const uint v5304 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5305 = v1124 + v5304;
-    const uint v5306 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5307 = v1123 + v5306;
-    const bool v5308 = v5305 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5309 = v5307 < v12;
-    const bool v5310 = v5308 && v5309;
-    if (v5310) {
-      const float v5311 = v271.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5313 = bfloat(v5311);
-      const uint v5314 = v5305 * v3;
-      const uint v5315 = v5314 + v65;
-      const uint v5316 = v5315 + v5307;
-      out[v5316] = v5313;
-    }
-    const uint v5317 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5318 = v1124 + v5317;
-    const uint v5319 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5320 = v1123 + v5319;
-    const bool v5321 = v5318 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5322 = v5320 < v12;
-    const bool v5323 = v5321 && v5322;
-    if (v5323) {
-      const float v5324 = v271.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5326 = bfloat(v5324);
-      const uint v5327 = v5318 * v3;
-      const uint v5328 = v5327 + v65;
-      const uint v5329 = v5328 + v5320;
-      out[v5329] = v5326;
-    }
-    const uint v5330 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5331 = v1124 + v5330;
-    const uint v5332 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5333 = v1123 + v5332;
-    const bool v5334 = v5331 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5335 = v5333 < v12;
-    const bool v5336 = v5334 && v5335;
-    if (v5336) {
-      const float v5337 = v271.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5339 = bfloat(v5337);
-      const uint v5340 = v5331 * v3;
-      const uint v5341 = v5340 + v65;
-      const uint v5342 = v5341 + v5333;
-      out[v5342] = v5339;
-    }
-    const uint v5343 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5344 = v1124 + v5343;
-    const uint v5345 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5346 = v1123 + v5345;
-    const bool v5347 = v5344 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5348 = v5346 < v12;
-    const bool v5349 = v5347 && v5348;
-    if (v5349) {
-      const float v5350 = v271.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5352 = bfloat(v5350);
-      const uint v5353 = v5344 * v3;
-      const uint v5354 = v5353 + v65;
-      const uint v5355 = v5354 + v5346;
-      out[v5355] = v5352;
-    }
-    const uint v5356 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5357 = v1124 + v5356;
-    const uint v5358 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5359 = v1123 + v5358;
-    const bool v5360 = v5357 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5361 = v5359 < v12;
-    const bool v5362 = v5360 && v5361;
-    if (v5362) {
-      const float v5363 = v271.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5365 = bfloat(v5363);
-      const uint v5366 = v5357 * v3;
-      const uint v5367 = v5366 + v65;
-      const uint v5368 = v5367 + v5359;
-      out[v5368] = v5365;
-    }
-    const uint v5369 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5370 = v1124 + v5369;
-    const uint v5371 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5372 = v1123 + v5371;
-    const bool v5373 = v5370 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5374 = v5372 < v12;
-    const bool v5375 = v5373 && v5374;
-    if (v5375) {
-      const float v5376 = v271.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5378 = bfloat(v5376);
-      const uint v5379 = v5370 * v3;
-      const uint v5380 = v5379 + v65;
-      const uint v5381 = v5380 + v5372;
-      out[v5381] = v5378;
-    }
-    const uint v5382 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5383 = v1124 + v5382;
-    const uint v5384 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5385 = v1123 + v5384;
-    const bool v5386 = v5383 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5387 = v5385 < v12;
-    const bool v5388 = v5386 && v5387;
-    if (v5388) {
-      const float v5389 = v271.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5391 = bfloat(v5389);
-      const uint v5392 = v5383 * v3;
-      const uint v5393 = v5392 + v65;
-      const uint v5394 = v5393 + v5385;
-      out[v5394] = v5391;
-    }
-    const uint v5395 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5396 = v1124 + v5395;
-    const uint v5397 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5398 = v1123 + v5397;
-    const bool v5399 = v5396 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5400 = v5398 < v12;
-    const bool v5401 = v5399 && v5400;
-    if (v5401) {
-      const float v5402 = v271.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5404 = bfloat(v5402);
-      const uint v5405 = v5396 * v3;
-      const uint v5406 = v5405 + v65;
-      const uint v5407 = v5406 + v5398;
-      out[v5407] = v5404;
-    }
-    const uint v5408 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5409 = v1124 + v5408;
-    const uint v5410 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5411 = v1123 + v5410;
-    const bool v5412 = v5409 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5413 = v5411 < v12;
-    const bool v5414 = v5412 && v5413;
-    if (v5414) {
-      const float v5415 = v271.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5417 = bfloat(v5415);
-      const uint v5418 = v5409 * v3;
-      const uint v5419 = v5418 + v65;
-      const uint v5420 = v5419 + v5411;
-      out[v5420] = v5417;
-    }
-    const uint v5421 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5422 = v1124 + v5421;
-    const uint v5423 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5424 = v1123 + v5423;
-    const bool v5425 = v5422 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5426 = v5424 < v12;
-    const bool v5427 = v5425 && v5426;
-    if (v5427) {
-      const float v5428 = v271.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5430 = bfloat(v5428);
-      const uint v5431 = v5422 * v3;
-      const uint v5432 = v5431 + v65;
-      const uint v5433 = v5432 + v5424;
-      out[v5433] = v5430;
-    }
-    const uint v5434 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5435 = v1124 + v5434;
-    const uint v5436 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5437 = v1123 + v5436;
-    const bool v5438 = v5435 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5439 = v5437 < v12;
-    const bool v5440 = v5438 && v5439;
-    if (v5440) {
-      const float v5441 = v271.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5443 = bfloat(v5441);
-      const uint v5444 = v5435 * v3;
-      const uint v5445 = v5444 + v65;
-      const uint v5446 = v5445 + v5437;
-      out[v5446] = v5443;
-    }
-    const uint v5447 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5448 = v1124 + v5447;
-    const uint v5449 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5450 = v1123 + v5449;
-    const bool v5451 = v5448 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5452 = v5450 < v12;
-    const bool v5453 = v5451 && v5452;
-    if (v5453) {
-      const float v5454 = v271.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5456 = bfloat(v5454);
-      const uint v5457 = v5448 * v3;
-      const uint v5458 = v5457 + v65;
-      const uint v5459 = v5458 + v5450;
-      out[v5459] = v5456;
-    }
-    const uint v5460 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5461 = v1124 + v5460;
-    const uint v5462 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5463 = v1123 + v5462;
-    const bool v5464 = v5461 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5465 = v5463 < v12;
-    const bool v5466 = v5464 && v5465;
-    if (v5466) {
-      const float v5467 = v271.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5469 = bfloat(v5467);
-      const uint v5470 = v5461 * v3;
-      const uint v5471 = v5470 + v65;
-      const uint v5472 = v5471 + v5463;
-      out[v5472] = v5469;
-    }
-    const uint v5473 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5474 = v1124 + v5473;
-    const uint v5475 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5476 = v1123 + v5475;
-    const bool v5477 = v5474 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5478 = v5476 < v12;
-    const bool v5479 = v5477 && v5478;
-    if (v5479) {
-      const float v5480 = v271.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5482 = bfloat(v5480);
-      const uint v5483 = v5474 * v3;
-      const uint v5484 = v5483 + v65;
-      const uint v5485 = v5484 + v5476;
-      out[v5485] = v5482;
-    }
-    const uint v5486 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5487 = v1124 + v5486;
-    const uint v5488 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5489 = v1123 + v5488;
-    const bool v5490 = v5487 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5491 = v5489 < v12;
-    const bool v5492 = v5490 && v5491;
-    if (v5492) {
-      const float v5493 = v271.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5495 = bfloat(v5493);
-      const uint v5496 = v5487 * v3;
-      const uint v5497 = v5496 + v65;
-      const uint v5498 = v5497 + v5489;
-      out[v5498] = v5495;
-    }
-    const uint v5499 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5500 = v1124 + v5499;
-    const uint v5501 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5502 = v1123 + v5501;
-    const bool v5503 = v5500 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5504 = v5502 < v12;
-    const bool v5505 = v5503 && v5504;
-    if (v5505) {
-      const float v5506 = v271.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5508 = bfloat(v5506);
-      const uint v5509 = v5500 * v3;
-      const uint v5510 = v5509 + v65;
-      const uint v5511 = v5510 + v5502;
-      out[v5511] = v5508;
-    }
-    const uint v5512 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5513 = v1124 + v5512;
-    const uint v5514 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5515 = v1123 + v5514;
-    const bool v5516 = v5513 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5517 = v5515 < v12;
-    const bool v5518 = v5516 && v5517;
-    if (v5518) {
-      const float v5519 = v271.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5521 = bfloat(v5519);
-      const uint v5522 = v5513 * v3;
-      const uint v5523 = v5522 + v65;
-      const uint v5524 = v5523 + v5515;
-      out[v5524] = v5521;
-    }
-    const uint v5525 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5526 = v1124 + v5525;
-    const uint v5527 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5528 = v1123 + v5527;
-    const bool v5529 = v5526 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5530 = v5528 < v12;
-    const bool v5531 = v5529 && v5530;
-    if (v5531) {
-      const float v5532 = v271.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5534 = bfloat(v5532);
-      const uint v5535 = v5526 * v3;
-      const uint v5536 = v5535 + v65;
-      const uint v5537 = v5536 + v5528;
-      out[v5537] = v5534;
-    }
-    const uint v5538 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5539 = v1124 + v5538;
-    const uint v5540 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5541 = v1123 + v5540;
-    const bool v5542 = v5539 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5543 = v5541 < v12;
-    const bool v5544 = v5542 && v5543;
-    if (v5544) {
-      const float v5545 = v271.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5547 = bfloat(v5545);
-      const uint v5548 = v5539 * v3;
-      const uint v5549 = v5548 + v65;
-      const uint v5550 = v5549 + v5541;
-      out[v5550] = v5547;
-    }
-    const uint v5551 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5552 = v1124 + v5551;
-    const uint v5553 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5554 = v1123 + v5553;
-    const bool v5555 = v5552 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5556 = v5554 < v12;
-    const bool v5557 = v5555 && v5556;
-    if (v5557) {
-      const float v5558 = v271.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5560 = bfloat(v5558);
-      const uint v5561 = v5552 * v3;
-      const uint v5562 = v5561 + v65;
-      const uint v5563 = v5562 + v5554;
-      out[v5563] = v5560;
-    }
-    const uint v5564 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5565 = v1124 + v5564;
-    const uint v5566 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5567 = v1123 + v5566;
-    const bool v5568 = v5565 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5569 = v5567 < v12;
-    const bool v5570 = v5568 && v5569;
-    if (v5570) {
-      const float v5571 = v271.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5573 = bfloat(v5571);
-      const uint v5574 = v5565 * v3;
-      const uint v5575 = v5574 + v65;
-      const uint v5576 = v5575 + v5567;
-      out[v5576] = v5573;
-    }
-    const uint v5577 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5578 = v1124 + v5577;
-    const uint v5579 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5580 = v1123 + v5579;
-    const bool v5581 = v5578 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5582 = v5580 < v12;
-    const bool v5583 = v5581 && v5582;
-    if (v5583) {
-      const float v5584 = v271.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5586 = bfloat(v5584);
-      const uint v5587 = v5578 * v3;
-      const uint v5588 = v5587 + v65;
-      const uint v5589 = v5588 + v5580;
-      out[v5589] = v5586;
-    }
-    const uint v5590 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5591 = v1124 + v5590;
-    const uint v5592 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5593 = v1123 + v5592;
-    const bool v5594 = v5591 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5595 = v5593 < v12;
-    const bool v5596 = v5594 && v5595;
-    if (v5596) {
-      const float v5597 = v271.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5599 = bfloat(v5597);
-      const uint v5600 = v5591 * v3;
-      const uint v5601 = v5600 + v65;
-      const uint v5602 = v5601 + v5593;
-      out[v5602] = v5599;
-    }
-    const uint v5603 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5604 = v1124 + v5603;
-    const uint v5605 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5606 = v1123 + v5605;
-    const bool v5607 = v5604 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5608 = v5606 < v12;
-    const bool v5609 = v5607 && v5608;
-    if (v5609) {
-      const float v5610 = v271.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5612 = bfloat(v5610);
-      const uint v5613 = v5604 * v3;
-      const uint v5614 = v5613 + v65;
-      const uint v5615 = v5614 + v5606;
-      out[v5615] = v5612;
-    }
-    const uint v5616 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5617 = v1124 + v5616;
-    const uint v5618 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5619 = v1123 + v5618;
-    const bool v5620 = v5617 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5621 = v5619 < v12;
-    const bool v5622 = v5620 && v5621;
-    if (v5622) {
-      const float v5623 = v271.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5625 = bfloat(v5623);
-      const uint v5626 = v5617 * v3;
-      const uint v5627 = v5626 + v65;
-      const uint v5628 = v5627 + v5619;
-      out[v5628] = v5625;
-    }
-    const uint v5629 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5630 = v1124 + v5629;
-    const uint v5631 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5632 = v1123 + v5631;
-    const bool v5633 = v5630 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5634 = v5632 < v12;
-    const bool v5635 = v5633 && v5634;
-    if (v5635) {
-      const float v5636 = v271.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5638 = bfloat(v5636);
-      const uint v5639 = v5630 * v3;
-      const uint v5640 = v5639 + v65;
-      const uint v5641 = v5640 + v5632;
-      out[v5641] = v5638;
-    }
-    const uint v5642 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5643 = v1124 + v5642;
-    const uint v5644 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5645 = v1123 + v5644;
-    const bool v5646 = v5643 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5647 = v5645 < v12;
-    const bool v5648 = v5646 && v5647;
-    if (v5648) {
-      const float v5649 = v271.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5651 = bfloat(v5649);
-      const uint v5652 = v5643 * v3;
-      const uint v5653 = v5652 + v65;
-      const uint v5654 = v5653 + v5645;
-      out[v5654] = v5651;
-    }
-    const uint v5655 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5656 = v1124 + v5655;
-    const uint v5657 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5658 = v1123 + v5657;
-    const bool v5659 = v5656 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5660 = v5658 < v12;
-    const bool v5661 = v5659 && v5660;
-    if (v5661) {
-      const float v5662 = v271.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5664 = bfloat(v5662);
-      const uint v5665 = v5656 * v3;
-      const uint v5666 = v5665 + v65;
-      const uint v5667 = v5666 + v5658;
-      out[v5667] = v5664;
-    }
-    const uint v5668 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5669 = v1124 + v5668;
-    const uint v5670 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5671 = v1123 + v5670;
-    const bool v5672 = v5669 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5673 = v5671 < v12;
-    const bool v5674 = v5672 && v5673;
-    if (v5674) {
-      const float v5675 = v271.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5677 = bfloat(v5675);
-      const uint v5678 = v5669 * v3;
-      const uint v5679 = v5678 + v65;
-      const uint v5680 = v5679 + v5671;
-      out[v5680] = v5677;
-    }
-    const uint v5681 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5682 = v1124 + v5681;
-    const uint v5683 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5684 = v1123 + v5683;
-    const bool v5685 = v5682 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5686 = v5684 < v12;
-    const bool v5687 = v5685 && v5686;
-    if (v5687) {
-      const float v5688 = v271.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5690 = bfloat(v5688);
-      const uint v5691 = v5682 * v3;
-      const uint v5692 = v5691 + v65;
-      const uint v5693 = v5692 + v5684;
-      out[v5693] = v5690;
-    }
-    const uint v5694 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5695 = v1124 + v5694;
-    const uint v5696 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5697 = v1123 + v5696;
-    const bool v5698 = v5695 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5699 = v5697 < v12;
-    const bool v5700 = v5698 && v5699;
-    if (v5700) {
-      const float v5701 = v271.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5703 = bfloat(v5701);
-      const uint v5704 = v5695 * v3;
-      const uint v5705 = v5704 + v65;
-      const uint v5706 = v5705 + v5697;
-      out[v5706] = v5703;
-    }
-    const uint v5707 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5708 = v1124 + v5707;
-    const uint v5709 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5710 = v1123 + v5709;
-    const bool v5711 = v5708 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5712 = v5710 < v12;
-    const bool v5713 = v5711 && v5712;
-    if (v5713) {
-      const float v5714 = v271.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5716 = bfloat(v5714);
-      const uint v5717 = v5708 * v3;
-      const uint v5718 = v5717 + v65;
-      const uint v5719 = v5718 + v5710;
-      out[v5719] = v5716;
-    }
-    const uint v5720 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5721 = v1124 + v5720;
-    const uint v5722 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5723 = v1123 + v5722;
-    const bool v5724 = v5721 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5725 = v5723 < v12;
-    const bool v5726 = v5724 && v5725;
-    if (v5726) {
-      const float v5727 = v271.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5729 = bfloat(v5727);
-      const uint v5730 = v5721 * v3;
-      const uint v5731 = v5730 + v65;
-      const uint v5732 = v5731 + v5723;
-      out[v5732] = v5729;
-    }
-    const uint v5733 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5734 = v1124 + v5733;
-    const uint v5735 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5736 = v1123 + v5735;
-    const bool v5737 = v5734 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5738 = v5736 < v12;
-    const bool v5739 = v5737 && v5738;
-    if (v5739) {
-      const float v5740 = v271.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5742 = bfloat(v5740);
-      const uint v5743 = v5734 * v3;
-      const uint v5744 = v5743 + v65;
-      const uint v5745 = v5744 + v5736;
-      out[v5745] = v5742;
-    }
-    const uint v5746 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5747 = v1124 + v5746;
-    const uint v5748 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5749 = v1123 + v5748;
-    const bool v5750 = v5747 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5751 = v5749 < v12;
-    const bool v5752 = v5750 && v5751;
-    if (v5752) {
-      const float v5753 = v271.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5755 = bfloat(v5753);
-      const uint v5756 = v5747 * v3;
-      const uint v5757 = v5756 + v65;
-      const uint v5758 = v5757 + v5749;
-      out[v5758] = v5755;
-    }
-    const uint v5759 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5760 = v1124 + v5759;
-    const uint v5761 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5762 = v1123 + v5761;
-    const bool v5763 = v5760 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5764 = v5762 < v12;
-    const bool v5765 = v5763 && v5764;
-    if (v5765) {
-      const float v5766 = v271.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5768 = bfloat(v5766);
-      const uint v5769 = v5760 * v3;
-      const uint v5770 = v5769 + v65;
-      const uint v5771 = v5770 + v5762;
-      out[v5771] = v5768;
-    }
-    const uint v5772 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5773 = v1124 + v5772;
-    const uint v5774 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5775 = v1123 + v5774;
-    const bool v5776 = v5773 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5777 = v5775 < v12;
-    const bool v5778 = v5776 && v5777;
-    if (v5778) {
-      const float v5779 = v271.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5781 = bfloat(v5779);
-      const uint v5782 = v5773 * v3;
-      const uint v5783 = v5782 + v65;
-      const uint v5784 = v5783 + v5775;
-      out[v5784] = v5781;
-    }
-    const uint v5785 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5786 = v1124 + v5785;
-    const uint v5787 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5788 = v1123 + v5787;
-    const bool v5789 = v5786 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5790 = v5788 < v12;
-    const bool v5791 = v5789 && v5790;
-    if (v5791) {
-      const float v5792 = v271.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5794 = bfloat(v5792);
-      const uint v5795 = v5786 * v3;
-      const uint v5796 = v5795 + v65;
-      const uint v5797 = v5796 + v5788;
-      out[v5797] = v5794;
-    }
-    const uint v5798 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5799 = v1124 + v5798;
-    const uint v5800 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5801 = v1123 + v5800;
-    const bool v5802 = v5799 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5803 = v5801 < v12;
-    const bool v5804 = v5802 && v5803;
-    if (v5804) {
-      const float v5805 = v271.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5807 = bfloat(v5805);
-      const uint v5808 = v5799 * v3;
-      const uint v5809 = v5808 + v65;
-      const uint v5810 = v5809 + v5801;
-      out[v5810] = v5807;
-    }
-    const uint v5811 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5812 = v1124 + v5811;
-    const uint v5813 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5814 = v1123 + v5813;
-    const bool v5815 = v5812 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5816 = v5814 < v12;
-    const bool v5817 = v5815 && v5816;
-    if (v5817) {
-      const float v5818 = v271.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5820 = bfloat(v5818);
-      const uint v5821 = v5812 * v3;
-      const uint v5822 = v5821 + v65;
-      const uint v5823 = v5822 + v5814;
-      out[v5823] = v5820;
-    }
-    const uint v5824 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5825 = v1124 + v5824;
-    const uint v5826 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5827 = v1123 + v5826;
-    const bool v5828 = v5825 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5829 = v5827 < v12;
-    const bool v5830 = v5828 && v5829;
-    if (v5830) {
-      const float v5831 = v271.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5833 = bfloat(v5831);
-      const uint v5834 = v5825 * v3;
-      const uint v5835 = v5834 + v65;
-      const uint v5836 = v5835 + v5827;
-      out[v5836] = v5833;
-    }
-    const uint v5837 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5838 = v1124 + v5837;
-    const uint v5839 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5840 = v1123 + v5839;
-    const bool v5841 = v5838 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5842 = v5840 < v12;
-    const bool v5843 = v5841 && v5842;
-    if (v5843) {
-      const float v5844 = v271.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5846 = bfloat(v5844);
-      const uint v5847 = v5838 * v3;
-      const uint v5848 = v5847 + v65;
-      const uint v5849 = v5848 + v5840;
-      out[v5849] = v5846;
-    }
-    const uint v5850 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5851 = v1124 + v5850;
-    const uint v5852 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5853 = v1123 + v5852;
-    const bool v5854 = v5851 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5855 = v5853 < v12;
-    const bool v5856 = v5854 && v5855;
-    if (v5856) {
-      const float v5857 = v271.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5859 = bfloat(v5857);
-      const uint v5860 = v5851 * v3;
-      const uint v5861 = v5860 + v65;
-      const uint v5862 = v5861 + v5853;
-      out[v5862] = v5859;
-    }
-    const uint v5863 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5864 = v1124 + v5863;
-    const uint v5865 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5866 = v1123 + v5865;
-    const bool v5867 = v5864 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5868 = v5866 < v12;
-    const bool v5869 = v5867 && v5868;
-    if (v5869) {
-      const float v5870 = v271.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5872 = bfloat(v5870);
-      const uint v5873 = v5864 * v3;
-      const uint v5874 = v5873 + v65;
-      const uint v5875 = v5874 + v5866;
-      out[v5875] = v5872;
-    }
-    const uint v5876 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5877 = v1124 + v5876;
-    const uint v5878 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5879 = v1123 + v5878;
-    const bool v5880 = v5877 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5881 = v5879 < v12;
-    const bool v5882 = v5880 && v5881;
-    if (v5882) {
-      const float v5883 = v271.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5885 = bfloat(v5883);
-      const uint v5886 = v5877 * v3;
-      const uint v5887 = v5886 + v65;
-      const uint v5888 = v5887 + v5879;
-      out[v5888] = v5885;
-    }
-    const uint v5889 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5890 = v1124 + v5889;
-    const uint v5891 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5892 = v1123 + v5891;
-    const bool v5893 = v5890 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5894 = v5892 < v12;
-    const bool v5895 = v5893 && v5894;
-    if (v5895) {
-      const float v5896 = v271.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5898 = bfloat(v5896);
-      const uint v5899 = v5890 * v3;
-      const uint v5900 = v5899 + v65;
-      const uint v5901 = v5900 + v5892;
-      out[v5901] = v5898;
-    }
-    const uint v5902 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5903 = v1124 + v5902;
-    const uint v5904 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5905 = v1123 + v5904;
-    const bool v5906 = v5903 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5907 = v5905 < v12;
-    const bool v5908 = v5906 && v5907;
-    if (v5908) {
-      const float v5909 = v271.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5911 = bfloat(v5909);
-      const uint v5912 = v5903 * v3;
-      const uint v5913 = v5912 + v65;
-      const uint v5914 = v5913 + v5905;
-      out[v5914] = v5911;
-    }
-    const uint v5915 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5916 = v1124 + v5915;
-    const uint v5917 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5918 = v1123 + v5917;
-    const bool v5919 = v5916 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5920 = v5918 < v12;
-    const bool v5921 = v5919 && v5920;
-    if (v5921) {
-      const float v5922 = v271.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5924 = bfloat(v5922);
-      const uint v5925 = v5916 * v3;
-      const uint v5926 = v5925 + v65;
-      const uint v5927 = v5926 + v5918;
-      out[v5927] = v5924;
-    }
-    const uint v5928 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5929 = v1124 + v5928;
-    const uint v5930 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5931 = v1123 + v5930;
-    const bool v5932 = v5929 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5933 = v5931 < v12;
-    const bool v5934 = v5932 && v5933;
-    if (v5934) {
-      const float v5935 = v271.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5937 = bfloat(v5935);
-      const uint v5938 = v5929 * v3;
-      const uint v5939 = v5938 + v65;
-      const uint v5940 = v5939 + v5931;
-      out[v5940] = v5937;
-    }
-    const uint v5941 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5942 = v1124 + v5941;
-    const uint v5943 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5944 = v1123 + v5943;
-    const bool v5945 = v5942 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5946 = v5944 < v12;
-    const bool v5947 = v5945 && v5946;
-    if (v5947) {
-      const float v5948 = v271.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5950 = bfloat(v5948);
-      const uint v5951 = v5942 * v3;
-      const uint v5952 = v5951 + v65;
-      const uint v5953 = v5952 + v5944;
-      out[v5953] = v5950;
-    }
-    const uint v5954 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5955 = v1124 + v5954;
-    const uint v5956 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5957 = v1123 + v5956;
-    const bool v5958 = v5955 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5959 = v5957 < v12;
-    const bool v5960 = v5958 && v5959;
-    if (v5960) {
-      const float v5961 = v271.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5963 = bfloat(v5961);
-      const uint v5964 = v5955 * v3;
-      const uint v5965 = v5964 + v65;
-      const uint v5966 = v5965 + v5957;
-      out[v5966] = v5963;
-    }
-    const uint v5967 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5968 = v1124 + v5967;
-    const uint v5969 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5970 = v1123 + v5969;
-    const bool v5971 = v5968 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5972 = v5970 < v12;
-    const bool v5973 = v5971 && v5972;
-    if (v5973) {
-      const float v5974 = v271.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5976 = bfloat(v5974);
-      const uint v5977 = v5968 * v3;
-      const uint v5978 = v5977 + v65;
-      const uint v5979 = v5978 + v5970;
-      out[v5979] = v5976;
-    }
-    const uint v5980 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5981 = v1124 + v5980;
-    const uint v5982 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5983 = v1123 + v5982;
-    const bool v5984 = v5981 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5985 = v5983 < v12;
-    const bool v5986 = v5984 && v5985;
-    if (v5986) {
-      const float v5987 = v271.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5989 = bfloat(v5987);
-      const uint v5990 = v5981 * v3;
-      const uint v5991 = v5990 + v65;
-      const uint v5992 = v5991 + v5983;
-      out[v5992] = v5989;
-    }
-    const uint v5993 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5994 = v1124 + v5993;
-    const uint v5995 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5996 = v1123 + v5995;
-    const bool v5997 = v5994 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5998 = v5996 < v12;
-    const bool v5999 = v5997 && v5998;
-    if (v5999) {
-      const float v6000 = v271.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6002 = bfloat(v6000);
-      const uint v6003 = v5994 * v3;
-      const uint v6004 = v6003 + v65;
-      const uint v6005 = v6004 + v5996;
-      out[v6005] = v6002;
-    }
-    const uint v6006 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6007 = v1124 + v6006;
-    const uint v6008 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6009 = v1123 + v6008;
-    const bool v6010 = v6007 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6011 = v6009 < v12;
-    const bool v6012 = v6010 && v6011;
-    if (v6012) {
-      const float v6013 = v271.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6015 = bfloat(v6013);
-      const uint v6016 = v6007 * v3;
-      const uint v6017 = v6016 + v65;
-      const uint v6018 = v6017 + v6009;
-      out[v6018] = v6015;
-    }
-    const uint v6019 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6020 = v1124 + v6019;
-    const uint v6021 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6022 = v1123 + v6021;
-    const bool v6023 = v6020 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6024 = v6022 < v12;
-    const bool v6025 = v6023 && v6024;
-    if (v6025) {
-      const float v6026 = v271.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6028 = bfloat(v6026);
-      const uint v6029 = v6020 * v3;
-      const uint v6030 = v6029 + v65;
-      const uint v6031 = v6030 + v6022;
-      out[v6031] = v6028;
-    }
-    const uint v6032 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6033 = v1124 + v6032;
-    const uint v6034 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6035 = v1123 + v6034;
-    const bool v6036 = v6033 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6037 = v6035 < v12;
-    const bool v6038 = v6036 && v6037;
-    if (v6038) {
-      const float v6039 = v271.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6041 = bfloat(v6039);
-      const uint v6042 = v6033 * v3;
-      const uint v6043 = v6042 + v65;
-      const uint v6044 = v6043 + v6035;
-      out[v6044] = v6041;
-    }
-    const uint v6045 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6046 = v1124 + v6045;
-    const uint v6047 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6048 = v1123 + v6047;
-    const bool v6049 = v6046 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6050 = v6048 < v12;
-    const bool v6051 = v6049 && v6050;
-    if (v6051) {
-      const float v6052 = v271.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6054 = bfloat(v6052);
-      const uint v6055 = v6046 * v3;
-      const uint v6056 = v6055 + v65;
-      const uint v6057 = v6056 + v6048;
-      out[v6057] = v6054;
-    }
-    const uint v6058 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6059 = v1124 + v6058;
-    const uint v6060 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6061 = v1123 + v6060;
-    const bool v6062 = v6059 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6063 = v6061 < v12;
-    const bool v6064 = v6062 && v6063;
-    if (v6064) {
-      const float v6065 = v271.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6067 = bfloat(v6065);
-      const uint v6068 = v6059 * v3;
-      const uint v6069 = v6068 + v65;
-      const uint v6070 = v6069 + v6061;
-      out[v6070] = v6067;
-    }
-    const uint v6071 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6072 = v1124 + v6071;
-    const uint v6073 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6074 = v1123 + v6073;
-    const bool v6075 = v6072 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6076 = v6074 < v12;
-    const bool v6077 = v6075 && v6076;
-    if (v6077) {
-      const float v6078 = v271.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6080 = bfloat(v6078);
-      const uint v6081 = v6072 * v3;
-      const uint v6082 = v6081 + v65;
-      const uint v6083 = v6082 + v6074;
-      out[v6083] = v6080;
-    }
-    const uint v6084 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6085 = v1124 + v6084;
-    const uint v6086 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6087 = v1123 + v6086;
-    const bool v6088 = v6085 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6089 = v6087 < v12;
-    const bool v6090 = v6088 && v6089;
-    if (v6090) {
-      const float v6091 = v271.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6093 = bfloat(v6091);
-      const uint v6094 = v6085 * v3;
-      const uint v6095 = v6094 + v65;
-      const uint v6096 = v6095 + v6087;
-      out[v6096] = v6093;
-    }
-    const uint v6097 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6098 = v1124 + v6097;
-    const uint v6099 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6100 = v1123 + v6099;
-    const bool v6101 = v6098 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6102 = v6100 < v12;
-    const bool v6103 = v6101 && v6102;
-    if (v6103) {
-      const float v6104 = v271.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6106 = bfloat(v6104);
-      const uint v6107 = v6098 * v3;
-      const uint v6108 = v6107 + v65;
-      const uint v6109 = v6108 + v6100;
-      out[v6109] = v6106;
-    }
-    const uint v6110 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6111 = v1124 + v6110;
-    const uint v6112 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6113 = v1123 + v6112;
-    const bool v6114 = v6111 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6115 = v6113 < v12;
-    const bool v6116 = v6114 && v6115;
-    if (v6116) {
-      const float v6117 = v271.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6119 = bfloat(v6117);
-      const uint v6120 = v6111 * v3;
-      const uint v6121 = v6120 + v65;
-      const uint v6122 = v6121 + v6113;
-      out[v6122] = v6119;
-    }
-    const uint v6123 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6124 = v1124 + v6123;
-    const uint v6125 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6126 = v1123 + v6125;
-    const bool v6127 = v6124 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6128 = v6126 < v12;
-    const bool v6129 = v6127 && v6128;
-    if (v6129) {
-      const float v6130 = v271.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6132 = bfloat(v6130);
-      const uint v6133 = v6124 * v3;
-      const uint v6134 = v6133 + v65;
-      const uint v6135 = v6134 + v6126;
-      out[v6135] = v6132;
-    }
-    const uint v6136 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6137 = v1124 + v6136;
-    const uint v6138 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6139 = v1123 + v6138;
-    const bool v6140 = v6137 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6141 = v6139 < v12;
-    const bool v6142 = v6140 && v6141;
-    if (v6142) {
-      const float v6143 = v271.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6145 = bfloat(v6143);
-      const uint v6146 = v6137 * v3;
-      const uint v6147 = v6146 + v65;
-      const uint v6148 = v6147 + v6139;
-      out[v6148] = v6145;
-    }
-    const uint v6149 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6150 = v1124 + v6149;
-    const uint v6151 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6152 = v1123 + v6151;
-    const bool v6153 = v6150 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6154 = v6152 < v12;
-    const bool v6155 = v6153 && v6154;
-    if (v6155) {
-      const float v6156 = v271.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6158 = bfloat(v6156);
-      const uint v6159 = v6150 * v3;
-      const uint v6160 = v6159 + v65;
-      const uint v6161 = v6160 + v6152;
-      out[v6161] = v6158;
-    }
-    const uint v6162 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6163 = v1124 + v6162;
-    const uint v6164 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6165 = v1123 + v6164;
-    const bool v6166 = v6163 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6167 = v6165 < v12;
-    const bool v6168 = v6166 && v6167;
-    if (v6168) {
-      const float v6169 = v271.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6171 = bfloat(v6169);
-      const uint v6172 = v6163 * v3;
-      const uint v6173 = v6172 + v65;
-      const uint v6174 = v6173 + v6165;
-      out[v6174] = v6171;
-    }
-    const uint v6175 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6176 = v1124 + v6175;
-    const uint v6177 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6178 = v1123 + v6177;
-    const bool v6179 = v6176 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6180 = v6178 < v12;
-    const bool v6181 = v6179 && v6180;
-    if (v6181) {
-      const float v6182 = v271.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6184 = bfloat(v6182);
-      const uint v6185 = v6176 * v3;
-      const uint v6186 = v6185 + v65;
-      const uint v6187 = v6186 + v6178;
-      out[v6187] = v6184;
-    }
-    const uint v6188 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6189 = v1124 + v6188;
-    const uint v6190 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6191 = v1123 + v6190;
-    const bool v6192 = v6189 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6193 = v6191 < v12;
-    const bool v6194 = v6192 && v6193;
-    if (v6194) {
-      const float v6195 = v271.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6197 = bfloat(v6195);
-      const uint v6198 = v6189 * v3;
-      const uint v6199 = v6198 + v65;
-      const uint v6200 = v6199 + v6191;
-      out[v6200] = v6197;
-    }
-    const uint v6201 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6202 = v1124 + v6201;
-    const uint v6203 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6204 = v1123 + v6203;
-    const bool v6205 = v6202 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6206 = v6204 < v12;
-    const bool v6207 = v6205 && v6206;
-    if (v6207) {
-      const float v6208 = v271.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6210 = bfloat(v6208);
-      const uint v6211 = v6202 * v3;
-      const uint v6212 = v6211 + v65;
-      const uint v6213 = v6212 + v6204;
-      out[v6213] = v6210;
-    }
-    const uint v6214 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6215 = v1124 + v6214;
-    const uint v6216 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6217 = v1123 + v6216;
-    const bool v6218 = v6215 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6219 = v6217 < v12;
-    const bool v6220 = v6218 && v6219;
-    if (v6220) {
-      const float v6221 = v271.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6223 = bfloat(v6221);
-      const uint v6224 = v6215 * v3;
-      const uint v6225 = v6224 + v65;
-      const uint v6226 = v6225 + v6217;
-      out[v6226] = v6223;
-    }
-    const uint v6227 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6228 = v1124 + v6227;
-    const uint v6229 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6230 = v1123 + v6229;
-    const bool v6231 = v6228 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6232 = v6230 < v12;
-    const bool v6233 = v6231 && v6232;
-    if (v6233) {
-      const float v6234 = v271.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6236 = bfloat(v6234);
-      const uint v6237 = v6228 * v3;
-      const uint v6238 = v6237 + v65;
-      const uint v6239 = v6238 + v6230;
-      out[v6239] = v6236;
-    }
-    const uint v6240 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6241 = v1124 + v6240;
-    const uint v6242 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6243 = v1123 + v6242;
-    const bool v6244 = v6241 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6245 = v6243 < v12;
-    const bool v6246 = v6244 && v6245;
-    if (v6246) {
-      const float v6247 = v271.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6249 = bfloat(v6247);
-      const uint v6250 = v6241 * v3;
-      const uint v6251 = v6250 + v65;
-      const uint v6252 = v6251 + v6243;
-      out[v6252] = v6249;
-    }
-    const uint v6253 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6254 = v1124 + v6253;
-    const uint v6255 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6256 = v1123 + v6255;
-    const bool v6257 = v6254 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6258 = v6256 < v12;
-    const bool v6259 = v6257 && v6258;
-    if (v6259) {
-      const float v6260 = v271.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6262 = bfloat(v6260);
-      const uint v6263 = v6254 * v3;
-      const uint v6264 = v6263 + v65;
-      const uint v6265 = v6264 + v6256;
-      out[v6265] = v6262;
-    }
-    const uint v6266 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6267 = v1124 + v6266;
-    const uint v6268 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6269 = v1123 + v6268;
-    const bool v6270 = v6267 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6271 = v6269 < v12;
-    const bool v6272 = v6270 && v6271;
-    if (v6272) {
-      const float v6273 = v271.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6275 = bfloat(v6273);
-      const uint v6276 = v6267 * v3;
-      const uint v6277 = v6276 + v65;
-      const uint v6278 = v6277 + v6269;
-      out[v6278] = v6275;
-    }
-    const uint v6279 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6280 = v1124 + v6279;
-    const uint v6281 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6282 = v1123 + v6281;
-    const bool v6283 = v6280 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6284 = v6282 < v12;
-    const bool v6285 = v6283 && v6284;
-    if (v6285) {
-      const float v6286 = v271.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6288 = bfloat(v6286);
-      const uint v6289 = v6280 * v3;
-      const uint v6290 = v6289 + v65;
-      const uint v6291 = v6290 + v6282;
-      out[v6291] = v6288;
-    }
-    const uint v6292 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6293 = v1124 + v6292;
-    const uint v6294 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6295 = v1123 + v6294;
-    const bool v6296 = v6293 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6297 = v6295 < v12;
-    const bool v6298 = v6296 && v6297;
-    if (v6298) {
-      const float v6299 = v271.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6301 = bfloat(v6299);
-      const uint v6302 = v6293 * v3;
-      const uint v6303 = v6302 + v65;
-      const uint v6304 = v6303 + v6295;
-      out[v6304] = v6301;
-    }
-    const uint v6305 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6306 = v1124 + v6305;
-    const uint v6307 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6308 = v1123 + v6307;
-    const bool v6309 = v6306 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6310 = v6308 < v12;
-    const bool v6311 = v6309 && v6310;
-    if (v6311) {
-      const float v6312 = v271.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6314 = bfloat(v6312);
-      const uint v6315 = v6306 * v3;
-      const uint v6316 = v6315 + v65;
-      const uint v6317 = v6316 + v6308;
-      out[v6317] = v6314;
-    }
-    const uint v6318 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6319 = v1124 + v6318;
-    const uint v6320 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6321 = v1123 + v6320;
-    const bool v6322 = v6319 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6323 = v6321 < v12;
-    const bool v6324 = v6322 && v6323;
-    if (v6324) {
-      const float v6325 = v271.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6327 = bfloat(v6325);
-      const uint v6328 = v6319 * v3;
-      const uint v6329 = v6328 + v65;
-      const uint v6330 = v6329 + v6321;
-      out[v6330] = v6327;
-    }
-    const uint v6331 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6332 = v1124 + v6331;
-    const uint v6333 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6334 = v1123 + v6333;
-    const bool v6335 = v6332 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6336 = v6334 < v12;
-    const bool v6337 = v6335 && v6336;
-    if (v6337) {
-      const float v6338 = v271.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6340 = bfloat(v6338);
-      const uint v6341 = v6332 * v3;
-      const uint v6342 = v6341 + v65;
-      const uint v6343 = v6342 + v6334;
-      out[v6343] = v6340;
-    }
-    const uint v6344 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6345 = v1124 + v6344;
-    const uint v6346 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6347 = v1123 + v6346;
-    const bool v6348 = v6345 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6349 = v6347 < v12;
-    const bool v6350 = v6348 && v6349;
-    if (v6350) {
-      const float v6351 = v271.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6353 = bfloat(v6351);
-      const uint v6354 = v6345 * v3;
-      const uint v6355 = v6354 + v65;
-      const uint v6356 = v6355 + v6347;
-      out[v6356] = v6353;
-    }
-    const uint v6357 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6358 = v1124 + v6357;
-    const uint v6359 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6360 = v1123 + v6359;
-    const bool v6361 = v6358 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6362 = v6360 < v12;
-    const bool v6363 = v6361 && v6362;
-    if (v6363) {
-      const float v6364 = v271.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6366 = bfloat(v6364);
-      const uint v6367 = v6358 * v3;
-      const uint v6368 = v6367 + v65;
-      const uint v6369 = v6368 + v6360;
-      out[v6369] = v6366;
-    }
-    const uint v6370 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6371 = v1124 + v6370;
-    const uint v6372 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6373 = v1123 + v6372;
-    const bool v6374 = v6371 < v41;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6375 = v6373 < v12;
-    const bool v6376 = v6374 && v6375;
-    if (v6376) {
-      const float v6377 = v271.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6379 = bfloat(v6377);
-      const uint v6380 = v6371 * v3;
-      const uint v6381 = v6380 + v65;
-      const uint v6382 = v6381 + v6373;
-      out[v6382] = v6379;
+    const uint v4720 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4721 = v1125 + v4720;
+    const uint v4722 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4723 = v1124 + v4722;
+    const bool v4724 = v4721 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4725 = v4723 < v12;
+    const bool v4726 = v4724 && v4725;
+    if (v4726) {
+      const float v4727 = v272.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4729 = bfloat(v4727);
+      const uint v4730 = v4721 * v3;
+      const uint v4731 = v4730 + v65;
+      const uint v4732 = v4731 + v4723;
+      out[v4732] = v4729;
+    }
+    const uint v4733 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4734 = v1125 + v4733;
+    const uint v4735 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4736 = v1124 + v4735;
+    const bool v4737 = v4734 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4738 = v4736 < v12;
+    const bool v4739 = v4737 && v4738;
+    if (v4739) {
+      const float v4740 = v272.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4742 = bfloat(v4740);
+      const uint v4743 = v4734 * v3;
+      const uint v4744 = v4743 + v65;
+      const uint v4745 = v4744 + v4736;
+      out[v4745] = v4742;
+    }
+    const uint v4746 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4747 = v1125 + v4746;
+    const uint v4748 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4749 = v1124 + v4748;
+    const bool v4750 = v4747 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4751 = v4749 < v12;
+    const bool v4752 = v4750 && v4751;
+    if (v4752) {
+      const float v4753 = v272.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4755 = bfloat(v4753);
+      const uint v4756 = v4747 * v3;
+      const uint v4757 = v4756 + v65;
+      const uint v4758 = v4757 + v4749;
+      out[v4758] = v4755;
+    }
+    const uint v4759 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4760 = v1125 + v4759;
+    const uint v4761 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4762 = v1124 + v4761;
+    const bool v4763 = v4760 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4764 = v4762 < v12;
+    const bool v4765 = v4763 && v4764;
+    if (v4765) {
+      const float v4766 = v272.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4768 = bfloat(v4766);
+      const uint v4769 = v4760 * v3;
+      const uint v4770 = v4769 + v65;
+      const uint v4771 = v4770 + v4762;
+      out[v4771] = v4768;
+    }
+    const uint v4772 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4773 = v1125 + v4772;
+    const uint v4774 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4775 = v1124 + v4774;
+    const bool v4776 = v4773 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4777 = v4775 < v12;
+    const bool v4778 = v4776 && v4777;
+    if (v4778) {
+      const float v4779 = v272.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4781 = bfloat(v4779);
+      const uint v4782 = v4773 * v3;
+      const uint v4783 = v4782 + v65;
+      const uint v4784 = v4783 + v4775;
+      out[v4784] = v4781;
+    }
+    const uint v4785 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4786 = v1125 + v4785;
+    const uint v4787 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4788 = v1124 + v4787;
+    const bool v4789 = v4786 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4790 = v4788 < v12;
+    const bool v4791 = v4789 && v4790;
+    if (v4791) {
+      const float v4792 = v272.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4794 = bfloat(v4792);
+      const uint v4795 = v4786 * v3;
+      const uint v4796 = v4795 + v65;
+      const uint v4797 = v4796 + v4788;
+      out[v4797] = v4794;
+    }
+    const uint v4798 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4799 = v1125 + v4798;
+    const uint v4800 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4801 = v1124 + v4800;
+    const bool v4802 = v4799 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4803 = v4801 < v12;
+    const bool v4804 = v4802 && v4803;
+    if (v4804) {
+      const float v4805 = v272.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4807 = bfloat(v4805);
+      const uint v4808 = v4799 * v3;
+      const uint v4809 = v4808 + v65;
+      const uint v4810 = v4809 + v4801;
+      out[v4810] = v4807;
+    }
+    const uint v4811 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4812 = v1125 + v4811;
+    const uint v4813 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4814 = v1124 + v4813;
+    const bool v4815 = v4812 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4816 = v4814 < v12;
+    const bool v4817 = v4815 && v4816;
+    if (v4817) {
+      const float v4818 = v272.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4820 = bfloat(v4818);
+      const uint v4821 = v4812 * v3;
+      const uint v4822 = v4821 + v65;
+      const uint v4823 = v4822 + v4814;
+      out[v4823] = v4820;
+    }
+    const uint v4824 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4825 = v1125 + v4824;
+    const uint v4826 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4827 = v1124 + v4826;
+    const bool v4828 = v4825 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4829 = v4827 < v12;
+    const bool v4830 = v4828 && v4829;
+    if (v4830) {
+      const float v4831 = v272.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4833 = bfloat(v4831);
+      const uint v4834 = v4825 * v3;
+      const uint v4835 = v4834 + v65;
+      const uint v4836 = v4835 + v4827;
+      out[v4836] = v4833;
+    }
+    const uint v4837 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4838 = v1125 + v4837;
+    const uint v4839 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4840 = v1124 + v4839;
+    const bool v4841 = v4838 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4842 = v4840 < v12;
+    const bool v4843 = v4841 && v4842;
+    if (v4843) {
+      const float v4844 = v272.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4846 = bfloat(v4844);
+      const uint v4847 = v4838 * v3;
+      const uint v4848 = v4847 + v65;
+      const uint v4849 = v4848 + v4840;
+      out[v4849] = v4846;
+    }
+    const uint v4850 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4851 = v1125 + v4850;
+    const uint v4852 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4853 = v1124 + v4852;
+    const bool v4854 = v4851 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4855 = v4853 < v12;
+    const bool v4856 = v4854 && v4855;
+    if (v4856) {
+      const float v4857 = v272.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4859 = bfloat(v4857);
+      const uint v4860 = v4851 * v3;
+      const uint v4861 = v4860 + v65;
+      const uint v4862 = v4861 + v4853;
+      out[v4862] = v4859;
+    }
+    const uint v4863 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4864 = v1125 + v4863;
+    const uint v4865 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4866 = v1124 + v4865;
+    const bool v4867 = v4864 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4868 = v4866 < v12;
+    const bool v4869 = v4867 && v4868;
+    if (v4869) {
+      const float v4870 = v272.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4872 = bfloat(v4870);
+      const uint v4873 = v4864 * v3;
+      const uint v4874 = v4873 + v65;
+      const uint v4875 = v4874 + v4866;
+      out[v4875] = v4872;
+    }
+    const uint v4876 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4877 = v1125 + v4876;
+    const uint v4878 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4879 = v1124 + v4878;
+    const bool v4880 = v4877 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4881 = v4879 < v12;
+    const bool v4882 = v4880 && v4881;
+    if (v4882) {
+      const float v4883 = v272.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4885 = bfloat(v4883);
+      const uint v4886 = v4877 * v3;
+      const uint v4887 = v4886 + v65;
+      const uint v4888 = v4887 + v4879;
+      out[v4888] = v4885;
+    }
+    const uint v4889 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4890 = v1125 + v4889;
+    const uint v4891 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4892 = v1124 + v4891;
+    const bool v4893 = v4890 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4894 = v4892 < v12;
+    const bool v4895 = v4893 && v4894;
+    if (v4895) {
+      const float v4896 = v272.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4898 = bfloat(v4896);
+      const uint v4899 = v4890 * v3;
+      const uint v4900 = v4899 + v65;
+      const uint v4901 = v4900 + v4892;
+      out[v4901] = v4898;
+    }
+    const uint v4902 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4903 = v1125 + v4902;
+    const uint v4904 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4905 = v1124 + v4904;
+    const bool v4906 = v4903 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4907 = v4905 < v12;
+    const bool v4908 = v4906 && v4907;
+    if (v4908) {
+      const float v4909 = v272.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4911 = bfloat(v4909);
+      const uint v4912 = v4903 * v3;
+      const uint v4913 = v4912 + v65;
+      const uint v4914 = v4913 + v4905;
+      out[v4914] = v4911;
+    }
+    const uint v4915 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4916 = v1125 + v4915;
+    const uint v4917 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4918 = v1124 + v4917;
+    const bool v4919 = v4916 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4920 = v4918 < v12;
+    const bool v4921 = v4919 && v4920;
+    if (v4921) {
+      const float v4922 = v272.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4924 = bfloat(v4922);
+      const uint v4925 = v4916 * v3;
+      const uint v4926 = v4925 + v65;
+      const uint v4927 = v4926 + v4918;
+      out[v4927] = v4924;
+    }
+    const uint v4928 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4929 = v1125 + v4928;
+    const uint v4930 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4931 = v1124 + v4930;
+    const bool v4932 = v4929 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4933 = v4931 < v12;
+    const bool v4934 = v4932 && v4933;
+    if (v4934) {
+      const float v4935 = v272.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4937 = bfloat(v4935);
+      const uint v4938 = v4929 * v3;
+      const uint v4939 = v4938 + v65;
+      const uint v4940 = v4939 + v4931;
+      out[v4940] = v4937;
+    }
+    const uint v4941 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4942 = v1125 + v4941;
+    const uint v4943 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4944 = v1124 + v4943;
+    const bool v4945 = v4942 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4946 = v4944 < v12;
+    const bool v4947 = v4945 && v4946;
+    if (v4947) {
+      const float v4948 = v272.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4950 = bfloat(v4948);
+      const uint v4951 = v4942 * v3;
+      const uint v4952 = v4951 + v65;
+      const uint v4953 = v4952 + v4944;
+      out[v4953] = v4950;
+    }
+    const uint v4954 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4955 = v1125 + v4954;
+    const uint v4956 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4957 = v1124 + v4956;
+    const bool v4958 = v4955 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4959 = v4957 < v12;
+    const bool v4960 = v4958 && v4959;
+    if (v4960) {
+      const float v4961 = v272.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4963 = bfloat(v4961);
+      const uint v4964 = v4955 * v3;
+      const uint v4965 = v4964 + v65;
+      const uint v4966 = v4965 + v4957;
+      out[v4966] = v4963;
+    }
+    const uint v4967 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4968 = v1125 + v4967;
+    const uint v4969 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4970 = v1124 + v4969;
+    const bool v4971 = v4968 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4972 = v4970 < v12;
+    const bool v4973 = v4971 && v4972;
+    if (v4973) {
+      const float v4974 = v272.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4976 = bfloat(v4974);
+      const uint v4977 = v4968 * v3;
+      const uint v4978 = v4977 + v65;
+      const uint v4979 = v4978 + v4970;
+      out[v4979] = v4976;
+    }
+    const uint v4980 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4981 = v1125 + v4980;
+    const uint v4982 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4983 = v1124 + v4982;
+    const bool v4984 = v4981 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4985 = v4983 < v12;
+    const bool v4986 = v4984 && v4985;
+    if (v4986) {
+      const float v4987 = v272.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4989 = bfloat(v4987);
+      const uint v4990 = v4981 * v3;
+      const uint v4991 = v4990 + v65;
+      const uint v4992 = v4991 + v4983;
+      out[v4992] = v4989;
+    }
+    const uint v4993 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4994 = v1125 + v4993;
+    const uint v4995 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4996 = v1124 + v4995;
+    const bool v4997 = v4994 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4998 = v4996 < v12;
+    const bool v4999 = v4997 && v4998;
+    if (v4999) {
+      const float v5000 = v272.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5002 = bfloat(v5000);
+      const uint v5003 = v4994 * v3;
+      const uint v5004 = v5003 + v65;
+      const uint v5005 = v5004 + v4996;
+      out[v5005] = v5002;
+    }
+    const uint v5006 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5007 = v1125 + v5006;
+    const uint v5008 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5009 = v1124 + v5008;
+    const bool v5010 = v5007 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5011 = v5009 < v12;
+    const bool v5012 = v5010 && v5011;
+    if (v5012) {
+      const float v5013 = v272.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5015 = bfloat(v5013);
+      const uint v5016 = v5007 * v3;
+      const uint v5017 = v5016 + v65;
+      const uint v5018 = v5017 + v5009;
+      out[v5018] = v5015;
+    }
+    const uint v5019 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5020 = v1125 + v5019;
+    const uint v5021 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5022 = v1124 + v5021;
+    const bool v5023 = v5020 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5024 = v5022 < v12;
+    const bool v5025 = v5023 && v5024;
+    if (v5025) {
+      const float v5026 = v272.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5028 = bfloat(v5026);
+      const uint v5029 = v5020 * v3;
+      const uint v5030 = v5029 + v65;
+      const uint v5031 = v5030 + v5022;
+      out[v5031] = v5028;
+    }
+    const uint v5032 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5033 = v1125 + v5032;
+    const uint v5034 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5035 = v1124 + v5034;
+    const bool v5036 = v5033 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5037 = v5035 < v12;
+    const bool v5038 = v5036 && v5037;
+    if (v5038) {
+      const float v5039 = v272.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5041 = bfloat(v5039);
+      const uint v5042 = v5033 * v3;
+      const uint v5043 = v5042 + v65;
+      const uint v5044 = v5043 + v5035;
+      out[v5044] = v5041;
+    }
+    const uint v5045 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5046 = v1125 + v5045;
+    const uint v5047 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5048 = v1124 + v5047;
+    const bool v5049 = v5046 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5050 = v5048 < v12;
+    const bool v5051 = v5049 && v5050;
+    if (v5051) {
+      const float v5052 = v272.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5054 = bfloat(v5052);
+      const uint v5055 = v5046 * v3;
+      const uint v5056 = v5055 + v65;
+      const uint v5057 = v5056 + v5048;
+      out[v5057] = v5054;
+    }
+    const uint v5058 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5059 = v1125 + v5058;
+    const uint v5060 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5061 = v1124 + v5060;
+    const bool v5062 = v5059 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5063 = v5061 < v12;
+    const bool v5064 = v5062 && v5063;
+    if (v5064) {
+      const float v5065 = v272.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5067 = bfloat(v5065);
+      const uint v5068 = v5059 * v3;
+      const uint v5069 = v5068 + v65;
+      const uint v5070 = v5069 + v5061;
+      out[v5070] = v5067;
+    }
+    const uint v5071 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5072 = v1125 + v5071;
+    const uint v5073 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5074 = v1124 + v5073;
+    const bool v5075 = v5072 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5076 = v5074 < v12;
+    const bool v5077 = v5075 && v5076;
+    if (v5077) {
+      const float v5078 = v272.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5080 = bfloat(v5078);
+      const uint v5081 = v5072 * v3;
+      const uint v5082 = v5081 + v65;
+      const uint v5083 = v5082 + v5074;
+      out[v5083] = v5080;
+    }
+    const uint v5084 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5085 = v1125 + v5084;
+    const uint v5086 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5087 = v1124 + v5086;
+    const bool v5088 = v5085 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5089 = v5087 < v12;
+    const bool v5090 = v5088 && v5089;
+    if (v5090) {
+      const float v5091 = v272.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5093 = bfloat(v5091);
+      const uint v5094 = v5085 * v3;
+      const uint v5095 = v5094 + v65;
+      const uint v5096 = v5095 + v5087;
+      out[v5096] = v5093;
+    }
+    const uint v5097 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5098 = v1125 + v5097;
+    const uint v5099 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5100 = v1124 + v5099;
+    const bool v5101 = v5098 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5102 = v5100 < v12;
+    const bool v5103 = v5101 && v5102;
+    if (v5103) {
+      const float v5104 = v272.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5106 = bfloat(v5104);
+      const uint v5107 = v5098 * v3;
+      const uint v5108 = v5107 + v65;
+      const uint v5109 = v5108 + v5100;
+      out[v5109] = v5106;
+    }
+    const uint v5110 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5111 = v1125 + v5110;
+    const uint v5112 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5113 = v1124 + v5112;
+    const bool v5114 = v5111 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5115 = v5113 < v12;
+    const bool v5116 = v5114 && v5115;
+    if (v5116) {
+      const float v5117 = v272.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5119 = bfloat(v5117);
+      const uint v5120 = v5111 * v3;
+      const uint v5121 = v5120 + v65;
+      const uint v5122 = v5121 + v5113;
+      out[v5122] = v5119;
+    }
+    const uint v5123 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5124 = v1125 + v5123;
+    const uint v5125 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5126 = v1124 + v5125;
+    const bool v5127 = v5124 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5128 = v5126 < v12;
+    const bool v5129 = v5127 && v5128;
+    if (v5129) {
+      const float v5130 = v272.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5132 = bfloat(v5130);
+      const uint v5133 = v5124 * v3;
+      const uint v5134 = v5133 + v65;
+      const uint v5135 = v5134 + v5126;
+      out[v5135] = v5132;
+    }
+    const uint v5136 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5137 = v1125 + v5136;
+    const uint v5138 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5139 = v1124 + v5138;
+    const bool v5140 = v5137 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5141 = v5139 < v12;
+    const bool v5142 = v5140 && v5141;
+    if (v5142) {
+      const float v5143 = v272.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5145 = bfloat(v5143);
+      const uint v5146 = v5137 * v3;
+      const uint v5147 = v5146 + v65;
+      const uint v5148 = v5147 + v5139;
+      out[v5148] = v5145;
+    }
+    const uint v5149 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5150 = v1125 + v5149;
+    const uint v5151 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5152 = v1124 + v5151;
+    const bool v5153 = v5150 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5154 = v5152 < v12;
+    const bool v5155 = v5153 && v5154;
+    if (v5155) {
+      const float v5156 = v272.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5158 = bfloat(v5156);
+      const uint v5159 = v5150 * v3;
+      const uint v5160 = v5159 + v65;
+      const uint v5161 = v5160 + v5152;
+      out[v5161] = v5158;
+    }
+    const uint v5162 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5163 = v1125 + v5162;
+    const uint v5164 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5165 = v1124 + v5164;
+    const bool v5166 = v5163 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5167 = v5165 < v12;
+    const bool v5168 = v5166 && v5167;
+    if (v5168) {
+      const float v5169 = v272.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5171 = bfloat(v5169);
+      const uint v5172 = v5163 * v3;
+      const uint v5173 = v5172 + v65;
+      const uint v5174 = v5173 + v5165;
+      out[v5174] = v5171;
+    }
+    const uint v5175 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5176 = v1125 + v5175;
+    const uint v5177 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5178 = v1124 + v5177;
+    const bool v5179 = v5176 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5180 = v5178 < v12;
+    const bool v5181 = v5179 && v5180;
+    if (v5181) {
+      const float v5182 = v272.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5184 = bfloat(v5182);
+      const uint v5185 = v5176 * v3;
+      const uint v5186 = v5185 + v65;
+      const uint v5187 = v5186 + v5178;
+      out[v5187] = v5184;
+    }
+    const uint v5188 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5189 = v1125 + v5188;
+    const uint v5190 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5191 = v1124 + v5190;
+    const bool v5192 = v5189 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5193 = v5191 < v12;
+    const bool v5194 = v5192 && v5193;
+    if (v5194) {
+      const float v5195 = v272.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5197 = bfloat(v5195);
+      const uint v5198 = v5189 * v3;
+      const uint v5199 = v5198 + v65;
+      const uint v5200 = v5199 + v5191;
+      out[v5200] = v5197;
+    }
+    const uint v5201 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5202 = v1125 + v5201;
+    const uint v5203 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5204 = v1124 + v5203;
+    const bool v5205 = v5202 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5206 = v5204 < v12;
+    const bool v5207 = v5205 && v5206;
+    if (v5207) {
+      const float v5208 = v272.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5210 = bfloat(v5208);
+      const uint v5211 = v5202 * v3;
+      const uint v5212 = v5211 + v65;
+      const uint v5213 = v5212 + v5204;
+      out[v5213] = v5210;
+    }
+    const uint v5214 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5215 = v1125 + v5214;
+    const uint v5216 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5217 = v1124 + v5216;
+    const bool v5218 = v5215 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5219 = v5217 < v12;
+    const bool v5220 = v5218 && v5219;
+    if (v5220) {
+      const float v5221 = v272.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5223 = bfloat(v5221);
+      const uint v5224 = v5215 * v3;
+      const uint v5225 = v5224 + v65;
+      const uint v5226 = v5225 + v5217;
+      out[v5226] = v5223;
+    }
+    const uint v5227 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5228 = v1125 + v5227;
+    const uint v5229 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5230 = v1124 + v5229;
+    const bool v5231 = v5228 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5232 = v5230 < v12;
+    const bool v5233 = v5231 && v5232;
+    if (v5233) {
+      const float v5234 = v272.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5236 = bfloat(v5234);
+      const uint v5237 = v5228 * v3;
+      const uint v5238 = v5237 + v65;
+      const uint v5239 = v5238 + v5230;
+      out[v5239] = v5236;
+    }
+    const uint v5240 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5241 = v1125 + v5240;
+    const uint v5242 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5243 = v1124 + v5242;
+    const bool v5244 = v5241 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5245 = v5243 < v12;
+    const bool v5246 = v5244 && v5245;
+    if (v5246) {
+      const float v5247 = v272.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5249 = bfloat(v5247);
+      const uint v5250 = v5241 * v3;
+      const uint v5251 = v5250 + v65;
+      const uint v5252 = v5251 + v5243;
+      out[v5252] = v5249;
+    }
+    const uint v5253 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5254 = v1125 + v5253;
+    const uint v5255 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5256 = v1124 + v5255;
+    const bool v5257 = v5254 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5258 = v5256 < v12;
+    const bool v5259 = v5257 && v5258;
+    if (v5259) {
+      const float v5260 = v272.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5262 = bfloat(v5260);
+      const uint v5263 = v5254 * v3;
+      const uint v5264 = v5263 + v65;
+      const uint v5265 = v5264 + v5256;
+      out[v5265] = v5262;
+    }
+    const uint v5266 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5267 = v1125 + v5266;
+    const uint v5268 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5269 = v1124 + v5268;
+    const bool v5270 = v5267 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5271 = v5269 < v12;
+    const bool v5272 = v5270 && v5271;
+    if (v5272) {
+      const float v5273 = v272.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5275 = bfloat(v5273);
+      const uint v5276 = v5267 * v3;
+      const uint v5277 = v5276 + v65;
+      const uint v5278 = v5277 + v5269;
+      out[v5278] = v5275;
+    }
+    const uint v5279 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5280 = v1125 + v5279;
+    const uint v5281 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5282 = v1124 + v5281;
+    const bool v5283 = v5280 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5284 = v5282 < v12;
+    const bool v5285 = v5283 && v5284;
+    if (v5285) {
+      const float v5286 = v272.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5288 = bfloat(v5286);
+      const uint v5289 = v5280 * v3;
+      const uint v5290 = v5289 + v65;
+      const uint v5291 = v5290 + v5282;
+      out[v5291] = v5288;
+    }
+    const uint v5292 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5293 = v1125 + v5292;
+    const uint v5294 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5295 = v1124 + v5294;
+    const bool v5296 = v5293 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5297 = v5295 < v12;
+    const bool v5298 = v5296 && v5297;
+    if (v5298) {
+      const float v5299 = v272.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5301 = bfloat(v5299);
+      const uint v5302 = v5293 * v3;
+      const uint v5303 = v5302 + v65;
+      const uint v5304 = v5303 + v5295;
+      out[v5304] = v5301;
+    }
+    const uint v5305 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5306 = v1125 + v5305;
+    const uint v5307 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5308 = v1124 + v5307;
+    const bool v5309 = v5306 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5310 = v5308 < v12;
+    const bool v5311 = v5309 && v5310;
+    if (v5311) {
+      const float v5312 = v272.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5314 = bfloat(v5312);
+      const uint v5315 = v5306 * v3;
+      const uint v5316 = v5315 + v65;
+      const uint v5317 = v5316 + v5308;
+      out[v5317] = v5314;
+    }
+    const uint v5318 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5319 = v1125 + v5318;
+    const uint v5320 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5321 = v1124 + v5320;
+    const bool v5322 = v5319 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5323 = v5321 < v12;
+    const bool v5324 = v5322 && v5323;
+    if (v5324) {
+      const float v5325 = v272.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5327 = bfloat(v5325);
+      const uint v5328 = v5319 * v3;
+      const uint v5329 = v5328 + v65;
+      const uint v5330 = v5329 + v5321;
+      out[v5330] = v5327;
+    }
+    const uint v5331 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5332 = v1125 + v5331;
+    const uint v5333 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5334 = v1124 + v5333;
+    const bool v5335 = v5332 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5336 = v5334 < v12;
+    const bool v5337 = v5335 && v5336;
+    if (v5337) {
+      const float v5338 = v272.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5340 = bfloat(v5338);
+      const uint v5341 = v5332 * v3;
+      const uint v5342 = v5341 + v65;
+      const uint v5343 = v5342 + v5334;
+      out[v5343] = v5340;
+    }
+    const uint v5344 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5345 = v1125 + v5344;
+    const uint v5346 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5347 = v1124 + v5346;
+    const bool v5348 = v5345 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5349 = v5347 < v12;
+    const bool v5350 = v5348 && v5349;
+    if (v5350) {
+      const float v5351 = v272.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5353 = bfloat(v5351);
+      const uint v5354 = v5345 * v3;
+      const uint v5355 = v5354 + v65;
+      const uint v5356 = v5355 + v5347;
+      out[v5356] = v5353;
+    }
+    const uint v5357 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5358 = v1125 + v5357;
+    const uint v5359 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5360 = v1124 + v5359;
+    const bool v5361 = v5358 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5362 = v5360 < v12;
+    const bool v5363 = v5361 && v5362;
+    if (v5363) {
+      const float v5364 = v272.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5366 = bfloat(v5364);
+      const uint v5367 = v5358 * v3;
+      const uint v5368 = v5367 + v65;
+      const uint v5369 = v5368 + v5360;
+      out[v5369] = v5366;
+    }
+    const uint v5370 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5371 = v1125 + v5370;
+    const uint v5372 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5373 = v1124 + v5372;
+    const bool v5374 = v5371 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5375 = v5373 < v12;
+    const bool v5376 = v5374 && v5375;
+    if (v5376) {
+      const float v5377 = v272.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5379 = bfloat(v5377);
+      const uint v5380 = v5371 * v3;
+      const uint v5381 = v5380 + v65;
+      const uint v5382 = v5381 + v5373;
+      out[v5382] = v5379;
+    }
+    const uint v5383 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5384 = v1125 + v5383;
+    const uint v5385 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5386 = v1124 + v5385;
+    const bool v5387 = v5384 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5388 = v5386 < v12;
+    const bool v5389 = v5387 && v5388;
+    if (v5389) {
+      const float v5390 = v272.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5392 = bfloat(v5390);
+      const uint v5393 = v5384 * v3;
+      const uint v5394 = v5393 + v65;
+      const uint v5395 = v5394 + v5386;
+      out[v5395] = v5392;
+    }
+    const uint v5396 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5397 = v1125 + v5396;
+    const uint v5398 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5399 = v1124 + v5398;
+    const bool v5400 = v5397 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5401 = v5399 < v12;
+    const bool v5402 = v5400 && v5401;
+    if (v5402) {
+      const float v5403 = v272.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5405 = bfloat(v5403);
+      const uint v5406 = v5397 * v3;
+      const uint v5407 = v5406 + v65;
+      const uint v5408 = v5407 + v5399;
+      out[v5408] = v5405;
+    }
+    const uint v5409 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5410 = v1125 + v5409;
+    const uint v5411 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5412 = v1124 + v5411;
+    const bool v5413 = v5410 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5414 = v5412 < v12;
+    const bool v5415 = v5413 && v5414;
+    if (v5415) {
+      const float v5416 = v272.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5418 = bfloat(v5416);
+      const uint v5419 = v5410 * v3;
+      const uint v5420 = v5419 + v65;
+      const uint v5421 = v5420 + v5412;
+      out[v5421] = v5418;
+    }
+    const uint v5422 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5423 = v1125 + v5422;
+    const uint v5424 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5425 = v1124 + v5424;
+    const bool v5426 = v5423 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5427 = v5425 < v12;
+    const bool v5428 = v5426 && v5427;
+    if (v5428) {
+      const float v5429 = v272.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5431 = bfloat(v5429);
+      const uint v5432 = v5423 * v3;
+      const uint v5433 = v5432 + v65;
+      const uint v5434 = v5433 + v5425;
+      out[v5434] = v5431;
+    }
+    const uint v5435 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5436 = v1125 + v5435;
+    const uint v5437 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5438 = v1124 + v5437;
+    const bool v5439 = v5436 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5440 = v5438 < v12;
+    const bool v5441 = v5439 && v5440;
+    if (v5441) {
+      const float v5442 = v272.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5444 = bfloat(v5442);
+      const uint v5445 = v5436 * v3;
+      const uint v5446 = v5445 + v65;
+      const uint v5447 = v5446 + v5438;
+      out[v5447] = v5444;
+    }
+    const uint v5448 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5449 = v1125 + v5448;
+    const uint v5450 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5451 = v1124 + v5450;
+    const bool v5452 = v5449 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5453 = v5451 < v12;
+    const bool v5454 = v5452 && v5453;
+    if (v5454) {
+      const float v5455 = v272.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5457 = bfloat(v5455);
+      const uint v5458 = v5449 * v3;
+      const uint v5459 = v5458 + v65;
+      const uint v5460 = v5459 + v5451;
+      out[v5460] = v5457;
+    }
+    const uint v5461 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5462 = v1125 + v5461;
+    const uint v5463 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5464 = v1124 + v5463;
+    const bool v5465 = v5462 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5466 = v5464 < v12;
+    const bool v5467 = v5465 && v5466;
+    if (v5467) {
+      const float v5468 = v272.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5470 = bfloat(v5468);
+      const uint v5471 = v5462 * v3;
+      const uint v5472 = v5471 + v65;
+      const uint v5473 = v5472 + v5464;
+      out[v5473] = v5470;
+    }
+    const uint v5474 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5475 = v1125 + v5474;
+    const uint v5476 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5477 = v1124 + v5476;
+    const bool v5478 = v5475 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5479 = v5477 < v12;
+    const bool v5480 = v5478 && v5479;
+    if (v5480) {
+      const float v5481 = v272.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5483 = bfloat(v5481);
+      const uint v5484 = v5475 * v3;
+      const uint v5485 = v5484 + v65;
+      const uint v5486 = v5485 + v5477;
+      out[v5486] = v5483;
+    }
+    const uint v5487 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5488 = v1125 + v5487;
+    const uint v5489 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5490 = v1124 + v5489;
+    const bool v5491 = v5488 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5492 = v5490 < v12;
+    const bool v5493 = v5491 && v5492;
+    if (v5493) {
+      const float v5494 = v272.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5496 = bfloat(v5494);
+      const uint v5497 = v5488 * v3;
+      const uint v5498 = v5497 + v65;
+      const uint v5499 = v5498 + v5490;
+      out[v5499] = v5496;
+    }
+    const uint v5500 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5501 = v1125 + v5500;
+    const uint v5502 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5503 = v1124 + v5502;
+    const bool v5504 = v5501 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5505 = v5503 < v12;
+    const bool v5506 = v5504 && v5505;
+    if (v5506) {
+      const float v5507 = v272.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5509 = bfloat(v5507);
+      const uint v5510 = v5501 * v3;
+      const uint v5511 = v5510 + v65;
+      const uint v5512 = v5511 + v5503;
+      out[v5512] = v5509;
+    }
+    const uint v5513 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5514 = v1125 + v5513;
+    const uint v5515 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5516 = v1124 + v5515;
+    const bool v5517 = v5514 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5518 = v5516 < v12;
+    const bool v5519 = v5517 && v5518;
+    if (v5519) {
+      const float v5520 = v272.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5522 = bfloat(v5520);
+      const uint v5523 = v5514 * v3;
+      const uint v5524 = v5523 + v65;
+      const uint v5525 = v5524 + v5516;
+      out[v5525] = v5522;
+    }
+    const uint v5526 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5527 = v1125 + v5526;
+    const uint v5528 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5529 = v1124 + v5528;
+    const bool v5530 = v5527 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5531 = v5529 < v12;
+    const bool v5532 = v5530 && v5531;
+    if (v5532) {
+      const float v5533 = v272.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5535 = bfloat(v5533);
+      const uint v5536 = v5527 * v3;
+      const uint v5537 = v5536 + v65;
+      const uint v5538 = v5537 + v5529;
+      out[v5538] = v5535;
+    }
+    const uint v5539 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5540 = v1125 + v5539;
+    const uint v5541 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5542 = v1124 + v5541;
+    const bool v5543 = v5540 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5544 = v5542 < v12;
+    const bool v5545 = v5543 && v5544;
+    if (v5545) {
+      const float v5546 = v272.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5548 = bfloat(v5546);
+      const uint v5549 = v5540 * v3;
+      const uint v5550 = v5549 + v65;
+      const uint v5551 = v5550 + v5542;
+      out[v5551] = v5548;
+    }
+    const uint v5552 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5553 = v1125 + v5552;
+    const uint v5554 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5555 = v1124 + v5554;
+    const bool v5556 = v5553 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5557 = v5555 < v12;
+    const bool v5558 = v5556 && v5557;
+    if (v5558) {
+      const float v5559 = v272.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5561 = bfloat(v5559);
+      const uint v5562 = v5553 * v3;
+      const uint v5563 = v5562 + v65;
+      const uint v5564 = v5563 + v5555;
+      out[v5564] = v5561;
+    }
+    const uint v5565 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5566 = v1125 + v5565;
+    const uint v5567 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5568 = v1124 + v5567;
+    const bool v5569 = v5566 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5570 = v5568 < v12;
+    const bool v5571 = v5569 && v5570;
+    if (v5571) {
+      const float v5572 = v272.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5574 = bfloat(v5572);
+      const uint v5575 = v5566 * v3;
+      const uint v5576 = v5575 + v65;
+      const uint v5577 = v5576 + v5568;
+      out[v5577] = v5574;
+    }
+    const uint v5578 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5579 = v1125 + v5578;
+    const uint v5580 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5581 = v1124 + v5580;
+    const bool v5582 = v5579 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5583 = v5581 < v12;
+    const bool v5584 = v5582 && v5583;
+    if (v5584) {
+      const float v5585 = v272.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5587 = bfloat(v5585);
+      const uint v5588 = v5579 * v3;
+      const uint v5589 = v5588 + v65;
+      const uint v5590 = v5589 + v5581;
+      out[v5590] = v5587;
+    }
+    const uint v5591 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5592 = v1125 + v5591;
+    const uint v5593 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5594 = v1124 + v5593;
+    const bool v5595 = v5592 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5596 = v5594 < v12;
+    const bool v5597 = v5595 && v5596;
+    if (v5597) {
+      const float v5598 = v272.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5600 = bfloat(v5598);
+      const uint v5601 = v5592 * v3;
+      const uint v5602 = v5601 + v65;
+      const uint v5603 = v5602 + v5594;
+      out[v5603] = v5600;
+    }
+    const uint v5604 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5605 = v1125 + v5604;
+    const uint v5606 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5607 = v1124 + v5606;
+    const bool v5608 = v5605 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5609 = v5607 < v12;
+    const bool v5610 = v5608 && v5609;
+    if (v5610) {
+      const float v5611 = v272.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5613 = bfloat(v5611);
+      const uint v5614 = v5605 * v3;
+      const uint v5615 = v5614 + v65;
+      const uint v5616 = v5615 + v5607;
+      out[v5616] = v5613;
+    }
+    const uint v5617 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5618 = v1125 + v5617;
+    const uint v5619 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5620 = v1124 + v5619;
+    const bool v5621 = v5618 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5622 = v5620 < v12;
+    const bool v5623 = v5621 && v5622;
+    if (v5623) {
+      const float v5624 = v272.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5626 = bfloat(v5624);
+      const uint v5627 = v5618 * v3;
+      const uint v5628 = v5627 + v65;
+      const uint v5629 = v5628 + v5620;
+      out[v5629] = v5626;
+    }
+    const uint v5630 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5631 = v1125 + v5630;
+    const uint v5632 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5633 = v1124 + v5632;
+    const bool v5634 = v5631 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5635 = v5633 < v12;
+    const bool v5636 = v5634 && v5635;
+    if (v5636) {
+      const float v5637 = v272.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5639 = bfloat(v5637);
+      const uint v5640 = v5631 * v3;
+      const uint v5641 = v5640 + v65;
+      const uint v5642 = v5641 + v5633;
+      out[v5642] = v5639;
+    }
+    const uint v5643 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5644 = v1125 + v5643;
+    const uint v5645 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5646 = v1124 + v5645;
+    const bool v5647 = v5644 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5648 = v5646 < v12;
+    const bool v5649 = v5647 && v5648;
+    if (v5649) {
+      const float v5650 = v272.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5652 = bfloat(v5650);
+      const uint v5653 = v5644 * v3;
+      const uint v5654 = v5653 + v65;
+      const uint v5655 = v5654 + v5646;
+      out[v5655] = v5652;
+    }
+    const uint v5656 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5657 = v1125 + v5656;
+    const uint v5658 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5659 = v1124 + v5658;
+    const bool v5660 = v5657 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5661 = v5659 < v12;
+    const bool v5662 = v5660 && v5661;
+    if (v5662) {
+      const float v5663 = v272.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5665 = bfloat(v5663);
+      const uint v5666 = v5657 * v3;
+      const uint v5667 = v5666 + v65;
+      const uint v5668 = v5667 + v5659;
+      out[v5668] = v5665;
+    }
+    const uint v5669 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5670 = v1125 + v5669;
+    const uint v5671 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5672 = v1124 + v5671;
+    const bool v5673 = v5670 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5674 = v5672 < v12;
+    const bool v5675 = v5673 && v5674;
+    if (v5675) {
+      const float v5676 = v272.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5678 = bfloat(v5676);
+      const uint v5679 = v5670 * v3;
+      const uint v5680 = v5679 + v65;
+      const uint v5681 = v5680 + v5672;
+      out[v5681] = v5678;
+    }
+    const uint v5682 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5683 = v1125 + v5682;
+    const uint v5684 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5685 = v1124 + v5684;
+    const bool v5686 = v5683 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5687 = v5685 < v12;
+    const bool v5688 = v5686 && v5687;
+    if (v5688) {
+      const float v5689 = v272.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5691 = bfloat(v5689);
+      const uint v5692 = v5683 * v3;
+      const uint v5693 = v5692 + v65;
+      const uint v5694 = v5693 + v5685;
+      out[v5694] = v5691;
+    }
+    const uint v5695 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5696 = v1125 + v5695;
+    const uint v5697 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5698 = v1124 + v5697;
+    const bool v5699 = v5696 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5700 = v5698 < v12;
+    const bool v5701 = v5699 && v5700;
+    if (v5701) {
+      const float v5702 = v272.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5704 = bfloat(v5702);
+      const uint v5705 = v5696 * v3;
+      const uint v5706 = v5705 + v65;
+      const uint v5707 = v5706 + v5698;
+      out[v5707] = v5704;
+    }
+    const uint v5708 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5709 = v1125 + v5708;
+    const uint v5710 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5711 = v1124 + v5710;
+    const bool v5712 = v5709 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5713 = v5711 < v12;
+    const bool v5714 = v5712 && v5713;
+    if (v5714) {
+      const float v5715 = v272.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5717 = bfloat(v5715);
+      const uint v5718 = v5709 * v3;
+      const uint v5719 = v5718 + v65;
+      const uint v5720 = v5719 + v5711;
+      out[v5720] = v5717;
+    }
+    const uint v5721 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5722 = v1125 + v5721;
+    const uint v5723 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5724 = v1124 + v5723;
+    const bool v5725 = v5722 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5726 = v5724 < v12;
+    const bool v5727 = v5725 && v5726;
+    if (v5727) {
+      const float v5728 = v272.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5730 = bfloat(v5728);
+      const uint v5731 = v5722 * v3;
+      const uint v5732 = v5731 + v65;
+      const uint v5733 = v5732 + v5724;
+      out[v5733] = v5730;
+    }
+    const uint v5734 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5735 = v1125 + v5734;
+    const uint v5736 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5737 = v1124 + v5736;
+    const bool v5738 = v5735 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5739 = v5737 < v12;
+    const bool v5740 = v5738 && v5739;
+    if (v5740) {
+      const float v5741 = v272.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5743 = bfloat(v5741);
+      const uint v5744 = v5735 * v3;
+      const uint v5745 = v5744 + v65;
+      const uint v5746 = v5745 + v5737;
+      out[v5746] = v5743;
+    }
+    const uint v5747 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5748 = v1125 + v5747;
+    const uint v5749 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5750 = v1124 + v5749;
+    const bool v5751 = v5748 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5752 = v5750 < v12;
+    const bool v5753 = v5751 && v5752;
+    if (v5753) {
+      const float v5754 = v272.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5756 = bfloat(v5754);
+      const uint v5757 = v5748 * v3;
+      const uint v5758 = v5757 + v65;
+      const uint v5759 = v5758 + v5750;
+      out[v5759] = v5756;
+    }
+    const uint v5760 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5761 = v1125 + v5760;
+    const uint v5762 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5763 = v1124 + v5762;
+    const bool v5764 = v5761 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5765 = v5763 < v12;
+    const bool v5766 = v5764 && v5765;
+    if (v5766) {
+      const float v5767 = v272.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5769 = bfloat(v5767);
+      const uint v5770 = v5761 * v3;
+      const uint v5771 = v5770 + v65;
+      const uint v5772 = v5771 + v5763;
+      out[v5772] = v5769;
+    }
+    const uint v5773 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5774 = v1125 + v5773;
+    const uint v5775 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5776 = v1124 + v5775;
+    const bool v5777 = v5774 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5778 = v5776 < v12;
+    const bool v5779 = v5777 && v5778;
+    if (v5779) {
+      const float v5780 = v272.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5782 = bfloat(v5780);
+      const uint v5783 = v5774 * v3;
+      const uint v5784 = v5783 + v65;
+      const uint v5785 = v5784 + v5776;
+      out[v5785] = v5782;
+    }
+    const uint v5786 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5787 = v1125 + v5786;
+    const uint v5788 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5789 = v1124 + v5788;
+    const bool v5790 = v5787 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5791 = v5789 < v12;
+    const bool v5792 = v5790 && v5791;
+    if (v5792) {
+      const float v5793 = v272.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5795 = bfloat(v5793);
+      const uint v5796 = v5787 * v3;
+      const uint v5797 = v5796 + v65;
+      const uint v5798 = v5797 + v5789;
+      out[v5798] = v5795;
+    }
+    const uint v5799 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5800 = v1125 + v5799;
+    const uint v5801 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5802 = v1124 + v5801;
+    const bool v5803 = v5800 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5804 = v5802 < v12;
+    const bool v5805 = v5803 && v5804;
+    if (v5805) {
+      const float v5806 = v272.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5808 = bfloat(v5806);
+      const uint v5809 = v5800 * v3;
+      const uint v5810 = v5809 + v65;
+      const uint v5811 = v5810 + v5802;
+      out[v5811] = v5808;
+    }
+    const uint v5812 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5813 = v1125 + v5812;
+    const uint v5814 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5815 = v1124 + v5814;
+    const bool v5816 = v5813 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5817 = v5815 < v12;
+    const bool v5818 = v5816 && v5817;
+    if (v5818) {
+      const float v5819 = v272.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5821 = bfloat(v5819);
+      const uint v5822 = v5813 * v3;
+      const uint v5823 = v5822 + v65;
+      const uint v5824 = v5823 + v5815;
+      out[v5824] = v5821;
+    }
+    const uint v5825 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5826 = v1125 + v5825;
+    const uint v5827 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5828 = v1124 + v5827;
+    const bool v5829 = v5826 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5830 = v5828 < v12;
+    const bool v5831 = v5829 && v5830;
+    if (v5831) {
+      const float v5832 = v272.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5834 = bfloat(v5832);
+      const uint v5835 = v5826 * v3;
+      const uint v5836 = v5835 + v65;
+      const uint v5837 = v5836 + v5828;
+      out[v5837] = v5834;
+    }
+    const uint v5838 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5839 = v1125 + v5838;
+    const uint v5840 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5841 = v1124 + v5840;
+    const bool v5842 = v5839 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5843 = v5841 < v12;
+    const bool v5844 = v5842 && v5843;
+    if (v5844) {
+      const float v5845 = v272.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5847 = bfloat(v5845);
+      const uint v5848 = v5839 * v3;
+      const uint v5849 = v5848 + v65;
+      const uint v5850 = v5849 + v5841;
+      out[v5850] = v5847;
+    }
+    const uint v5851 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5852 = v1125 + v5851;
+    const uint v5853 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5854 = v1124 + v5853;
+    const bool v5855 = v5852 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5856 = v5854 < v12;
+    const bool v5857 = v5855 && v5856;
+    if (v5857) {
+      const float v5858 = v272.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5860 = bfloat(v5858);
+      const uint v5861 = v5852 * v3;
+      const uint v5862 = v5861 + v65;
+      const uint v5863 = v5862 + v5854;
+      out[v5863] = v5860;
+    }
+    const uint v5864 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5865 = v1125 + v5864;
+    const uint v5866 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5867 = v1124 + v5866;
+    const bool v5868 = v5865 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5869 = v5867 < v12;
+    const bool v5870 = v5868 && v5869;
+    if (v5870) {
+      const float v5871 = v272.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5873 = bfloat(v5871);
+      const uint v5874 = v5865 * v3;
+      const uint v5875 = v5874 + v65;
+      const uint v5876 = v5875 + v5867;
+      out[v5876] = v5873;
+    }
+    const uint v5877 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5878 = v1125 + v5877;
+    const uint v5879 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5880 = v1124 + v5879;
+    const bool v5881 = v5878 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5882 = v5880 < v12;
+    const bool v5883 = v5881 && v5882;
+    if (v5883) {
+      const float v5884 = v272.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5886 = bfloat(v5884);
+      const uint v5887 = v5878 * v3;
+      const uint v5888 = v5887 + v65;
+      const uint v5889 = v5888 + v5880;
+      out[v5889] = v5886;
+    }
+    const uint v5890 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5891 = v1125 + v5890;
+    const uint v5892 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5893 = v1124 + v5892;
+    const bool v5894 = v5891 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5895 = v5893 < v12;
+    const bool v5896 = v5894 && v5895;
+    if (v5896) {
+      const float v5897 = v272.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5899 = bfloat(v5897);
+      const uint v5900 = v5891 * v3;
+      const uint v5901 = v5900 + v65;
+      const uint v5902 = v5901 + v5893;
+      out[v5902] = v5899;
+    }
+    const uint v5903 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5904 = v1125 + v5903;
+    const uint v5905 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5906 = v1124 + v5905;
+    const bool v5907 = v5904 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5908 = v5906 < v12;
+    const bool v5909 = v5907 && v5908;
+    if (v5909) {
+      const float v5910 = v272.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5912 = bfloat(v5910);
+      const uint v5913 = v5904 * v3;
+      const uint v5914 = v5913 + v65;
+      const uint v5915 = v5914 + v5906;
+      out[v5915] = v5912;
+    }
+    const uint v5916 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5917 = v1125 + v5916;
+    const uint v5918 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5919 = v1124 + v5918;
+    const bool v5920 = v5917 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5921 = v5919 < v12;
+    const bool v5922 = v5920 && v5921;
+    if (v5922) {
+      const float v5923 = v272.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5925 = bfloat(v5923);
+      const uint v5926 = v5917 * v3;
+      const uint v5927 = v5926 + v65;
+      const uint v5928 = v5927 + v5919;
+      out[v5928] = v5925;
+    }
+    const uint v5929 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5930 = v1125 + v5929;
+    const uint v5931 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5932 = v1124 + v5931;
+    const bool v5933 = v5930 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5934 = v5932 < v12;
+    const bool v5935 = v5933 && v5934;
+    if (v5935) {
+      const float v5936 = v272.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5938 = bfloat(v5936);
+      const uint v5939 = v5930 * v3;
+      const uint v5940 = v5939 + v65;
+      const uint v5941 = v5940 + v5932;
+      out[v5941] = v5938;
+    }
+    const uint v5942 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5943 = v1125 + v5942;
+    const uint v5944 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5945 = v1124 + v5944;
+    const bool v5946 = v5943 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5947 = v5945 < v12;
+    const bool v5948 = v5946 && v5947;
+    if (v5948) {
+      const float v5949 = v272.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5951 = bfloat(v5949);
+      const uint v5952 = v5943 * v3;
+      const uint v5953 = v5952 + v65;
+      const uint v5954 = v5953 + v5945;
+      out[v5954] = v5951;
+    }
+    const uint v5955 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5956 = v1125 + v5955;
+    const uint v5957 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5958 = v1124 + v5957;
+    const bool v5959 = v5956 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5960 = v5958 < v12;
+    const bool v5961 = v5959 && v5960;
+    if (v5961) {
+      const float v5962 = v272.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5964 = bfloat(v5962);
+      const uint v5965 = v5956 * v3;
+      const uint v5966 = v5965 + v65;
+      const uint v5967 = v5966 + v5958;
+      out[v5967] = v5964;
+    }
+    const uint v5968 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5969 = v1125 + v5968;
+    const uint v5970 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5971 = v1124 + v5970;
+    const bool v5972 = v5969 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5973 = v5971 < v12;
+    const bool v5974 = v5972 && v5973;
+    if (v5974) {
+      const float v5975 = v272.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5977 = bfloat(v5975);
+      const uint v5978 = v5969 * v3;
+      const uint v5979 = v5978 + v65;
+      const uint v5980 = v5979 + v5971;
+      out[v5980] = v5977;
+    }
+    const uint v5981 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5982 = v1125 + v5981;
+    const uint v5983 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5984 = v1124 + v5983;
+    const bool v5985 = v5982 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5986 = v5984 < v12;
+    const bool v5987 = v5985 && v5986;
+    if (v5987) {
+      const float v5988 = v272.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5990 = bfloat(v5988);
+      const uint v5991 = v5982 * v3;
+      const uint v5992 = v5991 + v65;
+      const uint v5993 = v5992 + v5984;
+      out[v5993] = v5990;
+    }
+    const uint v5994 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5995 = v1125 + v5994;
+    const uint v5996 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5997 = v1124 + v5996;
+    const bool v5998 = v5995 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5999 = v5997 < v12;
+    const bool v6000 = v5998 && v5999;
+    if (v6000) {
+      const float v6001 = v272.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6003 = bfloat(v6001);
+      const uint v6004 = v5995 * v3;
+      const uint v6005 = v6004 + v65;
+      const uint v6006 = v6005 + v5997;
+      out[v6006] = v6003;
+    }
+    const uint v6007 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6008 = v1125 + v6007;
+    const uint v6009 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6010 = v1124 + v6009;
+    const bool v6011 = v6008 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6012 = v6010 < v12;
+    const bool v6013 = v6011 && v6012;
+    if (v6013) {
+      const float v6014 = v272.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6016 = bfloat(v6014);
+      const uint v6017 = v6008 * v3;
+      const uint v6018 = v6017 + v65;
+      const uint v6019 = v6018 + v6010;
+      out[v6019] = v6016;
+    }
+    const uint v6020 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6021 = v1125 + v6020;
+    const uint v6022 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6023 = v1124 + v6022;
+    const bool v6024 = v6021 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6025 = v6023 < v12;
+    const bool v6026 = v6024 && v6025;
+    if (v6026) {
+      const float v6027 = v272.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6029 = bfloat(v6027);
+      const uint v6030 = v6021 * v3;
+      const uint v6031 = v6030 + v65;
+      const uint v6032 = v6031 + v6023;
+      out[v6032] = v6029;
+    }
+    const uint v6033 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6034 = v1125 + v6033;
+    const uint v6035 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6036 = v1124 + v6035;
+    const bool v6037 = v6034 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6038 = v6036 < v12;
+    const bool v6039 = v6037 && v6038;
+    if (v6039) {
+      const float v6040 = v272.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6042 = bfloat(v6040);
+      const uint v6043 = v6034 * v3;
+      const uint v6044 = v6043 + v65;
+      const uint v6045 = v6044 + v6036;
+      out[v6045] = v6042;
+    }
+    const uint v6046 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6047 = v1125 + v6046;
+    const uint v6048 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6049 = v1124 + v6048;
+    const bool v6050 = v6047 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6051 = v6049 < v12;
+    const bool v6052 = v6050 && v6051;
+    if (v6052) {
+      const float v6053 = v272.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6055 = bfloat(v6053);
+      const uint v6056 = v6047 * v3;
+      const uint v6057 = v6056 + v65;
+      const uint v6058 = v6057 + v6049;
+      out[v6058] = v6055;
+    }
+    const uint v6059 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6060 = v1125 + v6059;
+    const uint v6061 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6062 = v1124 + v6061;
+    const bool v6063 = v6060 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6064 = v6062 < v12;
+    const bool v6065 = v6063 && v6064;
+    if (v6065) {
+      const float v6066 = v272.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6068 = bfloat(v6066);
+      const uint v6069 = v6060 * v3;
+      const uint v6070 = v6069 + v65;
+      const uint v6071 = v6070 + v6062;
+      out[v6071] = v6068;
+    }
+    const uint v6072 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6073 = v1125 + v6072;
+    const uint v6074 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6075 = v1124 + v6074;
+    const bool v6076 = v6073 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6077 = v6075 < v12;
+    const bool v6078 = v6076 && v6077;
+    if (v6078) {
+      const float v6079 = v272.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6081 = bfloat(v6079);
+      const uint v6082 = v6073 * v3;
+      const uint v6083 = v6082 + v65;
+      const uint v6084 = v6083 + v6075;
+      out[v6084] = v6081;
+    }
+    const uint v6085 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6086 = v1125 + v6085;
+    const uint v6087 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6088 = v1124 + v6087;
+    const bool v6089 = v6086 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6090 = v6088 < v12;
+    const bool v6091 = v6089 && v6090;
+    if (v6091) {
+      const float v6092 = v272.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6094 = bfloat(v6092);
+      const uint v6095 = v6086 * v3;
+      const uint v6096 = v6095 + v65;
+      const uint v6097 = v6096 + v6088;
+      out[v6097] = v6094;
+    }
+    const uint v6098 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6099 = v1125 + v6098;
+    const uint v6100 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6101 = v1124 + v6100;
+    const bool v6102 = v6099 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6103 = v6101 < v12;
+    const bool v6104 = v6102 && v6103;
+    if (v6104) {
+      const float v6105 = v272.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6107 = bfloat(v6105);
+      const uint v6108 = v6099 * v3;
+      const uint v6109 = v6108 + v65;
+      const uint v6110 = v6109 + v6101;
+      out[v6110] = v6107;
+    }
+    const uint v6111 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6112 = v1125 + v6111;
+    const uint v6113 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6114 = v1124 + v6113;
+    const bool v6115 = v6112 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6116 = v6114 < v12;
+    const bool v6117 = v6115 && v6116;
+    if (v6117) {
+      const float v6118 = v272.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6120 = bfloat(v6118);
+      const uint v6121 = v6112 * v3;
+      const uint v6122 = v6121 + v65;
+      const uint v6123 = v6122 + v6114;
+      out[v6123] = v6120;
+    }
+    const uint v6124 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6125 = v1125 + v6124;
+    const uint v6126 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6127 = v1124 + v6126;
+    const bool v6128 = v6125 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6129 = v6127 < v12;
+    const bool v6130 = v6128 && v6129;
+    if (v6130) {
+      const float v6131 = v272.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6133 = bfloat(v6131);
+      const uint v6134 = v6125 * v3;
+      const uint v6135 = v6134 + v65;
+      const uint v6136 = v6135 + v6127;
+      out[v6136] = v6133;
+    }
+    const uint v6137 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6138 = v1125 + v6137;
+    const uint v6139 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6140 = v1124 + v6139;
+    const bool v6141 = v6138 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6142 = v6140 < v12;
+    const bool v6143 = v6141 && v6142;
+    if (v6143) {
+      const float v6144 = v272.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6146 = bfloat(v6144);
+      const uint v6147 = v6138 * v3;
+      const uint v6148 = v6147 + v65;
+      const uint v6149 = v6148 + v6140;
+      out[v6149] = v6146;
+    }
+    const uint v6150 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6151 = v1125 + v6150;
+    const uint v6152 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6153 = v1124 + v6152;
+    const bool v6154 = v6151 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6155 = v6153 < v12;
+    const bool v6156 = v6154 && v6155;
+    if (v6156) {
+      const float v6157 = v272.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6159 = bfloat(v6157);
+      const uint v6160 = v6151 * v3;
+      const uint v6161 = v6160 + v65;
+      const uint v6162 = v6161 + v6153;
+      out[v6162] = v6159;
+    }
+    const uint v6163 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6164 = v1125 + v6163;
+    const uint v6165 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6166 = v1124 + v6165;
+    const bool v6167 = v6164 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6168 = v6166 < v12;
+    const bool v6169 = v6167 && v6168;
+    if (v6169) {
+      const float v6170 = v272.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6172 = bfloat(v6170);
+      const uint v6173 = v6164 * v3;
+      const uint v6174 = v6173 + v65;
+      const uint v6175 = v6174 + v6166;
+      out[v6175] = v6172;
+    }
+    const uint v6176 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6177 = v1125 + v6176;
+    const uint v6178 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6179 = v1124 + v6178;
+    const bool v6180 = v6177 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6181 = v6179 < v12;
+    const bool v6182 = v6180 && v6181;
+    if (v6182) {
+      const float v6183 = v272.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6185 = bfloat(v6183);
+      const uint v6186 = v6177 * v3;
+      const uint v6187 = v6186 + v65;
+      const uint v6188 = v6187 + v6179;
+      out[v6188] = v6185;
+    }
+    const uint v6189 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6190 = v1125 + v6189;
+    const uint v6191 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6192 = v1124 + v6191;
+    const bool v6193 = v6190 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6194 = v6192 < v12;
+    const bool v6195 = v6193 && v6194;
+    if (v6195) {
+      const float v6196 = v272.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6198 = bfloat(v6196);
+      const uint v6199 = v6190 * v3;
+      const uint v6200 = v6199 + v65;
+      const uint v6201 = v6200 + v6192;
+      out[v6201] = v6198;
+    }
+    const uint v6202 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6203 = v1125 + v6202;
+    const uint v6204 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6205 = v1124 + v6204;
+    const bool v6206 = v6203 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6207 = v6205 < v12;
+    const bool v6208 = v6206 && v6207;
+    if (v6208) {
+      const float v6209 = v272.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6211 = bfloat(v6209);
+      const uint v6212 = v6203 * v3;
+      const uint v6213 = v6212 + v65;
+      const uint v6214 = v6213 + v6205;
+      out[v6214] = v6211;
+    }
+    const uint v6215 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6216 = v1125 + v6215;
+    const uint v6217 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6218 = v1124 + v6217;
+    const bool v6219 = v6216 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6220 = v6218 < v12;
+    const bool v6221 = v6219 && v6220;
+    if (v6221) {
+      const float v6222 = v272.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6224 = bfloat(v6222);
+      const uint v6225 = v6216 * v3;
+      const uint v6226 = v6225 + v65;
+      const uint v6227 = v6226 + v6218;
+      out[v6227] = v6224;
+    }
+    const uint v6228 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6229 = v1125 + v6228;
+    const uint v6230 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6231 = v1124 + v6230;
+    const bool v6232 = v6229 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6233 = v6231 < v12;
+    const bool v6234 = v6232 && v6233;
+    if (v6234) {
+      const float v6235 = v272.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6237 = bfloat(v6235);
+      const uint v6238 = v6229 * v3;
+      const uint v6239 = v6238 + v65;
+      const uint v6240 = v6239 + v6231;
+      out[v6240] = v6237;
+    }
+    const uint v6241 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6242 = v1125 + v6241;
+    const uint v6243 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6244 = v1124 + v6243;
+    const bool v6245 = v6242 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6246 = v6244 < v12;
+    const bool v6247 = v6245 && v6246;
+    if (v6247) {
+      const float v6248 = v272.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6250 = bfloat(v6248);
+      const uint v6251 = v6242 * v3;
+      const uint v6252 = v6251 + v65;
+      const uint v6253 = v6252 + v6244;
+      out[v6253] = v6250;
+    }
+    const uint v6254 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6255 = v1125 + v6254;
+    const uint v6256 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6257 = v1124 + v6256;
+    const bool v6258 = v6255 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6259 = v6257 < v12;
+    const bool v6260 = v6258 && v6259;
+    if (v6260) {
+      const float v6261 = v272.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6263 = bfloat(v6261);
+      const uint v6264 = v6255 * v3;
+      const uint v6265 = v6264 + v65;
+      const uint v6266 = v6265 + v6257;
+      out[v6266] = v6263;
+    }
+    const uint v6267 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6268 = v1125 + v6267;
+    const uint v6269 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6270 = v1124 + v6269;
+    const bool v6271 = v6268 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6272 = v6270 < v12;
+    const bool v6273 = v6271 && v6272;
+    if (v6273) {
+      const float v6274 = v272.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6276 = bfloat(v6274);
+      const uint v6277 = v6268 * v3;
+      const uint v6278 = v6277 + v65;
+      const uint v6279 = v6278 + v6270;
+      out[v6279] = v6276;
+    }
+    const uint v6280 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6281 = v1125 + v6280;
+    const uint v6282 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6283 = v1124 + v6282;
+    const bool v6284 = v6281 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6285 = v6283 < v12;
+    const bool v6286 = v6284 && v6285;
+    if (v6286) {
+      const float v6287 = v272.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6289 = bfloat(v6287);
+      const uint v6290 = v6281 * v3;
+      const uint v6291 = v6290 + v65;
+      const uint v6292 = v6291 + v6283;
+      out[v6292] = v6289;
+    }
+    const uint v6293 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6294 = v1125 + v6293;
+    const uint v6295 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6296 = v1124 + v6295;
+    const bool v6297 = v6294 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6298 = v6296 < v12;
+    const bool v6299 = v6297 && v6298;
+    if (v6299) {
+      const float v6300 = v272.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6302 = bfloat(v6300);
+      const uint v6303 = v6294 * v3;
+      const uint v6304 = v6303 + v65;
+      const uint v6305 = v6304 + v6296;
+      out[v6305] = v6302;
+    }
+    const uint v6306 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6307 = v1125 + v6306;
+    const uint v6308 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6309 = v1124 + v6308;
+    const bool v6310 = v6307 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6311 = v6309 < v12;
+    const bool v6312 = v6310 && v6311;
+    if (v6312) {
+      const float v6313 = v272.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6315 = bfloat(v6313);
+      const uint v6316 = v6307 * v3;
+      const uint v6317 = v6316 + v65;
+      const uint v6318 = v6317 + v6309;
+      out[v6318] = v6315;
+    }
+    const uint v6319 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6320 = v1125 + v6319;
+    const uint v6321 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6322 = v1124 + v6321;
+    const bool v6323 = v6320 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6324 = v6322 < v12;
+    const bool v6325 = v6323 && v6324;
+    if (v6325) {
+      const float v6326 = v272.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6328 = bfloat(v6326);
+      const uint v6329 = v6320 * v3;
+      const uint v6330 = v6329 + v65;
+      const uint v6331 = v6330 + v6322;
+      out[v6331] = v6328;
+    }
+    const uint v6332 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6333 = v1125 + v6332;
+    const uint v6334 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6335 = v1124 + v6334;
+    const bool v6336 = v6333 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6337 = v6335 < v12;
+    const bool v6338 = v6336 && v6337;
+    if (v6338) {
+      const float v6339 = v272.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6341 = bfloat(v6339);
+      const uint v6342 = v6333 * v3;
+      const uint v6343 = v6342 + v65;
+      const uint v6344 = v6343 + v6335;
+      out[v6344] = v6341;
+    }
+    const uint v6345 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6346 = v1125 + v6345;
+    const uint v6347 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6348 = v1124 + v6347;
+    const bool v6349 = v6346 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6350 = v6348 < v12;
+    const bool v6351 = v6349 && v6350;
+    if (v6351) {
+      const float v6352 = v272.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6354 = bfloat(v6352);
+      const uint v6355 = v6346 * v3;
+      const uint v6356 = v6355 + v65;
+      const uint v6357 = v6356 + v6348;
+      out[v6357] = v6354;
+    }
+    const uint v6358 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6359 = v1125 + v6358;
+    const uint v6360 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6361 = v1124 + v6360;
+    const bool v6362 = v6359 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6363 = v6361 < v12;
+    const bool v6364 = v6362 && v6363;
+    if (v6364) {
+      const float v6365 = v272.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6367 = bfloat(v6365);
+      const uint v6368 = v6359 * v3;
+      const uint v6369 = v6368 + v65;
+      const uint v6370 = v6369 + v6361;
+      out[v6370] = v6367;
+    }
+    const uint v6371 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6372 = v1125 + v6371;
+    const uint v6373 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6374 = v1124 + v6373;
+    const bool v6375 = v6372 < v41;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6376 = v6374 < v12;
+    const bool v6377 = v6375 && v6376;
+    if (v6377) {
+      const float v6378 = v272.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6380 = bfloat(v6378);
+      const uint v6381 = v6372 * v3;
+      const uint v6382 = v6381 + v65;
+      const uint v6383 = v6382 + v6374;
+      out[v6383] = v6380;
     }
   }
 }

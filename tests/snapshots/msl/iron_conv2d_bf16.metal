@@ -156,6093 +156,6094 @@ kernel void iron_conv2d_bf16(
   const uint v67 = v66 << 7u;
   const uint v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
   const uint v69 = v68 * v18;
-  const uint v70 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:125
-  const bool v72 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
-  const bool v74 = v6 == 1u;
-  const bool v75 = v72 && v74;
-  const bool v77 = v7 == 1u;
-  const bool v78 = v75 && v77;
-  const bool v80 = v8 == 1u;
-  const bool v81 = v78 && v80;
-  const bool v83 = v9 == 0u;
-  const bool v84 = v81 && v83;
-  const bool v86 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v87 = v84 && v86;  // kernels/convolution/im2col_a.hpp:175
-  const bool v89 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v90 = v87 && v89;
-  const uint v115 = v42 * v30;  // kernels/convolution/im2col_a.hpp:180
-  const uint v117 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:181
-  const uint v118 = v117 >> 3u;
-  const uint v119 = v63 + v118;
-  const uint v122 = v119 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v123 = v122 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v124 = v119 - v123;
-  const uint v125 = v124 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v126 = v119 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v127 = v1 + v9;  // kernels/convolution/im2col_a.hpp:188
-  const uint v128 = v125 * v7;
-  const uint v129 = v126 ? v128 : v127;
-  const uint v131 = v125 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v132 = v124 - v131;
-  const uint v133 = v132 * v8;
-  const uint v134 = v126 ? v133 : 0u;
-  const uint v136 = v122 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v137 = v126 ? v136 : 0u;
-  const uint v139 = v119 + 16u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v140 = v139 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v141 = v140 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v142 = v139 - v141;
-  const uint v143 = v142 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v144 = v139 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v146 = v143 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v147 = v144 ? v146 : v127;
-  const uint v149 = v143 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v150 = v142 - v149;
-  const uint v151 = v150 * v8;
-  const uint v152 = v144 ? v151 : 0u;
-  const uint v154 = v140 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v155 = v144 ? v154 : 0u;
-  const uint v157 = v119 + 32u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v158 = v157 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v159 = v158 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v160 = v157 - v159;
-  const uint v161 = v160 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v162 = v157 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v164 = v161 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v165 = v162 ? v164 : v127;
-  const uint v167 = v161 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v168 = v160 - v167;
-  const uint v169 = v168 * v8;
-  const uint v170 = v162 ? v169 : 0u;
-  const uint v172 = v158 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v173 = v162 ? v172 : 0u;
-  const uint v175 = v119 + 48u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v176 = v175 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v177 = v176 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v178 = v175 - v177;
-  const uint v179 = v178 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v180 = v175 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v182 = v179 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v183 = v180 ? v182 : v127;
-  const uint v185 = v179 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v186 = v178 - v185;
-  const uint v187 = v186 * v8;
-  const uint v188 = v180 ? v187 : 0u;
-  const uint v190 = v176 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v191 = v180 ? v190 : 0u;
-  const uint v193 = v119 + 64u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v194 = v193 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v195 = v194 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v196 = v193 - v195;
-  const uint v197 = v196 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v198 = v193 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v200 = v197 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v201 = v198 ? v200 : v127;
-  const uint v203 = v197 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v204 = v196 - v203;
-  const uint v205 = v204 * v8;
-  const uint v206 = v198 ? v205 : 0u;
-  const uint v208 = v194 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v209 = v198 ? v208 : 0u;
-  const uint v211 = v119 + 80u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v212 = v211 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v213 = v212 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v214 = v211 - v213;
-  const uint v215 = v214 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v216 = v211 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v218 = v215 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v219 = v216 ? v218 : v127;
-  const uint v221 = v215 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v222 = v214 - v221;
-  const uint v223 = v222 * v8;
-  const uint v224 = v216 ? v223 : 0u;
-  const uint v226 = v212 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v227 = v216 ? v226 : 0u;
-  const uint v229 = v119 + 96u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v230 = v229 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v231 = v230 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v232 = v229 - v231;
-  const uint v233 = v232 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v234 = v229 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v236 = v233 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v237 = v234 ? v236 : v127;
-  const uint v239 = v233 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v240 = v232 - v239;
-  const uint v241 = v240 * v8;
-  const uint v242 = v234 ? v241 : 0u;
-  const uint v244 = v230 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v245 = v234 ? v244 : 0u;
-  const uint v247 = v119 + 112u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v248 = v247 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v249 = v248 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v250 = v247 - v249;
-  const uint v251 = v250 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v252 = v247 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v254 = v251 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v255 = v252 ? v254 : v127;
-  const uint v257 = v251 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v258 = v250 - v257;
-  const uint v259 = v258 * v8;
-  const uint v260 = v252 ? v259 : 0u;
-  const uint v262 = v248 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v263 = v252 ? v262 : 0u;
-  const uint v264 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
-  const uint v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
-  const uint v268 = v267 << 6u;
-  const uint v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
-  const uint v272 = v271 << 6u;
-  iron_frag<float, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:241
-  iron_frag_fill(v274, float(0.0f));
-  iron_frag<bfloat, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:242
-  iron_frag_fill(v276, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:243
-  iron_frag_fill(v278, bfloat(bfloat(0.0f)));
-  const uint v281 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
-  const bool v282 = v281 == 0u;
-  const uint v286 = v16 & 7u;
-  const bool v287 = v286 == 0u;
-  const bool v288 = v282 && v287;
-  const uint v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
-  const bool v292 = v291 == 0u;
-  const uint v295 = v69 & 7u;
-  const bool v296 = v295 == 0u;
-  const bool v297 = v292 && v296;
-  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:256
-  if (v298) {
-    const uint v6813 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6814 = v6813 << 3u;
-    const uint v6815 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6816 = v6815 < v15;
-    const uint v6821 = v6815 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6822 = v69 + v6821;
-    const uint v6827 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6832 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6834 = v6832 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6837 = v6832 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6838 = v6837 << 3u;
-    const uint v6839 = v67 + v6834;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6840 = v6839 < v15;
-    const uint v6845 = v6839 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6846 = v69 + v6845;
-    const uint v6851 = v6834 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6856 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6858 = v6856 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6861 = v6856 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6862 = v6861 << 3u;
-    const uint v6863 = v67 + v6858;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6864 = v6863 < v15;
-    const uint v6869 = v6863 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6870 = v69 + v6869;
-    const uint v6875 = v6858 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6880 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6882 = v6880 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6885 = v6880 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6886 = v6885 << 3u;
-    const uint v6887 = v67 + v6882;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6888 = v6887 < v15;
-    const uint v6893 = v6887 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6894 = v69 + v6893;
-    const uint v6899 = v6882 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6904 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6906 = v6904 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6909 = v6904 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6910 = v6909 << 3u;
-    const uint v6911 = v67 + v6906;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6912 = v6911 < v15;
-    const uint v6917 = v6911 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6918 = v69 + v6917;
-    const uint v6923 = v6906 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6928 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6930 = v6928 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6933 = v6928 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6934 = v6933 << 3u;
-    const uint v6935 = v67 + v6930;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6936 = v6935 < v15;
-    const uint v6941 = v6935 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6942 = v69 + v6941;
-    const uint v6947 = v6930 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6952 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6954 = v6952 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6957 = v6952 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6958 = v6957 << 3u;
-    const uint v6959 = v67 + v6954;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6960 = v6959 < v15;
-    const uint v6965 = v6959 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6966 = v69 + v6965;
-    const uint v6971 = v6954 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v6976 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v6978 = v6976 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v6981 = v6976 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v6982 = v6981 << 3u;
-    const uint v6983 = v67 + v6978;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v6984 = v6983 < v15;
-    const uint v6989 = v6983 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v6990 = v69 + v6989;
-    const uint v6995 = v6978 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v7005 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v7011 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+  const uint v70 = v15 * v18;
+  const uint v71 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:125
+  const bool v73 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
+  const bool v75 = v6 == 1u;
+  const bool v76 = v73 && v75;
+  const bool v78 = v7 == 1u;
+  const bool v79 = v76 && v78;
+  const bool v81 = v8 == 1u;
+  const bool v82 = v79 && v81;
+  const bool v84 = v9 == 0u;
+  const bool v85 = v82 && v84;
+  const bool v87 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v88 = v85 && v87;  // kernels/convolution/im2col_a.hpp:175
+  const bool v90 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v91 = v88 && v90;
+  const uint v116 = v42 * v30;  // kernels/convolution/im2col_a.hpp:180
+  const uint v118 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:181
+  const uint v119 = v118 >> 3u;
+  const uint v120 = v63 + v119;
+  const uint v123 = v120 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v124 = v123 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v125 = v120 - v124;
+  const uint v126 = v125 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v127 = v120 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v128 = v1 + v9;  // kernels/convolution/im2col_a.hpp:188
+  const uint v129 = v126 * v7;
+  const uint v130 = v127 ? v129 : v128;
+  const uint v132 = v126 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v133 = v125 - v132;
+  const uint v134 = v133 * v8;
+  const uint v135 = v127 ? v134 : 0u;
+  const uint v137 = v123 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v138 = v127 ? v137 : 0u;
+  const uint v140 = v120 + 16u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v141 = v140 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v142 = v141 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v143 = v140 - v142;
+  const uint v144 = v143 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v145 = v140 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v147 = v144 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v148 = v145 ? v147 : v128;
+  const uint v150 = v144 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v151 = v143 - v150;
+  const uint v152 = v151 * v8;
+  const uint v153 = v145 ? v152 : 0u;
+  const uint v155 = v141 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v156 = v145 ? v155 : 0u;
+  const uint v158 = v120 + 32u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v159 = v158 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v160 = v159 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v161 = v158 - v160;
+  const uint v162 = v161 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v163 = v158 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v165 = v162 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v166 = v163 ? v165 : v128;
+  const uint v168 = v162 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v169 = v161 - v168;
+  const uint v170 = v169 * v8;
+  const uint v171 = v163 ? v170 : 0u;
+  const uint v173 = v159 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v174 = v163 ? v173 : 0u;
+  const uint v176 = v120 + 48u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v177 = v176 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v178 = v177 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v179 = v176 - v178;
+  const uint v180 = v179 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v181 = v176 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v183 = v180 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v184 = v181 ? v183 : v128;
+  const uint v186 = v180 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v187 = v179 - v186;
+  const uint v188 = v187 * v8;
+  const uint v189 = v181 ? v188 : 0u;
+  const uint v191 = v177 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v192 = v181 ? v191 : 0u;
+  const uint v194 = v120 + 64u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v195 = v194 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v196 = v195 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v197 = v194 - v196;
+  const uint v198 = v197 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v199 = v194 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v201 = v198 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v202 = v199 ? v201 : v128;
+  const uint v204 = v198 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v205 = v197 - v204;
+  const uint v206 = v205 * v8;
+  const uint v207 = v199 ? v206 : 0u;
+  const uint v209 = v195 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v210 = v199 ? v209 : 0u;
+  const uint v212 = v120 + 80u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v213 = v212 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v214 = v213 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v215 = v212 - v214;
+  const uint v216 = v215 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v217 = v212 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v219 = v216 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v220 = v217 ? v219 : v128;
+  const uint v222 = v216 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v223 = v215 - v222;
+  const uint v224 = v223 * v8;
+  const uint v225 = v217 ? v224 : 0u;
+  const uint v227 = v213 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v228 = v217 ? v227 : 0u;
+  const uint v230 = v120 + 96u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v231 = v230 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v232 = v231 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v233 = v230 - v232;
+  const uint v234 = v233 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v235 = v230 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v237 = v234 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v238 = v235 ? v237 : v128;
+  const uint v240 = v234 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v241 = v233 - v240;
+  const uint v242 = v241 * v8;
+  const uint v243 = v235 ? v242 : 0u;
+  const uint v245 = v231 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v246 = v235 ? v245 : 0u;
+  const uint v248 = v120 + 112u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v249 = v248 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v250 = v249 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v251 = v248 - v250;
+  const uint v252 = v251 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v253 = v248 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v255 = v252 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v256 = v253 ? v255 : v128;
+  const uint v258 = v252 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v259 = v251 - v258;
+  const uint v260 = v259 * v8;
+  const uint v261 = v253 ? v260 : 0u;
+  const uint v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v264 = v253 ? v263 : 0u;
+  const uint v265 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
+  const uint v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v269 = v268 << 6u;
+  const uint v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v273 = v272 << 6u;
+  iron_frag<float, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag_fill(v275, float(0.0f));
+  iron_frag<bfloat, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag_fill(v277, bfloat(bfloat(0.0f)));
+  iron_frag<bfloat, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag_fill(v279, bfloat(bfloat(0.0f)));
+  const uint v282 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
+  const bool v283 = v282 == 0u;
+  const uint v287 = v16 & 7u;
+  const bool v288 = v287 == 0u;
+  const bool v289 = v283 && v288;
+  const uint v292 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
+  const bool v293 = v292 == 0u;
+  const uint v296 = v70 & 7u;
+  const bool v297 = v296 == 0u;
+  const bool v298 = v293 && v297;
+  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:259
+  if (v299) {
+    const uint v6814 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6815 = v6814 << 3u;
+    const uint v6816 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6817 = v6816 < v15;
+    const uint v6822 = v6816 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6823 = v69 + v6822;
+    const uint v6828 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6833 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6835 = v6833 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6838 = v6833 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6839 = v6838 << 3u;
+    const uint v6840 = v67 + v6835;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6841 = v6840 < v15;
+    const uint v6846 = v6840 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6847 = v69 + v6846;
+    const uint v6852 = v6835 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6857 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6859 = v6857 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6862 = v6857 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6863 = v6862 << 3u;
+    const uint v6864 = v67 + v6859;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6865 = v6864 < v15;
+    const uint v6870 = v6864 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6871 = v69 + v6870;
+    const uint v6876 = v6859 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6881 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6883 = v6881 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6886 = v6881 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6887 = v6886 << 3u;
+    const uint v6888 = v67 + v6883;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6889 = v6888 < v15;
+    const uint v6894 = v6888 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6895 = v69 + v6894;
+    const uint v6900 = v6883 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6905 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6907 = v6905 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6910 = v6905 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6911 = v6910 << 3u;
+    const uint v6912 = v67 + v6907;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6913 = v6912 < v15;
+    const uint v6918 = v6912 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6919 = v69 + v6918;
+    const uint v6924 = v6907 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6929 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6931 = v6929 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6934 = v6929 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6935 = v6934 << 3u;
+    const uint v6936 = v67 + v6931;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6937 = v6936 < v15;
+    const uint v6942 = v6936 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6943 = v69 + v6942;
+    const uint v6948 = v6931 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6953 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6955 = v6953 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6958 = v6953 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6959 = v6958 << 3u;
+    const uint v6960 = v67 + v6955;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6961 = v6960 < v15;
+    const uint v6966 = v6960 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6967 = v69 + v6966;
+    const uint v6972 = v6955 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v6977 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v6979 = v6977 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v6982 = v6977 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v6983 = v6982 << 3u;
+    const uint v6984 = v67 + v6979;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v6985 = v6984 < v15;
+    const uint v6990 = v6984 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v6991 = v69 + v6990;
+    const uint v6996 = v6979 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7006 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v7012 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
 
-    for (uint v6386 = 0u; v6386 < v18; v6386 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v6388 = v6386 >> 6u;
-      const uint v6390 = v6388 % 1u;
+    for (uint v6387 = 0u; v6387 < v18; v6387 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+      const uint v6389 = v6387 >> 6u;
+      const uint v6391 = v6389 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6392 = v6390 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-      if (v90) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v6405 = v6386 + v6814;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6406 = v6405 < v18;
-        const bool v6407 = v126 && v6406;
-        const uint v6409 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6411 = v6409 + v6386;
-        const uint v6412 = v6411 + v6814;
-        const uint v6413 = v6407 ? v6412 : 0u;
-        const uint v6416 = v6392 + v6827;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6417 = v6416 + v6814;
+      const uint v6393 = v6391 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+      if (v91) {  // kernels/convolution/im2col_a.hpp:89
+        const uint v6406 = v6387 + v6815;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6407 = v6406 < v18;
+        const bool v6408 = v127 && v6407;
+        const uint v6410 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6412 = v6410 + v6387;
+        const uint v6413 = v6412 + v6815;
+        const uint v6414 = v6408 ? v6413 : 0u;
+        const uint v6417 = v6393 + v6828;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6418 = v6417 + v6815;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6417 + e] = v6407 ? x[v6413 + e] : bfloat(0);
+          shm0[v6418 + e] = v6408 ? x[v6414 + e] : bfloat(0);
         }
-        const uint v6427 = v63 + v6834;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6428 = v6427 < v44;
-        const uint v6429 = v6386 + v6838;
-        const bool v6430 = v6429 < v18;
-        const bool v6431 = v6428 && v6430;
-        const uint v6433 = v6427 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6435 = v6433 + v6386;
-        const uint v6436 = v6435 + v6838;
-        const uint v6437 = v6431 ? v6436 : 0u;
-        const uint v6440 = v6392 + v6851;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6441 = v6440 + v6838;
+        const uint v6428 = v63 + v6835;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6429 = v6428 < v44;
+        const uint v6430 = v6387 + v6839;
+        const bool v6431 = v6430 < v18;
+        const bool v6432 = v6429 && v6431;
+        const uint v6434 = v6428 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6436 = v6434 + v6387;
+        const uint v6437 = v6436 + v6839;
+        const uint v6438 = v6432 ? v6437 : 0u;
+        const uint v6441 = v6393 + v6852;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6442 = v6441 + v6839;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6441 + e] = v6431 ? x[v6437 + e] : bfloat(0);
+          shm0[v6442 + e] = v6432 ? x[v6438 + e] : bfloat(0);
         }
-        const uint v6451 = v63 + v6858;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6452 = v6451 < v44;
-        const uint v6453 = v6386 + v6862;
-        const bool v6454 = v6453 < v18;
-        const bool v6455 = v6452 && v6454;
-        const uint v6457 = v6451 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6459 = v6457 + v6386;
-        const uint v6460 = v6459 + v6862;
-        const uint v6461 = v6455 ? v6460 : 0u;
-        const uint v6464 = v6392 + v6875;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6465 = v6464 + v6862;
+        const uint v6452 = v63 + v6859;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6453 = v6452 < v44;
+        const uint v6454 = v6387 + v6863;
+        const bool v6455 = v6454 < v18;
+        const bool v6456 = v6453 && v6455;
+        const uint v6458 = v6452 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6460 = v6458 + v6387;
+        const uint v6461 = v6460 + v6863;
+        const uint v6462 = v6456 ? v6461 : 0u;
+        const uint v6465 = v6393 + v6876;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6466 = v6465 + v6863;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6465 + e] = v6455 ? x[v6461 + e] : bfloat(0);
+          shm0[v6466 + e] = v6456 ? x[v6462 + e] : bfloat(0);
         }
-        const uint v6475 = v63 + v6882;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6476 = v6475 < v44;
-        const uint v6477 = v6386 + v6886;
-        const bool v6478 = v6477 < v18;
-        const bool v6479 = v6476 && v6478;
-        const uint v6481 = v6475 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6483 = v6481 + v6386;
-        const uint v6484 = v6483 + v6886;
-        const uint v6485 = v6479 ? v6484 : 0u;
-        const uint v6488 = v6392 + v6899;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6489 = v6488 + v6886;
+        const uint v6476 = v63 + v6883;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6477 = v6476 < v44;
+        const uint v6478 = v6387 + v6887;
+        const bool v6479 = v6478 < v18;
+        const bool v6480 = v6477 && v6479;
+        const uint v6482 = v6476 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6484 = v6482 + v6387;
+        const uint v6485 = v6484 + v6887;
+        const uint v6486 = v6480 ? v6485 : 0u;
+        const uint v6489 = v6393 + v6900;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6490 = v6489 + v6887;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6489 + e] = v6479 ? x[v6485 + e] : bfloat(0);
+          shm0[v6490 + e] = v6480 ? x[v6486 + e] : bfloat(0);
         }
-        const uint v6499 = v63 + v6906;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6500 = v6499 < v44;
-        const uint v6501 = v6386 + v6910;
-        const bool v6502 = v6501 < v18;
-        const bool v6503 = v6500 && v6502;
-        const uint v6505 = v6499 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6507 = v6505 + v6386;
-        const uint v6508 = v6507 + v6910;
-        const uint v6509 = v6503 ? v6508 : 0u;
-        const uint v6512 = v6392 + v6923;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6513 = v6512 + v6910;
+        const uint v6500 = v63 + v6907;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6501 = v6500 < v44;
+        const uint v6502 = v6387 + v6911;
+        const bool v6503 = v6502 < v18;
+        const bool v6504 = v6501 && v6503;
+        const uint v6506 = v6500 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6508 = v6506 + v6387;
+        const uint v6509 = v6508 + v6911;
+        const uint v6510 = v6504 ? v6509 : 0u;
+        const uint v6513 = v6393 + v6924;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6514 = v6513 + v6911;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6513 + e] = v6503 ? x[v6509 + e] : bfloat(0);
+          shm0[v6514 + e] = v6504 ? x[v6510 + e] : bfloat(0);
         }
-        const uint v6523 = v63 + v6930;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6524 = v6523 < v44;
-        const uint v6525 = v6386 + v6934;
-        const bool v6526 = v6525 < v18;
-        const bool v6527 = v6524 && v6526;
-        const uint v6529 = v6523 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6531 = v6529 + v6386;
-        const uint v6532 = v6531 + v6934;
-        const uint v6533 = v6527 ? v6532 : 0u;
-        const uint v6536 = v6392 + v6947;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6537 = v6536 + v6934;
+        const uint v6524 = v63 + v6931;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6525 = v6524 < v44;
+        const uint v6526 = v6387 + v6935;
+        const bool v6527 = v6526 < v18;
+        const bool v6528 = v6525 && v6527;
+        const uint v6530 = v6524 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6532 = v6530 + v6387;
+        const uint v6533 = v6532 + v6935;
+        const uint v6534 = v6528 ? v6533 : 0u;
+        const uint v6537 = v6393 + v6948;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6538 = v6537 + v6935;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6537 + e] = v6527 ? x[v6533 + e] : bfloat(0);
+          shm0[v6538 + e] = v6528 ? x[v6534 + e] : bfloat(0);
         }
-        const uint v6547 = v63 + v6954;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6548 = v6547 < v44;
-        const uint v6549 = v6386 + v6958;
-        const bool v6550 = v6549 < v18;
-        const bool v6551 = v6548 && v6550;
-        const uint v6553 = v6547 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6555 = v6553 + v6386;
-        const uint v6556 = v6555 + v6958;
-        const uint v6557 = v6551 ? v6556 : 0u;
-        const uint v6560 = v6392 + v6971;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6561 = v6560 + v6958;
+        const uint v6548 = v63 + v6955;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6549 = v6548 < v44;
+        const uint v6550 = v6387 + v6959;
+        const bool v6551 = v6550 < v18;
+        const bool v6552 = v6549 && v6551;
+        const uint v6554 = v6548 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6556 = v6554 + v6387;
+        const uint v6557 = v6556 + v6959;
+        const uint v6558 = v6552 ? v6557 : 0u;
+        const uint v6561 = v6393 + v6972;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6562 = v6561 + v6959;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6561 + e] = v6551 ? x[v6557 + e] : bfloat(0);
+          shm0[v6562 + e] = v6552 ? x[v6558 + e] : bfloat(0);
         }
-        const uint v6571 = v63 + v6978;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v6572 = v6571 < v44;
-        const uint v6573 = v6386 + v6982;
-        const bool v6574 = v6573 < v18;
-        const bool v6575 = v6572 && v6574;
-        const uint v6577 = v6571 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v6579 = v6577 + v6386;
-        const uint v6580 = v6579 + v6982;
-        const uint v6581 = v6575 ? v6580 : 0u;
-        const uint v6584 = v6392 + v6995;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v6585 = v6584 + v6982;
+        const uint v6572 = v63 + v6979;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v6573 = v6572 < v44;
+        const uint v6574 = v6387 + v6983;
+        const bool v6575 = v6574 < v18;
+        const bool v6576 = v6573 && v6575;
+        const uint v6578 = v6572 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v6580 = v6578 + v6387;
+        const uint v6581 = v6580 + v6983;
+        const uint v6582 = v6576 ? v6581 : 0u;
+        const uint v6585 = v6393 + v6996;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v6586 = v6585 + v6983;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6585 + e] = v6575 ? x[v6581 + e] : bfloat(0);
+          shm0[v6586 + e] = v6576 ? x[v6582 + e] : bfloat(0);
         }
       } else {
-        const uint v6591 = v6386 + v6814;  // kernels/convolution/im2col_a.hpp:109
-        const uint v6593 = v6591 / v16;  // kernels/convolution/im2col_a.hpp:111
-        const uint v6595 = v6593 * v16;  // kernels/convolution/im2col_a.hpp:112
-        const uint v6596 = v6591 - v6595;
-        const uint v6597 = v6593 / v6;  // kernels/convolution/im2col_a.hpp:113
-        const uint v6598 = v6597 * v11;  // kernels/convolution/im2col_a.hpp:114
-        const uint v6599 = v6597 * v6;  // kernels/convolution/im2col_a.hpp:115
-        const uint v6600 = v6593 - v6599;
-        const uint v6601 = v6600 * v12;
-        const uint v6602 = v70 + v6596;  // kernels/convolution/im2col_a.hpp:116
-        const bool v6603 = v6591 < v18;  // kernels/convolution/im2col_a.hpp:117
-        const uint v6605 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-        const uint v6611 = v6827 + v6814;  // kernels/convolution/im2col_a.hpp:120
-        const uint v6612 = v129 + v6598;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6613 = v134 + v6601;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6614 = v6612 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6615 = v6603 && v6614;
-        const bool v6616 = v6612 < v127;
-        const bool v6617 = v6615 && v6616;
-        const bool v6618 = v6613 >= v10;
-        const bool v6619 = v6617 && v6618;
-        const bool v6620 = v6613 < v6605;
-        const bool v6621 = v6619 && v6620;
-        const uint v6622 = max(v6612, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6623 = v6622 - v9;
-        const uint v6624 = max(v6613, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6625 = v6624 - v10;
-        const uint v6626 = v137 + v6623;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6627 = v6626 * v2;
-        const uint v6628 = v6627 + v6625;
-        const uint v6629 = v6628 * v3;
-        const uint v6630 = v6629 + v6602;
-        const uint v6632 = v6621 ? v6630 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6634 = v6392 + v6611;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6592 = v6387 + v6815;  // kernels/convolution/im2col_a.hpp:109
+        const uint v6594 = v6592 / v16;  // kernels/convolution/im2col_a.hpp:111
+        const uint v6596 = v6594 * v16;  // kernels/convolution/im2col_a.hpp:112
+        const uint v6597 = v6592 - v6596;
+        const uint v6598 = v6594 / v6;  // kernels/convolution/im2col_a.hpp:113
+        const uint v6599 = v6598 * v11;  // kernels/convolution/im2col_a.hpp:114
+        const uint v6600 = v6598 * v6;  // kernels/convolution/im2col_a.hpp:115
+        const uint v6601 = v6594 - v6600;
+        const uint v6602 = v6601 * v12;
+        const uint v6603 = v71 + v6597;  // kernels/convolution/im2col_a.hpp:116
+        const bool v6604 = v6592 < v18;  // kernels/convolution/im2col_a.hpp:117
+        const uint v6606 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
+        const uint v6612 = v6828 + v6815;  // kernels/convolution/im2col_a.hpp:120
+        const uint v6613 = v130 + v6599;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6614 = v135 + v6602;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6615 = v6613 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6616 = v6604 && v6615;
+        const bool v6617 = v6613 < v128;
+        const bool v6618 = v6616 && v6617;
+        const bool v6619 = v6614 >= v10;
+        const bool v6620 = v6618 && v6619;
+        const bool v6621 = v6614 < v6606;
+        const bool v6622 = v6620 && v6621;
+        const uint v6623 = max(v6613, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6624 = v6623 - v9;
+        const uint v6625 = max(v6614, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6626 = v6625 - v10;
+        const uint v6627 = v138 + v6624;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6628 = v6627 * v2;
+        const uint v6629 = v6628 + v6626;
+        const uint v6630 = v6629 * v3;
+        const uint v6631 = v6630 + v6603;
+        const uint v6633 = v6622 ? v6631 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6635 = v6393 + v6612;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6634 + e] = v6621 ? x[v6632 + e] : bfloat(0);
+          shm0[v6635 + e] = v6622 ? x[v6633 + e] : bfloat(0);
         }
-        const uint v6636 = v147 + v6598;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6637 = v152 + v6601;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6638 = v6636 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6639 = v6603 && v6638;
-        const bool v6640 = v6636 < v127;
-        const bool v6641 = v6639 && v6640;
-        const bool v6642 = v6637 >= v10;
-        const bool v6643 = v6641 && v6642;
-        const bool v6644 = v6637 < v6605;
-        const bool v6645 = v6643 && v6644;
-        const uint v6646 = max(v6636, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6647 = v6646 - v9;
-        const uint v6648 = max(v6637, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6649 = v6648 - v10;
-        const uint v6650 = v155 + v6647;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6651 = v6650 * v2;
-        const uint v6652 = v6651 + v6649;
-        const uint v6653 = v6652 * v3;
-        const uint v6654 = v6653 + v6602;
-        const uint v6656 = v6645 ? v6654 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6659 = v6634 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6637 = v148 + v6599;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6638 = v153 + v6602;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6639 = v6637 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6640 = v6604 && v6639;
+        const bool v6641 = v6637 < v128;
+        const bool v6642 = v6640 && v6641;
+        const bool v6643 = v6638 >= v10;
+        const bool v6644 = v6642 && v6643;
+        const bool v6645 = v6638 < v6606;
+        const bool v6646 = v6644 && v6645;
+        const uint v6647 = max(v6637, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6648 = v6647 - v9;
+        const uint v6649 = max(v6638, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6650 = v6649 - v10;
+        const uint v6651 = v156 + v6648;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6652 = v6651 * v2;
+        const uint v6653 = v6652 + v6650;
+        const uint v6654 = v6653 * v3;
+        const uint v6655 = v6654 + v6603;
+        const uint v6657 = v6646 ? v6655 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6660 = v6635 + 1024u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6659 + e] = v6645 ? x[v6656 + e] : bfloat(0);
+          shm0[v6660 + e] = v6646 ? x[v6657 + e] : bfloat(0);
         }
-        const uint v6660 = v165 + v6598;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6661 = v170 + v6601;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6662 = v6660 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6663 = v6603 && v6662;
-        const bool v6664 = v6660 < v127;
-        const bool v6665 = v6663 && v6664;
-        const bool v6666 = v6661 >= v10;
-        const bool v6667 = v6665 && v6666;
-        const bool v6668 = v6661 < v6605;
-        const bool v6669 = v6667 && v6668;
-        const uint v6670 = max(v6660, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6671 = v6670 - v9;
-        const uint v6672 = max(v6661, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6673 = v6672 - v10;
-        const uint v6674 = v173 + v6671;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6675 = v6674 * v2;
-        const uint v6676 = v6675 + v6673;
-        const uint v6677 = v6676 * v3;
-        const uint v6678 = v6677 + v6602;
-        const uint v6680 = v6669 ? v6678 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6683 = v6634 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6661 = v166 + v6599;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6662 = v171 + v6602;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6663 = v6661 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6664 = v6604 && v6663;
+        const bool v6665 = v6661 < v128;
+        const bool v6666 = v6664 && v6665;
+        const bool v6667 = v6662 >= v10;
+        const bool v6668 = v6666 && v6667;
+        const bool v6669 = v6662 < v6606;
+        const bool v6670 = v6668 && v6669;
+        const uint v6671 = max(v6661, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6672 = v6671 - v9;
+        const uint v6673 = max(v6662, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6674 = v6673 - v10;
+        const uint v6675 = v174 + v6672;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6676 = v6675 * v2;
+        const uint v6677 = v6676 + v6674;
+        const uint v6678 = v6677 * v3;
+        const uint v6679 = v6678 + v6603;
+        const uint v6681 = v6670 ? v6679 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6684 = v6635 + 2048u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6683 + e] = v6669 ? x[v6680 + e] : bfloat(0);
+          shm0[v6684 + e] = v6670 ? x[v6681 + e] : bfloat(0);
         }
-        const uint v6684 = v183 + v6598;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6685 = v188 + v6601;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6686 = v6684 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6687 = v6603 && v6686;
-        const bool v6688 = v6684 < v127;
-        const bool v6689 = v6687 && v6688;
-        const bool v6690 = v6685 >= v10;
-        const bool v6691 = v6689 && v6690;
-        const bool v6692 = v6685 < v6605;
-        const bool v6693 = v6691 && v6692;
-        const uint v6694 = max(v6684, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6695 = v6694 - v9;
-        const uint v6696 = max(v6685, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6697 = v6696 - v10;
-        const uint v6698 = v191 + v6695;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6699 = v6698 * v2;
-        const uint v6700 = v6699 + v6697;
-        const uint v6701 = v6700 * v3;
-        const uint v6702 = v6701 + v6602;
-        const uint v6704 = v6693 ? v6702 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6707 = v6634 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6685 = v184 + v6599;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6686 = v189 + v6602;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6687 = v6685 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6688 = v6604 && v6687;
+        const bool v6689 = v6685 < v128;
+        const bool v6690 = v6688 && v6689;
+        const bool v6691 = v6686 >= v10;
+        const bool v6692 = v6690 && v6691;
+        const bool v6693 = v6686 < v6606;
+        const bool v6694 = v6692 && v6693;
+        const uint v6695 = max(v6685, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6696 = v6695 - v9;
+        const uint v6697 = max(v6686, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6698 = v6697 - v10;
+        const uint v6699 = v192 + v6696;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6700 = v6699 * v2;
+        const uint v6701 = v6700 + v6698;
+        const uint v6702 = v6701 * v3;
+        const uint v6703 = v6702 + v6603;
+        const uint v6705 = v6694 ? v6703 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6708 = v6635 + 3072u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6707 + e] = v6693 ? x[v6704 + e] : bfloat(0);
+          shm0[v6708 + e] = v6694 ? x[v6705 + e] : bfloat(0);
         }
-        const uint v6708 = v201 + v6598;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6709 = v206 + v6601;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6710 = v6708 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6711 = v6603 && v6710;
-        const bool v6712 = v6708 < v127;
-        const bool v6713 = v6711 && v6712;
-        const bool v6714 = v6709 >= v10;
-        const bool v6715 = v6713 && v6714;
-        const bool v6716 = v6709 < v6605;
-        const bool v6717 = v6715 && v6716;
-        const uint v6718 = max(v6708, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6719 = v6718 - v9;
-        const uint v6720 = max(v6709, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6721 = v6720 - v10;
-        const uint v6722 = v209 + v6719;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6723 = v6722 * v2;
-        const uint v6724 = v6723 + v6721;
-        const uint v6725 = v6724 * v3;
-        const uint v6726 = v6725 + v6602;
-        const uint v6728 = v6717 ? v6726 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6731 = v6634 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6709 = v202 + v6599;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6710 = v207 + v6602;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6711 = v6709 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6712 = v6604 && v6711;
+        const bool v6713 = v6709 < v128;
+        const bool v6714 = v6712 && v6713;
+        const bool v6715 = v6710 >= v10;
+        const bool v6716 = v6714 && v6715;
+        const bool v6717 = v6710 < v6606;
+        const bool v6718 = v6716 && v6717;
+        const uint v6719 = max(v6709, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6720 = v6719 - v9;
+        const uint v6721 = max(v6710, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6722 = v6721 - v10;
+        const uint v6723 = v210 + v6720;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6724 = v6723 * v2;
+        const uint v6725 = v6724 + v6722;
+        const uint v6726 = v6725 * v3;
+        const uint v6727 = v6726 + v6603;
+        const uint v6729 = v6718 ? v6727 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6732 = v6635 + 4096u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6731 + e] = v6717 ? x[v6728 + e] : bfloat(0);
+          shm0[v6732 + e] = v6718 ? x[v6729 + e] : bfloat(0);
         }
-        const uint v6732 = v219 + v6598;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6733 = v224 + v6601;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6734 = v6732 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6735 = v6603 && v6734;
-        const bool v6736 = v6732 < v127;
-        const bool v6737 = v6735 && v6736;
-        const bool v6738 = v6733 >= v10;
-        const bool v6739 = v6737 && v6738;
-        const bool v6740 = v6733 < v6605;
-        const bool v6741 = v6739 && v6740;
-        const uint v6742 = max(v6732, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6743 = v6742 - v9;
-        const uint v6744 = max(v6733, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6745 = v6744 - v10;
-        const uint v6746 = v227 + v6743;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6747 = v6746 * v2;
-        const uint v6748 = v6747 + v6745;
-        const uint v6749 = v6748 * v3;
-        const uint v6750 = v6749 + v6602;
-        const uint v6752 = v6741 ? v6750 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6755 = v6634 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6733 = v220 + v6599;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6734 = v225 + v6602;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6735 = v6733 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6736 = v6604 && v6735;
+        const bool v6737 = v6733 < v128;
+        const bool v6738 = v6736 && v6737;
+        const bool v6739 = v6734 >= v10;
+        const bool v6740 = v6738 && v6739;
+        const bool v6741 = v6734 < v6606;
+        const bool v6742 = v6740 && v6741;
+        const uint v6743 = max(v6733, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6744 = v6743 - v9;
+        const uint v6745 = max(v6734, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6746 = v6745 - v10;
+        const uint v6747 = v228 + v6744;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6748 = v6747 * v2;
+        const uint v6749 = v6748 + v6746;
+        const uint v6750 = v6749 * v3;
+        const uint v6751 = v6750 + v6603;
+        const uint v6753 = v6742 ? v6751 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6756 = v6635 + 5120u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6755 + e] = v6741 ? x[v6752 + e] : bfloat(0);
+          shm0[v6756 + e] = v6742 ? x[v6753 + e] : bfloat(0);
         }
-        const uint v6756 = v237 + v6598;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6757 = v242 + v6601;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6758 = v6756 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6759 = v6603 && v6758;
-        const bool v6760 = v6756 < v127;
-        const bool v6761 = v6759 && v6760;
-        const bool v6762 = v6757 >= v10;
-        const bool v6763 = v6761 && v6762;
-        const bool v6764 = v6757 < v6605;
-        const bool v6765 = v6763 && v6764;
-        const uint v6766 = max(v6756, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6767 = v6766 - v9;
-        const uint v6768 = max(v6757, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6769 = v6768 - v10;
-        const uint v6770 = v245 + v6767;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6771 = v6770 * v2;
-        const uint v6772 = v6771 + v6769;
-        const uint v6773 = v6772 * v3;
-        const uint v6774 = v6773 + v6602;
-        const uint v6776 = v6765 ? v6774 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6779 = v6634 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6757 = v238 + v6599;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6758 = v243 + v6602;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6759 = v6757 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6760 = v6604 && v6759;
+        const bool v6761 = v6757 < v128;
+        const bool v6762 = v6760 && v6761;
+        const bool v6763 = v6758 >= v10;
+        const bool v6764 = v6762 && v6763;
+        const bool v6765 = v6758 < v6606;
+        const bool v6766 = v6764 && v6765;
+        const uint v6767 = max(v6757, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6768 = v6767 - v9;
+        const uint v6769 = max(v6758, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6770 = v6769 - v10;
+        const uint v6771 = v246 + v6768;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6772 = v6771 * v2;
+        const uint v6773 = v6772 + v6770;
+        const uint v6774 = v6773 * v3;
+        const uint v6775 = v6774 + v6603;
+        const uint v6777 = v6766 ? v6775 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6780 = v6635 + 6144u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6779 + e] = v6765 ? x[v6776 + e] : bfloat(0);
+          shm0[v6780 + e] = v6766 ? x[v6777 + e] : bfloat(0);
         }
-        const uint v6780 = v255 + v6598;  // kernels/convolution/im2col_a.hpp:123
-        const uint v6781 = v260 + v6601;  // kernels/convolution/im2col_a.hpp:124
-        const bool v6782 = v6780 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v6783 = v6603 && v6782;
-        const bool v6784 = v6780 < v127;
-        const bool v6785 = v6783 && v6784;
-        const bool v6786 = v6781 >= v10;
-        const bool v6787 = v6785 && v6786;
-        const bool v6788 = v6781 < v6605;
-        const bool v6789 = v6787 && v6788;
-        const uint v6790 = max(v6780, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v6791 = v6790 - v9;
-        const uint v6792 = max(v6781, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v6793 = v6792 - v10;
-        const uint v6794 = v263 + v6791;  // kernels/convolution/im2col_a.hpp:128
-        const uint v6795 = v6794 * v2;
-        const uint v6796 = v6795 + v6793;
-        const uint v6797 = v6796 * v3;
-        const uint v6798 = v6797 + v6602;
-        const uint v6800 = v6789 ? v6798 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v6803 = v6634 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v6781 = v256 + v6599;  // kernels/convolution/im2col_a.hpp:123
+        const uint v6782 = v261 + v6602;  // kernels/convolution/im2col_a.hpp:124
+        const bool v6783 = v6781 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v6784 = v6604 && v6783;
+        const bool v6785 = v6781 < v128;
+        const bool v6786 = v6784 && v6785;
+        const bool v6787 = v6782 >= v10;
+        const bool v6788 = v6786 && v6787;
+        const bool v6789 = v6782 < v6606;
+        const bool v6790 = v6788 && v6789;
+        const uint v6791 = max(v6781, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v6792 = v6791 - v9;
+        const uint v6793 = max(v6782, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v6794 = v6793 - v10;
+        const uint v6795 = v264 + v6792;  // kernels/convolution/im2col_a.hpp:128
+        const uint v6796 = v6795 * v2;
+        const uint v6797 = v6796 + v6794;
+        const uint v6798 = v6797 * v3;
+        const uint v6799 = v6798 + v6603;
+        const uint v6801 = v6790 ? v6799 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v6804 = v6635 + 7168u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v6803 + e] = v6789 ? x[v6800 + e] : bfloat(0);
+          shm0[v6804 + e] = v6790 ? x[v6801 + e] : bfloat(0);
         }
       }
-      const uint v6817 = v6386 + v6814;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6818 = v6817 < v18;
-      const bool v6819 = v6816 && v6818;
-      const uint v6823 = v6822 + v6386;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6824 = v6823 + v6814;
-      const uint v6825 = v6819 ? v6824 : v69;
-      const uint v6828 = v6392 + v6827;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6829 = v6828 + v6814;
+      const uint v6818 = v6387 + v6815;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6819 = v6818 < v18;
+      const bool v6820 = v6817 && v6819;
+      const uint v6824 = v6823 + v6387;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6825 = v6824 + v6815;
+      const uint v6826 = v6820 ? v6825 : v69;
+      const uint v6829 = v6393 + v6828;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6830 = v6829 + v6815;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6829 + e] = v6819 ? weight[v6825 + e] : bfloat(0);
+        shm1[v6830 + e] = v6820 ? weight[v6826 + e] : bfloat(0);
       }
-      const uint v6841 = v6386 + v6838;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6842 = v6841 < v18;
-      const bool v6843 = v6840 && v6842;
-      const uint v6847 = v6846 + v6386;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6848 = v6847 + v6838;
-      const uint v6849 = v6843 ? v6848 : v69;
-      const uint v6852 = v6392 + v6851;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6853 = v6852 + v6838;
+      const uint v6842 = v6387 + v6839;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6843 = v6842 < v18;
+      const bool v6844 = v6841 && v6843;
+      const uint v6848 = v6847 + v6387;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6849 = v6848 + v6839;
+      const uint v6850 = v6844 ? v6849 : v69;
+      const uint v6853 = v6393 + v6852;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6854 = v6853 + v6839;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6853 + e] = v6843 ? weight[v6849 + e] : bfloat(0);
+        shm1[v6854 + e] = v6844 ? weight[v6850 + e] : bfloat(0);
       }
-      const uint v6865 = v6386 + v6862;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6866 = v6865 < v18;
-      const bool v6867 = v6864 && v6866;
-      const uint v6871 = v6870 + v6386;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6872 = v6871 + v6862;
-      const uint v6873 = v6867 ? v6872 : v69;
-      const uint v6876 = v6392 + v6875;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6877 = v6876 + v6862;
+      const uint v6866 = v6387 + v6863;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6867 = v6866 < v18;
+      const bool v6868 = v6865 && v6867;
+      const uint v6872 = v6871 + v6387;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6873 = v6872 + v6863;
+      const uint v6874 = v6868 ? v6873 : v69;
+      const uint v6877 = v6393 + v6876;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6878 = v6877 + v6863;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6877 + e] = v6867 ? weight[v6873 + e] : bfloat(0);
+        shm1[v6878 + e] = v6868 ? weight[v6874 + e] : bfloat(0);
       }
-      const uint v6889 = v6386 + v6886;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6890 = v6889 < v18;
-      const bool v6891 = v6888 && v6890;
-      const uint v6895 = v6894 + v6386;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6896 = v6895 + v6886;
-      const uint v6897 = v6891 ? v6896 : v69;
-      const uint v6900 = v6392 + v6899;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6901 = v6900 + v6886;
+      const uint v6890 = v6387 + v6887;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6891 = v6890 < v18;
+      const bool v6892 = v6889 && v6891;
+      const uint v6896 = v6895 + v6387;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6897 = v6896 + v6887;
+      const uint v6898 = v6892 ? v6897 : v69;
+      const uint v6901 = v6393 + v6900;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6902 = v6901 + v6887;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6901 + e] = v6891 ? weight[v6897 + e] : bfloat(0);
+        shm1[v6902 + e] = v6892 ? weight[v6898 + e] : bfloat(0);
       }
-      const uint v6913 = v6386 + v6910;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6914 = v6913 < v18;
-      const bool v6915 = v6912 && v6914;
-      const uint v6919 = v6918 + v6386;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6920 = v6919 + v6910;
-      const uint v6921 = v6915 ? v6920 : v69;
-      const uint v6924 = v6392 + v6923;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6925 = v6924 + v6910;
+      const uint v6914 = v6387 + v6911;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6915 = v6914 < v18;
+      const bool v6916 = v6913 && v6915;
+      const uint v6920 = v6919 + v6387;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6921 = v6920 + v6911;
+      const uint v6922 = v6916 ? v6921 : v69;
+      const uint v6925 = v6393 + v6924;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6926 = v6925 + v6911;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6925 + e] = v6915 ? weight[v6921 + e] : bfloat(0);
+        shm1[v6926 + e] = v6916 ? weight[v6922 + e] : bfloat(0);
       }
-      const uint v6937 = v6386 + v6934;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6938 = v6937 < v18;
-      const bool v6939 = v6936 && v6938;
-      const uint v6943 = v6942 + v6386;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6944 = v6943 + v6934;
-      const uint v6945 = v6939 ? v6944 : v69;
-      const uint v6948 = v6392 + v6947;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6949 = v6948 + v6934;
+      const uint v6938 = v6387 + v6935;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6939 = v6938 < v18;
+      const bool v6940 = v6937 && v6939;
+      const uint v6944 = v6943 + v6387;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6945 = v6944 + v6935;
+      const uint v6946 = v6940 ? v6945 : v69;
+      const uint v6949 = v6393 + v6948;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6950 = v6949 + v6935;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6949 + e] = v6939 ? weight[v6945 + e] : bfloat(0);
+        shm1[v6950 + e] = v6940 ? weight[v6946 + e] : bfloat(0);
       }
-      const uint v6961 = v6386 + v6958;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6962 = v6961 < v18;
-      const bool v6963 = v6960 && v6962;
-      const uint v6967 = v6966 + v6386;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6968 = v6967 + v6958;
-      const uint v6969 = v6963 ? v6968 : v69;
-      const uint v6972 = v6392 + v6971;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6973 = v6972 + v6958;
+      const uint v6962 = v6387 + v6959;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6963 = v6962 < v18;
+      const bool v6964 = v6961 && v6963;
+      const uint v6968 = v6967 + v6387;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6969 = v6968 + v6959;
+      const uint v6970 = v6964 ? v6969 : v69;
+      const uint v6973 = v6393 + v6972;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6974 = v6973 + v6959;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6973 + e] = v6963 ? weight[v6969 + e] : bfloat(0);
+        shm1[v6974 + e] = v6964 ? weight[v6970 + e] : bfloat(0);
       }
-      const uint v6985 = v6386 + v6982;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v6986 = v6985 < v18;
-      const bool v6987 = v6984 && v6986;
-      const uint v6991 = v6990 + v6386;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v6992 = v6991 + v6982;
-      const uint v6993 = v6987 ? v6992 : v69;
-      const uint v6996 = v6392 + v6995;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v6997 = v6996 + v6982;
+      const uint v6986 = v6387 + v6983;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v6987 = v6986 < v18;
+      const bool v6988 = v6985 && v6987;
+      const uint v6992 = v6991 + v6387;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v6993 = v6992 + v6983;
+      const uint v6994 = v6988 ? v6993 : v69;
+      const uint v6997 = v6393 + v6996;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v6998 = v6997 + v6983;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v6997 + e] = v6987 ? weight[v6993 + e] : bfloat(0);
+        shm1[v6998 + e] = v6988 ? weight[v6994 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7006 = v6392 + v7005;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v7006), long(64u));
-      const uint v7012 = v6392 + v7011;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v7012), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v7019 = v7006 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v7019), long(64u));
-      const uint v7025 = v7012 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v7025), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v7031 = v7006 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v7031), long(64u));
-      const uint v7037 = v7012 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v7037), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v7043 = v7006 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v7043), long(64u));
-      const uint v7049 = v7012 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v7049), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v7007 = v6393 + v7006;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v277, shm0, long(v7007), long(64u));
+      const uint v7013 = v6393 + v7012;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load<true>(v279, shm1, long(v7013), long(64u));
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v7020 = v7007 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v277, shm0, long(v7020), long(64u));
+      const uint v7026 = v7013 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load<true>(v279, shm1, long(v7026), long(64u));
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v7032 = v7007 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v277, shm0, long(v7032), long(64u));
+      const uint v7038 = v7013 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load<true>(v279, shm1, long(v7038), long(64u));
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v7044 = v7007 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v277, shm0, long(v7044), long(64u));
+      const uint v7050 = v7013 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load<true>(v279, shm1, long(v7050), long(64u));
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
   } else {
-    const uint v968 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
-    const uint v1027 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1081 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1087 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1095 = v1081 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1101 = v1087 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1107 = v1081 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1113 = v1087 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1119 = v1081 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1125 = v1087 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v969 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
+    const uint v1028 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const uint v1082 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v1088 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
 
-    for (uint v967 = 0u; v967 < v18; v967 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v971 = v117; v971 < 8192u; v971 += v968) {  // kernels/convolution/im2col_a.hpp:155
-        const uint v973 = v971 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const uint v975 = v971 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const uint v976 = v967 + v975;  // kernels/convolution/im2col_a.hpp:158
-        const uint v977 = v63 + v973;
-        const uint v1003 = v977 / v115;  // kernels/convolution/im2col_a.hpp:63
-        const uint v1004 = v977 % v115;  // kernels/convolution/im2col_a.hpp:64
-        const uint v1006 = v976 / v16;  // kernels/convolution/im2col_a.hpp:66
-        const uint v1007 = v1006 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const uint v1008 = v1007 * v11;
-        const uint v1009 = v1004 / v30;
-        const uint v1010 = v1009 * v7;
-        const uint v1011 = v1010 + v1008;
-        const uint v1012 = v1006 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const uint v1013 = v1012 * v12;
-        const uint v1014 = v1004 % v30;
-        const uint v1015 = v1014 * v8;
-        const uint v1016 = v1015 + v1013;
-        const bool v1017 = v977 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1018 = v976 < v18;
-        const bool v1019 = v1017 && v1018;
-        const bool v1020 = v1011 >= v9;
-        const bool v1021 = v1019 && v1020;
-        const bool v1023 = v1011 < v127;
-        const bool v1024 = v1021 && v1023;
-        const bool v1025 = v1016 >= v10;
-        const bool v1026 = v1024 && v1025;
-        const bool v1028 = v1016 < v1027;
-        const bool v1029 = v1026 && v1028;
-        const uint v1030 = max(v1011, v9);  // kernels/convolution/im2col_a.hpp:72
-        const uint v1031 = v1030 - v9;
-        const uint v1032 = max(v1016, v10);  // kernels/convolution/im2col_a.hpp:73
-        const uint v1033 = v1032 - v10;
-        const uint v1034 = v976 % v16;  // kernels/convolution/im2col_a.hpp:74
-        const uint v1035 = v1003 * v1;
-        const uint v1036 = v1035 + v1031;
-        const uint v1037 = v1036 * v2;
-        const uint v1038 = v1037 + v1033;
-        const uint v1039 = v1038 * v3;
-        const uint v1040 = v1039 + v70;
-        const uint v1041 = v1040 + v1034;
-        if (v1029) {  // kernels/convolution/im2col_a.hpp:159
-          const bfloat v1042 = x[v1041];
-          const uint v1044 = v973 << 6u;
-          const uint v1045 = v1044 + v975;
-          shm0[v1045] = v1042;
+    for (uint v968 = 0u; v968 < v18; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+      for (uint v972 = v118; v972 < 8192u; v972 += v969) {  // kernels/convolution/im2col_a.hpp:155
+        const uint v974 = v972 >> 6u;  // kernels/convolution/im2col_a.hpp:156
+        const uint v976 = v972 & 63u;  // kernels/convolution/im2col_a.hpp:157
+        const uint v977 = v968 + v976;  // kernels/convolution/im2col_a.hpp:158
+        const uint v978 = v63 + v974;
+        const uint v1004 = v978 / v116;  // kernels/convolution/im2col_a.hpp:63
+        const uint v1005 = v978 % v116;  // kernels/convolution/im2col_a.hpp:64
+        const uint v1007 = v977 / v16;  // kernels/convolution/im2col_a.hpp:66
+        const uint v1008 = v1007 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const uint v1009 = v1008 * v11;
+        const uint v1010 = v1005 / v30;
+        const uint v1011 = v1010 * v7;
+        const uint v1012 = v1011 + v1009;
+        const uint v1013 = v1007 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const uint v1014 = v1013 * v12;
+        const uint v1015 = v1005 % v30;
+        const uint v1016 = v1015 * v8;
+        const uint v1017 = v1016 + v1014;
+        const bool v1018 = v978 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1019 = v977 < v18;
+        const bool v1020 = v1018 && v1019;
+        const bool v1021 = v1012 >= v9;
+        const bool v1022 = v1020 && v1021;
+        const bool v1024 = v1012 < v128;
+        const bool v1025 = v1022 && v1024;
+        const bool v1026 = v1017 >= v10;
+        const bool v1027 = v1025 && v1026;
+        const bool v1029 = v1017 < v1028;
+        const bool v1030 = v1027 && v1029;
+        const uint v1031 = max(v1012, v9);  // kernels/convolution/im2col_a.hpp:72
+        const uint v1032 = v1031 - v9;
+        const uint v1033 = max(v1017, v10);  // kernels/convolution/im2col_a.hpp:73
+        const uint v1034 = v1033 - v10;
+        const uint v1035 = v977 % v16;  // kernels/convolution/im2col_a.hpp:74
+        const uint v1036 = v1004 * v1;
+        const uint v1037 = v1036 + v1032;
+        const uint v1038 = v1037 * v2;
+        const uint v1039 = v1038 + v1034;
+        const uint v1040 = v1039 * v3;
+        const uint v1041 = v1040 + v71;
+        const uint v1042 = v1041 + v1035;
+        if (v1030) {  // kernels/convolution/im2col_a.hpp:159
+          const bfloat v1043 = x[v1042];
+          const uint v1045 = v974 << 6u;
+          const uint v1046 = v1045 + v976;
+          shm0[v1046] = v1043;
         } else {
-          const uint v1047 = v973 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const uint v1048 = v1047 + v975;
-          shm0[v1048] = bfloat(0.0f);
+          const uint v1048 = v974 << 6u;  // kernels/convolution/im2col_a.hpp:160
+          const uint v1049 = v1048 + v976;
+          shm0[v1049] = bfloat(0.0f);
         }
       }
 
-      for (uint v1053 = v117; v1053 < 8192u; v1053 += v968) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1055 = v1053 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1057 = v1053 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1058 = v67 + v1055;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1059 = v1058 < v15;
-        const uint v1060 = v967 + v1057;
-        const bool v1061 = v1060 < v18;
-        const bool v1062 = v1059 && v1061;
-        if (v1062) {
-          const uint v1064 = v1058 * v18;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1065 = v69 + v1064;
-          const uint v1066 = v1065 + v967;
-          const uint v1067 = v1066 + v1057;
-          const bfloat v1068 = weight[v1067];
-          const uint v1070 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v1071 = v1070 + v1057;
-          shm1[v1071] = v1068;
+      for (uint v1054 = v118; v1054 < 8192u; v1054 += v969) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1056 = v1054 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1058 = v1054 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1059 = v67 + v1056;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1060 = v1059 < v15;
+        const uint v1061 = v968 + v1058;
+        const bool v1062 = v1061 < v18;
+        const bool v1063 = v1060 && v1062;
+        if (v1063) {
+          const uint v1065 = v1059 * v18;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1066 = v69 + v1065;
+          const uint v1067 = v1066 + v968;
+          const uint v1068 = v1067 + v1058;
+          const bfloat v1069 = weight[v1068];
+          const uint v1071 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1072 = v1071 + v1058;
+          shm1[v1072] = v1069;
         } else {
-          const uint v1073 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1074 = v1073 + v1057;
-          shm1[v1074] = bfloat(0.0f);
+          const uint v1074 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1075 = v1074 + v1058;
+          shm1[v1075] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v276, shm0, long(v1081), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1087), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v276, shm0, long(v1095), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1101), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v276, shm0, long(v1107), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1113), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v276, shm0, long(v1119), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1125), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
+      iron_frag_load<false>(v277, shm0, long(v1082), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v279, shm1, long(v1088), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<false>(v277, shm0, long(v1096), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v279, shm1, long(v1102), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<false>(v277, shm0, long(v1108), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v279, shm1, long(v1114), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<false>(v277, shm0, long(v1120), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v279, shm1, long(v1126), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
     }
   }
-  const uint v1126 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v1127 = v63 + v268;
-  const uint v1131 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1132 = v1131 == 0u;
-  const uint v1135 = v15 & 1u;
-  const bool v1136 = v1135 == 0u;
-  const bool v1137 = v1132 && v1136;
-  if (v1137) {
-    const uint v1138 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1139 = v1127 + v1138;
-    const uint v1140 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1141 = v1126 + v1140;
-    const uint v1143 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1144 = v1143 == v1138;
-    const uint v1147 = v1140 + 1u;
-    const uint v1148 = iron_frag_coord<64>(1u, iron_lane, true);
-    const bool v1149 = v1148 == v1147;
-    const bool v1150 = v1144 && v1149;
-    const uint v1153 = v1141 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1154 = v1153 == 0u;
-    const bool v1155 = v1150 && v1154;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1155) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1156 = v1139 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1157 = v1141 < v15;
-      const bool v1158 = v1156 && v1157;
-      if (v1158) {
-        const uint v1159 = v68 + v1141;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1160 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1161 = bfloat(v1160);
-        const float v1162 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1165 = bfloat(v1162);
-        const uint v1166 = v1139 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1167 = v1166 + v1159;
-        *(device bfloat2*)(out + v1167) = bfloat2(v1161, v1165);
+  const uint v1127 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v1128 = v63 + v269;
+  const uint v1132 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
+  const bool v1133 = v1132 == 0u;
+  const uint v1136 = v15 & 1u;
+  const bool v1137 = v1136 == 0u;
+  const bool v1138 = v1133 && v1137;
+  if (v1138) {
+    const uint v1139 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1140 = v1128 + v1139;
+    const uint v1141 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1142 = v1127 + v1141;
+    const uint v1144 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1145 = v1144 == v1139;
+    const uint v1148 = v1141 + 1u;
+    const uint v1149 = iron_frag_coord<64>(1u, iron_lane, true);
+    const bool v1150 = v1149 == v1148;
+    const bool v1151 = v1145 && v1150;
+    const uint v1154 = v1142 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1155 = v1154 == 0u;
+    const bool v1156 = v1151 && v1155;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1156) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1157 = v1140 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1158 = v1142 < v15;
+      const bool v1159 = v1157 && v1158;
+      if (v1159) {
+        const uint v1160 = v68 + v1142;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1161 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1162 = bfloat(v1161);
+        const float v1163 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1166 = bfloat(v1163);
+        const uint v1167 = v1140 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1168 = v1167 + v1160;
+        *(device bfloat2*)(out + v1168) = bfloat2(v1162, v1166);
       }
     } else {
-      const bool v1172 = v1139 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1173 = v1141 < v15;
-      const bool v1174 = v1172 && v1173;
-      if (v1174) {
-        const float v1175 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1177 = bfloat(v1175);
-        const uint v1178 = v1139 * v4;
-        const uint v1179 = v1178 + v68;
-        const uint v1180 = v1179 + v1141;
-        out[v1180] = v1177;
+      const bool v1173 = v1140 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1174 = v1142 < v15;
+      const bool v1175 = v1173 && v1174;
+      if (v1175) {
+        const float v1176 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1178 = bfloat(v1176);
+        const uint v1179 = v1140 * v4;
+        const uint v1180 = v1179 + v68;
+        const uint v1181 = v1180 + v1142;
+        out[v1181] = v1178;
       }
-      const uint v1182 = v1127 + v1143;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1184 = v1126 + v1148;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1185 = v1182 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1186 = v1184 < v15;
-      const bool v1187 = v1185 && v1186;
-      if (v1187) {
-        const float v1188 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1190 = bfloat(v1188);
-        const uint v1191 = v1182 * v4;
-        const uint v1192 = v1191 + v68;
-        const uint v1193 = v1192 + v1184;
-        out[v1193] = v1190;
-      }
-    }
-    const uint v1194 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1195 = v1127 + v1194;
-    const uint v1196 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1197 = v1126 + v1196;
-    const uint v1199 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1200 = v1199 == v1194;
-    const uint v1203 = v1196 + 1u;
-    const uint v1204 = iron_frag_coord<64>(3u, iron_lane, true);
-    const bool v1205 = v1204 == v1203;
-    const bool v1206 = v1200 && v1205;
-    const uint v1209 = v1197 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1210 = v1209 == 0u;
-    const bool v1211 = v1206 && v1210;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1211) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1212 = v1195 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1213 = v1197 < v15;
-      const bool v1214 = v1212 && v1213;
-      if (v1214) {
-        const uint v1215 = v68 + v1197;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1216 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1217 = bfloat(v1216);
-        const float v1218 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1221 = bfloat(v1218);
-        const uint v1222 = v1195 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1223 = v1222 + v1215;
-        *(device bfloat2*)(out + v1223) = bfloat2(v1217, v1221);
-      }
-    } else {
-      const bool v1228 = v1195 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1229 = v1197 < v15;
-      const bool v1230 = v1228 && v1229;
-      if (v1230) {
-        const float v1231 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1233 = bfloat(v1231);
-        const uint v1234 = v1195 * v4;
-        const uint v1235 = v1234 + v68;
-        const uint v1236 = v1235 + v1197;
-        out[v1236] = v1233;
-      }
-      const uint v1238 = v1127 + v1199;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1240 = v1126 + v1204;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1241 = v1238 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1242 = v1240 < v15;
-      const bool v1243 = v1241 && v1242;
-      if (v1243) {
-        const float v1244 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1246 = bfloat(v1244);
-        const uint v1247 = v1238 * v4;
-        const uint v1248 = v1247 + v68;
-        const uint v1249 = v1248 + v1240;
-        out[v1249] = v1246;
+      const uint v1183 = v1128 + v1144;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1185 = v1127 + v1149;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1186 = v1183 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1187 = v1185 < v15;
+      const bool v1188 = v1186 && v1187;
+      if (v1188) {
+        const float v1189 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1191 = bfloat(v1189);
+        const uint v1192 = v1183 * v4;
+        const uint v1193 = v1192 + v68;
+        const uint v1194 = v1193 + v1185;
+        out[v1194] = v1191;
       }
     }
-    const uint v1250 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1251 = v1127 + v1250;
-    const uint v1252 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1253 = v1126 + v1252;
-    const uint v1255 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1256 = v1255 == v1250;
-    const uint v1259 = v1252 + 1u;
-    const uint v1260 = iron_frag_coord<64>(5u, iron_lane, true);
-    const bool v1261 = v1260 == v1259;
-    const bool v1262 = v1256 && v1261;
-    const uint v1265 = v1253 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1266 = v1265 == 0u;
-    const bool v1267 = v1262 && v1266;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1267) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1268 = v1251 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1269 = v1253 < v15;
-      const bool v1270 = v1268 && v1269;
-      if (v1270) {
-        const uint v1271 = v68 + v1253;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1272 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1273 = bfloat(v1272);
-        const float v1274 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1277 = bfloat(v1274);
-        const uint v1278 = v1251 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1279 = v1278 + v1271;
-        *(device bfloat2*)(out + v1279) = bfloat2(v1273, v1277);
+    const uint v1195 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1196 = v1128 + v1195;
+    const uint v1197 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1198 = v1127 + v1197;
+    const uint v1200 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1201 = v1200 == v1195;
+    const uint v1204 = v1197 + 1u;
+    const uint v1205 = iron_frag_coord<64>(3u, iron_lane, true);
+    const bool v1206 = v1205 == v1204;
+    const bool v1207 = v1201 && v1206;
+    const uint v1210 = v1198 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1211 = v1210 == 0u;
+    const bool v1212 = v1207 && v1211;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1212) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1213 = v1196 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1214 = v1198 < v15;
+      const bool v1215 = v1213 && v1214;
+      if (v1215) {
+        const uint v1216 = v68 + v1198;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1217 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1218 = bfloat(v1217);
+        const float v1219 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1222 = bfloat(v1219);
+        const uint v1223 = v1196 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1224 = v1223 + v1216;
+        *(device bfloat2*)(out + v1224) = bfloat2(v1218, v1222);
       }
     } else {
-      const bool v1284 = v1251 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1285 = v1253 < v15;
-      const bool v1286 = v1284 && v1285;
-      if (v1286) {
-        const float v1287 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1289 = bfloat(v1287);
-        const uint v1290 = v1251 * v4;
-        const uint v1291 = v1290 + v68;
-        const uint v1292 = v1291 + v1253;
-        out[v1292] = v1289;
+      const bool v1229 = v1196 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1230 = v1198 < v15;
+      const bool v1231 = v1229 && v1230;
+      if (v1231) {
+        const float v1232 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1234 = bfloat(v1232);
+        const uint v1235 = v1196 * v4;
+        const uint v1236 = v1235 + v68;
+        const uint v1237 = v1236 + v1198;
+        out[v1237] = v1234;
       }
-      const uint v1294 = v1127 + v1255;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1296 = v1126 + v1260;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1297 = v1294 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1298 = v1296 < v15;
-      const bool v1299 = v1297 && v1298;
-      if (v1299) {
-        const float v1300 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1302 = bfloat(v1300);
-        const uint v1303 = v1294 * v4;
-        const uint v1304 = v1303 + v68;
-        const uint v1305 = v1304 + v1296;
-        out[v1305] = v1302;
+      const uint v1239 = v1128 + v1200;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1241 = v1127 + v1205;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1242 = v1239 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1243 = v1241 < v15;
+      const bool v1244 = v1242 && v1243;
+      if (v1244) {
+        const float v1245 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1247 = bfloat(v1245);
+        const uint v1248 = v1239 * v4;
+        const uint v1249 = v1248 + v68;
+        const uint v1250 = v1249 + v1241;
+        out[v1250] = v1247;
       }
     }
-    const uint v1306 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1307 = v1127 + v1306;
-    const uint v1308 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1309 = v1126 + v1308;
-    const uint v1311 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1312 = v1311 == v1306;
-    const uint v1315 = v1308 + 1u;
-    const uint v1316 = iron_frag_coord<64>(7u, iron_lane, true);
-    const bool v1317 = v1316 == v1315;
-    const bool v1318 = v1312 && v1317;
-    const uint v1321 = v1309 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1322 = v1321 == 0u;
-    const bool v1323 = v1318 && v1322;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1323) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1324 = v1307 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1325 = v1309 < v15;
-      const bool v1326 = v1324 && v1325;
-      if (v1326) {
-        const uint v1327 = v68 + v1309;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1328 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1329 = bfloat(v1328);
-        const float v1330 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1333 = bfloat(v1330);
-        const uint v1334 = v1307 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1335 = v1334 + v1327;
-        *(device bfloat2*)(out + v1335) = bfloat2(v1329, v1333);
+    const uint v1251 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1252 = v1128 + v1251;
+    const uint v1253 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1254 = v1127 + v1253;
+    const uint v1256 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1257 = v1256 == v1251;
+    const uint v1260 = v1253 + 1u;
+    const uint v1261 = iron_frag_coord<64>(5u, iron_lane, true);
+    const bool v1262 = v1261 == v1260;
+    const bool v1263 = v1257 && v1262;
+    const uint v1266 = v1254 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1267 = v1266 == 0u;
+    const bool v1268 = v1263 && v1267;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1268) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1269 = v1252 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1270 = v1254 < v15;
+      const bool v1271 = v1269 && v1270;
+      if (v1271) {
+        const uint v1272 = v68 + v1254;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1273 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1274 = bfloat(v1273);
+        const float v1275 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1278 = bfloat(v1275);
+        const uint v1279 = v1252 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1280 = v1279 + v1272;
+        *(device bfloat2*)(out + v1280) = bfloat2(v1274, v1278);
       }
     } else {
-      const bool v1340 = v1307 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1341 = v1309 < v15;
-      const bool v1342 = v1340 && v1341;
-      if (v1342) {
-        const float v1343 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1345 = bfloat(v1343);
-        const uint v1346 = v1307 * v4;
-        const uint v1347 = v1346 + v68;
-        const uint v1348 = v1347 + v1309;
-        out[v1348] = v1345;
+      const bool v1285 = v1252 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1286 = v1254 < v15;
+      const bool v1287 = v1285 && v1286;
+      if (v1287) {
+        const float v1288 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1290 = bfloat(v1288);
+        const uint v1291 = v1252 * v4;
+        const uint v1292 = v1291 + v68;
+        const uint v1293 = v1292 + v1254;
+        out[v1293] = v1290;
       }
-      const uint v1350 = v1127 + v1311;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1352 = v1126 + v1316;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1353 = v1350 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1354 = v1352 < v15;
-      const bool v1355 = v1353 && v1354;
-      if (v1355) {
-        const float v1356 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1358 = bfloat(v1356);
-        const uint v1359 = v1350 * v4;
-        const uint v1360 = v1359 + v68;
-        const uint v1361 = v1360 + v1352;
-        out[v1361] = v1358;
+      const uint v1295 = v1128 + v1256;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1297 = v1127 + v1261;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1298 = v1295 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1299 = v1297 < v15;
+      const bool v1300 = v1298 && v1299;
+      if (v1300) {
+        const float v1301 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1303 = bfloat(v1301);
+        const uint v1304 = v1295 * v4;
+        const uint v1305 = v1304 + v68;
+        const uint v1306 = v1305 + v1297;
+        out[v1306] = v1303;
       }
     }
-    const uint v1362 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1363 = v1127 + v1362;
-    const uint v1364 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1365 = v1126 + v1364;
-    const uint v1367 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1368 = v1367 == v1362;
-    const uint v1371 = v1364 + 1u;
-    const uint v1372 = iron_frag_coord<64>(9u, iron_lane, true);
-    const bool v1373 = v1372 == v1371;
-    const bool v1374 = v1368 && v1373;
-    const uint v1377 = v1365 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1378 = v1377 == 0u;
-    const bool v1379 = v1374 && v1378;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1379) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1380 = v1363 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1381 = v1365 < v15;
-      const bool v1382 = v1380 && v1381;
-      if (v1382) {
-        const uint v1383 = v68 + v1365;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1384 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1385 = bfloat(v1384);
-        const float v1386 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1389 = bfloat(v1386);
-        const uint v1390 = v1363 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1391 = v1390 + v1383;
-        *(device bfloat2*)(out + v1391) = bfloat2(v1385, v1389);
+    const uint v1307 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1308 = v1128 + v1307;
+    const uint v1309 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1310 = v1127 + v1309;
+    const uint v1312 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1313 = v1312 == v1307;
+    const uint v1316 = v1309 + 1u;
+    const uint v1317 = iron_frag_coord<64>(7u, iron_lane, true);
+    const bool v1318 = v1317 == v1316;
+    const bool v1319 = v1313 && v1318;
+    const uint v1322 = v1310 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1323 = v1322 == 0u;
+    const bool v1324 = v1319 && v1323;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1324) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1325 = v1308 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1326 = v1310 < v15;
+      const bool v1327 = v1325 && v1326;
+      if (v1327) {
+        const uint v1328 = v68 + v1310;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1329 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1330 = bfloat(v1329);
+        const float v1331 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1334 = bfloat(v1331);
+        const uint v1335 = v1308 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1336 = v1335 + v1328;
+        *(device bfloat2*)(out + v1336) = bfloat2(v1330, v1334);
       }
     } else {
-      const bool v1396 = v1363 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1397 = v1365 < v15;
-      const bool v1398 = v1396 && v1397;
-      if (v1398) {
-        const float v1399 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1401 = bfloat(v1399);
-        const uint v1402 = v1363 * v4;
-        const uint v1403 = v1402 + v68;
-        const uint v1404 = v1403 + v1365;
-        out[v1404] = v1401;
+      const bool v1341 = v1308 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1342 = v1310 < v15;
+      const bool v1343 = v1341 && v1342;
+      if (v1343) {
+        const float v1344 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1346 = bfloat(v1344);
+        const uint v1347 = v1308 * v4;
+        const uint v1348 = v1347 + v68;
+        const uint v1349 = v1348 + v1310;
+        out[v1349] = v1346;
       }
-      const uint v1406 = v1127 + v1367;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1408 = v1126 + v1372;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1409 = v1406 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1410 = v1408 < v15;
-      const bool v1411 = v1409 && v1410;
-      if (v1411) {
-        const float v1412 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1414 = bfloat(v1412);
-        const uint v1415 = v1406 * v4;
-        const uint v1416 = v1415 + v68;
-        const uint v1417 = v1416 + v1408;
-        out[v1417] = v1414;
+      const uint v1351 = v1128 + v1312;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1353 = v1127 + v1317;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1354 = v1351 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1355 = v1353 < v15;
+      const bool v1356 = v1354 && v1355;
+      if (v1356) {
+        const float v1357 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1359 = bfloat(v1357);
+        const uint v1360 = v1351 * v4;
+        const uint v1361 = v1360 + v68;
+        const uint v1362 = v1361 + v1353;
+        out[v1362] = v1359;
       }
     }
-    const uint v1418 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1419 = v1127 + v1418;
-    const uint v1420 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1421 = v1126 + v1420;
-    const uint v1423 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1424 = v1423 == v1418;
-    const uint v1427 = v1420 + 1u;
-    const uint v1428 = iron_frag_coord<64>(11u, iron_lane, true);
-    const bool v1429 = v1428 == v1427;
-    const bool v1430 = v1424 && v1429;
-    const uint v1433 = v1421 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1434 = v1433 == 0u;
-    const bool v1435 = v1430 && v1434;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1435) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1436 = v1419 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1437 = v1421 < v15;
-      const bool v1438 = v1436 && v1437;
-      if (v1438) {
-        const uint v1439 = v68 + v1421;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1440 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1441 = bfloat(v1440);
-        const float v1442 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1445 = bfloat(v1442);
-        const uint v1446 = v1419 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1447 = v1446 + v1439;
-        *(device bfloat2*)(out + v1447) = bfloat2(v1441, v1445);
+    const uint v1363 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1364 = v1128 + v1363;
+    const uint v1365 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1366 = v1127 + v1365;
+    const uint v1368 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1369 = v1368 == v1363;
+    const uint v1372 = v1365 + 1u;
+    const uint v1373 = iron_frag_coord<64>(9u, iron_lane, true);
+    const bool v1374 = v1373 == v1372;
+    const bool v1375 = v1369 && v1374;
+    const uint v1378 = v1366 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1379 = v1378 == 0u;
+    const bool v1380 = v1375 && v1379;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1380) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1381 = v1364 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1382 = v1366 < v15;
+      const bool v1383 = v1381 && v1382;
+      if (v1383) {
+        const uint v1384 = v68 + v1366;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1385 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1386 = bfloat(v1385);
+        const float v1387 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1390 = bfloat(v1387);
+        const uint v1391 = v1364 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1392 = v1391 + v1384;
+        *(device bfloat2*)(out + v1392) = bfloat2(v1386, v1390);
       }
     } else {
-      const bool v1452 = v1419 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1453 = v1421 < v15;
-      const bool v1454 = v1452 && v1453;
-      if (v1454) {
-        const float v1455 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1457 = bfloat(v1455);
-        const uint v1458 = v1419 * v4;
-        const uint v1459 = v1458 + v68;
-        const uint v1460 = v1459 + v1421;
-        out[v1460] = v1457;
+      const bool v1397 = v1364 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1398 = v1366 < v15;
+      const bool v1399 = v1397 && v1398;
+      if (v1399) {
+        const float v1400 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1402 = bfloat(v1400);
+        const uint v1403 = v1364 * v4;
+        const uint v1404 = v1403 + v68;
+        const uint v1405 = v1404 + v1366;
+        out[v1405] = v1402;
       }
-      const uint v1462 = v1127 + v1423;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1464 = v1126 + v1428;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1465 = v1462 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1466 = v1464 < v15;
-      const bool v1467 = v1465 && v1466;
-      if (v1467) {
-        const float v1468 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1470 = bfloat(v1468);
-        const uint v1471 = v1462 * v4;
-        const uint v1472 = v1471 + v68;
-        const uint v1473 = v1472 + v1464;
-        out[v1473] = v1470;
+      const uint v1407 = v1128 + v1368;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1409 = v1127 + v1373;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1410 = v1407 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1411 = v1409 < v15;
+      const bool v1412 = v1410 && v1411;
+      if (v1412) {
+        const float v1413 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1415 = bfloat(v1413);
+        const uint v1416 = v1407 * v4;
+        const uint v1417 = v1416 + v68;
+        const uint v1418 = v1417 + v1409;
+        out[v1418] = v1415;
       }
     }
-    const uint v1474 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1475 = v1127 + v1474;
-    const uint v1476 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1477 = v1126 + v1476;
-    const uint v1479 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1480 = v1479 == v1474;
-    const uint v1483 = v1476 + 1u;
-    const uint v1484 = iron_frag_coord<64>(13u, iron_lane, true);
-    const bool v1485 = v1484 == v1483;
-    const bool v1486 = v1480 && v1485;
-    const uint v1489 = v1477 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1490 = v1489 == 0u;
-    const bool v1491 = v1486 && v1490;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1491) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1492 = v1475 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1493 = v1477 < v15;
-      const bool v1494 = v1492 && v1493;
-      if (v1494) {
-        const uint v1495 = v68 + v1477;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1496 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1497 = bfloat(v1496);
-        const float v1498 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1501 = bfloat(v1498);
-        const uint v1502 = v1475 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1503 = v1502 + v1495;
-        *(device bfloat2*)(out + v1503) = bfloat2(v1497, v1501);
+    const uint v1419 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1420 = v1128 + v1419;
+    const uint v1421 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1422 = v1127 + v1421;
+    const uint v1424 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1425 = v1424 == v1419;
+    const uint v1428 = v1421 + 1u;
+    const uint v1429 = iron_frag_coord<64>(11u, iron_lane, true);
+    const bool v1430 = v1429 == v1428;
+    const bool v1431 = v1425 && v1430;
+    const uint v1434 = v1422 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1435 = v1434 == 0u;
+    const bool v1436 = v1431 && v1435;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1436) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1437 = v1420 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1438 = v1422 < v15;
+      const bool v1439 = v1437 && v1438;
+      if (v1439) {
+        const uint v1440 = v68 + v1422;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1441 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1442 = bfloat(v1441);
+        const float v1443 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1446 = bfloat(v1443);
+        const uint v1447 = v1420 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1448 = v1447 + v1440;
+        *(device bfloat2*)(out + v1448) = bfloat2(v1442, v1446);
       }
     } else {
-      const bool v1508 = v1475 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1509 = v1477 < v15;
-      const bool v1510 = v1508 && v1509;
-      if (v1510) {
-        const float v1511 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1513 = bfloat(v1511);
-        const uint v1514 = v1475 * v4;
-        const uint v1515 = v1514 + v68;
-        const uint v1516 = v1515 + v1477;
-        out[v1516] = v1513;
+      const bool v1453 = v1420 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1454 = v1422 < v15;
+      const bool v1455 = v1453 && v1454;
+      if (v1455) {
+        const float v1456 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1458 = bfloat(v1456);
+        const uint v1459 = v1420 * v4;
+        const uint v1460 = v1459 + v68;
+        const uint v1461 = v1460 + v1422;
+        out[v1461] = v1458;
       }
-      const uint v1518 = v1127 + v1479;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1520 = v1126 + v1484;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1521 = v1518 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1522 = v1520 < v15;
-      const bool v1523 = v1521 && v1522;
-      if (v1523) {
-        const float v1524 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1526 = bfloat(v1524);
-        const uint v1527 = v1518 * v4;
-        const uint v1528 = v1527 + v68;
-        const uint v1529 = v1528 + v1520;
-        out[v1529] = v1526;
+      const uint v1463 = v1128 + v1424;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1465 = v1127 + v1429;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1466 = v1463 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1467 = v1465 < v15;
+      const bool v1468 = v1466 && v1467;
+      if (v1468) {
+        const float v1469 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1471 = bfloat(v1469);
+        const uint v1472 = v1463 * v4;
+        const uint v1473 = v1472 + v68;
+        const uint v1474 = v1473 + v1465;
+        out[v1474] = v1471;
       }
     }
-    const uint v1530 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1531 = v1127 + v1530;
-    const uint v1532 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1533 = v1126 + v1532;
-    const uint v1535 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1536 = v1535 == v1530;
-    const uint v1539 = v1532 + 1u;
-    const uint v1540 = iron_frag_coord<64>(15u, iron_lane, true);
-    const bool v1541 = v1540 == v1539;
-    const bool v1542 = v1536 && v1541;
-    const uint v1545 = v1533 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1546 = v1545 == 0u;
-    const bool v1547 = v1542 && v1546;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1547) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1548 = v1531 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1549 = v1533 < v15;
-      const bool v1550 = v1548 && v1549;
-      if (v1550) {
-        const uint v1551 = v68 + v1533;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1552 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1553 = bfloat(v1552);
-        const float v1554 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1557 = bfloat(v1554);
-        const uint v1558 = v1531 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1559 = v1558 + v1551;
-        *(device bfloat2*)(out + v1559) = bfloat2(v1553, v1557);
+    const uint v1475 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1476 = v1128 + v1475;
+    const uint v1477 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1478 = v1127 + v1477;
+    const uint v1480 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1481 = v1480 == v1475;
+    const uint v1484 = v1477 + 1u;
+    const uint v1485 = iron_frag_coord<64>(13u, iron_lane, true);
+    const bool v1486 = v1485 == v1484;
+    const bool v1487 = v1481 && v1486;
+    const uint v1490 = v1478 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1491 = v1490 == 0u;
+    const bool v1492 = v1487 && v1491;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1492) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1493 = v1476 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1494 = v1478 < v15;
+      const bool v1495 = v1493 && v1494;
+      if (v1495) {
+        const uint v1496 = v68 + v1478;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1497 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1498 = bfloat(v1497);
+        const float v1499 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1502 = bfloat(v1499);
+        const uint v1503 = v1476 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1504 = v1503 + v1496;
+        *(device bfloat2*)(out + v1504) = bfloat2(v1498, v1502);
       }
     } else {
-      const bool v1564 = v1531 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1565 = v1533 < v15;
-      const bool v1566 = v1564 && v1565;
-      if (v1566) {
-        const float v1567 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1569 = bfloat(v1567);
-        const uint v1570 = v1531 * v4;
-        const uint v1571 = v1570 + v68;
-        const uint v1572 = v1571 + v1533;
-        out[v1572] = v1569;
+      const bool v1509 = v1476 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1510 = v1478 < v15;
+      const bool v1511 = v1509 && v1510;
+      if (v1511) {
+        const float v1512 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1514 = bfloat(v1512);
+        const uint v1515 = v1476 * v4;
+        const uint v1516 = v1515 + v68;
+        const uint v1517 = v1516 + v1478;
+        out[v1517] = v1514;
       }
-      const uint v1574 = v1127 + v1535;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1576 = v1126 + v1540;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1577 = v1574 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1578 = v1576 < v15;
-      const bool v1579 = v1577 && v1578;
-      if (v1579) {
-        const float v1580 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1582 = bfloat(v1580);
-        const uint v1583 = v1574 * v4;
-        const uint v1584 = v1583 + v68;
-        const uint v1585 = v1584 + v1576;
-        out[v1585] = v1582;
+      const uint v1519 = v1128 + v1480;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1521 = v1127 + v1485;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1522 = v1519 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1523 = v1521 < v15;
+      const bool v1524 = v1522 && v1523;
+      if (v1524) {
+        const float v1525 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1527 = bfloat(v1525);
+        const uint v1528 = v1519 * v4;
+        const uint v1529 = v1528 + v68;
+        const uint v1530 = v1529 + v1521;
+        out[v1530] = v1527;
       }
     }
-    const uint v1586 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1587 = v1127 + v1586;
-    const uint v1588 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1589 = v1126 + v1588;
-    const uint v1591 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1592 = v1591 == v1586;
-    const uint v1595 = v1588 + 1u;
-    const uint v1596 = iron_frag_coord<64>(17u, iron_lane, true);
-    const bool v1597 = v1596 == v1595;
-    const bool v1598 = v1592 && v1597;
-    const uint v1601 = v1589 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1602 = v1601 == 0u;
-    const bool v1603 = v1598 && v1602;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1603) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1604 = v1587 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1605 = v1589 < v15;
-      const bool v1606 = v1604 && v1605;
-      if (v1606) {
-        const uint v1607 = v68 + v1589;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1608 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1609 = bfloat(v1608);
-        const float v1610 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1613 = bfloat(v1610);
-        const uint v1614 = v1587 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1615 = v1614 + v1607;
-        *(device bfloat2*)(out + v1615) = bfloat2(v1609, v1613);
+    const uint v1531 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1532 = v1128 + v1531;
+    const uint v1533 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1534 = v1127 + v1533;
+    const uint v1536 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1537 = v1536 == v1531;
+    const uint v1540 = v1533 + 1u;
+    const uint v1541 = iron_frag_coord<64>(15u, iron_lane, true);
+    const bool v1542 = v1541 == v1540;
+    const bool v1543 = v1537 && v1542;
+    const uint v1546 = v1534 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1547 = v1546 == 0u;
+    const bool v1548 = v1543 && v1547;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1548) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1549 = v1532 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1550 = v1534 < v15;
+      const bool v1551 = v1549 && v1550;
+      if (v1551) {
+        const uint v1552 = v68 + v1534;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1553 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1554 = bfloat(v1553);
+        const float v1555 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1558 = bfloat(v1555);
+        const uint v1559 = v1532 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1560 = v1559 + v1552;
+        *(device bfloat2*)(out + v1560) = bfloat2(v1554, v1558);
       }
     } else {
-      const bool v1620 = v1587 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1621 = v1589 < v15;
-      const bool v1622 = v1620 && v1621;
-      if (v1622) {
-        const float v1623 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1625 = bfloat(v1623);
-        const uint v1626 = v1587 * v4;
-        const uint v1627 = v1626 + v68;
-        const uint v1628 = v1627 + v1589;
-        out[v1628] = v1625;
+      const bool v1565 = v1532 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1566 = v1534 < v15;
+      const bool v1567 = v1565 && v1566;
+      if (v1567) {
+        const float v1568 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1570 = bfloat(v1568);
+        const uint v1571 = v1532 * v4;
+        const uint v1572 = v1571 + v68;
+        const uint v1573 = v1572 + v1534;
+        out[v1573] = v1570;
       }
-      const uint v1630 = v1127 + v1591;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1632 = v1126 + v1596;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1633 = v1630 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1634 = v1632 < v15;
-      const bool v1635 = v1633 && v1634;
-      if (v1635) {
-        const float v1636 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1638 = bfloat(v1636);
-        const uint v1639 = v1630 * v4;
-        const uint v1640 = v1639 + v68;
-        const uint v1641 = v1640 + v1632;
-        out[v1641] = v1638;
+      const uint v1575 = v1128 + v1536;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1577 = v1127 + v1541;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1578 = v1575 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1579 = v1577 < v15;
+      const bool v1580 = v1578 && v1579;
+      if (v1580) {
+        const float v1581 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1583 = bfloat(v1581);
+        const uint v1584 = v1575 * v4;
+        const uint v1585 = v1584 + v68;
+        const uint v1586 = v1585 + v1577;
+        out[v1586] = v1583;
       }
     }
-    const uint v1642 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1643 = v1127 + v1642;
-    const uint v1644 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1645 = v1126 + v1644;
-    const uint v1647 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1648 = v1647 == v1642;
-    const uint v1651 = v1644 + 1u;
-    const uint v1652 = iron_frag_coord<64>(19u, iron_lane, true);
-    const bool v1653 = v1652 == v1651;
-    const bool v1654 = v1648 && v1653;
-    const uint v1657 = v1645 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1658 = v1657 == 0u;
-    const bool v1659 = v1654 && v1658;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1659) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1660 = v1643 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1661 = v1645 < v15;
-      const bool v1662 = v1660 && v1661;
-      if (v1662) {
-        const uint v1663 = v68 + v1645;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1664 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1665 = bfloat(v1664);
-        const float v1666 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1669 = bfloat(v1666);
-        const uint v1670 = v1643 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1671 = v1670 + v1663;
-        *(device bfloat2*)(out + v1671) = bfloat2(v1665, v1669);
+    const uint v1587 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1588 = v1128 + v1587;
+    const uint v1589 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1590 = v1127 + v1589;
+    const uint v1592 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1593 = v1592 == v1587;
+    const uint v1596 = v1589 + 1u;
+    const uint v1597 = iron_frag_coord<64>(17u, iron_lane, true);
+    const bool v1598 = v1597 == v1596;
+    const bool v1599 = v1593 && v1598;
+    const uint v1602 = v1590 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1603 = v1602 == 0u;
+    const bool v1604 = v1599 && v1603;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1604) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1605 = v1588 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1606 = v1590 < v15;
+      const bool v1607 = v1605 && v1606;
+      if (v1607) {
+        const uint v1608 = v68 + v1590;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1609 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1610 = bfloat(v1609);
+        const float v1611 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1614 = bfloat(v1611);
+        const uint v1615 = v1588 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1616 = v1615 + v1608;
+        *(device bfloat2*)(out + v1616) = bfloat2(v1610, v1614);
       }
     } else {
-      const bool v1676 = v1643 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1677 = v1645 < v15;
-      const bool v1678 = v1676 && v1677;
-      if (v1678) {
-        const float v1679 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1681 = bfloat(v1679);
-        const uint v1682 = v1643 * v4;
-        const uint v1683 = v1682 + v68;
-        const uint v1684 = v1683 + v1645;
-        out[v1684] = v1681;
+      const bool v1621 = v1588 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1622 = v1590 < v15;
+      const bool v1623 = v1621 && v1622;
+      if (v1623) {
+        const float v1624 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1626 = bfloat(v1624);
+        const uint v1627 = v1588 * v4;
+        const uint v1628 = v1627 + v68;
+        const uint v1629 = v1628 + v1590;
+        out[v1629] = v1626;
       }
-      const uint v1686 = v1127 + v1647;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1688 = v1126 + v1652;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1689 = v1686 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1690 = v1688 < v15;
-      const bool v1691 = v1689 && v1690;
-      if (v1691) {
-        const float v1692 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1694 = bfloat(v1692);
-        const uint v1695 = v1686 * v4;
-        const uint v1696 = v1695 + v68;
-        const uint v1697 = v1696 + v1688;
-        out[v1697] = v1694;
+      const uint v1631 = v1128 + v1592;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1633 = v1127 + v1597;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1634 = v1631 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1635 = v1633 < v15;
+      const bool v1636 = v1634 && v1635;
+      if (v1636) {
+        const float v1637 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1639 = bfloat(v1637);
+        const uint v1640 = v1631 * v4;
+        const uint v1641 = v1640 + v68;
+        const uint v1642 = v1641 + v1633;
+        out[v1642] = v1639;
       }
     }
-    const uint v1698 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1699 = v1127 + v1698;
-    const uint v1700 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1701 = v1126 + v1700;
-    const uint v1703 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1704 = v1703 == v1698;
-    const uint v1707 = v1700 + 1u;
-    const uint v1708 = iron_frag_coord<64>(21u, iron_lane, true);
-    const bool v1709 = v1708 == v1707;
-    const bool v1710 = v1704 && v1709;
-    const uint v1713 = v1701 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1714 = v1713 == 0u;
-    const bool v1715 = v1710 && v1714;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1715) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1716 = v1699 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1717 = v1701 < v15;
-      const bool v1718 = v1716 && v1717;
-      if (v1718) {
-        const uint v1719 = v68 + v1701;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1720 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1721 = bfloat(v1720);
-        const float v1722 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1725 = bfloat(v1722);
-        const uint v1726 = v1699 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1727 = v1726 + v1719;
-        *(device bfloat2*)(out + v1727) = bfloat2(v1721, v1725);
+    const uint v1643 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1644 = v1128 + v1643;
+    const uint v1645 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1646 = v1127 + v1645;
+    const uint v1648 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1649 = v1648 == v1643;
+    const uint v1652 = v1645 + 1u;
+    const uint v1653 = iron_frag_coord<64>(19u, iron_lane, true);
+    const bool v1654 = v1653 == v1652;
+    const bool v1655 = v1649 && v1654;
+    const uint v1658 = v1646 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1659 = v1658 == 0u;
+    const bool v1660 = v1655 && v1659;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1660) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1661 = v1644 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1662 = v1646 < v15;
+      const bool v1663 = v1661 && v1662;
+      if (v1663) {
+        const uint v1664 = v68 + v1646;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1665 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1666 = bfloat(v1665);
+        const float v1667 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1670 = bfloat(v1667);
+        const uint v1671 = v1644 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1672 = v1671 + v1664;
+        *(device bfloat2*)(out + v1672) = bfloat2(v1666, v1670);
       }
     } else {
-      const bool v1732 = v1699 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1733 = v1701 < v15;
-      const bool v1734 = v1732 && v1733;
-      if (v1734) {
-        const float v1735 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1737 = bfloat(v1735);
-        const uint v1738 = v1699 * v4;
-        const uint v1739 = v1738 + v68;
-        const uint v1740 = v1739 + v1701;
-        out[v1740] = v1737;
+      const bool v1677 = v1644 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1678 = v1646 < v15;
+      const bool v1679 = v1677 && v1678;
+      if (v1679) {
+        const float v1680 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1682 = bfloat(v1680);
+        const uint v1683 = v1644 * v4;
+        const uint v1684 = v1683 + v68;
+        const uint v1685 = v1684 + v1646;
+        out[v1685] = v1682;
       }
-      const uint v1742 = v1127 + v1703;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1744 = v1126 + v1708;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1745 = v1742 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1746 = v1744 < v15;
-      const bool v1747 = v1745 && v1746;
-      if (v1747) {
-        const float v1748 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1750 = bfloat(v1748);
-        const uint v1751 = v1742 * v4;
-        const uint v1752 = v1751 + v68;
-        const uint v1753 = v1752 + v1744;
-        out[v1753] = v1750;
+      const uint v1687 = v1128 + v1648;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1689 = v1127 + v1653;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1690 = v1687 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1691 = v1689 < v15;
+      const bool v1692 = v1690 && v1691;
+      if (v1692) {
+        const float v1693 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1695 = bfloat(v1693);
+        const uint v1696 = v1687 * v4;
+        const uint v1697 = v1696 + v68;
+        const uint v1698 = v1697 + v1689;
+        out[v1698] = v1695;
       }
     }
-    const uint v1754 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1755 = v1127 + v1754;
-    const uint v1756 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1757 = v1126 + v1756;
-    const uint v1759 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1760 = v1759 == v1754;
-    const uint v1763 = v1756 + 1u;
-    const uint v1764 = iron_frag_coord<64>(23u, iron_lane, true);
-    const bool v1765 = v1764 == v1763;
-    const bool v1766 = v1760 && v1765;
-    const uint v1769 = v1757 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1770 = v1769 == 0u;
-    const bool v1771 = v1766 && v1770;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1771) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1772 = v1755 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1773 = v1757 < v15;
-      const bool v1774 = v1772 && v1773;
-      if (v1774) {
-        const uint v1775 = v68 + v1757;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1776 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1777 = bfloat(v1776);
-        const float v1778 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1781 = bfloat(v1778);
-        const uint v1782 = v1755 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1783 = v1782 + v1775;
-        *(device bfloat2*)(out + v1783) = bfloat2(v1777, v1781);
+    const uint v1699 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1700 = v1128 + v1699;
+    const uint v1701 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1702 = v1127 + v1701;
+    const uint v1704 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1705 = v1704 == v1699;
+    const uint v1708 = v1701 + 1u;
+    const uint v1709 = iron_frag_coord<64>(21u, iron_lane, true);
+    const bool v1710 = v1709 == v1708;
+    const bool v1711 = v1705 && v1710;
+    const uint v1714 = v1702 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1715 = v1714 == 0u;
+    const bool v1716 = v1711 && v1715;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1716) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1717 = v1700 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1718 = v1702 < v15;
+      const bool v1719 = v1717 && v1718;
+      if (v1719) {
+        const uint v1720 = v68 + v1702;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1721 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1722 = bfloat(v1721);
+        const float v1723 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1726 = bfloat(v1723);
+        const uint v1727 = v1700 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1728 = v1727 + v1720;
+        *(device bfloat2*)(out + v1728) = bfloat2(v1722, v1726);
       }
     } else {
-      const bool v1788 = v1755 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1789 = v1757 < v15;
-      const bool v1790 = v1788 && v1789;
-      if (v1790) {
-        const float v1791 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1793 = bfloat(v1791);
-        const uint v1794 = v1755 * v4;
-        const uint v1795 = v1794 + v68;
-        const uint v1796 = v1795 + v1757;
-        out[v1796] = v1793;
+      const bool v1733 = v1700 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1734 = v1702 < v15;
+      const bool v1735 = v1733 && v1734;
+      if (v1735) {
+        const float v1736 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1738 = bfloat(v1736);
+        const uint v1739 = v1700 * v4;
+        const uint v1740 = v1739 + v68;
+        const uint v1741 = v1740 + v1702;
+        out[v1741] = v1738;
       }
-      const uint v1798 = v1127 + v1759;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1800 = v1126 + v1764;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1801 = v1798 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1802 = v1800 < v15;
-      const bool v1803 = v1801 && v1802;
-      if (v1803) {
-        const float v1804 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1806 = bfloat(v1804);
-        const uint v1807 = v1798 * v4;
-        const uint v1808 = v1807 + v68;
-        const uint v1809 = v1808 + v1800;
-        out[v1809] = v1806;
+      const uint v1743 = v1128 + v1704;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1745 = v1127 + v1709;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1746 = v1743 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1747 = v1745 < v15;
+      const bool v1748 = v1746 && v1747;
+      if (v1748) {
+        const float v1749 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1751 = bfloat(v1749);
+        const uint v1752 = v1743 * v4;
+        const uint v1753 = v1752 + v68;
+        const uint v1754 = v1753 + v1745;
+        out[v1754] = v1751;
       }
     }
-    const uint v1810 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1811 = v1127 + v1810;
-    const uint v1812 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1813 = v1126 + v1812;
-    const uint v1815 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1816 = v1815 == v1810;
-    const uint v1819 = v1812 + 1u;
-    const uint v1820 = iron_frag_coord<64>(25u, iron_lane, true);
-    const bool v1821 = v1820 == v1819;
-    const bool v1822 = v1816 && v1821;
-    const uint v1825 = v1813 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1826 = v1825 == 0u;
-    const bool v1827 = v1822 && v1826;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1827) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1828 = v1811 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1829 = v1813 < v15;
-      const bool v1830 = v1828 && v1829;
-      if (v1830) {
-        const uint v1831 = v68 + v1813;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1832 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1833 = bfloat(v1832);
-        const float v1834 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1837 = bfloat(v1834);
-        const uint v1838 = v1811 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1839 = v1838 + v1831;
-        *(device bfloat2*)(out + v1839) = bfloat2(v1833, v1837);
+    const uint v1755 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1756 = v1128 + v1755;
+    const uint v1757 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1758 = v1127 + v1757;
+    const uint v1760 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1761 = v1760 == v1755;
+    const uint v1764 = v1757 + 1u;
+    const uint v1765 = iron_frag_coord<64>(23u, iron_lane, true);
+    const bool v1766 = v1765 == v1764;
+    const bool v1767 = v1761 && v1766;
+    const uint v1770 = v1758 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1771 = v1770 == 0u;
+    const bool v1772 = v1767 && v1771;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1772) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1773 = v1756 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1774 = v1758 < v15;
+      const bool v1775 = v1773 && v1774;
+      if (v1775) {
+        const uint v1776 = v68 + v1758;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1777 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1778 = bfloat(v1777);
+        const float v1779 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1782 = bfloat(v1779);
+        const uint v1783 = v1756 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1784 = v1783 + v1776;
+        *(device bfloat2*)(out + v1784) = bfloat2(v1778, v1782);
       }
     } else {
-      const bool v1844 = v1811 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1845 = v1813 < v15;
-      const bool v1846 = v1844 && v1845;
-      if (v1846) {
-        const float v1847 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1849 = bfloat(v1847);
-        const uint v1850 = v1811 * v4;
-        const uint v1851 = v1850 + v68;
-        const uint v1852 = v1851 + v1813;
-        out[v1852] = v1849;
+      const bool v1789 = v1756 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1790 = v1758 < v15;
+      const bool v1791 = v1789 && v1790;
+      if (v1791) {
+        const float v1792 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1794 = bfloat(v1792);
+        const uint v1795 = v1756 * v4;
+        const uint v1796 = v1795 + v68;
+        const uint v1797 = v1796 + v1758;
+        out[v1797] = v1794;
       }
-      const uint v1854 = v1127 + v1815;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1856 = v1126 + v1820;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1857 = v1854 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1858 = v1856 < v15;
-      const bool v1859 = v1857 && v1858;
-      if (v1859) {
-        const float v1860 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1862 = bfloat(v1860);
-        const uint v1863 = v1854 * v4;
-        const uint v1864 = v1863 + v68;
-        const uint v1865 = v1864 + v1856;
-        out[v1865] = v1862;
+      const uint v1799 = v1128 + v1760;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1801 = v1127 + v1765;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1802 = v1799 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1803 = v1801 < v15;
+      const bool v1804 = v1802 && v1803;
+      if (v1804) {
+        const float v1805 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1807 = bfloat(v1805);
+        const uint v1808 = v1799 * v4;
+        const uint v1809 = v1808 + v68;
+        const uint v1810 = v1809 + v1801;
+        out[v1810] = v1807;
       }
     }
-    const uint v1866 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1867 = v1127 + v1866;
-    const uint v1868 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1869 = v1126 + v1868;
-    const uint v1871 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1872 = v1871 == v1866;
-    const uint v1875 = v1868 + 1u;
-    const uint v1876 = iron_frag_coord<64>(27u, iron_lane, true);
-    const bool v1877 = v1876 == v1875;
-    const bool v1878 = v1872 && v1877;
-    const uint v1881 = v1869 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1882 = v1881 == 0u;
-    const bool v1883 = v1878 && v1882;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1883) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1884 = v1867 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1885 = v1869 < v15;
-      const bool v1886 = v1884 && v1885;
-      if (v1886) {
-        const uint v1887 = v68 + v1869;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1888 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1889 = bfloat(v1888);
-        const float v1890 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1893 = bfloat(v1890);
-        const uint v1894 = v1867 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1895 = v1894 + v1887;
-        *(device bfloat2*)(out + v1895) = bfloat2(v1889, v1893);
+    const uint v1811 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1812 = v1128 + v1811;
+    const uint v1813 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1814 = v1127 + v1813;
+    const uint v1816 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1817 = v1816 == v1811;
+    const uint v1820 = v1813 + 1u;
+    const uint v1821 = iron_frag_coord<64>(25u, iron_lane, true);
+    const bool v1822 = v1821 == v1820;
+    const bool v1823 = v1817 && v1822;
+    const uint v1826 = v1814 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1827 = v1826 == 0u;
+    const bool v1828 = v1823 && v1827;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1828) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1829 = v1812 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1830 = v1814 < v15;
+      const bool v1831 = v1829 && v1830;
+      if (v1831) {
+        const uint v1832 = v68 + v1814;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1833 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1834 = bfloat(v1833);
+        const float v1835 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1838 = bfloat(v1835);
+        const uint v1839 = v1812 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1840 = v1839 + v1832;
+        *(device bfloat2*)(out + v1840) = bfloat2(v1834, v1838);
       }
     } else {
-      const bool v1900 = v1867 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1901 = v1869 < v15;
-      const bool v1902 = v1900 && v1901;
-      if (v1902) {
-        const float v1903 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1905 = bfloat(v1903);
-        const uint v1906 = v1867 * v4;
-        const uint v1907 = v1906 + v68;
-        const uint v1908 = v1907 + v1869;
-        out[v1908] = v1905;
+      const bool v1845 = v1812 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1846 = v1814 < v15;
+      const bool v1847 = v1845 && v1846;
+      if (v1847) {
+        const float v1848 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1850 = bfloat(v1848);
+        const uint v1851 = v1812 * v4;
+        const uint v1852 = v1851 + v68;
+        const uint v1853 = v1852 + v1814;
+        out[v1853] = v1850;
       }
-      const uint v1910 = v1127 + v1871;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1912 = v1126 + v1876;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1913 = v1910 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1914 = v1912 < v15;
-      const bool v1915 = v1913 && v1914;
-      if (v1915) {
-        const float v1916 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1918 = bfloat(v1916);
-        const uint v1919 = v1910 * v4;
-        const uint v1920 = v1919 + v68;
-        const uint v1921 = v1920 + v1912;
-        out[v1921] = v1918;
+      const uint v1855 = v1128 + v1816;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1857 = v1127 + v1821;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1858 = v1855 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1859 = v1857 < v15;
+      const bool v1860 = v1858 && v1859;
+      if (v1860) {
+        const float v1861 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1863 = bfloat(v1861);
+        const uint v1864 = v1855 * v4;
+        const uint v1865 = v1864 + v68;
+        const uint v1866 = v1865 + v1857;
+        out[v1866] = v1863;
       }
     }
-    const uint v1922 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1923 = v1127 + v1922;
-    const uint v1924 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1925 = v1126 + v1924;
-    const uint v1927 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1928 = v1927 == v1922;
-    const uint v1931 = v1924 + 1u;
-    const uint v1932 = iron_frag_coord<64>(29u, iron_lane, true);
-    const bool v1933 = v1932 == v1931;
-    const bool v1934 = v1928 && v1933;
-    const uint v1937 = v1925 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1938 = v1937 == 0u;
-    const bool v1939 = v1934 && v1938;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1939) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1940 = v1923 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1941 = v1925 < v15;
-      const bool v1942 = v1940 && v1941;
-      if (v1942) {
-        const uint v1943 = v68 + v1925;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1944 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1945 = bfloat(v1944);
-        const float v1946 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v1949 = bfloat(v1946);
-        const uint v1950 = v1923 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1951 = v1950 + v1943;
-        *(device bfloat2*)(out + v1951) = bfloat2(v1945, v1949);
+    const uint v1867 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1868 = v1128 + v1867;
+    const uint v1869 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1870 = v1127 + v1869;
+    const uint v1872 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1873 = v1872 == v1867;
+    const uint v1876 = v1869 + 1u;
+    const uint v1877 = iron_frag_coord<64>(27u, iron_lane, true);
+    const bool v1878 = v1877 == v1876;
+    const bool v1879 = v1873 && v1878;
+    const uint v1882 = v1870 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1883 = v1882 == 0u;
+    const bool v1884 = v1879 && v1883;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1884) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1885 = v1868 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1886 = v1870 < v15;
+      const bool v1887 = v1885 && v1886;
+      if (v1887) {
+        const uint v1888 = v68 + v1870;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1889 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1890 = bfloat(v1889);
+        const float v1891 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1894 = bfloat(v1891);
+        const uint v1895 = v1868 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1896 = v1895 + v1888;
+        *(device bfloat2*)(out + v1896) = bfloat2(v1890, v1894);
       }
     } else {
-      const bool v1956 = v1923 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1957 = v1925 < v15;
-      const bool v1958 = v1956 && v1957;
-      if (v1958) {
-        const float v1959 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1961 = bfloat(v1959);
-        const uint v1962 = v1923 * v4;
-        const uint v1963 = v1962 + v68;
-        const uint v1964 = v1963 + v1925;
-        out[v1964] = v1961;
+      const bool v1901 = v1868 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1902 = v1870 < v15;
+      const bool v1903 = v1901 && v1902;
+      if (v1903) {
+        const float v1904 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1906 = bfloat(v1904);
+        const uint v1907 = v1868 * v4;
+        const uint v1908 = v1907 + v68;
+        const uint v1909 = v1908 + v1870;
+        out[v1909] = v1906;
       }
-      const uint v1966 = v1127 + v1927;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1968 = v1126 + v1932;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1969 = v1966 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1970 = v1968 < v15;
-      const bool v1971 = v1969 && v1970;
-      if (v1971) {
-        const float v1972 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v1974 = bfloat(v1972);
-        const uint v1975 = v1966 * v4;
-        const uint v1976 = v1975 + v68;
-        const uint v1977 = v1976 + v1968;
-        out[v1977] = v1974;
+      const uint v1911 = v1128 + v1872;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1913 = v1127 + v1877;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1914 = v1911 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1915 = v1913 < v15;
+      const bool v1916 = v1914 && v1915;
+      if (v1916) {
+        const float v1917 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1919 = bfloat(v1917);
+        const uint v1920 = v1911 * v4;
+        const uint v1921 = v1920 + v68;
+        const uint v1922 = v1921 + v1913;
+        out[v1922] = v1919;
       }
     }
-    const uint v1978 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1979 = v1127 + v1978;
-    const uint v1980 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1981 = v1126 + v1980;
-    const uint v1983 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1984 = v1983 == v1978;
-    const uint v1987 = v1980 + 1u;
-    const uint v1988 = iron_frag_coord<64>(31u, iron_lane, true);
-    const bool v1989 = v1988 == v1987;
-    const bool v1990 = v1984 && v1989;
-    const uint v1993 = v1981 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1994 = v1993 == 0u;
-    const bool v1995 = v1990 && v1994;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1995) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1996 = v1979 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1997 = v1981 < v15;
-      const bool v1998 = v1996 && v1997;
-      if (v1998) {
-        const uint v1999 = v68 + v1981;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2000 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2001 = bfloat(v2000);
-        const float v2002 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2005 = bfloat(v2002);
-        const uint v2006 = v1979 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2007 = v2006 + v1999;
-        *(device bfloat2*)(out + v2007) = bfloat2(v2001, v2005);
+    const uint v1923 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1924 = v1128 + v1923;
+    const uint v1925 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1926 = v1127 + v1925;
+    const uint v1928 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1929 = v1928 == v1923;
+    const uint v1932 = v1925 + 1u;
+    const uint v1933 = iron_frag_coord<64>(29u, iron_lane, true);
+    const bool v1934 = v1933 == v1932;
+    const bool v1935 = v1929 && v1934;
+    const uint v1938 = v1926 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1939 = v1938 == 0u;
+    const bool v1940 = v1935 && v1939;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1940) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1941 = v1924 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1942 = v1926 < v15;
+      const bool v1943 = v1941 && v1942;
+      if (v1943) {
+        const uint v1944 = v68 + v1926;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1945 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1946 = bfloat(v1945);
+        const float v1947 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v1950 = bfloat(v1947);
+        const uint v1951 = v1924 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1952 = v1951 + v1944;
+        *(device bfloat2*)(out + v1952) = bfloat2(v1946, v1950);
       }
     } else {
-      const bool v2012 = v1979 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2013 = v1981 < v15;
-      const bool v2014 = v2012 && v2013;
-      if (v2014) {
-        const float v2015 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2017 = bfloat(v2015);
-        const uint v2018 = v1979 * v4;
-        const uint v2019 = v2018 + v68;
-        const uint v2020 = v2019 + v1981;
-        out[v2020] = v2017;
+      const bool v1957 = v1924 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1958 = v1926 < v15;
+      const bool v1959 = v1957 && v1958;
+      if (v1959) {
+        const float v1960 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1962 = bfloat(v1960);
+        const uint v1963 = v1924 * v4;
+        const uint v1964 = v1963 + v68;
+        const uint v1965 = v1964 + v1926;
+        out[v1965] = v1962;
       }
-      const uint v2022 = v1127 + v1983;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2024 = v1126 + v1988;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2025 = v2022 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2026 = v2024 < v15;
-      const bool v2027 = v2025 && v2026;
-      if (v2027) {
-        const float v2028 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2030 = bfloat(v2028);
-        const uint v2031 = v2022 * v4;
-        const uint v2032 = v2031 + v68;
-        const uint v2033 = v2032 + v2024;
-        out[v2033] = v2030;
+      const uint v1967 = v1128 + v1928;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1969 = v1127 + v1933;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1970 = v1967 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1971 = v1969 < v15;
+      const bool v1972 = v1970 && v1971;
+      if (v1972) {
+        const float v1973 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v1975 = bfloat(v1973);
+        const uint v1976 = v1967 * v4;
+        const uint v1977 = v1976 + v68;
+        const uint v1978 = v1977 + v1969;
+        out[v1978] = v1975;
       }
     }
-    const uint v2034 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2035 = v1127 + v2034;
-    const uint v2036 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2037 = v1126 + v2036;
-    const uint v2039 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2040 = v2039 == v2034;
-    const uint v2043 = v2036 + 1u;
-    const uint v2044 = iron_frag_coord<64>(33u, iron_lane, true);
-    const bool v2045 = v2044 == v2043;
-    const bool v2046 = v2040 && v2045;
-    const uint v2049 = v2037 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2050 = v2049 == 0u;
-    const bool v2051 = v2046 && v2050;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2051) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2052 = v2035 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2053 = v2037 < v15;
-      const bool v2054 = v2052 && v2053;
-      if (v2054) {
-        const uint v2055 = v68 + v2037;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2056 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2057 = bfloat(v2056);
-        const float v2058 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2061 = bfloat(v2058);
-        const uint v2062 = v2035 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2063 = v2062 + v2055;
-        *(device bfloat2*)(out + v2063) = bfloat2(v2057, v2061);
+    const uint v1979 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1980 = v1128 + v1979;
+    const uint v1981 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1982 = v1127 + v1981;
+    const uint v1984 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1985 = v1984 == v1979;
+    const uint v1988 = v1981 + 1u;
+    const uint v1989 = iron_frag_coord<64>(31u, iron_lane, true);
+    const bool v1990 = v1989 == v1988;
+    const bool v1991 = v1985 && v1990;
+    const uint v1994 = v1982 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1995 = v1994 == 0u;
+    const bool v1996 = v1991 && v1995;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1996) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1997 = v1980 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1998 = v1982 < v15;
+      const bool v1999 = v1997 && v1998;
+      if (v1999) {
+        const uint v2000 = v68 + v1982;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2001 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2002 = bfloat(v2001);
+        const float v2003 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2006 = bfloat(v2003);
+        const uint v2007 = v1980 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2008 = v2007 + v2000;
+        *(device bfloat2*)(out + v2008) = bfloat2(v2002, v2006);
       }
     } else {
-      const bool v2068 = v2035 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2069 = v2037 < v15;
-      const bool v2070 = v2068 && v2069;
-      if (v2070) {
-        const float v2071 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2073 = bfloat(v2071);
-        const uint v2074 = v2035 * v4;
-        const uint v2075 = v2074 + v68;
-        const uint v2076 = v2075 + v2037;
-        out[v2076] = v2073;
+      const bool v2013 = v1980 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2014 = v1982 < v15;
+      const bool v2015 = v2013 && v2014;
+      if (v2015) {
+        const float v2016 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2018 = bfloat(v2016);
+        const uint v2019 = v1980 * v4;
+        const uint v2020 = v2019 + v68;
+        const uint v2021 = v2020 + v1982;
+        out[v2021] = v2018;
       }
-      const uint v2078 = v1127 + v2039;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2080 = v1126 + v2044;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2081 = v2078 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2082 = v2080 < v15;
-      const bool v2083 = v2081 && v2082;
-      if (v2083) {
-        const float v2084 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2086 = bfloat(v2084);
-        const uint v2087 = v2078 * v4;
-        const uint v2088 = v2087 + v68;
-        const uint v2089 = v2088 + v2080;
-        out[v2089] = v2086;
+      const uint v2023 = v1128 + v1984;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2025 = v1127 + v1989;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2026 = v2023 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2027 = v2025 < v15;
+      const bool v2028 = v2026 && v2027;
+      if (v2028) {
+        const float v2029 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2031 = bfloat(v2029);
+        const uint v2032 = v2023 * v4;
+        const uint v2033 = v2032 + v68;
+        const uint v2034 = v2033 + v2025;
+        out[v2034] = v2031;
       }
     }
-    const uint v2090 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2091 = v1127 + v2090;
-    const uint v2092 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2093 = v1126 + v2092;
-    const uint v2095 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2096 = v2095 == v2090;
-    const uint v2099 = v2092 + 1u;
-    const uint v2100 = iron_frag_coord<64>(35u, iron_lane, true);
-    const bool v2101 = v2100 == v2099;
-    const bool v2102 = v2096 && v2101;
-    const uint v2105 = v2093 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2106 = v2105 == 0u;
-    const bool v2107 = v2102 && v2106;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2107) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2108 = v2091 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2109 = v2093 < v15;
-      const bool v2110 = v2108 && v2109;
-      if (v2110) {
-        const uint v2111 = v68 + v2093;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2112 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2113 = bfloat(v2112);
-        const float v2114 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2117 = bfloat(v2114);
-        const uint v2118 = v2091 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2119 = v2118 + v2111;
-        *(device bfloat2*)(out + v2119) = bfloat2(v2113, v2117);
+    const uint v2035 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2036 = v1128 + v2035;
+    const uint v2037 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2038 = v1127 + v2037;
+    const uint v2040 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2041 = v2040 == v2035;
+    const uint v2044 = v2037 + 1u;
+    const uint v2045 = iron_frag_coord<64>(33u, iron_lane, true);
+    const bool v2046 = v2045 == v2044;
+    const bool v2047 = v2041 && v2046;
+    const uint v2050 = v2038 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2051 = v2050 == 0u;
+    const bool v2052 = v2047 && v2051;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2052) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2053 = v2036 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2054 = v2038 < v15;
+      const bool v2055 = v2053 && v2054;
+      if (v2055) {
+        const uint v2056 = v68 + v2038;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2057 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2058 = bfloat(v2057);
+        const float v2059 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2062 = bfloat(v2059);
+        const uint v2063 = v2036 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2064 = v2063 + v2056;
+        *(device bfloat2*)(out + v2064) = bfloat2(v2058, v2062);
       }
     } else {
-      const bool v2124 = v2091 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2125 = v2093 < v15;
-      const bool v2126 = v2124 && v2125;
-      if (v2126) {
-        const float v2127 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2129 = bfloat(v2127);
-        const uint v2130 = v2091 * v4;
-        const uint v2131 = v2130 + v68;
-        const uint v2132 = v2131 + v2093;
-        out[v2132] = v2129;
+      const bool v2069 = v2036 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2070 = v2038 < v15;
+      const bool v2071 = v2069 && v2070;
+      if (v2071) {
+        const float v2072 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2074 = bfloat(v2072);
+        const uint v2075 = v2036 * v4;
+        const uint v2076 = v2075 + v68;
+        const uint v2077 = v2076 + v2038;
+        out[v2077] = v2074;
       }
-      const uint v2134 = v1127 + v2095;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2136 = v1126 + v2100;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2137 = v2134 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2138 = v2136 < v15;
-      const bool v2139 = v2137 && v2138;
-      if (v2139) {
-        const float v2140 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2142 = bfloat(v2140);
-        const uint v2143 = v2134 * v4;
-        const uint v2144 = v2143 + v68;
-        const uint v2145 = v2144 + v2136;
-        out[v2145] = v2142;
+      const uint v2079 = v1128 + v2040;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2081 = v1127 + v2045;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2082 = v2079 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2083 = v2081 < v15;
+      const bool v2084 = v2082 && v2083;
+      if (v2084) {
+        const float v2085 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2087 = bfloat(v2085);
+        const uint v2088 = v2079 * v4;
+        const uint v2089 = v2088 + v68;
+        const uint v2090 = v2089 + v2081;
+        out[v2090] = v2087;
       }
     }
-    const uint v2146 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2147 = v1127 + v2146;
-    const uint v2148 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2149 = v1126 + v2148;
-    const uint v2151 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2152 = v2151 == v2146;
-    const uint v2155 = v2148 + 1u;
-    const uint v2156 = iron_frag_coord<64>(37u, iron_lane, true);
-    const bool v2157 = v2156 == v2155;
-    const bool v2158 = v2152 && v2157;
-    const uint v2161 = v2149 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2162 = v2161 == 0u;
-    const bool v2163 = v2158 && v2162;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2163) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2164 = v2147 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2165 = v2149 < v15;
-      const bool v2166 = v2164 && v2165;
-      if (v2166) {
-        const uint v2167 = v68 + v2149;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2168 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2169 = bfloat(v2168);
-        const float v2170 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2173 = bfloat(v2170);
-        const uint v2174 = v2147 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2175 = v2174 + v2167;
-        *(device bfloat2*)(out + v2175) = bfloat2(v2169, v2173);
+    const uint v2091 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2092 = v1128 + v2091;
+    const uint v2093 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2094 = v1127 + v2093;
+    const uint v2096 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2097 = v2096 == v2091;
+    const uint v2100 = v2093 + 1u;
+    const uint v2101 = iron_frag_coord<64>(35u, iron_lane, true);
+    const bool v2102 = v2101 == v2100;
+    const bool v2103 = v2097 && v2102;
+    const uint v2106 = v2094 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2107 = v2106 == 0u;
+    const bool v2108 = v2103 && v2107;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2108) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2109 = v2092 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2110 = v2094 < v15;
+      const bool v2111 = v2109 && v2110;
+      if (v2111) {
+        const uint v2112 = v68 + v2094;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2113 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2114 = bfloat(v2113);
+        const float v2115 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2118 = bfloat(v2115);
+        const uint v2119 = v2092 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2120 = v2119 + v2112;
+        *(device bfloat2*)(out + v2120) = bfloat2(v2114, v2118);
       }
     } else {
-      const bool v2180 = v2147 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2181 = v2149 < v15;
-      const bool v2182 = v2180 && v2181;
-      if (v2182) {
-        const float v2183 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2185 = bfloat(v2183);
-        const uint v2186 = v2147 * v4;
-        const uint v2187 = v2186 + v68;
-        const uint v2188 = v2187 + v2149;
-        out[v2188] = v2185;
+      const bool v2125 = v2092 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2126 = v2094 < v15;
+      const bool v2127 = v2125 && v2126;
+      if (v2127) {
+        const float v2128 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2130 = bfloat(v2128);
+        const uint v2131 = v2092 * v4;
+        const uint v2132 = v2131 + v68;
+        const uint v2133 = v2132 + v2094;
+        out[v2133] = v2130;
       }
-      const uint v2190 = v1127 + v2151;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2192 = v1126 + v2156;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2193 = v2190 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2194 = v2192 < v15;
-      const bool v2195 = v2193 && v2194;
-      if (v2195) {
-        const float v2196 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2198 = bfloat(v2196);
-        const uint v2199 = v2190 * v4;
-        const uint v2200 = v2199 + v68;
-        const uint v2201 = v2200 + v2192;
-        out[v2201] = v2198;
+      const uint v2135 = v1128 + v2096;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2137 = v1127 + v2101;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2138 = v2135 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2139 = v2137 < v15;
+      const bool v2140 = v2138 && v2139;
+      if (v2140) {
+        const float v2141 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2143 = bfloat(v2141);
+        const uint v2144 = v2135 * v4;
+        const uint v2145 = v2144 + v68;
+        const uint v2146 = v2145 + v2137;
+        out[v2146] = v2143;
       }
     }
-    const uint v2202 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2203 = v1127 + v2202;
-    const uint v2204 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2205 = v1126 + v2204;
-    const uint v2207 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2208 = v2207 == v2202;
-    const uint v2211 = v2204 + 1u;
-    const uint v2212 = iron_frag_coord<64>(39u, iron_lane, true);
-    const bool v2213 = v2212 == v2211;
-    const bool v2214 = v2208 && v2213;
-    const uint v2217 = v2205 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2218 = v2217 == 0u;
-    const bool v2219 = v2214 && v2218;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2219) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2220 = v2203 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2221 = v2205 < v15;
-      const bool v2222 = v2220 && v2221;
-      if (v2222) {
-        const uint v2223 = v68 + v2205;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2224 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2225 = bfloat(v2224);
-        const float v2226 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2229 = bfloat(v2226);
-        const uint v2230 = v2203 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2231 = v2230 + v2223;
-        *(device bfloat2*)(out + v2231) = bfloat2(v2225, v2229);
+    const uint v2147 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2148 = v1128 + v2147;
+    const uint v2149 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2150 = v1127 + v2149;
+    const uint v2152 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2153 = v2152 == v2147;
+    const uint v2156 = v2149 + 1u;
+    const uint v2157 = iron_frag_coord<64>(37u, iron_lane, true);
+    const bool v2158 = v2157 == v2156;
+    const bool v2159 = v2153 && v2158;
+    const uint v2162 = v2150 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2163 = v2162 == 0u;
+    const bool v2164 = v2159 && v2163;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2164) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2165 = v2148 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2166 = v2150 < v15;
+      const bool v2167 = v2165 && v2166;
+      if (v2167) {
+        const uint v2168 = v68 + v2150;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2169 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2170 = bfloat(v2169);
+        const float v2171 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2174 = bfloat(v2171);
+        const uint v2175 = v2148 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2176 = v2175 + v2168;
+        *(device bfloat2*)(out + v2176) = bfloat2(v2170, v2174);
       }
     } else {
-      const bool v2236 = v2203 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2237 = v2205 < v15;
-      const bool v2238 = v2236 && v2237;
-      if (v2238) {
-        const float v2239 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2241 = bfloat(v2239);
-        const uint v2242 = v2203 * v4;
-        const uint v2243 = v2242 + v68;
-        const uint v2244 = v2243 + v2205;
-        out[v2244] = v2241;
+      const bool v2181 = v2148 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2182 = v2150 < v15;
+      const bool v2183 = v2181 && v2182;
+      if (v2183) {
+        const float v2184 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2186 = bfloat(v2184);
+        const uint v2187 = v2148 * v4;
+        const uint v2188 = v2187 + v68;
+        const uint v2189 = v2188 + v2150;
+        out[v2189] = v2186;
       }
-      const uint v2246 = v1127 + v2207;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2248 = v1126 + v2212;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2249 = v2246 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2250 = v2248 < v15;
-      const bool v2251 = v2249 && v2250;
-      if (v2251) {
-        const float v2252 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2254 = bfloat(v2252);
-        const uint v2255 = v2246 * v4;
-        const uint v2256 = v2255 + v68;
-        const uint v2257 = v2256 + v2248;
-        out[v2257] = v2254;
+      const uint v2191 = v1128 + v2152;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2193 = v1127 + v2157;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2194 = v2191 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2195 = v2193 < v15;
+      const bool v2196 = v2194 && v2195;
+      if (v2196) {
+        const float v2197 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2199 = bfloat(v2197);
+        const uint v2200 = v2191 * v4;
+        const uint v2201 = v2200 + v68;
+        const uint v2202 = v2201 + v2193;
+        out[v2202] = v2199;
       }
     }
-    const uint v2258 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2259 = v1127 + v2258;
-    const uint v2260 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2261 = v1126 + v2260;
-    const uint v2263 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2264 = v2263 == v2258;
-    const uint v2267 = v2260 + 1u;
-    const uint v2268 = iron_frag_coord<64>(41u, iron_lane, true);
-    const bool v2269 = v2268 == v2267;
-    const bool v2270 = v2264 && v2269;
-    const uint v2273 = v2261 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2274 = v2273 == 0u;
-    const bool v2275 = v2270 && v2274;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2275) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2276 = v2259 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2277 = v2261 < v15;
-      const bool v2278 = v2276 && v2277;
-      if (v2278) {
-        const uint v2279 = v68 + v2261;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2280 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2281 = bfloat(v2280);
-        const float v2282 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2285 = bfloat(v2282);
-        const uint v2286 = v2259 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2287 = v2286 + v2279;
-        *(device bfloat2*)(out + v2287) = bfloat2(v2281, v2285);
+    const uint v2203 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2204 = v1128 + v2203;
+    const uint v2205 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2206 = v1127 + v2205;
+    const uint v2208 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2209 = v2208 == v2203;
+    const uint v2212 = v2205 + 1u;
+    const uint v2213 = iron_frag_coord<64>(39u, iron_lane, true);
+    const bool v2214 = v2213 == v2212;
+    const bool v2215 = v2209 && v2214;
+    const uint v2218 = v2206 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2219 = v2218 == 0u;
+    const bool v2220 = v2215 && v2219;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2220) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2221 = v2204 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2222 = v2206 < v15;
+      const bool v2223 = v2221 && v2222;
+      if (v2223) {
+        const uint v2224 = v68 + v2206;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2225 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2226 = bfloat(v2225);
+        const float v2227 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2230 = bfloat(v2227);
+        const uint v2231 = v2204 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2232 = v2231 + v2224;
+        *(device bfloat2*)(out + v2232) = bfloat2(v2226, v2230);
       }
     } else {
-      const bool v2292 = v2259 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2293 = v2261 < v15;
-      const bool v2294 = v2292 && v2293;
-      if (v2294) {
-        const float v2295 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2297 = bfloat(v2295);
-        const uint v2298 = v2259 * v4;
-        const uint v2299 = v2298 + v68;
-        const uint v2300 = v2299 + v2261;
-        out[v2300] = v2297;
+      const bool v2237 = v2204 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2238 = v2206 < v15;
+      const bool v2239 = v2237 && v2238;
+      if (v2239) {
+        const float v2240 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2242 = bfloat(v2240);
+        const uint v2243 = v2204 * v4;
+        const uint v2244 = v2243 + v68;
+        const uint v2245 = v2244 + v2206;
+        out[v2245] = v2242;
       }
-      const uint v2302 = v1127 + v2263;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2304 = v1126 + v2268;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2305 = v2302 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2306 = v2304 < v15;
-      const bool v2307 = v2305 && v2306;
-      if (v2307) {
-        const float v2308 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2310 = bfloat(v2308);
-        const uint v2311 = v2302 * v4;
-        const uint v2312 = v2311 + v68;
-        const uint v2313 = v2312 + v2304;
-        out[v2313] = v2310;
+      const uint v2247 = v1128 + v2208;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2249 = v1127 + v2213;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2250 = v2247 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2251 = v2249 < v15;
+      const bool v2252 = v2250 && v2251;
+      if (v2252) {
+        const float v2253 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2255 = bfloat(v2253);
+        const uint v2256 = v2247 * v4;
+        const uint v2257 = v2256 + v68;
+        const uint v2258 = v2257 + v2249;
+        out[v2258] = v2255;
       }
     }
-    const uint v2314 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2315 = v1127 + v2314;
-    const uint v2316 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2317 = v1126 + v2316;
-    const uint v2319 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2320 = v2319 == v2314;
-    const uint v2323 = v2316 + 1u;
-    const uint v2324 = iron_frag_coord<64>(43u, iron_lane, true);
-    const bool v2325 = v2324 == v2323;
-    const bool v2326 = v2320 && v2325;
-    const uint v2329 = v2317 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2330 = v2329 == 0u;
-    const bool v2331 = v2326 && v2330;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2331) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2332 = v2315 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2333 = v2317 < v15;
-      const bool v2334 = v2332 && v2333;
-      if (v2334) {
-        const uint v2335 = v68 + v2317;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2336 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2337 = bfloat(v2336);
-        const float v2338 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2341 = bfloat(v2338);
-        const uint v2342 = v2315 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2343 = v2342 + v2335;
-        *(device bfloat2*)(out + v2343) = bfloat2(v2337, v2341);
+    const uint v2259 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2260 = v1128 + v2259;
+    const uint v2261 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2262 = v1127 + v2261;
+    const uint v2264 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2265 = v2264 == v2259;
+    const uint v2268 = v2261 + 1u;
+    const uint v2269 = iron_frag_coord<64>(41u, iron_lane, true);
+    const bool v2270 = v2269 == v2268;
+    const bool v2271 = v2265 && v2270;
+    const uint v2274 = v2262 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2275 = v2274 == 0u;
+    const bool v2276 = v2271 && v2275;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2276) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2277 = v2260 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2278 = v2262 < v15;
+      const bool v2279 = v2277 && v2278;
+      if (v2279) {
+        const uint v2280 = v68 + v2262;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2281 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2282 = bfloat(v2281);
+        const float v2283 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2286 = bfloat(v2283);
+        const uint v2287 = v2260 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2288 = v2287 + v2280;
+        *(device bfloat2*)(out + v2288) = bfloat2(v2282, v2286);
       }
     } else {
-      const bool v2348 = v2315 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2349 = v2317 < v15;
-      const bool v2350 = v2348 && v2349;
-      if (v2350) {
-        const float v2351 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2353 = bfloat(v2351);
-        const uint v2354 = v2315 * v4;
-        const uint v2355 = v2354 + v68;
-        const uint v2356 = v2355 + v2317;
-        out[v2356] = v2353;
+      const bool v2293 = v2260 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2294 = v2262 < v15;
+      const bool v2295 = v2293 && v2294;
+      if (v2295) {
+        const float v2296 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2298 = bfloat(v2296);
+        const uint v2299 = v2260 * v4;
+        const uint v2300 = v2299 + v68;
+        const uint v2301 = v2300 + v2262;
+        out[v2301] = v2298;
       }
-      const uint v2358 = v1127 + v2319;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2360 = v1126 + v2324;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2361 = v2358 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2362 = v2360 < v15;
-      const bool v2363 = v2361 && v2362;
-      if (v2363) {
-        const float v2364 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2366 = bfloat(v2364);
-        const uint v2367 = v2358 * v4;
-        const uint v2368 = v2367 + v68;
-        const uint v2369 = v2368 + v2360;
-        out[v2369] = v2366;
+      const uint v2303 = v1128 + v2264;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2305 = v1127 + v2269;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2306 = v2303 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2307 = v2305 < v15;
+      const bool v2308 = v2306 && v2307;
+      if (v2308) {
+        const float v2309 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2311 = bfloat(v2309);
+        const uint v2312 = v2303 * v4;
+        const uint v2313 = v2312 + v68;
+        const uint v2314 = v2313 + v2305;
+        out[v2314] = v2311;
       }
     }
-    const uint v2370 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2371 = v1127 + v2370;
-    const uint v2372 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2373 = v1126 + v2372;
-    const uint v2375 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2376 = v2375 == v2370;
-    const uint v2379 = v2372 + 1u;
-    const uint v2380 = iron_frag_coord<64>(45u, iron_lane, true);
-    const bool v2381 = v2380 == v2379;
-    const bool v2382 = v2376 && v2381;
-    const uint v2385 = v2373 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2386 = v2385 == 0u;
-    const bool v2387 = v2382 && v2386;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2387) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2388 = v2371 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2389 = v2373 < v15;
-      const bool v2390 = v2388 && v2389;
-      if (v2390) {
-        const uint v2391 = v68 + v2373;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2392 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2393 = bfloat(v2392);
-        const float v2394 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2397 = bfloat(v2394);
-        const uint v2398 = v2371 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2399 = v2398 + v2391;
-        *(device bfloat2*)(out + v2399) = bfloat2(v2393, v2397);
+    const uint v2315 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2316 = v1128 + v2315;
+    const uint v2317 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2318 = v1127 + v2317;
+    const uint v2320 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2321 = v2320 == v2315;
+    const uint v2324 = v2317 + 1u;
+    const uint v2325 = iron_frag_coord<64>(43u, iron_lane, true);
+    const bool v2326 = v2325 == v2324;
+    const bool v2327 = v2321 && v2326;
+    const uint v2330 = v2318 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2331 = v2330 == 0u;
+    const bool v2332 = v2327 && v2331;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2332) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2333 = v2316 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2334 = v2318 < v15;
+      const bool v2335 = v2333 && v2334;
+      if (v2335) {
+        const uint v2336 = v68 + v2318;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2337 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2338 = bfloat(v2337);
+        const float v2339 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2342 = bfloat(v2339);
+        const uint v2343 = v2316 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2344 = v2343 + v2336;
+        *(device bfloat2*)(out + v2344) = bfloat2(v2338, v2342);
       }
     } else {
-      const bool v2404 = v2371 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2405 = v2373 < v15;
-      const bool v2406 = v2404 && v2405;
-      if (v2406) {
-        const float v2407 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2409 = bfloat(v2407);
-        const uint v2410 = v2371 * v4;
-        const uint v2411 = v2410 + v68;
-        const uint v2412 = v2411 + v2373;
-        out[v2412] = v2409;
+      const bool v2349 = v2316 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2350 = v2318 < v15;
+      const bool v2351 = v2349 && v2350;
+      if (v2351) {
+        const float v2352 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2354 = bfloat(v2352);
+        const uint v2355 = v2316 * v4;
+        const uint v2356 = v2355 + v68;
+        const uint v2357 = v2356 + v2318;
+        out[v2357] = v2354;
       }
-      const uint v2414 = v1127 + v2375;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2416 = v1126 + v2380;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2417 = v2414 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2418 = v2416 < v15;
-      const bool v2419 = v2417 && v2418;
-      if (v2419) {
-        const float v2420 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2422 = bfloat(v2420);
-        const uint v2423 = v2414 * v4;
-        const uint v2424 = v2423 + v68;
-        const uint v2425 = v2424 + v2416;
-        out[v2425] = v2422;
+      const uint v2359 = v1128 + v2320;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2361 = v1127 + v2325;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2362 = v2359 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2363 = v2361 < v15;
+      const bool v2364 = v2362 && v2363;
+      if (v2364) {
+        const float v2365 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2367 = bfloat(v2365);
+        const uint v2368 = v2359 * v4;
+        const uint v2369 = v2368 + v68;
+        const uint v2370 = v2369 + v2361;
+        out[v2370] = v2367;
       }
     }
-    const uint v2426 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2427 = v1127 + v2426;
-    const uint v2428 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2429 = v1126 + v2428;
-    const uint v2431 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2432 = v2431 == v2426;
-    const uint v2435 = v2428 + 1u;
-    const uint v2436 = iron_frag_coord<64>(47u, iron_lane, true);
-    const bool v2437 = v2436 == v2435;
-    const bool v2438 = v2432 && v2437;
-    const uint v2441 = v2429 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2442 = v2441 == 0u;
-    const bool v2443 = v2438 && v2442;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2443) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2444 = v2427 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2445 = v2429 < v15;
-      const bool v2446 = v2444 && v2445;
-      if (v2446) {
-        const uint v2447 = v68 + v2429;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2448 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2449 = bfloat(v2448);
-        const float v2450 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2453 = bfloat(v2450);
-        const uint v2454 = v2427 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2455 = v2454 + v2447;
-        *(device bfloat2*)(out + v2455) = bfloat2(v2449, v2453);
+    const uint v2371 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2372 = v1128 + v2371;
+    const uint v2373 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2374 = v1127 + v2373;
+    const uint v2376 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2377 = v2376 == v2371;
+    const uint v2380 = v2373 + 1u;
+    const uint v2381 = iron_frag_coord<64>(45u, iron_lane, true);
+    const bool v2382 = v2381 == v2380;
+    const bool v2383 = v2377 && v2382;
+    const uint v2386 = v2374 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2387 = v2386 == 0u;
+    const bool v2388 = v2383 && v2387;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2388) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2389 = v2372 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2390 = v2374 < v15;
+      const bool v2391 = v2389 && v2390;
+      if (v2391) {
+        const uint v2392 = v68 + v2374;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2393 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2394 = bfloat(v2393);
+        const float v2395 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2398 = bfloat(v2395);
+        const uint v2399 = v2372 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2400 = v2399 + v2392;
+        *(device bfloat2*)(out + v2400) = bfloat2(v2394, v2398);
       }
     } else {
-      const bool v2460 = v2427 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2461 = v2429 < v15;
-      const bool v2462 = v2460 && v2461;
-      if (v2462) {
-        const float v2463 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2465 = bfloat(v2463);
-        const uint v2466 = v2427 * v4;
-        const uint v2467 = v2466 + v68;
-        const uint v2468 = v2467 + v2429;
-        out[v2468] = v2465;
+      const bool v2405 = v2372 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2406 = v2374 < v15;
+      const bool v2407 = v2405 && v2406;
+      if (v2407) {
+        const float v2408 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2410 = bfloat(v2408);
+        const uint v2411 = v2372 * v4;
+        const uint v2412 = v2411 + v68;
+        const uint v2413 = v2412 + v2374;
+        out[v2413] = v2410;
       }
-      const uint v2470 = v1127 + v2431;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2472 = v1126 + v2436;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2473 = v2470 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2474 = v2472 < v15;
-      const bool v2475 = v2473 && v2474;
-      if (v2475) {
-        const float v2476 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2478 = bfloat(v2476);
-        const uint v2479 = v2470 * v4;
-        const uint v2480 = v2479 + v68;
-        const uint v2481 = v2480 + v2472;
-        out[v2481] = v2478;
+      const uint v2415 = v1128 + v2376;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2417 = v1127 + v2381;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2418 = v2415 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2419 = v2417 < v15;
+      const bool v2420 = v2418 && v2419;
+      if (v2420) {
+        const float v2421 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2423 = bfloat(v2421);
+        const uint v2424 = v2415 * v4;
+        const uint v2425 = v2424 + v68;
+        const uint v2426 = v2425 + v2417;
+        out[v2426] = v2423;
       }
     }
-    const uint v2482 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2483 = v1127 + v2482;
-    const uint v2484 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2485 = v1126 + v2484;
-    const uint v2487 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2488 = v2487 == v2482;
-    const uint v2491 = v2484 + 1u;
-    const uint v2492 = iron_frag_coord<64>(49u, iron_lane, true);
-    const bool v2493 = v2492 == v2491;
-    const bool v2494 = v2488 && v2493;
-    const uint v2497 = v2485 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2498 = v2497 == 0u;
-    const bool v2499 = v2494 && v2498;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2499) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2500 = v2483 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2501 = v2485 < v15;
-      const bool v2502 = v2500 && v2501;
-      if (v2502) {
-        const uint v2503 = v68 + v2485;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2504 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2505 = bfloat(v2504);
-        const float v2506 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2509 = bfloat(v2506);
-        const uint v2510 = v2483 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2511 = v2510 + v2503;
-        *(device bfloat2*)(out + v2511) = bfloat2(v2505, v2509);
+    const uint v2427 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2428 = v1128 + v2427;
+    const uint v2429 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2430 = v1127 + v2429;
+    const uint v2432 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2433 = v2432 == v2427;
+    const uint v2436 = v2429 + 1u;
+    const uint v2437 = iron_frag_coord<64>(47u, iron_lane, true);
+    const bool v2438 = v2437 == v2436;
+    const bool v2439 = v2433 && v2438;
+    const uint v2442 = v2430 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2443 = v2442 == 0u;
+    const bool v2444 = v2439 && v2443;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2444) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2445 = v2428 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2446 = v2430 < v15;
+      const bool v2447 = v2445 && v2446;
+      if (v2447) {
+        const uint v2448 = v68 + v2430;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2449 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2450 = bfloat(v2449);
+        const float v2451 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2454 = bfloat(v2451);
+        const uint v2455 = v2428 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2456 = v2455 + v2448;
+        *(device bfloat2*)(out + v2456) = bfloat2(v2450, v2454);
       }
     } else {
-      const bool v2516 = v2483 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2517 = v2485 < v15;
-      const bool v2518 = v2516 && v2517;
-      if (v2518) {
-        const float v2519 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2521 = bfloat(v2519);
-        const uint v2522 = v2483 * v4;
-        const uint v2523 = v2522 + v68;
-        const uint v2524 = v2523 + v2485;
-        out[v2524] = v2521;
+      const bool v2461 = v2428 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2462 = v2430 < v15;
+      const bool v2463 = v2461 && v2462;
+      if (v2463) {
+        const float v2464 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2466 = bfloat(v2464);
+        const uint v2467 = v2428 * v4;
+        const uint v2468 = v2467 + v68;
+        const uint v2469 = v2468 + v2430;
+        out[v2469] = v2466;
       }
-      const uint v2526 = v1127 + v2487;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2528 = v1126 + v2492;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2529 = v2526 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2530 = v2528 < v15;
-      const bool v2531 = v2529 && v2530;
-      if (v2531) {
-        const float v2532 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2534 = bfloat(v2532);
-        const uint v2535 = v2526 * v4;
-        const uint v2536 = v2535 + v68;
-        const uint v2537 = v2536 + v2528;
-        out[v2537] = v2534;
+      const uint v2471 = v1128 + v2432;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2473 = v1127 + v2437;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2474 = v2471 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2475 = v2473 < v15;
+      const bool v2476 = v2474 && v2475;
+      if (v2476) {
+        const float v2477 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2479 = bfloat(v2477);
+        const uint v2480 = v2471 * v4;
+        const uint v2481 = v2480 + v68;
+        const uint v2482 = v2481 + v2473;
+        out[v2482] = v2479;
       }
     }
-    const uint v2538 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2539 = v1127 + v2538;
-    const uint v2540 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2541 = v1126 + v2540;
-    const uint v2543 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2544 = v2543 == v2538;
-    const uint v2547 = v2540 + 1u;
-    const uint v2548 = iron_frag_coord<64>(51u, iron_lane, true);
-    const bool v2549 = v2548 == v2547;
-    const bool v2550 = v2544 && v2549;
-    const uint v2553 = v2541 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2554 = v2553 == 0u;
-    const bool v2555 = v2550 && v2554;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2555) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2556 = v2539 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2557 = v2541 < v15;
-      const bool v2558 = v2556 && v2557;
-      if (v2558) {
-        const uint v2559 = v68 + v2541;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2560 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2561 = bfloat(v2560);
-        const float v2562 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2565 = bfloat(v2562);
-        const uint v2566 = v2539 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2567 = v2566 + v2559;
-        *(device bfloat2*)(out + v2567) = bfloat2(v2561, v2565);
+    const uint v2483 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2484 = v1128 + v2483;
+    const uint v2485 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2486 = v1127 + v2485;
+    const uint v2488 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2489 = v2488 == v2483;
+    const uint v2492 = v2485 + 1u;
+    const uint v2493 = iron_frag_coord<64>(49u, iron_lane, true);
+    const bool v2494 = v2493 == v2492;
+    const bool v2495 = v2489 && v2494;
+    const uint v2498 = v2486 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2499 = v2498 == 0u;
+    const bool v2500 = v2495 && v2499;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2500) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2501 = v2484 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2502 = v2486 < v15;
+      const bool v2503 = v2501 && v2502;
+      if (v2503) {
+        const uint v2504 = v68 + v2486;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2505 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2506 = bfloat(v2505);
+        const float v2507 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2510 = bfloat(v2507);
+        const uint v2511 = v2484 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2512 = v2511 + v2504;
+        *(device bfloat2*)(out + v2512) = bfloat2(v2506, v2510);
       }
     } else {
-      const bool v2572 = v2539 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2573 = v2541 < v15;
-      const bool v2574 = v2572 && v2573;
-      if (v2574) {
-        const float v2575 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2577 = bfloat(v2575);
-        const uint v2578 = v2539 * v4;
-        const uint v2579 = v2578 + v68;
-        const uint v2580 = v2579 + v2541;
-        out[v2580] = v2577;
+      const bool v2517 = v2484 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2518 = v2486 < v15;
+      const bool v2519 = v2517 && v2518;
+      if (v2519) {
+        const float v2520 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2522 = bfloat(v2520);
+        const uint v2523 = v2484 * v4;
+        const uint v2524 = v2523 + v68;
+        const uint v2525 = v2524 + v2486;
+        out[v2525] = v2522;
       }
-      const uint v2582 = v1127 + v2543;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2584 = v1126 + v2548;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2585 = v2582 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2586 = v2584 < v15;
-      const bool v2587 = v2585 && v2586;
-      if (v2587) {
-        const float v2588 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2590 = bfloat(v2588);
-        const uint v2591 = v2582 * v4;
-        const uint v2592 = v2591 + v68;
-        const uint v2593 = v2592 + v2584;
-        out[v2593] = v2590;
+      const uint v2527 = v1128 + v2488;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2529 = v1127 + v2493;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2530 = v2527 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2531 = v2529 < v15;
+      const bool v2532 = v2530 && v2531;
+      if (v2532) {
+        const float v2533 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2535 = bfloat(v2533);
+        const uint v2536 = v2527 * v4;
+        const uint v2537 = v2536 + v68;
+        const uint v2538 = v2537 + v2529;
+        out[v2538] = v2535;
       }
     }
-    const uint v2594 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2595 = v1127 + v2594;
-    const uint v2596 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2597 = v1126 + v2596;
-    const uint v2599 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2600 = v2599 == v2594;
-    const uint v2603 = v2596 + 1u;
-    const uint v2604 = iron_frag_coord<64>(53u, iron_lane, true);
-    const bool v2605 = v2604 == v2603;
-    const bool v2606 = v2600 && v2605;
-    const uint v2609 = v2597 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2610 = v2609 == 0u;
-    const bool v2611 = v2606 && v2610;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2611) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2612 = v2595 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2613 = v2597 < v15;
-      const bool v2614 = v2612 && v2613;
-      if (v2614) {
-        const uint v2615 = v68 + v2597;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2616 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2617 = bfloat(v2616);
-        const float v2618 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2621 = bfloat(v2618);
-        const uint v2622 = v2595 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2623 = v2622 + v2615;
-        *(device bfloat2*)(out + v2623) = bfloat2(v2617, v2621);
+    const uint v2539 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2540 = v1128 + v2539;
+    const uint v2541 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2542 = v1127 + v2541;
+    const uint v2544 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2545 = v2544 == v2539;
+    const uint v2548 = v2541 + 1u;
+    const uint v2549 = iron_frag_coord<64>(51u, iron_lane, true);
+    const bool v2550 = v2549 == v2548;
+    const bool v2551 = v2545 && v2550;
+    const uint v2554 = v2542 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2555 = v2554 == 0u;
+    const bool v2556 = v2551 && v2555;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2556) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2557 = v2540 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2558 = v2542 < v15;
+      const bool v2559 = v2557 && v2558;
+      if (v2559) {
+        const uint v2560 = v68 + v2542;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2561 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2562 = bfloat(v2561);
+        const float v2563 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2566 = bfloat(v2563);
+        const uint v2567 = v2540 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2568 = v2567 + v2560;
+        *(device bfloat2*)(out + v2568) = bfloat2(v2562, v2566);
       }
     } else {
-      const bool v2628 = v2595 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2629 = v2597 < v15;
-      const bool v2630 = v2628 && v2629;
-      if (v2630) {
-        const float v2631 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2633 = bfloat(v2631);
-        const uint v2634 = v2595 * v4;
-        const uint v2635 = v2634 + v68;
-        const uint v2636 = v2635 + v2597;
-        out[v2636] = v2633;
+      const bool v2573 = v2540 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2574 = v2542 < v15;
+      const bool v2575 = v2573 && v2574;
+      if (v2575) {
+        const float v2576 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2578 = bfloat(v2576);
+        const uint v2579 = v2540 * v4;
+        const uint v2580 = v2579 + v68;
+        const uint v2581 = v2580 + v2542;
+        out[v2581] = v2578;
       }
-      const uint v2638 = v1127 + v2599;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2640 = v1126 + v2604;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2641 = v2638 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2642 = v2640 < v15;
-      const bool v2643 = v2641 && v2642;
-      if (v2643) {
-        const float v2644 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2646 = bfloat(v2644);
-        const uint v2647 = v2638 * v4;
-        const uint v2648 = v2647 + v68;
-        const uint v2649 = v2648 + v2640;
-        out[v2649] = v2646;
+      const uint v2583 = v1128 + v2544;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2585 = v1127 + v2549;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2586 = v2583 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2587 = v2585 < v15;
+      const bool v2588 = v2586 && v2587;
+      if (v2588) {
+        const float v2589 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2591 = bfloat(v2589);
+        const uint v2592 = v2583 * v4;
+        const uint v2593 = v2592 + v68;
+        const uint v2594 = v2593 + v2585;
+        out[v2594] = v2591;
       }
     }
-    const uint v2650 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2651 = v1127 + v2650;
-    const uint v2652 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2653 = v1126 + v2652;
-    const uint v2655 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2656 = v2655 == v2650;
-    const uint v2659 = v2652 + 1u;
-    const uint v2660 = iron_frag_coord<64>(55u, iron_lane, true);
-    const bool v2661 = v2660 == v2659;
-    const bool v2662 = v2656 && v2661;
-    const uint v2665 = v2653 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2666 = v2665 == 0u;
-    const bool v2667 = v2662 && v2666;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2667) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2668 = v2651 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2669 = v2653 < v15;
-      const bool v2670 = v2668 && v2669;
-      if (v2670) {
-        const uint v2671 = v68 + v2653;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2672 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2673 = bfloat(v2672);
-        const float v2674 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2677 = bfloat(v2674);
-        const uint v2678 = v2651 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2679 = v2678 + v2671;
-        *(device bfloat2*)(out + v2679) = bfloat2(v2673, v2677);
+    const uint v2595 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2596 = v1128 + v2595;
+    const uint v2597 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2598 = v1127 + v2597;
+    const uint v2600 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2601 = v2600 == v2595;
+    const uint v2604 = v2597 + 1u;
+    const uint v2605 = iron_frag_coord<64>(53u, iron_lane, true);
+    const bool v2606 = v2605 == v2604;
+    const bool v2607 = v2601 && v2606;
+    const uint v2610 = v2598 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2611 = v2610 == 0u;
+    const bool v2612 = v2607 && v2611;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2612) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2613 = v2596 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2614 = v2598 < v15;
+      const bool v2615 = v2613 && v2614;
+      if (v2615) {
+        const uint v2616 = v68 + v2598;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2617 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2618 = bfloat(v2617);
+        const float v2619 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2622 = bfloat(v2619);
+        const uint v2623 = v2596 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2624 = v2623 + v2616;
+        *(device bfloat2*)(out + v2624) = bfloat2(v2618, v2622);
       }
     } else {
-      const bool v2684 = v2651 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2685 = v2653 < v15;
-      const bool v2686 = v2684 && v2685;
-      if (v2686) {
-        const float v2687 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2689 = bfloat(v2687);
-        const uint v2690 = v2651 * v4;
-        const uint v2691 = v2690 + v68;
-        const uint v2692 = v2691 + v2653;
-        out[v2692] = v2689;
+      const bool v2629 = v2596 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2630 = v2598 < v15;
+      const bool v2631 = v2629 && v2630;
+      if (v2631) {
+        const float v2632 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2634 = bfloat(v2632);
+        const uint v2635 = v2596 * v4;
+        const uint v2636 = v2635 + v68;
+        const uint v2637 = v2636 + v2598;
+        out[v2637] = v2634;
       }
-      const uint v2694 = v1127 + v2655;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2696 = v1126 + v2660;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2697 = v2694 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2698 = v2696 < v15;
-      const bool v2699 = v2697 && v2698;
-      if (v2699) {
-        const float v2700 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2702 = bfloat(v2700);
-        const uint v2703 = v2694 * v4;
-        const uint v2704 = v2703 + v68;
-        const uint v2705 = v2704 + v2696;
-        out[v2705] = v2702;
+      const uint v2639 = v1128 + v2600;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2641 = v1127 + v2605;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2642 = v2639 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2643 = v2641 < v15;
+      const bool v2644 = v2642 && v2643;
+      if (v2644) {
+        const float v2645 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2647 = bfloat(v2645);
+        const uint v2648 = v2639 * v4;
+        const uint v2649 = v2648 + v68;
+        const uint v2650 = v2649 + v2641;
+        out[v2650] = v2647;
       }
     }
-    const uint v2706 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2707 = v1127 + v2706;
-    const uint v2708 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2709 = v1126 + v2708;
-    const uint v2711 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2712 = v2711 == v2706;
-    const uint v2715 = v2708 + 1u;
-    const uint v2716 = iron_frag_coord<64>(57u, iron_lane, true);
-    const bool v2717 = v2716 == v2715;
-    const bool v2718 = v2712 && v2717;
-    const uint v2721 = v2709 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2722 = v2721 == 0u;
-    const bool v2723 = v2718 && v2722;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2723) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2724 = v2707 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2725 = v2709 < v15;
-      const bool v2726 = v2724 && v2725;
-      if (v2726) {
-        const uint v2727 = v68 + v2709;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2728 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2729 = bfloat(v2728);
-        const float v2730 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2733 = bfloat(v2730);
-        const uint v2734 = v2707 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2735 = v2734 + v2727;
-        *(device bfloat2*)(out + v2735) = bfloat2(v2729, v2733);
+    const uint v2651 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2652 = v1128 + v2651;
+    const uint v2653 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2654 = v1127 + v2653;
+    const uint v2656 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2657 = v2656 == v2651;
+    const uint v2660 = v2653 + 1u;
+    const uint v2661 = iron_frag_coord<64>(55u, iron_lane, true);
+    const bool v2662 = v2661 == v2660;
+    const bool v2663 = v2657 && v2662;
+    const uint v2666 = v2654 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2667 = v2666 == 0u;
+    const bool v2668 = v2663 && v2667;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2668) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2669 = v2652 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2670 = v2654 < v15;
+      const bool v2671 = v2669 && v2670;
+      if (v2671) {
+        const uint v2672 = v68 + v2654;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2673 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2674 = bfloat(v2673);
+        const float v2675 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2678 = bfloat(v2675);
+        const uint v2679 = v2652 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2680 = v2679 + v2672;
+        *(device bfloat2*)(out + v2680) = bfloat2(v2674, v2678);
       }
     } else {
-      const bool v2740 = v2707 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2741 = v2709 < v15;
-      const bool v2742 = v2740 && v2741;
-      if (v2742) {
-        const float v2743 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2745 = bfloat(v2743);
-        const uint v2746 = v2707 * v4;
-        const uint v2747 = v2746 + v68;
-        const uint v2748 = v2747 + v2709;
-        out[v2748] = v2745;
+      const bool v2685 = v2652 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2686 = v2654 < v15;
+      const bool v2687 = v2685 && v2686;
+      if (v2687) {
+        const float v2688 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2690 = bfloat(v2688);
+        const uint v2691 = v2652 * v4;
+        const uint v2692 = v2691 + v68;
+        const uint v2693 = v2692 + v2654;
+        out[v2693] = v2690;
       }
-      const uint v2750 = v1127 + v2711;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2752 = v1126 + v2716;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2753 = v2750 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2754 = v2752 < v15;
-      const bool v2755 = v2753 && v2754;
-      if (v2755) {
-        const float v2756 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2758 = bfloat(v2756);
-        const uint v2759 = v2750 * v4;
-        const uint v2760 = v2759 + v68;
-        const uint v2761 = v2760 + v2752;
-        out[v2761] = v2758;
+      const uint v2695 = v1128 + v2656;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2697 = v1127 + v2661;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2698 = v2695 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2699 = v2697 < v15;
+      const bool v2700 = v2698 && v2699;
+      if (v2700) {
+        const float v2701 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2703 = bfloat(v2701);
+        const uint v2704 = v2695 * v4;
+        const uint v2705 = v2704 + v68;
+        const uint v2706 = v2705 + v2697;
+        out[v2706] = v2703;
       }
     }
-    const uint v2762 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2763 = v1127 + v2762;
-    const uint v2764 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2765 = v1126 + v2764;
-    const uint v2767 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2768 = v2767 == v2762;
-    const uint v2771 = v2764 + 1u;
-    const uint v2772 = iron_frag_coord<64>(59u, iron_lane, true);
-    const bool v2773 = v2772 == v2771;
-    const bool v2774 = v2768 && v2773;
-    const uint v2777 = v2765 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2778 = v2777 == 0u;
-    const bool v2779 = v2774 && v2778;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2779) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2780 = v2763 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2781 = v2765 < v15;
-      const bool v2782 = v2780 && v2781;
-      if (v2782) {
-        const uint v2783 = v68 + v2765;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2784 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2785 = bfloat(v2784);
-        const float v2786 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2789 = bfloat(v2786);
-        const uint v2790 = v2763 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2791 = v2790 + v2783;
-        *(device bfloat2*)(out + v2791) = bfloat2(v2785, v2789);
+    const uint v2707 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2708 = v1128 + v2707;
+    const uint v2709 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2710 = v1127 + v2709;
+    const uint v2712 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2713 = v2712 == v2707;
+    const uint v2716 = v2709 + 1u;
+    const uint v2717 = iron_frag_coord<64>(57u, iron_lane, true);
+    const bool v2718 = v2717 == v2716;
+    const bool v2719 = v2713 && v2718;
+    const uint v2722 = v2710 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2723 = v2722 == 0u;
+    const bool v2724 = v2719 && v2723;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2724) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2725 = v2708 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2726 = v2710 < v15;
+      const bool v2727 = v2725 && v2726;
+      if (v2727) {
+        const uint v2728 = v68 + v2710;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2729 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2730 = bfloat(v2729);
+        const float v2731 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2734 = bfloat(v2731);
+        const uint v2735 = v2708 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2736 = v2735 + v2728;
+        *(device bfloat2*)(out + v2736) = bfloat2(v2730, v2734);
       }
     } else {
-      const bool v2796 = v2763 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2797 = v2765 < v15;
-      const bool v2798 = v2796 && v2797;
-      if (v2798) {
-        const float v2799 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2801 = bfloat(v2799);
-        const uint v2802 = v2763 * v4;
-        const uint v2803 = v2802 + v68;
-        const uint v2804 = v2803 + v2765;
-        out[v2804] = v2801;
+      const bool v2741 = v2708 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2742 = v2710 < v15;
+      const bool v2743 = v2741 && v2742;
+      if (v2743) {
+        const float v2744 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2746 = bfloat(v2744);
+        const uint v2747 = v2708 * v4;
+        const uint v2748 = v2747 + v68;
+        const uint v2749 = v2748 + v2710;
+        out[v2749] = v2746;
       }
-      const uint v2806 = v1127 + v2767;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2808 = v1126 + v2772;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2809 = v2806 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2810 = v2808 < v15;
-      const bool v2811 = v2809 && v2810;
-      if (v2811) {
-        const float v2812 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2814 = bfloat(v2812);
-        const uint v2815 = v2806 * v4;
-        const uint v2816 = v2815 + v68;
-        const uint v2817 = v2816 + v2808;
-        out[v2817] = v2814;
+      const uint v2751 = v1128 + v2712;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2753 = v1127 + v2717;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2754 = v2751 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2755 = v2753 < v15;
+      const bool v2756 = v2754 && v2755;
+      if (v2756) {
+        const float v2757 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2759 = bfloat(v2757);
+        const uint v2760 = v2751 * v4;
+        const uint v2761 = v2760 + v68;
+        const uint v2762 = v2761 + v2753;
+        out[v2762] = v2759;
       }
     }
-    const uint v2818 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2819 = v1127 + v2818;
-    const uint v2820 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2821 = v1126 + v2820;
-    const uint v2823 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2824 = v2823 == v2818;
-    const uint v2827 = v2820 + 1u;
-    const uint v2828 = iron_frag_coord<64>(61u, iron_lane, true);
-    const bool v2829 = v2828 == v2827;
-    const bool v2830 = v2824 && v2829;
-    const uint v2833 = v2821 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2834 = v2833 == 0u;
-    const bool v2835 = v2830 && v2834;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2835) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2836 = v2819 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2837 = v2821 < v15;
-      const bool v2838 = v2836 && v2837;
-      if (v2838) {
-        const uint v2839 = v68 + v2821;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2840 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2841 = bfloat(v2840);
-        const float v2842 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2845 = bfloat(v2842);
-        const uint v2846 = v2819 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2847 = v2846 + v2839;
-        *(device bfloat2*)(out + v2847) = bfloat2(v2841, v2845);
+    const uint v2763 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2764 = v1128 + v2763;
+    const uint v2765 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2766 = v1127 + v2765;
+    const uint v2768 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2769 = v2768 == v2763;
+    const uint v2772 = v2765 + 1u;
+    const uint v2773 = iron_frag_coord<64>(59u, iron_lane, true);
+    const bool v2774 = v2773 == v2772;
+    const bool v2775 = v2769 && v2774;
+    const uint v2778 = v2766 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2779 = v2778 == 0u;
+    const bool v2780 = v2775 && v2779;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2780) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2781 = v2764 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2782 = v2766 < v15;
+      const bool v2783 = v2781 && v2782;
+      if (v2783) {
+        const uint v2784 = v68 + v2766;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2785 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2786 = bfloat(v2785);
+        const float v2787 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2790 = bfloat(v2787);
+        const uint v2791 = v2764 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2792 = v2791 + v2784;
+        *(device bfloat2*)(out + v2792) = bfloat2(v2786, v2790);
       }
     } else {
-      const bool v2852 = v2819 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2853 = v2821 < v15;
-      const bool v2854 = v2852 && v2853;
-      if (v2854) {
-        const float v2855 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2857 = bfloat(v2855);
-        const uint v2858 = v2819 * v4;
-        const uint v2859 = v2858 + v68;
-        const uint v2860 = v2859 + v2821;
-        out[v2860] = v2857;
+      const bool v2797 = v2764 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2798 = v2766 < v15;
+      const bool v2799 = v2797 && v2798;
+      if (v2799) {
+        const float v2800 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2802 = bfloat(v2800);
+        const uint v2803 = v2764 * v4;
+        const uint v2804 = v2803 + v68;
+        const uint v2805 = v2804 + v2766;
+        out[v2805] = v2802;
       }
-      const uint v2862 = v1127 + v2823;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2864 = v1126 + v2828;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2865 = v2862 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2866 = v2864 < v15;
-      const bool v2867 = v2865 && v2866;
-      if (v2867) {
-        const float v2868 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2870 = bfloat(v2868);
-        const uint v2871 = v2862 * v4;
-        const uint v2872 = v2871 + v68;
-        const uint v2873 = v2872 + v2864;
-        out[v2873] = v2870;
+      const uint v2807 = v1128 + v2768;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2809 = v1127 + v2773;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2810 = v2807 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2811 = v2809 < v15;
+      const bool v2812 = v2810 && v2811;
+      if (v2812) {
+        const float v2813 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2815 = bfloat(v2813);
+        const uint v2816 = v2807 * v4;
+        const uint v2817 = v2816 + v68;
+        const uint v2818 = v2817 + v2809;
+        out[v2818] = v2815;
       }
     }
-    const uint v2874 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2875 = v1127 + v2874;
-    const uint v2876 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2877 = v1126 + v2876;
-    const uint v2879 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2880 = v2879 == v2874;
-    const uint v2883 = v2876 + 1u;
-    const uint v2884 = iron_frag_coord<64>(63u, iron_lane, true);
-    const bool v2885 = v2884 == v2883;
-    const bool v2886 = v2880 && v2885;
-    const uint v2889 = v2877 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2890 = v2889 == 0u;
-    const bool v2891 = v2886 && v2890;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2891) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2892 = v2875 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2893 = v2877 < v15;
-      const bool v2894 = v2892 && v2893;
-      if (v2894) {
-        const uint v2895 = v68 + v2877;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2896 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2897 = bfloat(v2896);
-        const float v2898 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2901 = bfloat(v2898);
-        const uint v2902 = v2875 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2903 = v2902 + v2895;
-        *(device bfloat2*)(out + v2903) = bfloat2(v2897, v2901);
+    const uint v2819 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2820 = v1128 + v2819;
+    const uint v2821 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2822 = v1127 + v2821;
+    const uint v2824 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2825 = v2824 == v2819;
+    const uint v2828 = v2821 + 1u;
+    const uint v2829 = iron_frag_coord<64>(61u, iron_lane, true);
+    const bool v2830 = v2829 == v2828;
+    const bool v2831 = v2825 && v2830;
+    const uint v2834 = v2822 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2835 = v2834 == 0u;
+    const bool v2836 = v2831 && v2835;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2836) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2837 = v2820 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2838 = v2822 < v15;
+      const bool v2839 = v2837 && v2838;
+      if (v2839) {
+        const uint v2840 = v68 + v2822;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2841 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2842 = bfloat(v2841);
+        const float v2843 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2846 = bfloat(v2843);
+        const uint v2847 = v2820 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2848 = v2847 + v2840;
+        *(device bfloat2*)(out + v2848) = bfloat2(v2842, v2846);
       }
     } else {
-      const bool v2908 = v2875 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2909 = v2877 < v15;
-      const bool v2910 = v2908 && v2909;
-      if (v2910) {
-        const float v2911 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2913 = bfloat(v2911);
-        const uint v2914 = v2875 * v4;
-        const uint v2915 = v2914 + v68;
-        const uint v2916 = v2915 + v2877;
-        out[v2916] = v2913;
+      const bool v2853 = v2820 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2854 = v2822 < v15;
+      const bool v2855 = v2853 && v2854;
+      if (v2855) {
+        const float v2856 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2858 = bfloat(v2856);
+        const uint v2859 = v2820 * v4;
+        const uint v2860 = v2859 + v68;
+        const uint v2861 = v2860 + v2822;
+        out[v2861] = v2858;
       }
-      const uint v2918 = v1127 + v2879;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2920 = v1126 + v2884;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2921 = v2918 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2922 = v2920 < v15;
-      const bool v2923 = v2921 && v2922;
-      if (v2923) {
-        const float v2924 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2926 = bfloat(v2924);
-        const uint v2927 = v2918 * v4;
-        const uint v2928 = v2927 + v68;
-        const uint v2929 = v2928 + v2920;
-        out[v2929] = v2926;
+      const uint v2863 = v1128 + v2824;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2865 = v1127 + v2829;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2866 = v2863 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2867 = v2865 < v15;
+      const bool v2868 = v2866 && v2867;
+      if (v2868) {
+        const float v2869 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2871 = bfloat(v2869);
+        const uint v2872 = v2863 * v4;
+        const uint v2873 = v2872 + v68;
+        const uint v2874 = v2873 + v2865;
+        out[v2874] = v2871;
       }
     }
-    const uint v2930 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2931 = v1127 + v2930;
-    const uint v2932 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2933 = v1126 + v2932;
-    const uint v2935 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2936 = v2935 == v2930;
-    const uint v2939 = v2932 + 1u;
-    const uint v2940 = iron_frag_coord<64>(65u, iron_lane, true);
-    const bool v2941 = v2940 == v2939;
-    const bool v2942 = v2936 && v2941;
-    const uint v2945 = v2933 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2946 = v2945 == 0u;
-    const bool v2947 = v2942 && v2946;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2947) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2948 = v2931 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2949 = v2933 < v15;
-      const bool v2950 = v2948 && v2949;
-      if (v2950) {
-        const uint v2951 = v68 + v2933;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2952 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2953 = bfloat(v2952);
-        const float v2954 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v2957 = bfloat(v2954);
-        const uint v2958 = v2931 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2959 = v2958 + v2951;
-        *(device bfloat2*)(out + v2959) = bfloat2(v2953, v2957);
+    const uint v2875 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2876 = v1128 + v2875;
+    const uint v2877 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2878 = v1127 + v2877;
+    const uint v2880 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2881 = v2880 == v2875;
+    const uint v2884 = v2877 + 1u;
+    const uint v2885 = iron_frag_coord<64>(63u, iron_lane, true);
+    const bool v2886 = v2885 == v2884;
+    const bool v2887 = v2881 && v2886;
+    const uint v2890 = v2878 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2891 = v2890 == 0u;
+    const bool v2892 = v2887 && v2891;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2892) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2893 = v2876 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2894 = v2878 < v15;
+      const bool v2895 = v2893 && v2894;
+      if (v2895) {
+        const uint v2896 = v68 + v2878;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2897 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2898 = bfloat(v2897);
+        const float v2899 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2902 = bfloat(v2899);
+        const uint v2903 = v2876 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2904 = v2903 + v2896;
+        *(device bfloat2*)(out + v2904) = bfloat2(v2898, v2902);
       }
     } else {
-      const bool v2964 = v2931 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2965 = v2933 < v15;
-      const bool v2966 = v2964 && v2965;
-      if (v2966) {
-        const float v2967 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2969 = bfloat(v2967);
-        const uint v2970 = v2931 * v4;
-        const uint v2971 = v2970 + v68;
-        const uint v2972 = v2971 + v2933;
-        out[v2972] = v2969;
+      const bool v2909 = v2876 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2910 = v2878 < v15;
+      const bool v2911 = v2909 && v2910;
+      if (v2911) {
+        const float v2912 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2914 = bfloat(v2912);
+        const uint v2915 = v2876 * v4;
+        const uint v2916 = v2915 + v68;
+        const uint v2917 = v2916 + v2878;
+        out[v2917] = v2914;
       }
-      const uint v2974 = v1127 + v2935;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2976 = v1126 + v2940;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2977 = v2974 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2978 = v2976 < v15;
-      const bool v2979 = v2977 && v2978;
-      if (v2979) {
-        const float v2980 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v2982 = bfloat(v2980);
-        const uint v2983 = v2974 * v4;
-        const uint v2984 = v2983 + v68;
-        const uint v2985 = v2984 + v2976;
-        out[v2985] = v2982;
+      const uint v2919 = v1128 + v2880;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2921 = v1127 + v2885;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2922 = v2919 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2923 = v2921 < v15;
+      const bool v2924 = v2922 && v2923;
+      if (v2924) {
+        const float v2925 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2927 = bfloat(v2925);
+        const uint v2928 = v2919 * v4;
+        const uint v2929 = v2928 + v68;
+        const uint v2930 = v2929 + v2921;
+        out[v2930] = v2927;
       }
     }
-    const uint v2986 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2987 = v1127 + v2986;
-    const uint v2988 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2989 = v1126 + v2988;
-    const uint v2991 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2992 = v2991 == v2986;
-    const uint v2995 = v2988 + 1u;
-    const uint v2996 = iron_frag_coord<64>(67u, iron_lane, true);
-    const bool v2997 = v2996 == v2995;
-    const bool v2998 = v2992 && v2997;
-    const uint v3001 = v2989 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3002 = v3001 == 0u;
-    const bool v3003 = v2998 && v3002;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3003) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3004 = v2987 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3005 = v2989 < v15;
-      const bool v3006 = v3004 && v3005;
-      if (v3006) {
-        const uint v3007 = v68 + v2989;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3008 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3009 = bfloat(v3008);
-        const float v3010 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3013 = bfloat(v3010);
-        const uint v3014 = v2987 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3015 = v3014 + v3007;
-        *(device bfloat2*)(out + v3015) = bfloat2(v3009, v3013);
+    const uint v2931 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2932 = v1128 + v2931;
+    const uint v2933 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2934 = v1127 + v2933;
+    const uint v2936 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2937 = v2936 == v2931;
+    const uint v2940 = v2933 + 1u;
+    const uint v2941 = iron_frag_coord<64>(65u, iron_lane, true);
+    const bool v2942 = v2941 == v2940;
+    const bool v2943 = v2937 && v2942;
+    const uint v2946 = v2934 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2947 = v2946 == 0u;
+    const bool v2948 = v2943 && v2947;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2948) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2949 = v2932 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2950 = v2934 < v15;
+      const bool v2951 = v2949 && v2950;
+      if (v2951) {
+        const uint v2952 = v68 + v2934;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2953 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2954 = bfloat(v2953);
+        const float v2955 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v2958 = bfloat(v2955);
+        const uint v2959 = v2932 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2960 = v2959 + v2952;
+        *(device bfloat2*)(out + v2960) = bfloat2(v2954, v2958);
       }
     } else {
-      const bool v3020 = v2987 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3021 = v2989 < v15;
-      const bool v3022 = v3020 && v3021;
-      if (v3022) {
-        const float v3023 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3025 = bfloat(v3023);
-        const uint v3026 = v2987 * v4;
-        const uint v3027 = v3026 + v68;
-        const uint v3028 = v3027 + v2989;
-        out[v3028] = v3025;
+      const bool v2965 = v2932 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2966 = v2934 < v15;
+      const bool v2967 = v2965 && v2966;
+      if (v2967) {
+        const float v2968 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2970 = bfloat(v2968);
+        const uint v2971 = v2932 * v4;
+        const uint v2972 = v2971 + v68;
+        const uint v2973 = v2972 + v2934;
+        out[v2973] = v2970;
       }
-      const uint v3030 = v1127 + v2991;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3032 = v1126 + v2996;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3033 = v3030 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3034 = v3032 < v15;
-      const bool v3035 = v3033 && v3034;
-      if (v3035) {
-        const float v3036 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3038 = bfloat(v3036);
-        const uint v3039 = v3030 * v4;
-        const uint v3040 = v3039 + v68;
-        const uint v3041 = v3040 + v3032;
-        out[v3041] = v3038;
+      const uint v2975 = v1128 + v2936;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2977 = v1127 + v2941;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2978 = v2975 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2979 = v2977 < v15;
+      const bool v2980 = v2978 && v2979;
+      if (v2980) {
+        const float v2981 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v2983 = bfloat(v2981);
+        const uint v2984 = v2975 * v4;
+        const uint v2985 = v2984 + v68;
+        const uint v2986 = v2985 + v2977;
+        out[v2986] = v2983;
       }
     }
-    const uint v3042 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3043 = v1127 + v3042;
-    const uint v3044 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3045 = v1126 + v3044;
-    const uint v3047 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3048 = v3047 == v3042;
-    const uint v3051 = v3044 + 1u;
-    const uint v3052 = iron_frag_coord<64>(69u, iron_lane, true);
-    const bool v3053 = v3052 == v3051;
-    const bool v3054 = v3048 && v3053;
-    const uint v3057 = v3045 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3058 = v3057 == 0u;
-    const bool v3059 = v3054 && v3058;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3059) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3060 = v3043 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3061 = v3045 < v15;
-      const bool v3062 = v3060 && v3061;
-      if (v3062) {
-        const uint v3063 = v68 + v3045;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3064 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3065 = bfloat(v3064);
-        const float v3066 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3069 = bfloat(v3066);
-        const uint v3070 = v3043 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3071 = v3070 + v3063;
-        *(device bfloat2*)(out + v3071) = bfloat2(v3065, v3069);
+    const uint v2987 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2988 = v1128 + v2987;
+    const uint v2989 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2990 = v1127 + v2989;
+    const uint v2992 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2993 = v2992 == v2987;
+    const uint v2996 = v2989 + 1u;
+    const uint v2997 = iron_frag_coord<64>(67u, iron_lane, true);
+    const bool v2998 = v2997 == v2996;
+    const bool v2999 = v2993 && v2998;
+    const uint v3002 = v2990 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3003 = v3002 == 0u;
+    const bool v3004 = v2999 && v3003;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3004) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3005 = v2988 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3006 = v2990 < v15;
+      const bool v3007 = v3005 && v3006;
+      if (v3007) {
+        const uint v3008 = v68 + v2990;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3009 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3010 = bfloat(v3009);
+        const float v3011 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3014 = bfloat(v3011);
+        const uint v3015 = v2988 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3016 = v3015 + v3008;
+        *(device bfloat2*)(out + v3016) = bfloat2(v3010, v3014);
       }
     } else {
-      const bool v3076 = v3043 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3077 = v3045 < v15;
-      const bool v3078 = v3076 && v3077;
-      if (v3078) {
-        const float v3079 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3081 = bfloat(v3079);
-        const uint v3082 = v3043 * v4;
-        const uint v3083 = v3082 + v68;
-        const uint v3084 = v3083 + v3045;
-        out[v3084] = v3081;
+      const bool v3021 = v2988 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3022 = v2990 < v15;
+      const bool v3023 = v3021 && v3022;
+      if (v3023) {
+        const float v3024 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3026 = bfloat(v3024);
+        const uint v3027 = v2988 * v4;
+        const uint v3028 = v3027 + v68;
+        const uint v3029 = v3028 + v2990;
+        out[v3029] = v3026;
       }
-      const uint v3086 = v1127 + v3047;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3088 = v1126 + v3052;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3089 = v3086 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3090 = v3088 < v15;
-      const bool v3091 = v3089 && v3090;
-      if (v3091) {
-        const float v3092 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3094 = bfloat(v3092);
-        const uint v3095 = v3086 * v4;
-        const uint v3096 = v3095 + v68;
-        const uint v3097 = v3096 + v3088;
-        out[v3097] = v3094;
+      const uint v3031 = v1128 + v2992;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3033 = v1127 + v2997;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3034 = v3031 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3035 = v3033 < v15;
+      const bool v3036 = v3034 && v3035;
+      if (v3036) {
+        const float v3037 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3039 = bfloat(v3037);
+        const uint v3040 = v3031 * v4;
+        const uint v3041 = v3040 + v68;
+        const uint v3042 = v3041 + v3033;
+        out[v3042] = v3039;
       }
     }
-    const uint v3098 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3099 = v1127 + v3098;
-    const uint v3100 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3101 = v1126 + v3100;
-    const uint v3103 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3104 = v3103 == v3098;
-    const uint v3107 = v3100 + 1u;
-    const uint v3108 = iron_frag_coord<64>(71u, iron_lane, true);
-    const bool v3109 = v3108 == v3107;
-    const bool v3110 = v3104 && v3109;
-    const uint v3113 = v3101 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3114 = v3113 == 0u;
-    const bool v3115 = v3110 && v3114;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3115) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3116 = v3099 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3117 = v3101 < v15;
-      const bool v3118 = v3116 && v3117;
-      if (v3118) {
-        const uint v3119 = v68 + v3101;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3120 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3121 = bfloat(v3120);
-        const float v3122 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3125 = bfloat(v3122);
-        const uint v3126 = v3099 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3127 = v3126 + v3119;
-        *(device bfloat2*)(out + v3127) = bfloat2(v3121, v3125);
+    const uint v3043 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3044 = v1128 + v3043;
+    const uint v3045 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3046 = v1127 + v3045;
+    const uint v3048 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3049 = v3048 == v3043;
+    const uint v3052 = v3045 + 1u;
+    const uint v3053 = iron_frag_coord<64>(69u, iron_lane, true);
+    const bool v3054 = v3053 == v3052;
+    const bool v3055 = v3049 && v3054;
+    const uint v3058 = v3046 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3059 = v3058 == 0u;
+    const bool v3060 = v3055 && v3059;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3060) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3061 = v3044 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3062 = v3046 < v15;
+      const bool v3063 = v3061 && v3062;
+      if (v3063) {
+        const uint v3064 = v68 + v3046;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3065 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3066 = bfloat(v3065);
+        const float v3067 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3070 = bfloat(v3067);
+        const uint v3071 = v3044 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3072 = v3071 + v3064;
+        *(device bfloat2*)(out + v3072) = bfloat2(v3066, v3070);
       }
     } else {
-      const bool v3132 = v3099 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3133 = v3101 < v15;
-      const bool v3134 = v3132 && v3133;
-      if (v3134) {
-        const float v3135 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3137 = bfloat(v3135);
-        const uint v3138 = v3099 * v4;
-        const uint v3139 = v3138 + v68;
-        const uint v3140 = v3139 + v3101;
-        out[v3140] = v3137;
+      const bool v3077 = v3044 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3078 = v3046 < v15;
+      const bool v3079 = v3077 && v3078;
+      if (v3079) {
+        const float v3080 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3082 = bfloat(v3080);
+        const uint v3083 = v3044 * v4;
+        const uint v3084 = v3083 + v68;
+        const uint v3085 = v3084 + v3046;
+        out[v3085] = v3082;
       }
-      const uint v3142 = v1127 + v3103;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3144 = v1126 + v3108;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3145 = v3142 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3146 = v3144 < v15;
-      const bool v3147 = v3145 && v3146;
-      if (v3147) {
-        const float v3148 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3150 = bfloat(v3148);
-        const uint v3151 = v3142 * v4;
-        const uint v3152 = v3151 + v68;
-        const uint v3153 = v3152 + v3144;
-        out[v3153] = v3150;
+      const uint v3087 = v1128 + v3048;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3089 = v1127 + v3053;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3090 = v3087 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3091 = v3089 < v15;
+      const bool v3092 = v3090 && v3091;
+      if (v3092) {
+        const float v3093 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3095 = bfloat(v3093);
+        const uint v3096 = v3087 * v4;
+        const uint v3097 = v3096 + v68;
+        const uint v3098 = v3097 + v3089;
+        out[v3098] = v3095;
       }
     }
-    const uint v3154 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3155 = v1127 + v3154;
-    const uint v3156 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3157 = v1126 + v3156;
-    const uint v3159 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3160 = v3159 == v3154;
-    const uint v3163 = v3156 + 1u;
-    const uint v3164 = iron_frag_coord<64>(73u, iron_lane, true);
-    const bool v3165 = v3164 == v3163;
-    const bool v3166 = v3160 && v3165;
-    const uint v3169 = v3157 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3170 = v3169 == 0u;
-    const bool v3171 = v3166 && v3170;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3171) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3172 = v3155 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3173 = v3157 < v15;
-      const bool v3174 = v3172 && v3173;
-      if (v3174) {
-        const uint v3175 = v68 + v3157;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3176 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3177 = bfloat(v3176);
-        const float v3178 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3181 = bfloat(v3178);
-        const uint v3182 = v3155 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3183 = v3182 + v3175;
-        *(device bfloat2*)(out + v3183) = bfloat2(v3177, v3181);
+    const uint v3099 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3100 = v1128 + v3099;
+    const uint v3101 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3102 = v1127 + v3101;
+    const uint v3104 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3105 = v3104 == v3099;
+    const uint v3108 = v3101 + 1u;
+    const uint v3109 = iron_frag_coord<64>(71u, iron_lane, true);
+    const bool v3110 = v3109 == v3108;
+    const bool v3111 = v3105 && v3110;
+    const uint v3114 = v3102 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3115 = v3114 == 0u;
+    const bool v3116 = v3111 && v3115;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3116) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3117 = v3100 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3118 = v3102 < v15;
+      const bool v3119 = v3117 && v3118;
+      if (v3119) {
+        const uint v3120 = v68 + v3102;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3121 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3122 = bfloat(v3121);
+        const float v3123 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3126 = bfloat(v3123);
+        const uint v3127 = v3100 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3128 = v3127 + v3120;
+        *(device bfloat2*)(out + v3128) = bfloat2(v3122, v3126);
       }
     } else {
-      const bool v3188 = v3155 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3189 = v3157 < v15;
-      const bool v3190 = v3188 && v3189;
-      if (v3190) {
-        const float v3191 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3193 = bfloat(v3191);
-        const uint v3194 = v3155 * v4;
-        const uint v3195 = v3194 + v68;
-        const uint v3196 = v3195 + v3157;
-        out[v3196] = v3193;
+      const bool v3133 = v3100 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3134 = v3102 < v15;
+      const bool v3135 = v3133 && v3134;
+      if (v3135) {
+        const float v3136 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3138 = bfloat(v3136);
+        const uint v3139 = v3100 * v4;
+        const uint v3140 = v3139 + v68;
+        const uint v3141 = v3140 + v3102;
+        out[v3141] = v3138;
       }
-      const uint v3198 = v1127 + v3159;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3200 = v1126 + v3164;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3201 = v3198 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3202 = v3200 < v15;
-      const bool v3203 = v3201 && v3202;
-      if (v3203) {
-        const float v3204 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3206 = bfloat(v3204);
-        const uint v3207 = v3198 * v4;
-        const uint v3208 = v3207 + v68;
-        const uint v3209 = v3208 + v3200;
-        out[v3209] = v3206;
+      const uint v3143 = v1128 + v3104;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3145 = v1127 + v3109;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3146 = v3143 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3147 = v3145 < v15;
+      const bool v3148 = v3146 && v3147;
+      if (v3148) {
+        const float v3149 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3151 = bfloat(v3149);
+        const uint v3152 = v3143 * v4;
+        const uint v3153 = v3152 + v68;
+        const uint v3154 = v3153 + v3145;
+        out[v3154] = v3151;
       }
     }
-    const uint v3210 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3211 = v1127 + v3210;
-    const uint v3212 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3213 = v1126 + v3212;
-    const uint v3215 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3216 = v3215 == v3210;
-    const uint v3219 = v3212 + 1u;
-    const uint v3220 = iron_frag_coord<64>(75u, iron_lane, true);
-    const bool v3221 = v3220 == v3219;
-    const bool v3222 = v3216 && v3221;
-    const uint v3225 = v3213 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3226 = v3225 == 0u;
-    const bool v3227 = v3222 && v3226;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3227) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3228 = v3211 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3229 = v3213 < v15;
-      const bool v3230 = v3228 && v3229;
-      if (v3230) {
-        const uint v3231 = v68 + v3213;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3232 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3233 = bfloat(v3232);
-        const float v3234 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3237 = bfloat(v3234);
-        const uint v3238 = v3211 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3239 = v3238 + v3231;
-        *(device bfloat2*)(out + v3239) = bfloat2(v3233, v3237);
+    const uint v3155 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3156 = v1128 + v3155;
+    const uint v3157 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3158 = v1127 + v3157;
+    const uint v3160 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3161 = v3160 == v3155;
+    const uint v3164 = v3157 + 1u;
+    const uint v3165 = iron_frag_coord<64>(73u, iron_lane, true);
+    const bool v3166 = v3165 == v3164;
+    const bool v3167 = v3161 && v3166;
+    const uint v3170 = v3158 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3171 = v3170 == 0u;
+    const bool v3172 = v3167 && v3171;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3172) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3173 = v3156 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3174 = v3158 < v15;
+      const bool v3175 = v3173 && v3174;
+      if (v3175) {
+        const uint v3176 = v68 + v3158;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3177 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3178 = bfloat(v3177);
+        const float v3179 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3182 = bfloat(v3179);
+        const uint v3183 = v3156 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3184 = v3183 + v3176;
+        *(device bfloat2*)(out + v3184) = bfloat2(v3178, v3182);
       }
     } else {
-      const bool v3244 = v3211 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3245 = v3213 < v15;
-      const bool v3246 = v3244 && v3245;
-      if (v3246) {
-        const float v3247 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3249 = bfloat(v3247);
-        const uint v3250 = v3211 * v4;
-        const uint v3251 = v3250 + v68;
-        const uint v3252 = v3251 + v3213;
-        out[v3252] = v3249;
+      const bool v3189 = v3156 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3190 = v3158 < v15;
+      const bool v3191 = v3189 && v3190;
+      if (v3191) {
+        const float v3192 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3194 = bfloat(v3192);
+        const uint v3195 = v3156 * v4;
+        const uint v3196 = v3195 + v68;
+        const uint v3197 = v3196 + v3158;
+        out[v3197] = v3194;
       }
-      const uint v3254 = v1127 + v3215;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3256 = v1126 + v3220;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3257 = v3254 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3258 = v3256 < v15;
-      const bool v3259 = v3257 && v3258;
-      if (v3259) {
-        const float v3260 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3262 = bfloat(v3260);
-        const uint v3263 = v3254 * v4;
-        const uint v3264 = v3263 + v68;
-        const uint v3265 = v3264 + v3256;
-        out[v3265] = v3262;
+      const uint v3199 = v1128 + v3160;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3201 = v1127 + v3165;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3202 = v3199 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3203 = v3201 < v15;
+      const bool v3204 = v3202 && v3203;
+      if (v3204) {
+        const float v3205 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3207 = bfloat(v3205);
+        const uint v3208 = v3199 * v4;
+        const uint v3209 = v3208 + v68;
+        const uint v3210 = v3209 + v3201;
+        out[v3210] = v3207;
       }
     }
-    const uint v3266 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3267 = v1127 + v3266;
-    const uint v3268 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3269 = v1126 + v3268;
-    const uint v3271 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3272 = v3271 == v3266;
-    const uint v3275 = v3268 + 1u;
-    const uint v3276 = iron_frag_coord<64>(77u, iron_lane, true);
-    const bool v3277 = v3276 == v3275;
-    const bool v3278 = v3272 && v3277;
-    const uint v3281 = v3269 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3282 = v3281 == 0u;
-    const bool v3283 = v3278 && v3282;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3283) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3284 = v3267 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3285 = v3269 < v15;
-      const bool v3286 = v3284 && v3285;
-      if (v3286) {
-        const uint v3287 = v68 + v3269;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3288 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3289 = bfloat(v3288);
-        const float v3290 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3293 = bfloat(v3290);
-        const uint v3294 = v3267 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3295 = v3294 + v3287;
-        *(device bfloat2*)(out + v3295) = bfloat2(v3289, v3293);
+    const uint v3211 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3212 = v1128 + v3211;
+    const uint v3213 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3214 = v1127 + v3213;
+    const uint v3216 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3217 = v3216 == v3211;
+    const uint v3220 = v3213 + 1u;
+    const uint v3221 = iron_frag_coord<64>(75u, iron_lane, true);
+    const bool v3222 = v3221 == v3220;
+    const bool v3223 = v3217 && v3222;
+    const uint v3226 = v3214 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3227 = v3226 == 0u;
+    const bool v3228 = v3223 && v3227;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3228) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3229 = v3212 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3230 = v3214 < v15;
+      const bool v3231 = v3229 && v3230;
+      if (v3231) {
+        const uint v3232 = v68 + v3214;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3233 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3234 = bfloat(v3233);
+        const float v3235 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3238 = bfloat(v3235);
+        const uint v3239 = v3212 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3240 = v3239 + v3232;
+        *(device bfloat2*)(out + v3240) = bfloat2(v3234, v3238);
       }
     } else {
-      const bool v3300 = v3267 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3301 = v3269 < v15;
-      const bool v3302 = v3300 && v3301;
-      if (v3302) {
-        const float v3303 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3305 = bfloat(v3303);
-        const uint v3306 = v3267 * v4;
-        const uint v3307 = v3306 + v68;
-        const uint v3308 = v3307 + v3269;
-        out[v3308] = v3305;
+      const bool v3245 = v3212 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3246 = v3214 < v15;
+      const bool v3247 = v3245 && v3246;
+      if (v3247) {
+        const float v3248 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3250 = bfloat(v3248);
+        const uint v3251 = v3212 * v4;
+        const uint v3252 = v3251 + v68;
+        const uint v3253 = v3252 + v3214;
+        out[v3253] = v3250;
       }
-      const uint v3310 = v1127 + v3271;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3312 = v1126 + v3276;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3313 = v3310 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3314 = v3312 < v15;
-      const bool v3315 = v3313 && v3314;
-      if (v3315) {
-        const float v3316 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3318 = bfloat(v3316);
-        const uint v3319 = v3310 * v4;
-        const uint v3320 = v3319 + v68;
-        const uint v3321 = v3320 + v3312;
-        out[v3321] = v3318;
+      const uint v3255 = v1128 + v3216;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3257 = v1127 + v3221;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3258 = v3255 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3259 = v3257 < v15;
+      const bool v3260 = v3258 && v3259;
+      if (v3260) {
+        const float v3261 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3263 = bfloat(v3261);
+        const uint v3264 = v3255 * v4;
+        const uint v3265 = v3264 + v68;
+        const uint v3266 = v3265 + v3257;
+        out[v3266] = v3263;
       }
     }
-    const uint v3322 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3323 = v1127 + v3322;
-    const uint v3324 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3325 = v1126 + v3324;
-    const uint v3327 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3328 = v3327 == v3322;
-    const uint v3331 = v3324 + 1u;
-    const uint v3332 = iron_frag_coord<64>(79u, iron_lane, true);
-    const bool v3333 = v3332 == v3331;
-    const bool v3334 = v3328 && v3333;
-    const uint v3337 = v3325 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3338 = v3337 == 0u;
-    const bool v3339 = v3334 && v3338;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3339) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3340 = v3323 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3341 = v3325 < v15;
-      const bool v3342 = v3340 && v3341;
-      if (v3342) {
-        const uint v3343 = v68 + v3325;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3344 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3345 = bfloat(v3344);
-        const float v3346 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3349 = bfloat(v3346);
-        const uint v3350 = v3323 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3351 = v3350 + v3343;
-        *(device bfloat2*)(out + v3351) = bfloat2(v3345, v3349);
+    const uint v3267 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3268 = v1128 + v3267;
+    const uint v3269 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3270 = v1127 + v3269;
+    const uint v3272 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3273 = v3272 == v3267;
+    const uint v3276 = v3269 + 1u;
+    const uint v3277 = iron_frag_coord<64>(77u, iron_lane, true);
+    const bool v3278 = v3277 == v3276;
+    const bool v3279 = v3273 && v3278;
+    const uint v3282 = v3270 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3283 = v3282 == 0u;
+    const bool v3284 = v3279 && v3283;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3284) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3285 = v3268 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3286 = v3270 < v15;
+      const bool v3287 = v3285 && v3286;
+      if (v3287) {
+        const uint v3288 = v68 + v3270;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3289 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3290 = bfloat(v3289);
+        const float v3291 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3294 = bfloat(v3291);
+        const uint v3295 = v3268 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3296 = v3295 + v3288;
+        *(device bfloat2*)(out + v3296) = bfloat2(v3290, v3294);
       }
     } else {
-      const bool v3356 = v3323 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3357 = v3325 < v15;
-      const bool v3358 = v3356 && v3357;
-      if (v3358) {
-        const float v3359 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3361 = bfloat(v3359);
-        const uint v3362 = v3323 * v4;
-        const uint v3363 = v3362 + v68;
-        const uint v3364 = v3363 + v3325;
-        out[v3364] = v3361;
+      const bool v3301 = v3268 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3302 = v3270 < v15;
+      const bool v3303 = v3301 && v3302;
+      if (v3303) {
+        const float v3304 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3306 = bfloat(v3304);
+        const uint v3307 = v3268 * v4;
+        const uint v3308 = v3307 + v68;
+        const uint v3309 = v3308 + v3270;
+        out[v3309] = v3306;
       }
-      const uint v3366 = v1127 + v3327;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3368 = v1126 + v3332;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3369 = v3366 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3370 = v3368 < v15;
-      const bool v3371 = v3369 && v3370;
-      if (v3371) {
-        const float v3372 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3374 = bfloat(v3372);
-        const uint v3375 = v3366 * v4;
-        const uint v3376 = v3375 + v68;
-        const uint v3377 = v3376 + v3368;
-        out[v3377] = v3374;
+      const uint v3311 = v1128 + v3272;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3313 = v1127 + v3277;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3314 = v3311 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3315 = v3313 < v15;
+      const bool v3316 = v3314 && v3315;
+      if (v3316) {
+        const float v3317 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3319 = bfloat(v3317);
+        const uint v3320 = v3311 * v4;
+        const uint v3321 = v3320 + v68;
+        const uint v3322 = v3321 + v3313;
+        out[v3322] = v3319;
       }
     }
-    const uint v3378 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3379 = v1127 + v3378;
-    const uint v3380 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3381 = v1126 + v3380;
-    const uint v3383 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3384 = v3383 == v3378;
-    const uint v3387 = v3380 + 1u;
-    const uint v3388 = iron_frag_coord<64>(81u, iron_lane, true);
-    const bool v3389 = v3388 == v3387;
-    const bool v3390 = v3384 && v3389;
-    const uint v3393 = v3381 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3394 = v3393 == 0u;
-    const bool v3395 = v3390 && v3394;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3395) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3396 = v3379 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3397 = v3381 < v15;
-      const bool v3398 = v3396 && v3397;
-      if (v3398) {
-        const uint v3399 = v68 + v3381;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3400 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3401 = bfloat(v3400);
-        const float v3402 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3405 = bfloat(v3402);
-        const uint v3406 = v3379 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3407 = v3406 + v3399;
-        *(device bfloat2*)(out + v3407) = bfloat2(v3401, v3405);
+    const uint v3323 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3324 = v1128 + v3323;
+    const uint v3325 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3326 = v1127 + v3325;
+    const uint v3328 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3329 = v3328 == v3323;
+    const uint v3332 = v3325 + 1u;
+    const uint v3333 = iron_frag_coord<64>(79u, iron_lane, true);
+    const bool v3334 = v3333 == v3332;
+    const bool v3335 = v3329 && v3334;
+    const uint v3338 = v3326 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3339 = v3338 == 0u;
+    const bool v3340 = v3335 && v3339;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3340) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3341 = v3324 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3342 = v3326 < v15;
+      const bool v3343 = v3341 && v3342;
+      if (v3343) {
+        const uint v3344 = v68 + v3326;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3345 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3346 = bfloat(v3345);
+        const float v3347 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3350 = bfloat(v3347);
+        const uint v3351 = v3324 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3352 = v3351 + v3344;
+        *(device bfloat2*)(out + v3352) = bfloat2(v3346, v3350);
       }
     } else {
-      const bool v3412 = v3379 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3413 = v3381 < v15;
-      const bool v3414 = v3412 && v3413;
-      if (v3414) {
-        const float v3415 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3417 = bfloat(v3415);
-        const uint v3418 = v3379 * v4;
-        const uint v3419 = v3418 + v68;
-        const uint v3420 = v3419 + v3381;
-        out[v3420] = v3417;
+      const bool v3357 = v3324 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3358 = v3326 < v15;
+      const bool v3359 = v3357 && v3358;
+      if (v3359) {
+        const float v3360 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3362 = bfloat(v3360);
+        const uint v3363 = v3324 * v4;
+        const uint v3364 = v3363 + v68;
+        const uint v3365 = v3364 + v3326;
+        out[v3365] = v3362;
       }
-      const uint v3422 = v1127 + v3383;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3424 = v1126 + v3388;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3425 = v3422 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3426 = v3424 < v15;
-      const bool v3427 = v3425 && v3426;
-      if (v3427) {
-        const float v3428 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3430 = bfloat(v3428);
-        const uint v3431 = v3422 * v4;
-        const uint v3432 = v3431 + v68;
-        const uint v3433 = v3432 + v3424;
-        out[v3433] = v3430;
+      const uint v3367 = v1128 + v3328;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3369 = v1127 + v3333;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3370 = v3367 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3371 = v3369 < v15;
+      const bool v3372 = v3370 && v3371;
+      if (v3372) {
+        const float v3373 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3375 = bfloat(v3373);
+        const uint v3376 = v3367 * v4;
+        const uint v3377 = v3376 + v68;
+        const uint v3378 = v3377 + v3369;
+        out[v3378] = v3375;
       }
     }
-    const uint v3434 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3435 = v1127 + v3434;
-    const uint v3436 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3437 = v1126 + v3436;
-    const uint v3439 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3440 = v3439 == v3434;
-    const uint v3443 = v3436 + 1u;
-    const uint v3444 = iron_frag_coord<64>(83u, iron_lane, true);
-    const bool v3445 = v3444 == v3443;
-    const bool v3446 = v3440 && v3445;
-    const uint v3449 = v3437 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3450 = v3449 == 0u;
-    const bool v3451 = v3446 && v3450;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3451) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3452 = v3435 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3453 = v3437 < v15;
-      const bool v3454 = v3452 && v3453;
-      if (v3454) {
-        const uint v3455 = v68 + v3437;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3456 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3457 = bfloat(v3456);
-        const float v3458 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3461 = bfloat(v3458);
-        const uint v3462 = v3435 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3463 = v3462 + v3455;
-        *(device bfloat2*)(out + v3463) = bfloat2(v3457, v3461);
+    const uint v3379 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3380 = v1128 + v3379;
+    const uint v3381 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3382 = v1127 + v3381;
+    const uint v3384 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3385 = v3384 == v3379;
+    const uint v3388 = v3381 + 1u;
+    const uint v3389 = iron_frag_coord<64>(81u, iron_lane, true);
+    const bool v3390 = v3389 == v3388;
+    const bool v3391 = v3385 && v3390;
+    const uint v3394 = v3382 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3395 = v3394 == 0u;
+    const bool v3396 = v3391 && v3395;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3396) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3397 = v3380 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3398 = v3382 < v15;
+      const bool v3399 = v3397 && v3398;
+      if (v3399) {
+        const uint v3400 = v68 + v3382;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3401 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3402 = bfloat(v3401);
+        const float v3403 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3406 = bfloat(v3403);
+        const uint v3407 = v3380 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3408 = v3407 + v3400;
+        *(device bfloat2*)(out + v3408) = bfloat2(v3402, v3406);
       }
     } else {
-      const bool v3468 = v3435 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3469 = v3437 < v15;
-      const bool v3470 = v3468 && v3469;
-      if (v3470) {
-        const float v3471 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3473 = bfloat(v3471);
-        const uint v3474 = v3435 * v4;
-        const uint v3475 = v3474 + v68;
-        const uint v3476 = v3475 + v3437;
-        out[v3476] = v3473;
+      const bool v3413 = v3380 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3414 = v3382 < v15;
+      const bool v3415 = v3413 && v3414;
+      if (v3415) {
+        const float v3416 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3418 = bfloat(v3416);
+        const uint v3419 = v3380 * v4;
+        const uint v3420 = v3419 + v68;
+        const uint v3421 = v3420 + v3382;
+        out[v3421] = v3418;
       }
-      const uint v3478 = v1127 + v3439;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3480 = v1126 + v3444;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3481 = v3478 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3482 = v3480 < v15;
-      const bool v3483 = v3481 && v3482;
-      if (v3483) {
-        const float v3484 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3486 = bfloat(v3484);
-        const uint v3487 = v3478 * v4;
-        const uint v3488 = v3487 + v68;
-        const uint v3489 = v3488 + v3480;
-        out[v3489] = v3486;
+      const uint v3423 = v1128 + v3384;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3425 = v1127 + v3389;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3426 = v3423 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3427 = v3425 < v15;
+      const bool v3428 = v3426 && v3427;
+      if (v3428) {
+        const float v3429 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3431 = bfloat(v3429);
+        const uint v3432 = v3423 * v4;
+        const uint v3433 = v3432 + v68;
+        const uint v3434 = v3433 + v3425;
+        out[v3434] = v3431;
       }
     }
-    const uint v3490 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3491 = v1127 + v3490;
-    const uint v3492 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3493 = v1126 + v3492;
-    const uint v3495 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3496 = v3495 == v3490;
-    const uint v3499 = v3492 + 1u;
-    const uint v3500 = iron_frag_coord<64>(85u, iron_lane, true);
-    const bool v3501 = v3500 == v3499;
-    const bool v3502 = v3496 && v3501;
-    const uint v3505 = v3493 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3506 = v3505 == 0u;
-    const bool v3507 = v3502 && v3506;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3507) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3508 = v3491 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3509 = v3493 < v15;
-      const bool v3510 = v3508 && v3509;
-      if (v3510) {
-        const uint v3511 = v68 + v3493;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3512 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3513 = bfloat(v3512);
-        const float v3514 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3517 = bfloat(v3514);
-        const uint v3518 = v3491 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3519 = v3518 + v3511;
-        *(device bfloat2*)(out + v3519) = bfloat2(v3513, v3517);
+    const uint v3435 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3436 = v1128 + v3435;
+    const uint v3437 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3438 = v1127 + v3437;
+    const uint v3440 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3441 = v3440 == v3435;
+    const uint v3444 = v3437 + 1u;
+    const uint v3445 = iron_frag_coord<64>(83u, iron_lane, true);
+    const bool v3446 = v3445 == v3444;
+    const bool v3447 = v3441 && v3446;
+    const uint v3450 = v3438 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3451 = v3450 == 0u;
+    const bool v3452 = v3447 && v3451;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3452) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3453 = v3436 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3454 = v3438 < v15;
+      const bool v3455 = v3453 && v3454;
+      if (v3455) {
+        const uint v3456 = v68 + v3438;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3457 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3458 = bfloat(v3457);
+        const float v3459 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3462 = bfloat(v3459);
+        const uint v3463 = v3436 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3464 = v3463 + v3456;
+        *(device bfloat2*)(out + v3464) = bfloat2(v3458, v3462);
       }
     } else {
-      const bool v3524 = v3491 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3525 = v3493 < v15;
-      const bool v3526 = v3524 && v3525;
-      if (v3526) {
-        const float v3527 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3529 = bfloat(v3527);
-        const uint v3530 = v3491 * v4;
-        const uint v3531 = v3530 + v68;
-        const uint v3532 = v3531 + v3493;
-        out[v3532] = v3529;
+      const bool v3469 = v3436 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3470 = v3438 < v15;
+      const bool v3471 = v3469 && v3470;
+      if (v3471) {
+        const float v3472 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3474 = bfloat(v3472);
+        const uint v3475 = v3436 * v4;
+        const uint v3476 = v3475 + v68;
+        const uint v3477 = v3476 + v3438;
+        out[v3477] = v3474;
       }
-      const uint v3534 = v1127 + v3495;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3536 = v1126 + v3500;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3537 = v3534 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3538 = v3536 < v15;
-      const bool v3539 = v3537 && v3538;
-      if (v3539) {
-        const float v3540 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3542 = bfloat(v3540);
-        const uint v3543 = v3534 * v4;
-        const uint v3544 = v3543 + v68;
-        const uint v3545 = v3544 + v3536;
-        out[v3545] = v3542;
+      const uint v3479 = v1128 + v3440;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3481 = v1127 + v3445;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3482 = v3479 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3483 = v3481 < v15;
+      const bool v3484 = v3482 && v3483;
+      if (v3484) {
+        const float v3485 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3487 = bfloat(v3485);
+        const uint v3488 = v3479 * v4;
+        const uint v3489 = v3488 + v68;
+        const uint v3490 = v3489 + v3481;
+        out[v3490] = v3487;
       }
     }
-    const uint v3546 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3547 = v1127 + v3546;
-    const uint v3548 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3549 = v1126 + v3548;
-    const uint v3551 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3552 = v3551 == v3546;
-    const uint v3555 = v3548 + 1u;
-    const uint v3556 = iron_frag_coord<64>(87u, iron_lane, true);
-    const bool v3557 = v3556 == v3555;
-    const bool v3558 = v3552 && v3557;
-    const uint v3561 = v3549 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3562 = v3561 == 0u;
-    const bool v3563 = v3558 && v3562;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3563) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3564 = v3547 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3565 = v3549 < v15;
-      const bool v3566 = v3564 && v3565;
-      if (v3566) {
-        const uint v3567 = v68 + v3549;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3568 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3569 = bfloat(v3568);
-        const float v3570 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3573 = bfloat(v3570);
-        const uint v3574 = v3547 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3575 = v3574 + v3567;
-        *(device bfloat2*)(out + v3575) = bfloat2(v3569, v3573);
+    const uint v3491 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3492 = v1128 + v3491;
+    const uint v3493 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3494 = v1127 + v3493;
+    const uint v3496 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3497 = v3496 == v3491;
+    const uint v3500 = v3493 + 1u;
+    const uint v3501 = iron_frag_coord<64>(85u, iron_lane, true);
+    const bool v3502 = v3501 == v3500;
+    const bool v3503 = v3497 && v3502;
+    const uint v3506 = v3494 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3507 = v3506 == 0u;
+    const bool v3508 = v3503 && v3507;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3508) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3509 = v3492 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3510 = v3494 < v15;
+      const bool v3511 = v3509 && v3510;
+      if (v3511) {
+        const uint v3512 = v68 + v3494;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3513 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3514 = bfloat(v3513);
+        const float v3515 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3518 = bfloat(v3515);
+        const uint v3519 = v3492 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3520 = v3519 + v3512;
+        *(device bfloat2*)(out + v3520) = bfloat2(v3514, v3518);
       }
     } else {
-      const bool v3580 = v3547 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3581 = v3549 < v15;
-      const bool v3582 = v3580 && v3581;
-      if (v3582) {
-        const float v3583 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3585 = bfloat(v3583);
-        const uint v3586 = v3547 * v4;
-        const uint v3587 = v3586 + v68;
-        const uint v3588 = v3587 + v3549;
-        out[v3588] = v3585;
+      const bool v3525 = v3492 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3526 = v3494 < v15;
+      const bool v3527 = v3525 && v3526;
+      if (v3527) {
+        const float v3528 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3530 = bfloat(v3528);
+        const uint v3531 = v3492 * v4;
+        const uint v3532 = v3531 + v68;
+        const uint v3533 = v3532 + v3494;
+        out[v3533] = v3530;
       }
-      const uint v3590 = v1127 + v3551;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3592 = v1126 + v3556;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3593 = v3590 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3594 = v3592 < v15;
-      const bool v3595 = v3593 && v3594;
-      if (v3595) {
-        const float v3596 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3598 = bfloat(v3596);
-        const uint v3599 = v3590 * v4;
-        const uint v3600 = v3599 + v68;
-        const uint v3601 = v3600 + v3592;
-        out[v3601] = v3598;
+      const uint v3535 = v1128 + v3496;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3537 = v1127 + v3501;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3538 = v3535 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3539 = v3537 < v15;
+      const bool v3540 = v3538 && v3539;
+      if (v3540) {
+        const float v3541 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3543 = bfloat(v3541);
+        const uint v3544 = v3535 * v4;
+        const uint v3545 = v3544 + v68;
+        const uint v3546 = v3545 + v3537;
+        out[v3546] = v3543;
       }
     }
-    const uint v3602 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3603 = v1127 + v3602;
-    const uint v3604 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3605 = v1126 + v3604;
-    const uint v3607 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3608 = v3607 == v3602;
-    const uint v3611 = v3604 + 1u;
-    const uint v3612 = iron_frag_coord<64>(89u, iron_lane, true);
-    const bool v3613 = v3612 == v3611;
-    const bool v3614 = v3608 && v3613;
-    const uint v3617 = v3605 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3618 = v3617 == 0u;
-    const bool v3619 = v3614 && v3618;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3619) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3620 = v3603 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3621 = v3605 < v15;
-      const bool v3622 = v3620 && v3621;
-      if (v3622) {
-        const uint v3623 = v68 + v3605;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3624 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3625 = bfloat(v3624);
-        const float v3626 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3629 = bfloat(v3626);
-        const uint v3630 = v3603 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3631 = v3630 + v3623;
-        *(device bfloat2*)(out + v3631) = bfloat2(v3625, v3629);
+    const uint v3547 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3548 = v1128 + v3547;
+    const uint v3549 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3550 = v1127 + v3549;
+    const uint v3552 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3553 = v3552 == v3547;
+    const uint v3556 = v3549 + 1u;
+    const uint v3557 = iron_frag_coord<64>(87u, iron_lane, true);
+    const bool v3558 = v3557 == v3556;
+    const bool v3559 = v3553 && v3558;
+    const uint v3562 = v3550 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3563 = v3562 == 0u;
+    const bool v3564 = v3559 && v3563;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3564) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3565 = v3548 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3566 = v3550 < v15;
+      const bool v3567 = v3565 && v3566;
+      if (v3567) {
+        const uint v3568 = v68 + v3550;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3569 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3570 = bfloat(v3569);
+        const float v3571 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3574 = bfloat(v3571);
+        const uint v3575 = v3548 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3576 = v3575 + v3568;
+        *(device bfloat2*)(out + v3576) = bfloat2(v3570, v3574);
       }
     } else {
-      const bool v3636 = v3603 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3637 = v3605 < v15;
-      const bool v3638 = v3636 && v3637;
-      if (v3638) {
-        const float v3639 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3641 = bfloat(v3639);
-        const uint v3642 = v3603 * v4;
-        const uint v3643 = v3642 + v68;
-        const uint v3644 = v3643 + v3605;
-        out[v3644] = v3641;
+      const bool v3581 = v3548 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3582 = v3550 < v15;
+      const bool v3583 = v3581 && v3582;
+      if (v3583) {
+        const float v3584 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3586 = bfloat(v3584);
+        const uint v3587 = v3548 * v4;
+        const uint v3588 = v3587 + v68;
+        const uint v3589 = v3588 + v3550;
+        out[v3589] = v3586;
       }
-      const uint v3646 = v1127 + v3607;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3648 = v1126 + v3612;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3649 = v3646 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3650 = v3648 < v15;
-      const bool v3651 = v3649 && v3650;
-      if (v3651) {
-        const float v3652 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3654 = bfloat(v3652);
-        const uint v3655 = v3646 * v4;
-        const uint v3656 = v3655 + v68;
-        const uint v3657 = v3656 + v3648;
-        out[v3657] = v3654;
+      const uint v3591 = v1128 + v3552;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3593 = v1127 + v3557;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3594 = v3591 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3595 = v3593 < v15;
+      const bool v3596 = v3594 && v3595;
+      if (v3596) {
+        const float v3597 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3599 = bfloat(v3597);
+        const uint v3600 = v3591 * v4;
+        const uint v3601 = v3600 + v68;
+        const uint v3602 = v3601 + v3593;
+        out[v3602] = v3599;
       }
     }
-    const uint v3658 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3659 = v1127 + v3658;
-    const uint v3660 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3661 = v1126 + v3660;
-    const uint v3663 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3664 = v3663 == v3658;
-    const uint v3667 = v3660 + 1u;
-    const uint v3668 = iron_frag_coord<64>(91u, iron_lane, true);
-    const bool v3669 = v3668 == v3667;
-    const bool v3670 = v3664 && v3669;
-    const uint v3673 = v3661 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3674 = v3673 == 0u;
-    const bool v3675 = v3670 && v3674;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3675) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3676 = v3659 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3677 = v3661 < v15;
-      const bool v3678 = v3676 && v3677;
-      if (v3678) {
-        const uint v3679 = v68 + v3661;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3680 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3681 = bfloat(v3680);
-        const float v3682 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3685 = bfloat(v3682);
-        const uint v3686 = v3659 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3687 = v3686 + v3679;
-        *(device bfloat2*)(out + v3687) = bfloat2(v3681, v3685);
+    const uint v3603 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3604 = v1128 + v3603;
+    const uint v3605 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3606 = v1127 + v3605;
+    const uint v3608 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3609 = v3608 == v3603;
+    const uint v3612 = v3605 + 1u;
+    const uint v3613 = iron_frag_coord<64>(89u, iron_lane, true);
+    const bool v3614 = v3613 == v3612;
+    const bool v3615 = v3609 && v3614;
+    const uint v3618 = v3606 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3619 = v3618 == 0u;
+    const bool v3620 = v3615 && v3619;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3620) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3621 = v3604 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3622 = v3606 < v15;
+      const bool v3623 = v3621 && v3622;
+      if (v3623) {
+        const uint v3624 = v68 + v3606;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3625 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3626 = bfloat(v3625);
+        const float v3627 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3630 = bfloat(v3627);
+        const uint v3631 = v3604 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3632 = v3631 + v3624;
+        *(device bfloat2*)(out + v3632) = bfloat2(v3626, v3630);
       }
     } else {
-      const bool v3692 = v3659 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3693 = v3661 < v15;
-      const bool v3694 = v3692 && v3693;
-      if (v3694) {
-        const float v3695 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3697 = bfloat(v3695);
-        const uint v3698 = v3659 * v4;
-        const uint v3699 = v3698 + v68;
-        const uint v3700 = v3699 + v3661;
-        out[v3700] = v3697;
+      const bool v3637 = v3604 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3638 = v3606 < v15;
+      const bool v3639 = v3637 && v3638;
+      if (v3639) {
+        const float v3640 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3642 = bfloat(v3640);
+        const uint v3643 = v3604 * v4;
+        const uint v3644 = v3643 + v68;
+        const uint v3645 = v3644 + v3606;
+        out[v3645] = v3642;
       }
-      const uint v3702 = v1127 + v3663;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3704 = v1126 + v3668;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3705 = v3702 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3706 = v3704 < v15;
-      const bool v3707 = v3705 && v3706;
-      if (v3707) {
-        const float v3708 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3710 = bfloat(v3708);
-        const uint v3711 = v3702 * v4;
-        const uint v3712 = v3711 + v68;
-        const uint v3713 = v3712 + v3704;
-        out[v3713] = v3710;
+      const uint v3647 = v1128 + v3608;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3649 = v1127 + v3613;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3650 = v3647 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3651 = v3649 < v15;
+      const bool v3652 = v3650 && v3651;
+      if (v3652) {
+        const float v3653 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3655 = bfloat(v3653);
+        const uint v3656 = v3647 * v4;
+        const uint v3657 = v3656 + v68;
+        const uint v3658 = v3657 + v3649;
+        out[v3658] = v3655;
       }
     }
-    const uint v3714 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3715 = v1127 + v3714;
-    const uint v3716 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3717 = v1126 + v3716;
-    const uint v3719 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3720 = v3719 == v3714;
-    const uint v3723 = v3716 + 1u;
-    const uint v3724 = iron_frag_coord<64>(93u, iron_lane, true);
-    const bool v3725 = v3724 == v3723;
-    const bool v3726 = v3720 && v3725;
-    const uint v3729 = v3717 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3730 = v3729 == 0u;
-    const bool v3731 = v3726 && v3730;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3731) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3732 = v3715 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3733 = v3717 < v15;
-      const bool v3734 = v3732 && v3733;
-      if (v3734) {
-        const uint v3735 = v68 + v3717;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3736 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3737 = bfloat(v3736);
-        const float v3738 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3741 = bfloat(v3738);
-        const uint v3742 = v3715 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3743 = v3742 + v3735;
-        *(device bfloat2*)(out + v3743) = bfloat2(v3737, v3741);
+    const uint v3659 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3660 = v1128 + v3659;
+    const uint v3661 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3662 = v1127 + v3661;
+    const uint v3664 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3665 = v3664 == v3659;
+    const uint v3668 = v3661 + 1u;
+    const uint v3669 = iron_frag_coord<64>(91u, iron_lane, true);
+    const bool v3670 = v3669 == v3668;
+    const bool v3671 = v3665 && v3670;
+    const uint v3674 = v3662 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3675 = v3674 == 0u;
+    const bool v3676 = v3671 && v3675;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3676) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3677 = v3660 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3678 = v3662 < v15;
+      const bool v3679 = v3677 && v3678;
+      if (v3679) {
+        const uint v3680 = v68 + v3662;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3681 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3682 = bfloat(v3681);
+        const float v3683 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3686 = bfloat(v3683);
+        const uint v3687 = v3660 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3688 = v3687 + v3680;
+        *(device bfloat2*)(out + v3688) = bfloat2(v3682, v3686);
       }
     } else {
-      const bool v3748 = v3715 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3749 = v3717 < v15;
-      const bool v3750 = v3748 && v3749;
-      if (v3750) {
-        const float v3751 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3753 = bfloat(v3751);
-        const uint v3754 = v3715 * v4;
-        const uint v3755 = v3754 + v68;
-        const uint v3756 = v3755 + v3717;
-        out[v3756] = v3753;
+      const bool v3693 = v3660 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3694 = v3662 < v15;
+      const bool v3695 = v3693 && v3694;
+      if (v3695) {
+        const float v3696 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3698 = bfloat(v3696);
+        const uint v3699 = v3660 * v4;
+        const uint v3700 = v3699 + v68;
+        const uint v3701 = v3700 + v3662;
+        out[v3701] = v3698;
       }
-      const uint v3758 = v1127 + v3719;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3760 = v1126 + v3724;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3761 = v3758 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3762 = v3760 < v15;
-      const bool v3763 = v3761 && v3762;
-      if (v3763) {
-        const float v3764 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3766 = bfloat(v3764);
-        const uint v3767 = v3758 * v4;
-        const uint v3768 = v3767 + v68;
-        const uint v3769 = v3768 + v3760;
-        out[v3769] = v3766;
+      const uint v3703 = v1128 + v3664;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3705 = v1127 + v3669;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3706 = v3703 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3707 = v3705 < v15;
+      const bool v3708 = v3706 && v3707;
+      if (v3708) {
+        const float v3709 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3711 = bfloat(v3709);
+        const uint v3712 = v3703 * v4;
+        const uint v3713 = v3712 + v68;
+        const uint v3714 = v3713 + v3705;
+        out[v3714] = v3711;
       }
     }
-    const uint v3770 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3771 = v1127 + v3770;
-    const uint v3772 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3773 = v1126 + v3772;
-    const uint v3775 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3776 = v3775 == v3770;
-    const uint v3779 = v3772 + 1u;
-    const uint v3780 = iron_frag_coord<64>(95u, iron_lane, true);
-    const bool v3781 = v3780 == v3779;
-    const bool v3782 = v3776 && v3781;
-    const uint v3785 = v3773 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3786 = v3785 == 0u;
-    const bool v3787 = v3782 && v3786;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3787) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3788 = v3771 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3789 = v3773 < v15;
-      const bool v3790 = v3788 && v3789;
-      if (v3790) {
-        const uint v3791 = v68 + v3773;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3792 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3793 = bfloat(v3792);
-        const float v3794 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3797 = bfloat(v3794);
-        const uint v3798 = v3771 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3799 = v3798 + v3791;
-        *(device bfloat2*)(out + v3799) = bfloat2(v3793, v3797);
+    const uint v3715 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3716 = v1128 + v3715;
+    const uint v3717 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3718 = v1127 + v3717;
+    const uint v3720 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3721 = v3720 == v3715;
+    const uint v3724 = v3717 + 1u;
+    const uint v3725 = iron_frag_coord<64>(93u, iron_lane, true);
+    const bool v3726 = v3725 == v3724;
+    const bool v3727 = v3721 && v3726;
+    const uint v3730 = v3718 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3731 = v3730 == 0u;
+    const bool v3732 = v3727 && v3731;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3732) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3733 = v3716 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3734 = v3718 < v15;
+      const bool v3735 = v3733 && v3734;
+      if (v3735) {
+        const uint v3736 = v68 + v3718;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3737 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3738 = bfloat(v3737);
+        const float v3739 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3742 = bfloat(v3739);
+        const uint v3743 = v3716 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3744 = v3743 + v3736;
+        *(device bfloat2*)(out + v3744) = bfloat2(v3738, v3742);
       }
     } else {
-      const bool v3804 = v3771 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3805 = v3773 < v15;
-      const bool v3806 = v3804 && v3805;
-      if (v3806) {
-        const float v3807 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3809 = bfloat(v3807);
-        const uint v3810 = v3771 * v4;
-        const uint v3811 = v3810 + v68;
-        const uint v3812 = v3811 + v3773;
-        out[v3812] = v3809;
+      const bool v3749 = v3716 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3750 = v3718 < v15;
+      const bool v3751 = v3749 && v3750;
+      if (v3751) {
+        const float v3752 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3754 = bfloat(v3752);
+        const uint v3755 = v3716 * v4;
+        const uint v3756 = v3755 + v68;
+        const uint v3757 = v3756 + v3718;
+        out[v3757] = v3754;
       }
-      const uint v3814 = v1127 + v3775;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3816 = v1126 + v3780;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3817 = v3814 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3818 = v3816 < v15;
-      const bool v3819 = v3817 && v3818;
-      if (v3819) {
-        const float v3820 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3822 = bfloat(v3820);
-        const uint v3823 = v3814 * v4;
-        const uint v3824 = v3823 + v68;
-        const uint v3825 = v3824 + v3816;
-        out[v3825] = v3822;
+      const uint v3759 = v1128 + v3720;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3761 = v1127 + v3725;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3762 = v3759 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3763 = v3761 < v15;
+      const bool v3764 = v3762 && v3763;
+      if (v3764) {
+        const float v3765 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3767 = bfloat(v3765);
+        const uint v3768 = v3759 * v4;
+        const uint v3769 = v3768 + v68;
+        const uint v3770 = v3769 + v3761;
+        out[v3770] = v3767;
       }
     }
-    const uint v3826 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3827 = v1127 + v3826;
-    const uint v3828 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3829 = v1126 + v3828;
-    const uint v3831 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3832 = v3831 == v3826;
-    const uint v3835 = v3828 + 1u;
-    const uint v3836 = iron_frag_coord<64>(97u, iron_lane, true);
-    const bool v3837 = v3836 == v3835;
-    const bool v3838 = v3832 && v3837;
-    const uint v3841 = v3829 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3842 = v3841 == 0u;
-    const bool v3843 = v3838 && v3842;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3843) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3844 = v3827 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3845 = v3829 < v15;
-      const bool v3846 = v3844 && v3845;
-      if (v3846) {
-        const uint v3847 = v68 + v3829;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3848 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3849 = bfloat(v3848);
-        const float v3850 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3853 = bfloat(v3850);
-        const uint v3854 = v3827 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3855 = v3854 + v3847;
-        *(device bfloat2*)(out + v3855) = bfloat2(v3849, v3853);
+    const uint v3771 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3772 = v1128 + v3771;
+    const uint v3773 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3774 = v1127 + v3773;
+    const uint v3776 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3777 = v3776 == v3771;
+    const uint v3780 = v3773 + 1u;
+    const uint v3781 = iron_frag_coord<64>(95u, iron_lane, true);
+    const bool v3782 = v3781 == v3780;
+    const bool v3783 = v3777 && v3782;
+    const uint v3786 = v3774 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3787 = v3786 == 0u;
+    const bool v3788 = v3783 && v3787;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3788) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3789 = v3772 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3790 = v3774 < v15;
+      const bool v3791 = v3789 && v3790;
+      if (v3791) {
+        const uint v3792 = v68 + v3774;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3793 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3794 = bfloat(v3793);
+        const float v3795 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3798 = bfloat(v3795);
+        const uint v3799 = v3772 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3800 = v3799 + v3792;
+        *(device bfloat2*)(out + v3800) = bfloat2(v3794, v3798);
       }
     } else {
-      const bool v3860 = v3827 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3861 = v3829 < v15;
-      const bool v3862 = v3860 && v3861;
-      if (v3862) {
-        const float v3863 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3865 = bfloat(v3863);
-        const uint v3866 = v3827 * v4;
-        const uint v3867 = v3866 + v68;
-        const uint v3868 = v3867 + v3829;
-        out[v3868] = v3865;
+      const bool v3805 = v3772 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3806 = v3774 < v15;
+      const bool v3807 = v3805 && v3806;
+      if (v3807) {
+        const float v3808 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3810 = bfloat(v3808);
+        const uint v3811 = v3772 * v4;
+        const uint v3812 = v3811 + v68;
+        const uint v3813 = v3812 + v3774;
+        out[v3813] = v3810;
       }
-      const uint v3870 = v1127 + v3831;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3872 = v1126 + v3836;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3873 = v3870 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3874 = v3872 < v15;
-      const bool v3875 = v3873 && v3874;
-      if (v3875) {
-        const float v3876 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3878 = bfloat(v3876);
-        const uint v3879 = v3870 * v4;
-        const uint v3880 = v3879 + v68;
-        const uint v3881 = v3880 + v3872;
-        out[v3881] = v3878;
+      const uint v3815 = v1128 + v3776;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3817 = v1127 + v3781;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3818 = v3815 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3819 = v3817 < v15;
+      const bool v3820 = v3818 && v3819;
+      if (v3820) {
+        const float v3821 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3823 = bfloat(v3821);
+        const uint v3824 = v3815 * v4;
+        const uint v3825 = v3824 + v68;
+        const uint v3826 = v3825 + v3817;
+        out[v3826] = v3823;
       }
     }
-    const uint v3882 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3883 = v1127 + v3882;
-    const uint v3884 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3885 = v1126 + v3884;
-    const uint v3887 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3888 = v3887 == v3882;
-    const uint v3891 = v3884 + 1u;
-    const uint v3892 = iron_frag_coord<64>(99u, iron_lane, true);
-    const bool v3893 = v3892 == v3891;
-    const bool v3894 = v3888 && v3893;
-    const uint v3897 = v3885 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3898 = v3897 == 0u;
-    const bool v3899 = v3894 && v3898;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3899) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3900 = v3883 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3901 = v3885 < v15;
-      const bool v3902 = v3900 && v3901;
-      if (v3902) {
-        const uint v3903 = v68 + v3885;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3904 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3905 = bfloat(v3904);
-        const float v3906 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3909 = bfloat(v3906);
-        const uint v3910 = v3883 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3911 = v3910 + v3903;
-        *(device bfloat2*)(out + v3911) = bfloat2(v3905, v3909);
+    const uint v3827 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3828 = v1128 + v3827;
+    const uint v3829 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3830 = v1127 + v3829;
+    const uint v3832 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3833 = v3832 == v3827;
+    const uint v3836 = v3829 + 1u;
+    const uint v3837 = iron_frag_coord<64>(97u, iron_lane, true);
+    const bool v3838 = v3837 == v3836;
+    const bool v3839 = v3833 && v3838;
+    const uint v3842 = v3830 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3843 = v3842 == 0u;
+    const bool v3844 = v3839 && v3843;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3844) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3845 = v3828 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3846 = v3830 < v15;
+      const bool v3847 = v3845 && v3846;
+      if (v3847) {
+        const uint v3848 = v68 + v3830;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3849 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3850 = bfloat(v3849);
+        const float v3851 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3854 = bfloat(v3851);
+        const uint v3855 = v3828 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3856 = v3855 + v3848;
+        *(device bfloat2*)(out + v3856) = bfloat2(v3850, v3854);
       }
     } else {
-      const bool v3916 = v3883 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3917 = v3885 < v15;
-      const bool v3918 = v3916 && v3917;
-      if (v3918) {
-        const float v3919 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3921 = bfloat(v3919);
-        const uint v3922 = v3883 * v4;
-        const uint v3923 = v3922 + v68;
-        const uint v3924 = v3923 + v3885;
-        out[v3924] = v3921;
+      const bool v3861 = v3828 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3862 = v3830 < v15;
+      const bool v3863 = v3861 && v3862;
+      if (v3863) {
+        const float v3864 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3866 = bfloat(v3864);
+        const uint v3867 = v3828 * v4;
+        const uint v3868 = v3867 + v68;
+        const uint v3869 = v3868 + v3830;
+        out[v3869] = v3866;
       }
-      const uint v3926 = v1127 + v3887;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3928 = v1126 + v3892;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3929 = v3926 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3930 = v3928 < v15;
-      const bool v3931 = v3929 && v3930;
-      if (v3931) {
-        const float v3932 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3934 = bfloat(v3932);
-        const uint v3935 = v3926 * v4;
-        const uint v3936 = v3935 + v68;
-        const uint v3937 = v3936 + v3928;
-        out[v3937] = v3934;
+      const uint v3871 = v1128 + v3832;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3873 = v1127 + v3837;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3874 = v3871 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3875 = v3873 < v15;
+      const bool v3876 = v3874 && v3875;
+      if (v3876) {
+        const float v3877 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3879 = bfloat(v3877);
+        const uint v3880 = v3871 * v4;
+        const uint v3881 = v3880 + v68;
+        const uint v3882 = v3881 + v3873;
+        out[v3882] = v3879;
       }
     }
-    const uint v3938 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3939 = v1127 + v3938;
-    const uint v3940 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3941 = v1126 + v3940;
-    const uint v3943 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3944 = v3943 == v3938;
-    const uint v3947 = v3940 + 1u;
-    const uint v3948 = iron_frag_coord<64>(101u, iron_lane, true);
-    const bool v3949 = v3948 == v3947;
-    const bool v3950 = v3944 && v3949;
-    const uint v3953 = v3941 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3954 = v3953 == 0u;
-    const bool v3955 = v3950 && v3954;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3955) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3956 = v3939 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3957 = v3941 < v15;
-      const bool v3958 = v3956 && v3957;
-      if (v3958) {
-        const uint v3959 = v68 + v3941;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3960 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3961 = bfloat(v3960);
-        const float v3962 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v3965 = bfloat(v3962);
-        const uint v3966 = v3939 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3967 = v3966 + v3959;
-        *(device bfloat2*)(out + v3967) = bfloat2(v3961, v3965);
+    const uint v3883 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3884 = v1128 + v3883;
+    const uint v3885 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3886 = v1127 + v3885;
+    const uint v3888 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3889 = v3888 == v3883;
+    const uint v3892 = v3885 + 1u;
+    const uint v3893 = iron_frag_coord<64>(99u, iron_lane, true);
+    const bool v3894 = v3893 == v3892;
+    const bool v3895 = v3889 && v3894;
+    const uint v3898 = v3886 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3899 = v3898 == 0u;
+    const bool v3900 = v3895 && v3899;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3900) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3901 = v3884 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3902 = v3886 < v15;
+      const bool v3903 = v3901 && v3902;
+      if (v3903) {
+        const uint v3904 = v68 + v3886;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3905 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3906 = bfloat(v3905);
+        const float v3907 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3910 = bfloat(v3907);
+        const uint v3911 = v3884 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3912 = v3911 + v3904;
+        *(device bfloat2*)(out + v3912) = bfloat2(v3906, v3910);
       }
     } else {
-      const bool v3972 = v3939 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3973 = v3941 < v15;
-      const bool v3974 = v3972 && v3973;
-      if (v3974) {
-        const float v3975 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3977 = bfloat(v3975);
-        const uint v3978 = v3939 * v4;
-        const uint v3979 = v3978 + v68;
-        const uint v3980 = v3979 + v3941;
-        out[v3980] = v3977;
+      const bool v3917 = v3884 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3918 = v3886 < v15;
+      const bool v3919 = v3917 && v3918;
+      if (v3919) {
+        const float v3920 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3922 = bfloat(v3920);
+        const uint v3923 = v3884 * v4;
+        const uint v3924 = v3923 + v68;
+        const uint v3925 = v3924 + v3886;
+        out[v3925] = v3922;
       }
-      const uint v3982 = v1127 + v3943;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3984 = v1126 + v3948;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3985 = v3982 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3986 = v3984 < v15;
-      const bool v3987 = v3985 && v3986;
-      if (v3987) {
-        const float v3988 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v3990 = bfloat(v3988);
-        const uint v3991 = v3982 * v4;
-        const uint v3992 = v3991 + v68;
-        const uint v3993 = v3992 + v3984;
-        out[v3993] = v3990;
+      const uint v3927 = v1128 + v3888;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3929 = v1127 + v3893;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3930 = v3927 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3931 = v3929 < v15;
+      const bool v3932 = v3930 && v3931;
+      if (v3932) {
+        const float v3933 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3935 = bfloat(v3933);
+        const uint v3936 = v3927 * v4;
+        const uint v3937 = v3936 + v68;
+        const uint v3938 = v3937 + v3929;
+        out[v3938] = v3935;
       }
     }
-    const uint v3994 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3995 = v1127 + v3994;
-    const uint v3996 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3997 = v1126 + v3996;
-    const uint v3999 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4000 = v3999 == v3994;
-    const uint v4003 = v3996 + 1u;
-    const uint v4004 = iron_frag_coord<64>(103u, iron_lane, true);
-    const bool v4005 = v4004 == v4003;
-    const bool v4006 = v4000 && v4005;
-    const uint v4009 = v3997 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4010 = v4009 == 0u;
-    const bool v4011 = v4006 && v4010;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4011) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4012 = v3995 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4013 = v3997 < v15;
-      const bool v4014 = v4012 && v4013;
-      if (v4014) {
-        const uint v4015 = v68 + v3997;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4016 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4017 = bfloat(v4016);
-        const float v4018 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4021 = bfloat(v4018);
-        const uint v4022 = v3995 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4023 = v4022 + v4015;
-        *(device bfloat2*)(out + v4023) = bfloat2(v4017, v4021);
+    const uint v3939 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3940 = v1128 + v3939;
+    const uint v3941 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3942 = v1127 + v3941;
+    const uint v3944 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3945 = v3944 == v3939;
+    const uint v3948 = v3941 + 1u;
+    const uint v3949 = iron_frag_coord<64>(101u, iron_lane, true);
+    const bool v3950 = v3949 == v3948;
+    const bool v3951 = v3945 && v3950;
+    const uint v3954 = v3942 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3955 = v3954 == 0u;
+    const bool v3956 = v3951 && v3955;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3956) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3957 = v3940 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3958 = v3942 < v15;
+      const bool v3959 = v3957 && v3958;
+      if (v3959) {
+        const uint v3960 = v68 + v3942;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3961 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3962 = bfloat(v3961);
+        const float v3963 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v3966 = bfloat(v3963);
+        const uint v3967 = v3940 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3968 = v3967 + v3960;
+        *(device bfloat2*)(out + v3968) = bfloat2(v3962, v3966);
       }
     } else {
-      const bool v4028 = v3995 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4029 = v3997 < v15;
-      const bool v4030 = v4028 && v4029;
-      if (v4030) {
-        const float v4031 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4033 = bfloat(v4031);
-        const uint v4034 = v3995 * v4;
-        const uint v4035 = v4034 + v68;
-        const uint v4036 = v4035 + v3997;
-        out[v4036] = v4033;
+      const bool v3973 = v3940 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3974 = v3942 < v15;
+      const bool v3975 = v3973 && v3974;
+      if (v3975) {
+        const float v3976 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3978 = bfloat(v3976);
+        const uint v3979 = v3940 * v4;
+        const uint v3980 = v3979 + v68;
+        const uint v3981 = v3980 + v3942;
+        out[v3981] = v3978;
       }
-      const uint v4038 = v1127 + v3999;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4040 = v1126 + v4004;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4041 = v4038 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4042 = v4040 < v15;
-      const bool v4043 = v4041 && v4042;
-      if (v4043) {
-        const float v4044 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4046 = bfloat(v4044);
-        const uint v4047 = v4038 * v4;
-        const uint v4048 = v4047 + v68;
-        const uint v4049 = v4048 + v4040;
-        out[v4049] = v4046;
+      const uint v3983 = v1128 + v3944;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3985 = v1127 + v3949;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3986 = v3983 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3987 = v3985 < v15;
+      const bool v3988 = v3986 && v3987;
+      if (v3988) {
+        const float v3989 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v3991 = bfloat(v3989);
+        const uint v3992 = v3983 * v4;
+        const uint v3993 = v3992 + v68;
+        const uint v3994 = v3993 + v3985;
+        out[v3994] = v3991;
       }
     }
-    const uint v4050 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4051 = v1127 + v4050;
-    const uint v4052 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4053 = v1126 + v4052;
-    const uint v4055 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4056 = v4055 == v4050;
-    const uint v4059 = v4052 + 1u;
-    const uint v4060 = iron_frag_coord<64>(105u, iron_lane, true);
-    const bool v4061 = v4060 == v4059;
-    const bool v4062 = v4056 && v4061;
-    const uint v4065 = v4053 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4066 = v4065 == 0u;
-    const bool v4067 = v4062 && v4066;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4067) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4068 = v4051 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4069 = v4053 < v15;
-      const bool v4070 = v4068 && v4069;
-      if (v4070) {
-        const uint v4071 = v68 + v4053;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4072 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4073 = bfloat(v4072);
-        const float v4074 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4077 = bfloat(v4074);
-        const uint v4078 = v4051 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4079 = v4078 + v4071;
-        *(device bfloat2*)(out + v4079) = bfloat2(v4073, v4077);
+    const uint v3995 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3996 = v1128 + v3995;
+    const uint v3997 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3998 = v1127 + v3997;
+    const uint v4000 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4001 = v4000 == v3995;
+    const uint v4004 = v3997 + 1u;
+    const uint v4005 = iron_frag_coord<64>(103u, iron_lane, true);
+    const bool v4006 = v4005 == v4004;
+    const bool v4007 = v4001 && v4006;
+    const uint v4010 = v3998 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4011 = v4010 == 0u;
+    const bool v4012 = v4007 && v4011;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4012) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4013 = v3996 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4014 = v3998 < v15;
+      const bool v4015 = v4013 && v4014;
+      if (v4015) {
+        const uint v4016 = v68 + v3998;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4017 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4018 = bfloat(v4017);
+        const float v4019 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4022 = bfloat(v4019);
+        const uint v4023 = v3996 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4024 = v4023 + v4016;
+        *(device bfloat2*)(out + v4024) = bfloat2(v4018, v4022);
       }
     } else {
-      const bool v4084 = v4051 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4085 = v4053 < v15;
-      const bool v4086 = v4084 && v4085;
-      if (v4086) {
-        const float v4087 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4089 = bfloat(v4087);
-        const uint v4090 = v4051 * v4;
-        const uint v4091 = v4090 + v68;
-        const uint v4092 = v4091 + v4053;
-        out[v4092] = v4089;
+      const bool v4029 = v3996 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4030 = v3998 < v15;
+      const bool v4031 = v4029 && v4030;
+      if (v4031) {
+        const float v4032 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4034 = bfloat(v4032);
+        const uint v4035 = v3996 * v4;
+        const uint v4036 = v4035 + v68;
+        const uint v4037 = v4036 + v3998;
+        out[v4037] = v4034;
       }
-      const uint v4094 = v1127 + v4055;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4096 = v1126 + v4060;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4097 = v4094 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4098 = v4096 < v15;
-      const bool v4099 = v4097 && v4098;
-      if (v4099) {
-        const float v4100 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4102 = bfloat(v4100);
-        const uint v4103 = v4094 * v4;
-        const uint v4104 = v4103 + v68;
-        const uint v4105 = v4104 + v4096;
-        out[v4105] = v4102;
+      const uint v4039 = v1128 + v4000;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4041 = v1127 + v4005;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4042 = v4039 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4043 = v4041 < v15;
+      const bool v4044 = v4042 && v4043;
+      if (v4044) {
+        const float v4045 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4047 = bfloat(v4045);
+        const uint v4048 = v4039 * v4;
+        const uint v4049 = v4048 + v68;
+        const uint v4050 = v4049 + v4041;
+        out[v4050] = v4047;
       }
     }
-    const uint v4106 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4107 = v1127 + v4106;
-    const uint v4108 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4109 = v1126 + v4108;
-    const uint v4111 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4112 = v4111 == v4106;
-    const uint v4115 = v4108 + 1u;
-    const uint v4116 = iron_frag_coord<64>(107u, iron_lane, true);
-    const bool v4117 = v4116 == v4115;
-    const bool v4118 = v4112 && v4117;
-    const uint v4121 = v4109 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4122 = v4121 == 0u;
-    const bool v4123 = v4118 && v4122;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4123) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4124 = v4107 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4125 = v4109 < v15;
-      const bool v4126 = v4124 && v4125;
-      if (v4126) {
-        const uint v4127 = v68 + v4109;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4128 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4129 = bfloat(v4128);
-        const float v4130 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4133 = bfloat(v4130);
-        const uint v4134 = v4107 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4135 = v4134 + v4127;
-        *(device bfloat2*)(out + v4135) = bfloat2(v4129, v4133);
+    const uint v4051 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4052 = v1128 + v4051;
+    const uint v4053 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4054 = v1127 + v4053;
+    const uint v4056 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4057 = v4056 == v4051;
+    const uint v4060 = v4053 + 1u;
+    const uint v4061 = iron_frag_coord<64>(105u, iron_lane, true);
+    const bool v4062 = v4061 == v4060;
+    const bool v4063 = v4057 && v4062;
+    const uint v4066 = v4054 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4067 = v4066 == 0u;
+    const bool v4068 = v4063 && v4067;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4068) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4069 = v4052 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4070 = v4054 < v15;
+      const bool v4071 = v4069 && v4070;
+      if (v4071) {
+        const uint v4072 = v68 + v4054;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4073 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4074 = bfloat(v4073);
+        const float v4075 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4078 = bfloat(v4075);
+        const uint v4079 = v4052 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4080 = v4079 + v4072;
+        *(device bfloat2*)(out + v4080) = bfloat2(v4074, v4078);
       }
     } else {
-      const bool v4140 = v4107 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4141 = v4109 < v15;
-      const bool v4142 = v4140 && v4141;
-      if (v4142) {
-        const float v4143 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4145 = bfloat(v4143);
-        const uint v4146 = v4107 * v4;
-        const uint v4147 = v4146 + v68;
-        const uint v4148 = v4147 + v4109;
-        out[v4148] = v4145;
+      const bool v4085 = v4052 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4086 = v4054 < v15;
+      const bool v4087 = v4085 && v4086;
+      if (v4087) {
+        const float v4088 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4090 = bfloat(v4088);
+        const uint v4091 = v4052 * v4;
+        const uint v4092 = v4091 + v68;
+        const uint v4093 = v4092 + v4054;
+        out[v4093] = v4090;
       }
-      const uint v4150 = v1127 + v4111;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4152 = v1126 + v4116;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4153 = v4150 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4154 = v4152 < v15;
-      const bool v4155 = v4153 && v4154;
-      if (v4155) {
-        const float v4156 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4158 = bfloat(v4156);
-        const uint v4159 = v4150 * v4;
-        const uint v4160 = v4159 + v68;
-        const uint v4161 = v4160 + v4152;
-        out[v4161] = v4158;
+      const uint v4095 = v1128 + v4056;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4097 = v1127 + v4061;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4098 = v4095 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4099 = v4097 < v15;
+      const bool v4100 = v4098 && v4099;
+      if (v4100) {
+        const float v4101 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4103 = bfloat(v4101);
+        const uint v4104 = v4095 * v4;
+        const uint v4105 = v4104 + v68;
+        const uint v4106 = v4105 + v4097;
+        out[v4106] = v4103;
       }
     }
-    const uint v4162 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4163 = v1127 + v4162;
-    const uint v4164 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4165 = v1126 + v4164;
-    const uint v4167 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4168 = v4167 == v4162;
-    const uint v4171 = v4164 + 1u;
-    const uint v4172 = iron_frag_coord<64>(109u, iron_lane, true);
-    const bool v4173 = v4172 == v4171;
-    const bool v4174 = v4168 && v4173;
-    const uint v4177 = v4165 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4178 = v4177 == 0u;
-    const bool v4179 = v4174 && v4178;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4179) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4180 = v4163 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4181 = v4165 < v15;
-      const bool v4182 = v4180 && v4181;
-      if (v4182) {
-        const uint v4183 = v68 + v4165;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4184 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4185 = bfloat(v4184);
-        const float v4186 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4189 = bfloat(v4186);
-        const uint v4190 = v4163 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4191 = v4190 + v4183;
-        *(device bfloat2*)(out + v4191) = bfloat2(v4185, v4189);
+    const uint v4107 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4108 = v1128 + v4107;
+    const uint v4109 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4110 = v1127 + v4109;
+    const uint v4112 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4113 = v4112 == v4107;
+    const uint v4116 = v4109 + 1u;
+    const uint v4117 = iron_frag_coord<64>(107u, iron_lane, true);
+    const bool v4118 = v4117 == v4116;
+    const bool v4119 = v4113 && v4118;
+    const uint v4122 = v4110 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4123 = v4122 == 0u;
+    const bool v4124 = v4119 && v4123;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4124) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4125 = v4108 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4126 = v4110 < v15;
+      const bool v4127 = v4125 && v4126;
+      if (v4127) {
+        const uint v4128 = v68 + v4110;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4129 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4130 = bfloat(v4129);
+        const float v4131 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4134 = bfloat(v4131);
+        const uint v4135 = v4108 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4136 = v4135 + v4128;
+        *(device bfloat2*)(out + v4136) = bfloat2(v4130, v4134);
       }
     } else {
-      const bool v4196 = v4163 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4197 = v4165 < v15;
-      const bool v4198 = v4196 && v4197;
-      if (v4198) {
-        const float v4199 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4201 = bfloat(v4199);
-        const uint v4202 = v4163 * v4;
-        const uint v4203 = v4202 + v68;
-        const uint v4204 = v4203 + v4165;
-        out[v4204] = v4201;
+      const bool v4141 = v4108 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4142 = v4110 < v15;
+      const bool v4143 = v4141 && v4142;
+      if (v4143) {
+        const float v4144 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4146 = bfloat(v4144);
+        const uint v4147 = v4108 * v4;
+        const uint v4148 = v4147 + v68;
+        const uint v4149 = v4148 + v4110;
+        out[v4149] = v4146;
       }
-      const uint v4206 = v1127 + v4167;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4208 = v1126 + v4172;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4209 = v4206 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4210 = v4208 < v15;
-      const bool v4211 = v4209 && v4210;
-      if (v4211) {
-        const float v4212 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4214 = bfloat(v4212);
-        const uint v4215 = v4206 * v4;
-        const uint v4216 = v4215 + v68;
-        const uint v4217 = v4216 + v4208;
-        out[v4217] = v4214;
+      const uint v4151 = v1128 + v4112;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4153 = v1127 + v4117;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4154 = v4151 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4155 = v4153 < v15;
+      const bool v4156 = v4154 && v4155;
+      if (v4156) {
+        const float v4157 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4159 = bfloat(v4157);
+        const uint v4160 = v4151 * v4;
+        const uint v4161 = v4160 + v68;
+        const uint v4162 = v4161 + v4153;
+        out[v4162] = v4159;
       }
     }
-    const uint v4218 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4219 = v1127 + v4218;
-    const uint v4220 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4221 = v1126 + v4220;
-    const uint v4223 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4224 = v4223 == v4218;
-    const uint v4227 = v4220 + 1u;
-    const uint v4228 = iron_frag_coord<64>(111u, iron_lane, true);
-    const bool v4229 = v4228 == v4227;
-    const bool v4230 = v4224 && v4229;
-    const uint v4233 = v4221 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4234 = v4233 == 0u;
-    const bool v4235 = v4230 && v4234;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4235) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4236 = v4219 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4237 = v4221 < v15;
-      const bool v4238 = v4236 && v4237;
-      if (v4238) {
-        const uint v4239 = v68 + v4221;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4240 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4241 = bfloat(v4240);
-        const float v4242 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4245 = bfloat(v4242);
-        const uint v4246 = v4219 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4247 = v4246 + v4239;
-        *(device bfloat2*)(out + v4247) = bfloat2(v4241, v4245);
+    const uint v4163 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4164 = v1128 + v4163;
+    const uint v4165 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4166 = v1127 + v4165;
+    const uint v4168 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4169 = v4168 == v4163;
+    const uint v4172 = v4165 + 1u;
+    const uint v4173 = iron_frag_coord<64>(109u, iron_lane, true);
+    const bool v4174 = v4173 == v4172;
+    const bool v4175 = v4169 && v4174;
+    const uint v4178 = v4166 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4179 = v4178 == 0u;
+    const bool v4180 = v4175 && v4179;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4180) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4181 = v4164 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4182 = v4166 < v15;
+      const bool v4183 = v4181 && v4182;
+      if (v4183) {
+        const uint v4184 = v68 + v4166;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4185 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4186 = bfloat(v4185);
+        const float v4187 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4190 = bfloat(v4187);
+        const uint v4191 = v4164 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4192 = v4191 + v4184;
+        *(device bfloat2*)(out + v4192) = bfloat2(v4186, v4190);
       }
     } else {
-      const bool v4252 = v4219 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4253 = v4221 < v15;
-      const bool v4254 = v4252 && v4253;
-      if (v4254) {
-        const float v4255 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4257 = bfloat(v4255);
-        const uint v4258 = v4219 * v4;
-        const uint v4259 = v4258 + v68;
-        const uint v4260 = v4259 + v4221;
-        out[v4260] = v4257;
+      const bool v4197 = v4164 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4198 = v4166 < v15;
+      const bool v4199 = v4197 && v4198;
+      if (v4199) {
+        const float v4200 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4202 = bfloat(v4200);
+        const uint v4203 = v4164 * v4;
+        const uint v4204 = v4203 + v68;
+        const uint v4205 = v4204 + v4166;
+        out[v4205] = v4202;
       }
-      const uint v4262 = v1127 + v4223;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4264 = v1126 + v4228;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4265 = v4262 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4266 = v4264 < v15;
-      const bool v4267 = v4265 && v4266;
-      if (v4267) {
-        const float v4268 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4270 = bfloat(v4268);
-        const uint v4271 = v4262 * v4;
-        const uint v4272 = v4271 + v68;
-        const uint v4273 = v4272 + v4264;
-        out[v4273] = v4270;
+      const uint v4207 = v1128 + v4168;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4209 = v1127 + v4173;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4210 = v4207 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4211 = v4209 < v15;
+      const bool v4212 = v4210 && v4211;
+      if (v4212) {
+        const float v4213 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4215 = bfloat(v4213);
+        const uint v4216 = v4207 * v4;
+        const uint v4217 = v4216 + v68;
+        const uint v4218 = v4217 + v4209;
+        out[v4218] = v4215;
       }
     }
-    const uint v4274 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4275 = v1127 + v4274;
-    const uint v4276 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4277 = v1126 + v4276;
-    const uint v4279 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4280 = v4279 == v4274;
-    const uint v4283 = v4276 + 1u;
-    const uint v4284 = iron_frag_coord<64>(113u, iron_lane, true);
-    const bool v4285 = v4284 == v4283;
-    const bool v4286 = v4280 && v4285;
-    const uint v4289 = v4277 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4290 = v4289 == 0u;
-    const bool v4291 = v4286 && v4290;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4291) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4292 = v4275 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4293 = v4277 < v15;
-      const bool v4294 = v4292 && v4293;
-      if (v4294) {
-        const uint v4295 = v68 + v4277;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4296 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4297 = bfloat(v4296);
-        const float v4298 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4301 = bfloat(v4298);
-        const uint v4302 = v4275 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4303 = v4302 + v4295;
-        *(device bfloat2*)(out + v4303) = bfloat2(v4297, v4301);
+    const uint v4219 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4220 = v1128 + v4219;
+    const uint v4221 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4222 = v1127 + v4221;
+    const uint v4224 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4225 = v4224 == v4219;
+    const uint v4228 = v4221 + 1u;
+    const uint v4229 = iron_frag_coord<64>(111u, iron_lane, true);
+    const bool v4230 = v4229 == v4228;
+    const bool v4231 = v4225 && v4230;
+    const uint v4234 = v4222 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4235 = v4234 == 0u;
+    const bool v4236 = v4231 && v4235;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4236) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4237 = v4220 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4238 = v4222 < v15;
+      const bool v4239 = v4237 && v4238;
+      if (v4239) {
+        const uint v4240 = v68 + v4222;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4241 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4242 = bfloat(v4241);
+        const float v4243 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4246 = bfloat(v4243);
+        const uint v4247 = v4220 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4248 = v4247 + v4240;
+        *(device bfloat2*)(out + v4248) = bfloat2(v4242, v4246);
       }
     } else {
-      const bool v4308 = v4275 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4309 = v4277 < v15;
-      const bool v4310 = v4308 && v4309;
-      if (v4310) {
-        const float v4311 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4313 = bfloat(v4311);
-        const uint v4314 = v4275 * v4;
-        const uint v4315 = v4314 + v68;
-        const uint v4316 = v4315 + v4277;
-        out[v4316] = v4313;
+      const bool v4253 = v4220 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4254 = v4222 < v15;
+      const bool v4255 = v4253 && v4254;
+      if (v4255) {
+        const float v4256 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4258 = bfloat(v4256);
+        const uint v4259 = v4220 * v4;
+        const uint v4260 = v4259 + v68;
+        const uint v4261 = v4260 + v4222;
+        out[v4261] = v4258;
       }
-      const uint v4318 = v1127 + v4279;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4320 = v1126 + v4284;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4321 = v4318 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4322 = v4320 < v15;
-      const bool v4323 = v4321 && v4322;
-      if (v4323) {
-        const float v4324 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4326 = bfloat(v4324);
-        const uint v4327 = v4318 * v4;
-        const uint v4328 = v4327 + v68;
-        const uint v4329 = v4328 + v4320;
-        out[v4329] = v4326;
+      const uint v4263 = v1128 + v4224;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4265 = v1127 + v4229;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4266 = v4263 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4267 = v4265 < v15;
+      const bool v4268 = v4266 && v4267;
+      if (v4268) {
+        const float v4269 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4271 = bfloat(v4269);
+        const uint v4272 = v4263 * v4;
+        const uint v4273 = v4272 + v68;
+        const uint v4274 = v4273 + v4265;
+        out[v4274] = v4271;
       }
     }
-    const uint v4330 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4331 = v1127 + v4330;
-    const uint v4332 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4333 = v1126 + v4332;
-    const uint v4335 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4336 = v4335 == v4330;
-    const uint v4339 = v4332 + 1u;
-    const uint v4340 = iron_frag_coord<64>(115u, iron_lane, true);
-    const bool v4341 = v4340 == v4339;
-    const bool v4342 = v4336 && v4341;
-    const uint v4345 = v4333 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4346 = v4345 == 0u;
-    const bool v4347 = v4342 && v4346;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4347) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4348 = v4331 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4349 = v4333 < v15;
-      const bool v4350 = v4348 && v4349;
-      if (v4350) {
-        const uint v4351 = v68 + v4333;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4352 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4353 = bfloat(v4352);
-        const float v4354 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4357 = bfloat(v4354);
-        const uint v4358 = v4331 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4359 = v4358 + v4351;
-        *(device bfloat2*)(out + v4359) = bfloat2(v4353, v4357);
+    const uint v4275 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4276 = v1128 + v4275;
+    const uint v4277 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4278 = v1127 + v4277;
+    const uint v4280 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4281 = v4280 == v4275;
+    const uint v4284 = v4277 + 1u;
+    const uint v4285 = iron_frag_coord<64>(113u, iron_lane, true);
+    const bool v4286 = v4285 == v4284;
+    const bool v4287 = v4281 && v4286;
+    const uint v4290 = v4278 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4291 = v4290 == 0u;
+    const bool v4292 = v4287 && v4291;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4292) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4293 = v4276 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4294 = v4278 < v15;
+      const bool v4295 = v4293 && v4294;
+      if (v4295) {
+        const uint v4296 = v68 + v4278;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4297 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4298 = bfloat(v4297);
+        const float v4299 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4302 = bfloat(v4299);
+        const uint v4303 = v4276 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4304 = v4303 + v4296;
+        *(device bfloat2*)(out + v4304) = bfloat2(v4298, v4302);
       }
     } else {
-      const bool v4364 = v4331 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4365 = v4333 < v15;
-      const bool v4366 = v4364 && v4365;
-      if (v4366) {
-        const float v4367 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4369 = bfloat(v4367);
-        const uint v4370 = v4331 * v4;
-        const uint v4371 = v4370 + v68;
-        const uint v4372 = v4371 + v4333;
-        out[v4372] = v4369;
+      const bool v4309 = v4276 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4310 = v4278 < v15;
+      const bool v4311 = v4309 && v4310;
+      if (v4311) {
+        const float v4312 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4314 = bfloat(v4312);
+        const uint v4315 = v4276 * v4;
+        const uint v4316 = v4315 + v68;
+        const uint v4317 = v4316 + v4278;
+        out[v4317] = v4314;
       }
-      const uint v4374 = v1127 + v4335;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4376 = v1126 + v4340;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4377 = v4374 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4378 = v4376 < v15;
-      const bool v4379 = v4377 && v4378;
-      if (v4379) {
-        const float v4380 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4382 = bfloat(v4380);
-        const uint v4383 = v4374 * v4;
-        const uint v4384 = v4383 + v68;
-        const uint v4385 = v4384 + v4376;
-        out[v4385] = v4382;
+      const uint v4319 = v1128 + v4280;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4321 = v1127 + v4285;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4322 = v4319 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4323 = v4321 < v15;
+      const bool v4324 = v4322 && v4323;
+      if (v4324) {
+        const float v4325 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4327 = bfloat(v4325);
+        const uint v4328 = v4319 * v4;
+        const uint v4329 = v4328 + v68;
+        const uint v4330 = v4329 + v4321;
+        out[v4330] = v4327;
       }
     }
-    const uint v4386 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4387 = v1127 + v4386;
-    const uint v4388 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4389 = v1126 + v4388;
-    const uint v4391 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4392 = v4391 == v4386;
-    const uint v4395 = v4388 + 1u;
-    const uint v4396 = iron_frag_coord<64>(117u, iron_lane, true);
-    const bool v4397 = v4396 == v4395;
-    const bool v4398 = v4392 && v4397;
-    const uint v4401 = v4389 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4402 = v4401 == 0u;
-    const bool v4403 = v4398 && v4402;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4403) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4404 = v4387 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4405 = v4389 < v15;
-      const bool v4406 = v4404 && v4405;
-      if (v4406) {
-        const uint v4407 = v68 + v4389;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4408 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4409 = bfloat(v4408);
-        const float v4410 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4413 = bfloat(v4410);
-        const uint v4414 = v4387 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4415 = v4414 + v4407;
-        *(device bfloat2*)(out + v4415) = bfloat2(v4409, v4413);
+    const uint v4331 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4332 = v1128 + v4331;
+    const uint v4333 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4334 = v1127 + v4333;
+    const uint v4336 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4337 = v4336 == v4331;
+    const uint v4340 = v4333 + 1u;
+    const uint v4341 = iron_frag_coord<64>(115u, iron_lane, true);
+    const bool v4342 = v4341 == v4340;
+    const bool v4343 = v4337 && v4342;
+    const uint v4346 = v4334 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4347 = v4346 == 0u;
+    const bool v4348 = v4343 && v4347;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4348) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4349 = v4332 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4350 = v4334 < v15;
+      const bool v4351 = v4349 && v4350;
+      if (v4351) {
+        const uint v4352 = v68 + v4334;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4353 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4354 = bfloat(v4353);
+        const float v4355 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4358 = bfloat(v4355);
+        const uint v4359 = v4332 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4360 = v4359 + v4352;
+        *(device bfloat2*)(out + v4360) = bfloat2(v4354, v4358);
       }
     } else {
-      const bool v4420 = v4387 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4421 = v4389 < v15;
-      const bool v4422 = v4420 && v4421;
-      if (v4422) {
-        const float v4423 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4425 = bfloat(v4423);
-        const uint v4426 = v4387 * v4;
-        const uint v4427 = v4426 + v68;
-        const uint v4428 = v4427 + v4389;
-        out[v4428] = v4425;
+      const bool v4365 = v4332 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4366 = v4334 < v15;
+      const bool v4367 = v4365 && v4366;
+      if (v4367) {
+        const float v4368 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4370 = bfloat(v4368);
+        const uint v4371 = v4332 * v4;
+        const uint v4372 = v4371 + v68;
+        const uint v4373 = v4372 + v4334;
+        out[v4373] = v4370;
       }
-      const uint v4430 = v1127 + v4391;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4432 = v1126 + v4396;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4433 = v4430 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4434 = v4432 < v15;
-      const bool v4435 = v4433 && v4434;
-      if (v4435) {
-        const float v4436 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4438 = bfloat(v4436);
-        const uint v4439 = v4430 * v4;
-        const uint v4440 = v4439 + v68;
-        const uint v4441 = v4440 + v4432;
-        out[v4441] = v4438;
+      const uint v4375 = v1128 + v4336;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4377 = v1127 + v4341;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4378 = v4375 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4379 = v4377 < v15;
+      const bool v4380 = v4378 && v4379;
+      if (v4380) {
+        const float v4381 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4383 = bfloat(v4381);
+        const uint v4384 = v4375 * v4;
+        const uint v4385 = v4384 + v68;
+        const uint v4386 = v4385 + v4377;
+        out[v4386] = v4383;
       }
     }
-    const uint v4442 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4443 = v1127 + v4442;
-    const uint v4444 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4445 = v1126 + v4444;
-    const uint v4447 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4448 = v4447 == v4442;
-    const uint v4451 = v4444 + 1u;
-    const uint v4452 = iron_frag_coord<64>(119u, iron_lane, true);
-    const bool v4453 = v4452 == v4451;
-    const bool v4454 = v4448 && v4453;
-    const uint v4457 = v4445 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4458 = v4457 == 0u;
-    const bool v4459 = v4454 && v4458;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4459) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4460 = v4443 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4461 = v4445 < v15;
-      const bool v4462 = v4460 && v4461;
-      if (v4462) {
-        const uint v4463 = v68 + v4445;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4464 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4465 = bfloat(v4464);
-        const float v4466 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4469 = bfloat(v4466);
-        const uint v4470 = v4443 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4471 = v4470 + v4463;
-        *(device bfloat2*)(out + v4471) = bfloat2(v4465, v4469);
+    const uint v4387 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4388 = v1128 + v4387;
+    const uint v4389 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4390 = v1127 + v4389;
+    const uint v4392 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4393 = v4392 == v4387;
+    const uint v4396 = v4389 + 1u;
+    const uint v4397 = iron_frag_coord<64>(117u, iron_lane, true);
+    const bool v4398 = v4397 == v4396;
+    const bool v4399 = v4393 && v4398;
+    const uint v4402 = v4390 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4403 = v4402 == 0u;
+    const bool v4404 = v4399 && v4403;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4404) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4405 = v4388 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4406 = v4390 < v15;
+      const bool v4407 = v4405 && v4406;
+      if (v4407) {
+        const uint v4408 = v68 + v4390;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4409 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4410 = bfloat(v4409);
+        const float v4411 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4414 = bfloat(v4411);
+        const uint v4415 = v4388 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4416 = v4415 + v4408;
+        *(device bfloat2*)(out + v4416) = bfloat2(v4410, v4414);
       }
     } else {
-      const bool v4476 = v4443 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4477 = v4445 < v15;
-      const bool v4478 = v4476 && v4477;
-      if (v4478) {
-        const float v4479 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4481 = bfloat(v4479);
-        const uint v4482 = v4443 * v4;
-        const uint v4483 = v4482 + v68;
-        const uint v4484 = v4483 + v4445;
-        out[v4484] = v4481;
+      const bool v4421 = v4388 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4422 = v4390 < v15;
+      const bool v4423 = v4421 && v4422;
+      if (v4423) {
+        const float v4424 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4426 = bfloat(v4424);
+        const uint v4427 = v4388 * v4;
+        const uint v4428 = v4427 + v68;
+        const uint v4429 = v4428 + v4390;
+        out[v4429] = v4426;
       }
-      const uint v4486 = v1127 + v4447;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4488 = v1126 + v4452;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4489 = v4486 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4490 = v4488 < v15;
-      const bool v4491 = v4489 && v4490;
-      if (v4491) {
-        const float v4492 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4494 = bfloat(v4492);
-        const uint v4495 = v4486 * v4;
-        const uint v4496 = v4495 + v68;
-        const uint v4497 = v4496 + v4488;
-        out[v4497] = v4494;
+      const uint v4431 = v1128 + v4392;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4433 = v1127 + v4397;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4434 = v4431 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4435 = v4433 < v15;
+      const bool v4436 = v4434 && v4435;
+      if (v4436) {
+        const float v4437 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4439 = bfloat(v4437);
+        const uint v4440 = v4431 * v4;
+        const uint v4441 = v4440 + v68;
+        const uint v4442 = v4441 + v4433;
+        out[v4442] = v4439;
       }
     }
-    const uint v4498 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4499 = v1127 + v4498;
-    const uint v4500 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4501 = v1126 + v4500;
-    const uint v4503 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4504 = v4503 == v4498;
-    const uint v4507 = v4500 + 1u;
-    const uint v4508 = iron_frag_coord<64>(121u, iron_lane, true);
-    const bool v4509 = v4508 == v4507;
-    const bool v4510 = v4504 && v4509;
-    const uint v4513 = v4501 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4514 = v4513 == 0u;
-    const bool v4515 = v4510 && v4514;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4515) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4516 = v4499 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4517 = v4501 < v15;
-      const bool v4518 = v4516 && v4517;
-      if (v4518) {
-        const uint v4519 = v68 + v4501;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4520 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4521 = bfloat(v4520);
-        const float v4522 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4525 = bfloat(v4522);
-        const uint v4526 = v4499 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4527 = v4526 + v4519;
-        *(device bfloat2*)(out + v4527) = bfloat2(v4521, v4525);
+    const uint v4443 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4444 = v1128 + v4443;
+    const uint v4445 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4446 = v1127 + v4445;
+    const uint v4448 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4449 = v4448 == v4443;
+    const uint v4452 = v4445 + 1u;
+    const uint v4453 = iron_frag_coord<64>(119u, iron_lane, true);
+    const bool v4454 = v4453 == v4452;
+    const bool v4455 = v4449 && v4454;
+    const uint v4458 = v4446 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4459 = v4458 == 0u;
+    const bool v4460 = v4455 && v4459;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4460) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4461 = v4444 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4462 = v4446 < v15;
+      const bool v4463 = v4461 && v4462;
+      if (v4463) {
+        const uint v4464 = v68 + v4446;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4465 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4466 = bfloat(v4465);
+        const float v4467 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4470 = bfloat(v4467);
+        const uint v4471 = v4444 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4472 = v4471 + v4464;
+        *(device bfloat2*)(out + v4472) = bfloat2(v4466, v4470);
       }
     } else {
-      const bool v4532 = v4499 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4533 = v4501 < v15;
-      const bool v4534 = v4532 && v4533;
-      if (v4534) {
-        const float v4535 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4537 = bfloat(v4535);
-        const uint v4538 = v4499 * v4;
-        const uint v4539 = v4538 + v68;
-        const uint v4540 = v4539 + v4501;
-        out[v4540] = v4537;
+      const bool v4477 = v4444 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4478 = v4446 < v15;
+      const bool v4479 = v4477 && v4478;
+      if (v4479) {
+        const float v4480 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4482 = bfloat(v4480);
+        const uint v4483 = v4444 * v4;
+        const uint v4484 = v4483 + v68;
+        const uint v4485 = v4484 + v4446;
+        out[v4485] = v4482;
       }
-      const uint v4542 = v1127 + v4503;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4544 = v1126 + v4508;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4545 = v4542 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4546 = v4544 < v15;
-      const bool v4547 = v4545 && v4546;
-      if (v4547) {
-        const float v4548 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4550 = bfloat(v4548);
-        const uint v4551 = v4542 * v4;
-        const uint v4552 = v4551 + v68;
-        const uint v4553 = v4552 + v4544;
-        out[v4553] = v4550;
+      const uint v4487 = v1128 + v4448;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4489 = v1127 + v4453;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4490 = v4487 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4491 = v4489 < v15;
+      const bool v4492 = v4490 && v4491;
+      if (v4492) {
+        const float v4493 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4495 = bfloat(v4493);
+        const uint v4496 = v4487 * v4;
+        const uint v4497 = v4496 + v68;
+        const uint v4498 = v4497 + v4489;
+        out[v4498] = v4495;
       }
     }
-    const uint v4554 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4555 = v1127 + v4554;
-    const uint v4556 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4557 = v1126 + v4556;
-    const uint v4559 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4560 = v4559 == v4554;
-    const uint v4563 = v4556 + 1u;
-    const uint v4564 = iron_frag_coord<64>(123u, iron_lane, true);
-    const bool v4565 = v4564 == v4563;
-    const bool v4566 = v4560 && v4565;
-    const uint v4569 = v4557 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4570 = v4569 == 0u;
-    const bool v4571 = v4566 && v4570;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4571) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4572 = v4555 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4573 = v4557 < v15;
-      const bool v4574 = v4572 && v4573;
-      if (v4574) {
-        const uint v4575 = v68 + v4557;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4576 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4577 = bfloat(v4576);
-        const float v4578 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4581 = bfloat(v4578);
-        const uint v4582 = v4555 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4583 = v4582 + v4575;
-        *(device bfloat2*)(out + v4583) = bfloat2(v4577, v4581);
+    const uint v4499 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4500 = v1128 + v4499;
+    const uint v4501 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4502 = v1127 + v4501;
+    const uint v4504 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4505 = v4504 == v4499;
+    const uint v4508 = v4501 + 1u;
+    const uint v4509 = iron_frag_coord<64>(121u, iron_lane, true);
+    const bool v4510 = v4509 == v4508;
+    const bool v4511 = v4505 && v4510;
+    const uint v4514 = v4502 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4515 = v4514 == 0u;
+    const bool v4516 = v4511 && v4515;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4516) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4517 = v4500 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4518 = v4502 < v15;
+      const bool v4519 = v4517 && v4518;
+      if (v4519) {
+        const uint v4520 = v68 + v4502;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4521 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4522 = bfloat(v4521);
+        const float v4523 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4526 = bfloat(v4523);
+        const uint v4527 = v4500 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4528 = v4527 + v4520;
+        *(device bfloat2*)(out + v4528) = bfloat2(v4522, v4526);
       }
     } else {
-      const bool v4588 = v4555 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4589 = v4557 < v15;
-      const bool v4590 = v4588 && v4589;
-      if (v4590) {
-        const float v4591 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4593 = bfloat(v4591);
-        const uint v4594 = v4555 * v4;
-        const uint v4595 = v4594 + v68;
-        const uint v4596 = v4595 + v4557;
-        out[v4596] = v4593;
+      const bool v4533 = v4500 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4534 = v4502 < v15;
+      const bool v4535 = v4533 && v4534;
+      if (v4535) {
+        const float v4536 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4538 = bfloat(v4536);
+        const uint v4539 = v4500 * v4;
+        const uint v4540 = v4539 + v68;
+        const uint v4541 = v4540 + v4502;
+        out[v4541] = v4538;
       }
-      const uint v4598 = v1127 + v4559;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4600 = v1126 + v4564;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4601 = v4598 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4602 = v4600 < v15;
-      const bool v4603 = v4601 && v4602;
-      if (v4603) {
-        const float v4604 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4606 = bfloat(v4604);
-        const uint v4607 = v4598 * v4;
-        const uint v4608 = v4607 + v68;
-        const uint v4609 = v4608 + v4600;
-        out[v4609] = v4606;
+      const uint v4543 = v1128 + v4504;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4545 = v1127 + v4509;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4546 = v4543 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4547 = v4545 < v15;
+      const bool v4548 = v4546 && v4547;
+      if (v4548) {
+        const float v4549 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4551 = bfloat(v4549);
+        const uint v4552 = v4543 * v4;
+        const uint v4553 = v4552 + v68;
+        const uint v4554 = v4553 + v4545;
+        out[v4554] = v4551;
       }
     }
-    const uint v4610 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4611 = v1127 + v4610;
-    const uint v4612 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4613 = v1126 + v4612;
-    const uint v4615 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4616 = v4615 == v4610;
-    const uint v4619 = v4612 + 1u;
-    const uint v4620 = iron_frag_coord<64>(125u, iron_lane, true);
-    const bool v4621 = v4620 == v4619;
-    const bool v4622 = v4616 && v4621;
-    const uint v4625 = v4613 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4626 = v4625 == 0u;
-    const bool v4627 = v4622 && v4626;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4627) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4628 = v4611 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4629 = v4613 < v15;
-      const bool v4630 = v4628 && v4629;
-      if (v4630) {
-        const uint v4631 = v68 + v4613;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4632 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4633 = bfloat(v4632);
-        const float v4634 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4637 = bfloat(v4634);
-        const uint v4638 = v4611 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4639 = v4638 + v4631;
-        *(device bfloat2*)(out + v4639) = bfloat2(v4633, v4637);
+    const uint v4555 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4556 = v1128 + v4555;
+    const uint v4557 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4558 = v1127 + v4557;
+    const uint v4560 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4561 = v4560 == v4555;
+    const uint v4564 = v4557 + 1u;
+    const uint v4565 = iron_frag_coord<64>(123u, iron_lane, true);
+    const bool v4566 = v4565 == v4564;
+    const bool v4567 = v4561 && v4566;
+    const uint v4570 = v4558 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4571 = v4570 == 0u;
+    const bool v4572 = v4567 && v4571;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4572) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4573 = v4556 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4574 = v4558 < v15;
+      const bool v4575 = v4573 && v4574;
+      if (v4575) {
+        const uint v4576 = v68 + v4558;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4577 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4578 = bfloat(v4577);
+        const float v4579 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4582 = bfloat(v4579);
+        const uint v4583 = v4556 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4584 = v4583 + v4576;
+        *(device bfloat2*)(out + v4584) = bfloat2(v4578, v4582);
       }
     } else {
-      const bool v4644 = v4611 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4645 = v4613 < v15;
-      const bool v4646 = v4644 && v4645;
-      if (v4646) {
-        const float v4647 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4649 = bfloat(v4647);
-        const uint v4650 = v4611 * v4;
-        const uint v4651 = v4650 + v68;
-        const uint v4652 = v4651 + v4613;
-        out[v4652] = v4649;
+      const bool v4589 = v4556 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4590 = v4558 < v15;
+      const bool v4591 = v4589 && v4590;
+      if (v4591) {
+        const float v4592 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4594 = bfloat(v4592);
+        const uint v4595 = v4556 * v4;
+        const uint v4596 = v4595 + v68;
+        const uint v4597 = v4596 + v4558;
+        out[v4597] = v4594;
       }
-      const uint v4654 = v1127 + v4615;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4656 = v1126 + v4620;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4657 = v4654 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4658 = v4656 < v15;
-      const bool v4659 = v4657 && v4658;
-      if (v4659) {
-        const float v4660 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4662 = bfloat(v4660);
-        const uint v4663 = v4654 * v4;
-        const uint v4664 = v4663 + v68;
-        const uint v4665 = v4664 + v4656;
-        out[v4665] = v4662;
+      const uint v4599 = v1128 + v4560;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4601 = v1127 + v4565;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4602 = v4599 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4603 = v4601 < v15;
+      const bool v4604 = v4602 && v4603;
+      if (v4604) {
+        const float v4605 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4607 = bfloat(v4605);
+        const uint v4608 = v4599 * v4;
+        const uint v4609 = v4608 + v68;
+        const uint v4610 = v4609 + v4601;
+        out[v4610] = v4607;
       }
     }
-    const uint v4666 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4667 = v1127 + v4666;
-    const uint v4668 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4669 = v1126 + v4668;
-    const uint v4671 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4672 = v4671 == v4666;
-    const uint v4675 = v4668 + 1u;
-    const uint v4676 = iron_frag_coord<64>(127u, iron_lane, true);
-    const bool v4677 = v4676 == v4675;
-    const bool v4678 = v4672 && v4677;
-    const uint v4681 = v4669 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4682 = v4681 == 0u;
-    const bool v4683 = v4678 && v4682;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4683) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4684 = v4667 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4685 = v4669 < v15;
-      const bool v4686 = v4684 && v4685;
-      if (v4686) {
-        const uint v4687 = v68 + v4669;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4688 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4689 = bfloat(v4688);
-        const float v4690 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const bfloat v4693 = bfloat(v4690);
-        const uint v4694 = v4667 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4695 = v4694 + v4687;
-        *(device bfloat2*)(out + v4695) = bfloat2(v4689, v4693);
+    const uint v4611 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4612 = v1128 + v4611;
+    const uint v4613 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4614 = v1127 + v4613;
+    const uint v4616 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4617 = v4616 == v4611;
+    const uint v4620 = v4613 + 1u;
+    const uint v4621 = iron_frag_coord<64>(125u, iron_lane, true);
+    const bool v4622 = v4621 == v4620;
+    const bool v4623 = v4617 && v4622;
+    const uint v4626 = v4614 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4627 = v4626 == 0u;
+    const bool v4628 = v4623 && v4627;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4628) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4629 = v4612 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4630 = v4614 < v15;
+      const bool v4631 = v4629 && v4630;
+      if (v4631) {
+        const uint v4632 = v68 + v4614;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4633 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4634 = bfloat(v4633);
+        const float v4635 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4638 = bfloat(v4635);
+        const uint v4639 = v4612 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4640 = v4639 + v4632;
+        *(device bfloat2*)(out + v4640) = bfloat2(v4634, v4638);
       }
     } else {
-      const bool v4700 = v4667 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4701 = v4669 < v15;
-      const bool v4702 = v4700 && v4701;
-      if (v4702) {
-        const float v4703 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4705 = bfloat(v4703);
-        const uint v4706 = v4667 * v4;
-        const uint v4707 = v4706 + v68;
-        const uint v4708 = v4707 + v4669;
-        out[v4708] = v4705;
+      const bool v4645 = v4612 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4646 = v4614 < v15;
+      const bool v4647 = v4645 && v4646;
+      if (v4647) {
+        const float v4648 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4650 = bfloat(v4648);
+        const uint v4651 = v4612 * v4;
+        const uint v4652 = v4651 + v68;
+        const uint v4653 = v4652 + v4614;
+        out[v4653] = v4650;
       }
-      const uint v4710 = v1127 + v4671;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4712 = v1126 + v4676;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4713 = v4710 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4714 = v4712 < v15;
-      const bool v4715 = v4713 && v4714;
-      if (v4715) {
-        const float v4716 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const bfloat v4718 = bfloat(v4716);
-        const uint v4719 = v4710 * v4;
-        const uint v4720 = v4719 + v68;
-        const uint v4721 = v4720 + v4712;
-        out[v4721] = v4718;
+      const uint v4655 = v1128 + v4616;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4657 = v1127 + v4621;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4658 = v4655 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4659 = v4657 < v15;
+      const bool v4660 = v4658 && v4659;
+      if (v4660) {
+        const float v4661 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4663 = bfloat(v4661);
+        const uint v4664 = v4655 * v4;
+        const uint v4665 = v4664 + v68;
+        const uint v4666 = v4665 + v4657;
+        out[v4666] = v4663;
+      }
+    }
+    const uint v4667 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4668 = v1128 + v4667;
+    const uint v4669 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4670 = v1127 + v4669;
+    const uint v4672 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4673 = v4672 == v4667;
+    const uint v4676 = v4669 + 1u;
+    const uint v4677 = iron_frag_coord<64>(127u, iron_lane, true);
+    const bool v4678 = v4677 == v4676;
+    const bool v4679 = v4673 && v4678;
+    const uint v4682 = v4670 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4683 = v4682 == 0u;
+    const bool v4684 = v4679 && v4683;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4684) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4685 = v4668 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4686 = v4670 < v15;
+      const bool v4687 = v4685 && v4686;
+      if (v4687) {
+        const uint v4688 = v68 + v4670;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4689 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4690 = bfloat(v4689);
+        const float v4691 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const bfloat v4694 = bfloat(v4691);
+        const uint v4695 = v4668 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4696 = v4695 + v4688;
+        *(device bfloat2*)(out + v4696) = bfloat2(v4690, v4694);
+      }
+    } else {
+      const bool v4701 = v4668 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4702 = v4670 < v15;
+      const bool v4703 = v4701 && v4702;
+      if (v4703) {
+        const float v4704 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4706 = bfloat(v4704);
+        const uint v4707 = v4668 * v4;
+        const uint v4708 = v4707 + v68;
+        const uint v4709 = v4708 + v4670;
+        out[v4709] = v4706;
+      }
+      const uint v4711 = v1128 + v4672;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4713 = v1127 + v4677;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4714 = v4711 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4715 = v4713 < v15;
+      const bool v4716 = v4714 && v4715;
+      if (v4716) {
+        const float v4717 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const bfloat v4719 = bfloat(v4717);
+        const uint v4720 = v4711 * v4;
+        const uint v4721 = v4720 + v68;
+        const uint v4722 = v4721 + v4713;
+        out[v4722] = v4719;
       }
     }
   } else {
-    const uint v4722 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4723 = v1127 + v4722;
-    const uint v4724 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4725 = v1126 + v4724;
-    const bool v4726 = v4723 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4727 = v4725 < v15;
-    const bool v4728 = v4726 && v4727;
-    if (v4728) {
-      const float v4729 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4731 = bfloat(v4729);
-      const uint v4732 = v4723 * v4;
-      const uint v4733 = v4732 + v68;
-      const uint v4734 = v4733 + v4725;
-      out[v4734] = v4731;
-    }
-    const uint v4735 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4736 = v1127 + v4735;
-    const uint v4737 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4738 = v1126 + v4737;
-    const bool v4739 = v4736 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4740 = v4738 < v15;
-    const bool v4741 = v4739 && v4740;
-    if (v4741) {
-      const float v4742 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4744 = bfloat(v4742);
-      const uint v4745 = v4736 * v4;
-      const uint v4746 = v4745 + v68;
-      const uint v4747 = v4746 + v4738;
-      out[v4747] = v4744;
-    }
-    const uint v4748 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4749 = v1127 + v4748;
-    const uint v4750 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4751 = v1126 + v4750;
-    const bool v4752 = v4749 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4753 = v4751 < v15;
-    const bool v4754 = v4752 && v4753;
-    if (v4754) {
-      const float v4755 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4757 = bfloat(v4755);
-      const uint v4758 = v4749 * v4;
-      const uint v4759 = v4758 + v68;
-      const uint v4760 = v4759 + v4751;
-      out[v4760] = v4757;
-    }
-    const uint v4761 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4762 = v1127 + v4761;
-    const uint v4763 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4764 = v1126 + v4763;
-    const bool v4765 = v4762 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4766 = v4764 < v15;
-    const bool v4767 = v4765 && v4766;
-    if (v4767) {
-      const float v4768 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4770 = bfloat(v4768);
-      const uint v4771 = v4762 * v4;
-      const uint v4772 = v4771 + v68;
-      const uint v4773 = v4772 + v4764;
-      out[v4773] = v4770;
-    }
-    const uint v4774 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4775 = v1127 + v4774;
-    const uint v4776 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4777 = v1126 + v4776;
-    const bool v4778 = v4775 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4779 = v4777 < v15;
-    const bool v4780 = v4778 && v4779;
-    if (v4780) {
-      const float v4781 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4783 = bfloat(v4781);
-      const uint v4784 = v4775 * v4;
-      const uint v4785 = v4784 + v68;
-      const uint v4786 = v4785 + v4777;
-      out[v4786] = v4783;
-    }
-    const uint v4787 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4788 = v1127 + v4787;
-    const uint v4789 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4790 = v1126 + v4789;
-    const bool v4791 = v4788 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4792 = v4790 < v15;
-    const bool v4793 = v4791 && v4792;
-    if (v4793) {
-      const float v4794 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4796 = bfloat(v4794);
-      const uint v4797 = v4788 * v4;
-      const uint v4798 = v4797 + v68;
-      const uint v4799 = v4798 + v4790;
-      out[v4799] = v4796;
-    }
-    const uint v4800 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4801 = v1127 + v4800;
-    const uint v4802 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4803 = v1126 + v4802;
-    const bool v4804 = v4801 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4805 = v4803 < v15;
-    const bool v4806 = v4804 && v4805;
-    if (v4806) {
-      const float v4807 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4809 = bfloat(v4807);
-      const uint v4810 = v4801 * v4;
-      const uint v4811 = v4810 + v68;
-      const uint v4812 = v4811 + v4803;
-      out[v4812] = v4809;
-    }
-    const uint v4813 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4814 = v1127 + v4813;
-    const uint v4815 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4816 = v1126 + v4815;
-    const bool v4817 = v4814 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4818 = v4816 < v15;
-    const bool v4819 = v4817 && v4818;
-    if (v4819) {
-      const float v4820 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4822 = bfloat(v4820);
-      const uint v4823 = v4814 * v4;
-      const uint v4824 = v4823 + v68;
-      const uint v4825 = v4824 + v4816;
-      out[v4825] = v4822;
-    }
-    const uint v4826 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4827 = v1127 + v4826;
-    const uint v4828 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4829 = v1126 + v4828;
-    const bool v4830 = v4827 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4831 = v4829 < v15;
-    const bool v4832 = v4830 && v4831;
-    if (v4832) {
-      const float v4833 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4835 = bfloat(v4833);
-      const uint v4836 = v4827 * v4;
-      const uint v4837 = v4836 + v68;
-      const uint v4838 = v4837 + v4829;
-      out[v4838] = v4835;
-    }
-    const uint v4839 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4840 = v1127 + v4839;
-    const uint v4841 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4842 = v1126 + v4841;
-    const bool v4843 = v4840 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4844 = v4842 < v15;
-    const bool v4845 = v4843 && v4844;
-    if (v4845) {
-      const float v4846 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4848 = bfloat(v4846);
-      const uint v4849 = v4840 * v4;
-      const uint v4850 = v4849 + v68;
-      const uint v4851 = v4850 + v4842;
-      out[v4851] = v4848;
-    }
-    const uint v4852 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4853 = v1127 + v4852;
-    const uint v4854 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4855 = v1126 + v4854;
-    const bool v4856 = v4853 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4857 = v4855 < v15;
-    const bool v4858 = v4856 && v4857;
-    if (v4858) {
-      const float v4859 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4861 = bfloat(v4859);
-      const uint v4862 = v4853 * v4;
-      const uint v4863 = v4862 + v68;
-      const uint v4864 = v4863 + v4855;
-      out[v4864] = v4861;
-    }
-    const uint v4865 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4866 = v1127 + v4865;
-    const uint v4867 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4868 = v1126 + v4867;
-    const bool v4869 = v4866 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4870 = v4868 < v15;
-    const bool v4871 = v4869 && v4870;
-    if (v4871) {
-      const float v4872 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4874 = bfloat(v4872);
-      const uint v4875 = v4866 * v4;
-      const uint v4876 = v4875 + v68;
-      const uint v4877 = v4876 + v4868;
-      out[v4877] = v4874;
-    }
-    const uint v4878 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4879 = v1127 + v4878;
-    const uint v4880 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4881 = v1126 + v4880;
-    const bool v4882 = v4879 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4883 = v4881 < v15;
-    const bool v4884 = v4882 && v4883;
-    if (v4884) {
-      const float v4885 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4887 = bfloat(v4885);
-      const uint v4888 = v4879 * v4;
-      const uint v4889 = v4888 + v68;
-      const uint v4890 = v4889 + v4881;
-      out[v4890] = v4887;
-    }
-    const uint v4891 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4892 = v1127 + v4891;
-    const uint v4893 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4894 = v1126 + v4893;
-    const bool v4895 = v4892 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4896 = v4894 < v15;
-    const bool v4897 = v4895 && v4896;
-    if (v4897) {
-      const float v4898 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4900 = bfloat(v4898);
-      const uint v4901 = v4892 * v4;
-      const uint v4902 = v4901 + v68;
-      const uint v4903 = v4902 + v4894;
-      out[v4903] = v4900;
-    }
-    const uint v4904 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4905 = v1127 + v4904;
-    const uint v4906 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4907 = v1126 + v4906;
-    const bool v4908 = v4905 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4909 = v4907 < v15;
-    const bool v4910 = v4908 && v4909;
-    if (v4910) {
-      const float v4911 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4913 = bfloat(v4911);
-      const uint v4914 = v4905 * v4;
-      const uint v4915 = v4914 + v68;
-      const uint v4916 = v4915 + v4907;
-      out[v4916] = v4913;
-    }
-    const uint v4917 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4918 = v1127 + v4917;
-    const uint v4919 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4920 = v1126 + v4919;
-    const bool v4921 = v4918 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4922 = v4920 < v15;
-    const bool v4923 = v4921 && v4922;
-    if (v4923) {
-      const float v4924 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4926 = bfloat(v4924);
-      const uint v4927 = v4918 * v4;
-      const uint v4928 = v4927 + v68;
-      const uint v4929 = v4928 + v4920;
-      out[v4929] = v4926;
-    }
-    const uint v4930 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4931 = v1127 + v4930;
-    const uint v4932 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4933 = v1126 + v4932;
-    const bool v4934 = v4931 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4935 = v4933 < v15;
-    const bool v4936 = v4934 && v4935;
-    if (v4936) {
-      const float v4937 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4939 = bfloat(v4937);
-      const uint v4940 = v4931 * v4;
-      const uint v4941 = v4940 + v68;
-      const uint v4942 = v4941 + v4933;
-      out[v4942] = v4939;
-    }
-    const uint v4943 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4944 = v1127 + v4943;
-    const uint v4945 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4946 = v1126 + v4945;
-    const bool v4947 = v4944 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4948 = v4946 < v15;
-    const bool v4949 = v4947 && v4948;
-    if (v4949) {
-      const float v4950 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4952 = bfloat(v4950);
-      const uint v4953 = v4944 * v4;
-      const uint v4954 = v4953 + v68;
-      const uint v4955 = v4954 + v4946;
-      out[v4955] = v4952;
-    }
-    const uint v4956 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4957 = v1127 + v4956;
-    const uint v4958 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4959 = v1126 + v4958;
-    const bool v4960 = v4957 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4961 = v4959 < v15;
-    const bool v4962 = v4960 && v4961;
-    if (v4962) {
-      const float v4963 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4965 = bfloat(v4963);
-      const uint v4966 = v4957 * v4;
-      const uint v4967 = v4966 + v68;
-      const uint v4968 = v4967 + v4959;
-      out[v4968] = v4965;
-    }
-    const uint v4969 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4970 = v1127 + v4969;
-    const uint v4971 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4972 = v1126 + v4971;
-    const bool v4973 = v4970 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4974 = v4972 < v15;
-    const bool v4975 = v4973 && v4974;
-    if (v4975) {
-      const float v4976 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4978 = bfloat(v4976);
-      const uint v4979 = v4970 * v4;
-      const uint v4980 = v4979 + v68;
-      const uint v4981 = v4980 + v4972;
-      out[v4981] = v4978;
-    }
-    const uint v4982 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4983 = v1127 + v4982;
-    const uint v4984 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4985 = v1126 + v4984;
-    const bool v4986 = v4983 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v4987 = v4985 < v15;
-    const bool v4988 = v4986 && v4987;
-    if (v4988) {
-      const float v4989 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v4991 = bfloat(v4989);
-      const uint v4992 = v4983 * v4;
-      const uint v4993 = v4992 + v68;
-      const uint v4994 = v4993 + v4985;
-      out[v4994] = v4991;
-    }
-    const uint v4995 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v4996 = v1127 + v4995;
-    const uint v4997 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v4998 = v1126 + v4997;
-    const bool v4999 = v4996 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5000 = v4998 < v15;
-    const bool v5001 = v4999 && v5000;
-    if (v5001) {
-      const float v5002 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5004 = bfloat(v5002);
-      const uint v5005 = v4996 * v4;
-      const uint v5006 = v5005 + v68;
-      const uint v5007 = v5006 + v4998;
-      out[v5007] = v5004;
-    }
-    const uint v5008 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5009 = v1127 + v5008;
-    const uint v5010 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5011 = v1126 + v5010;
-    const bool v5012 = v5009 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5013 = v5011 < v15;
-    const bool v5014 = v5012 && v5013;
-    if (v5014) {
-      const float v5015 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5017 = bfloat(v5015);
-      const uint v5018 = v5009 * v4;
-      const uint v5019 = v5018 + v68;
-      const uint v5020 = v5019 + v5011;
-      out[v5020] = v5017;
-    }
-    const uint v5021 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5022 = v1127 + v5021;
-    const uint v5023 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5024 = v1126 + v5023;
-    const bool v5025 = v5022 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5026 = v5024 < v15;
-    const bool v5027 = v5025 && v5026;
-    if (v5027) {
-      const float v5028 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5030 = bfloat(v5028);
-      const uint v5031 = v5022 * v4;
-      const uint v5032 = v5031 + v68;
-      const uint v5033 = v5032 + v5024;
-      out[v5033] = v5030;
-    }
-    const uint v5034 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5035 = v1127 + v5034;
-    const uint v5036 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5037 = v1126 + v5036;
-    const bool v5038 = v5035 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5039 = v5037 < v15;
-    const bool v5040 = v5038 && v5039;
-    if (v5040) {
-      const float v5041 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5043 = bfloat(v5041);
-      const uint v5044 = v5035 * v4;
-      const uint v5045 = v5044 + v68;
-      const uint v5046 = v5045 + v5037;
-      out[v5046] = v5043;
-    }
-    const uint v5047 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5048 = v1127 + v5047;
-    const uint v5049 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5050 = v1126 + v5049;
-    const bool v5051 = v5048 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5052 = v5050 < v15;
-    const bool v5053 = v5051 && v5052;
-    if (v5053) {
-      const float v5054 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5056 = bfloat(v5054);
-      const uint v5057 = v5048 * v4;
-      const uint v5058 = v5057 + v68;
-      const uint v5059 = v5058 + v5050;
-      out[v5059] = v5056;
-    }
-    const uint v5060 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5061 = v1127 + v5060;
-    const uint v5062 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5063 = v1126 + v5062;
-    const bool v5064 = v5061 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5065 = v5063 < v15;
-    const bool v5066 = v5064 && v5065;
-    if (v5066) {
-      const float v5067 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5069 = bfloat(v5067);
-      const uint v5070 = v5061 * v4;
-      const uint v5071 = v5070 + v68;
-      const uint v5072 = v5071 + v5063;
-      out[v5072] = v5069;
-    }
-    const uint v5073 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5074 = v1127 + v5073;
-    const uint v5075 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5076 = v1126 + v5075;
-    const bool v5077 = v5074 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5078 = v5076 < v15;
-    const bool v5079 = v5077 && v5078;
-    if (v5079) {
-      const float v5080 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5082 = bfloat(v5080);
-      const uint v5083 = v5074 * v4;
-      const uint v5084 = v5083 + v68;
-      const uint v5085 = v5084 + v5076;
-      out[v5085] = v5082;
-    }
-    const uint v5086 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5087 = v1127 + v5086;
-    const uint v5088 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5089 = v1126 + v5088;
-    const bool v5090 = v5087 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5091 = v5089 < v15;
-    const bool v5092 = v5090 && v5091;
-    if (v5092) {
-      const float v5093 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5095 = bfloat(v5093);
-      const uint v5096 = v5087 * v4;
-      const uint v5097 = v5096 + v68;
-      const uint v5098 = v5097 + v5089;
-      out[v5098] = v5095;
-    }
-    const uint v5099 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5100 = v1127 + v5099;
-    const uint v5101 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5102 = v1126 + v5101;
-    const bool v5103 = v5100 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5104 = v5102 < v15;
-    const bool v5105 = v5103 && v5104;
-    if (v5105) {
-      const float v5106 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5108 = bfloat(v5106);
-      const uint v5109 = v5100 * v4;
-      const uint v5110 = v5109 + v68;
-      const uint v5111 = v5110 + v5102;
-      out[v5111] = v5108;
-    }
-    const uint v5112 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5113 = v1127 + v5112;
-    const uint v5114 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5115 = v1126 + v5114;
-    const bool v5116 = v5113 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5117 = v5115 < v15;
-    const bool v5118 = v5116 && v5117;
-    if (v5118) {
-      const float v5119 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5121 = bfloat(v5119);
-      const uint v5122 = v5113 * v4;
-      const uint v5123 = v5122 + v68;
-      const uint v5124 = v5123 + v5115;
-      out[v5124] = v5121;
-    }
-    const uint v5125 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5126 = v1127 + v5125;
-    const uint v5127 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5128 = v1126 + v5127;
-    const bool v5129 = v5126 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5130 = v5128 < v15;
-    const bool v5131 = v5129 && v5130;
-    if (v5131) {
-      const float v5132 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5134 = bfloat(v5132);
-      const uint v5135 = v5126 * v4;
-      const uint v5136 = v5135 + v68;
-      const uint v5137 = v5136 + v5128;
-      out[v5137] = v5134;
-    }
-    const uint v5138 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5139 = v1127 + v5138;
-    const uint v5140 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5141 = v1126 + v5140;
-    const bool v5142 = v5139 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5143 = v5141 < v15;
-    const bool v5144 = v5142 && v5143;
-    if (v5144) {
-      const float v5145 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5147 = bfloat(v5145);
-      const uint v5148 = v5139 * v4;
-      const uint v5149 = v5148 + v68;
-      const uint v5150 = v5149 + v5141;
-      out[v5150] = v5147;
-    }
-    const uint v5151 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5152 = v1127 + v5151;
-    const uint v5153 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5154 = v1126 + v5153;
-    const bool v5155 = v5152 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5156 = v5154 < v15;
-    const bool v5157 = v5155 && v5156;
-    if (v5157) {
-      const float v5158 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5160 = bfloat(v5158);
-      const uint v5161 = v5152 * v4;
-      const uint v5162 = v5161 + v68;
-      const uint v5163 = v5162 + v5154;
-      out[v5163] = v5160;
-    }
-    const uint v5164 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5165 = v1127 + v5164;
-    const uint v5166 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5167 = v1126 + v5166;
-    const bool v5168 = v5165 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5169 = v5167 < v15;
-    const bool v5170 = v5168 && v5169;
-    if (v5170) {
-      const float v5171 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5173 = bfloat(v5171);
-      const uint v5174 = v5165 * v4;
-      const uint v5175 = v5174 + v68;
-      const uint v5176 = v5175 + v5167;
-      out[v5176] = v5173;
-    }
-    const uint v5177 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5178 = v1127 + v5177;
-    const uint v5179 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5180 = v1126 + v5179;
-    const bool v5181 = v5178 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5182 = v5180 < v15;
-    const bool v5183 = v5181 && v5182;
-    if (v5183) {
-      const float v5184 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5186 = bfloat(v5184);
-      const uint v5187 = v5178 * v4;
-      const uint v5188 = v5187 + v68;
-      const uint v5189 = v5188 + v5180;
-      out[v5189] = v5186;
-    }
-    const uint v5190 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5191 = v1127 + v5190;
-    const uint v5192 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5193 = v1126 + v5192;
-    const bool v5194 = v5191 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5195 = v5193 < v15;
-    const bool v5196 = v5194 && v5195;
-    if (v5196) {
-      const float v5197 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5199 = bfloat(v5197);
-      const uint v5200 = v5191 * v4;
-      const uint v5201 = v5200 + v68;
-      const uint v5202 = v5201 + v5193;
-      out[v5202] = v5199;
-    }
-    const uint v5203 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5204 = v1127 + v5203;
-    const uint v5205 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5206 = v1126 + v5205;
-    const bool v5207 = v5204 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5208 = v5206 < v15;
-    const bool v5209 = v5207 && v5208;
-    if (v5209) {
-      const float v5210 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5212 = bfloat(v5210);
-      const uint v5213 = v5204 * v4;
-      const uint v5214 = v5213 + v68;
-      const uint v5215 = v5214 + v5206;
-      out[v5215] = v5212;
-    }
-    const uint v5216 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5217 = v1127 + v5216;
-    const uint v5218 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5219 = v1126 + v5218;
-    const bool v5220 = v5217 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5221 = v5219 < v15;
-    const bool v5222 = v5220 && v5221;
-    if (v5222) {
-      const float v5223 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5225 = bfloat(v5223);
-      const uint v5226 = v5217 * v4;
-      const uint v5227 = v5226 + v68;
-      const uint v5228 = v5227 + v5219;
-      out[v5228] = v5225;
-    }
-    const uint v5229 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5230 = v1127 + v5229;
-    const uint v5231 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5232 = v1126 + v5231;
-    const bool v5233 = v5230 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5234 = v5232 < v15;
-    const bool v5235 = v5233 && v5234;
-    if (v5235) {
-      const float v5236 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5238 = bfloat(v5236);
-      const uint v5239 = v5230 * v4;
-      const uint v5240 = v5239 + v68;
-      const uint v5241 = v5240 + v5232;
-      out[v5241] = v5238;
-    }
-    const uint v5242 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5243 = v1127 + v5242;
-    const uint v5244 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5245 = v1126 + v5244;
-    const bool v5246 = v5243 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5247 = v5245 < v15;
-    const bool v5248 = v5246 && v5247;
-    if (v5248) {
-      const float v5249 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5251 = bfloat(v5249);
-      const uint v5252 = v5243 * v4;
-      const uint v5253 = v5252 + v68;
-      const uint v5254 = v5253 + v5245;
-      out[v5254] = v5251;
-    }
-    const uint v5255 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5256 = v1127 + v5255;
-    const uint v5257 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5258 = v1126 + v5257;
-    const bool v5259 = v5256 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5260 = v5258 < v15;
-    const bool v5261 = v5259 && v5260;
-    if (v5261) {
-      const float v5262 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5264 = bfloat(v5262);
-      const uint v5265 = v5256 * v4;
-      const uint v5266 = v5265 + v68;
-      const uint v5267 = v5266 + v5258;
-      out[v5267] = v5264;
-    }
-    const uint v5268 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5269 = v1127 + v5268;
-    const uint v5270 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5271 = v1126 + v5270;
-    const bool v5272 = v5269 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5273 = v5271 < v15;
-    const bool v5274 = v5272 && v5273;
-    if (v5274) {
-      const float v5275 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5277 = bfloat(v5275);
-      const uint v5278 = v5269 * v4;
-      const uint v5279 = v5278 + v68;
-      const uint v5280 = v5279 + v5271;
-      out[v5280] = v5277;
-    }
-    const uint v5281 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5282 = v1127 + v5281;
-    const uint v5283 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5284 = v1126 + v5283;
-    const bool v5285 = v5282 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5286 = v5284 < v15;
-    const bool v5287 = v5285 && v5286;
-    if (v5287) {
-      const float v5288 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5290 = bfloat(v5288);
-      const uint v5291 = v5282 * v4;
-      const uint v5292 = v5291 + v68;
-      const uint v5293 = v5292 + v5284;
-      out[v5293] = v5290;
-    }
-    const uint v5294 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5295 = v1127 + v5294;
-    const uint v5296 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5297 = v1126 + v5296;
-    const bool v5298 = v5295 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5299 = v5297 < v15;
-    const bool v5300 = v5298 && v5299;
-    if (v5300) {
-      const float v5301 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5303 = bfloat(v5301);
-      const uint v5304 = v5295 * v4;
-      const uint v5305 = v5304 + v68;
-      const uint v5306 = v5305 + v5297;
-      out[v5306] = v5303;
-    }
-    const uint v5307 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5308 = v1127 + v5307;
-    const uint v5309 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5310 = v1126 + v5309;
-    const bool v5311 = v5308 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5312 = v5310 < v15;
-    const bool v5313 = v5311 && v5312;
-    if (v5313) {
-      const float v5314 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5316 = bfloat(v5314);
-      const uint v5317 = v5308 * v4;
-      const uint v5318 = v5317 + v68;
-      const uint v5319 = v5318 + v5310;
-      out[v5319] = v5316;
-    }
-    const uint v5320 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5321 = v1127 + v5320;
-    const uint v5322 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5323 = v1126 + v5322;
-    const bool v5324 = v5321 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5325 = v5323 < v15;
-    const bool v5326 = v5324 && v5325;
-    if (v5326) {
-      const float v5327 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5329 = bfloat(v5327);
-      const uint v5330 = v5321 * v4;
-      const uint v5331 = v5330 + v68;
-      const uint v5332 = v5331 + v5323;
-      out[v5332] = v5329;
-    }
-    const uint v5333 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5334 = v1127 + v5333;
-    const uint v5335 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5336 = v1126 + v5335;
-    const bool v5337 = v5334 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5338 = v5336 < v15;
-    const bool v5339 = v5337 && v5338;
-    if (v5339) {
-      const float v5340 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5342 = bfloat(v5340);
-      const uint v5343 = v5334 * v4;
-      const uint v5344 = v5343 + v68;
-      const uint v5345 = v5344 + v5336;
-      out[v5345] = v5342;
-    }
-    const uint v5346 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5347 = v1127 + v5346;
-    const uint v5348 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5349 = v1126 + v5348;
-    const bool v5350 = v5347 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5351 = v5349 < v15;
-    const bool v5352 = v5350 && v5351;
-    if (v5352) {
-      const float v5353 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5355 = bfloat(v5353);
-      const uint v5356 = v5347 * v4;
-      const uint v5357 = v5356 + v68;
-      const uint v5358 = v5357 + v5349;
-      out[v5358] = v5355;
-    }
-    const uint v5359 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5360 = v1127 + v5359;
-    const uint v5361 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5362 = v1126 + v5361;
-    const bool v5363 = v5360 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5364 = v5362 < v15;
-    const bool v5365 = v5363 && v5364;
-    if (v5365) {
-      const float v5366 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5368 = bfloat(v5366);
-      const uint v5369 = v5360 * v4;
-      const uint v5370 = v5369 + v68;
-      const uint v5371 = v5370 + v5362;
-      out[v5371] = v5368;
-    }
-    const uint v5372 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5373 = v1127 + v5372;
-    const uint v5374 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5375 = v1126 + v5374;
-    const bool v5376 = v5373 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5377 = v5375 < v15;
-    const bool v5378 = v5376 && v5377;
-    if (v5378) {
-      const float v5379 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5381 = bfloat(v5379);
-      const uint v5382 = v5373 * v4;
-      const uint v5383 = v5382 + v68;
-      const uint v5384 = v5383 + v5375;
-      out[v5384] = v5381;
-    }
-    const uint v5385 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5386 = v1127 + v5385;
-    const uint v5387 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5388 = v1126 + v5387;
-    const bool v5389 = v5386 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5390 = v5388 < v15;
-    const bool v5391 = v5389 && v5390;
-    if (v5391) {
-      const float v5392 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5394 = bfloat(v5392);
-      const uint v5395 = v5386 * v4;
-      const uint v5396 = v5395 + v68;
-      const uint v5397 = v5396 + v5388;
-      out[v5397] = v5394;
-    }
-    const uint v5398 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5399 = v1127 + v5398;
-    const uint v5400 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5401 = v1126 + v5400;
-    const bool v5402 = v5399 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5403 = v5401 < v15;
-    const bool v5404 = v5402 && v5403;
-    if (v5404) {
-      const float v5405 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5407 = bfloat(v5405);
-      const uint v5408 = v5399 * v4;
-      const uint v5409 = v5408 + v68;
-      const uint v5410 = v5409 + v5401;
-      out[v5410] = v5407;
-    }
-    const uint v5411 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5412 = v1127 + v5411;
-    const uint v5413 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5414 = v1126 + v5413;
-    const bool v5415 = v5412 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5416 = v5414 < v15;
-    const bool v5417 = v5415 && v5416;
-    if (v5417) {
-      const float v5418 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5420 = bfloat(v5418);
-      const uint v5421 = v5412 * v4;
-      const uint v5422 = v5421 + v68;
-      const uint v5423 = v5422 + v5414;
-      out[v5423] = v5420;
-    }
-    const uint v5424 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5425 = v1127 + v5424;
-    const uint v5426 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5427 = v1126 + v5426;
-    const bool v5428 = v5425 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5429 = v5427 < v15;
-    const bool v5430 = v5428 && v5429;
-    if (v5430) {
-      const float v5431 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5433 = bfloat(v5431);
-      const uint v5434 = v5425 * v4;
-      const uint v5435 = v5434 + v68;
-      const uint v5436 = v5435 + v5427;
-      out[v5436] = v5433;
-    }
-    const uint v5437 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5438 = v1127 + v5437;
-    const uint v5439 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5440 = v1126 + v5439;
-    const bool v5441 = v5438 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5442 = v5440 < v15;
-    const bool v5443 = v5441 && v5442;
-    if (v5443) {
-      const float v5444 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5446 = bfloat(v5444);
-      const uint v5447 = v5438 * v4;
-      const uint v5448 = v5447 + v68;
-      const uint v5449 = v5448 + v5440;
-      out[v5449] = v5446;
-    }
-    const uint v5450 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5451 = v1127 + v5450;
-    const uint v5452 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5453 = v1126 + v5452;
-    const bool v5454 = v5451 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5455 = v5453 < v15;
-    const bool v5456 = v5454 && v5455;
-    if (v5456) {
-      const float v5457 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5459 = bfloat(v5457);
-      const uint v5460 = v5451 * v4;
-      const uint v5461 = v5460 + v68;
-      const uint v5462 = v5461 + v5453;
-      out[v5462] = v5459;
-    }
-    const uint v5463 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5464 = v1127 + v5463;
-    const uint v5465 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5466 = v1126 + v5465;
-    const bool v5467 = v5464 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5468 = v5466 < v15;
-    const bool v5469 = v5467 && v5468;
-    if (v5469) {
-      const float v5470 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5472 = bfloat(v5470);
-      const uint v5473 = v5464 * v4;
-      const uint v5474 = v5473 + v68;
-      const uint v5475 = v5474 + v5466;
-      out[v5475] = v5472;
-    }
-    const uint v5476 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5477 = v1127 + v5476;
-    const uint v5478 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5479 = v1126 + v5478;
-    const bool v5480 = v5477 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5481 = v5479 < v15;
-    const bool v5482 = v5480 && v5481;
-    if (v5482) {
-      const float v5483 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5485 = bfloat(v5483);
-      const uint v5486 = v5477 * v4;
-      const uint v5487 = v5486 + v68;
-      const uint v5488 = v5487 + v5479;
-      out[v5488] = v5485;
-    }
-    const uint v5489 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5490 = v1127 + v5489;
-    const uint v5491 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5492 = v1126 + v5491;
-    const bool v5493 = v5490 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5494 = v5492 < v15;
-    const bool v5495 = v5493 && v5494;
-    if (v5495) {
-      const float v5496 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5498 = bfloat(v5496);
-      const uint v5499 = v5490 * v4;
-      const uint v5500 = v5499 + v68;
-      const uint v5501 = v5500 + v5492;
-      out[v5501] = v5498;
-    }
-    const uint v5502 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5503 = v1127 + v5502;
-    const uint v5504 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5505 = v1126 + v5504;
-    const bool v5506 = v5503 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5507 = v5505 < v15;
-    const bool v5508 = v5506 && v5507;
-    if (v5508) {
-      const float v5509 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5511 = bfloat(v5509);
-      const uint v5512 = v5503 * v4;
-      const uint v5513 = v5512 + v68;
-      const uint v5514 = v5513 + v5505;
-      out[v5514] = v5511;
-    }
-    const uint v5515 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5516 = v1127 + v5515;
-    const uint v5517 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5518 = v1126 + v5517;
-    const bool v5519 = v5516 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5520 = v5518 < v15;
-    const bool v5521 = v5519 && v5520;
-    if (v5521) {
-      const float v5522 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5524 = bfloat(v5522);
-      const uint v5525 = v5516 * v4;
-      const uint v5526 = v5525 + v68;
-      const uint v5527 = v5526 + v5518;
-      out[v5527] = v5524;
-    }
-    const uint v5528 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5529 = v1127 + v5528;
-    const uint v5530 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5531 = v1126 + v5530;
-    const bool v5532 = v5529 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5533 = v5531 < v15;
-    const bool v5534 = v5532 && v5533;
-    if (v5534) {
-      const float v5535 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5537 = bfloat(v5535);
-      const uint v5538 = v5529 * v4;
-      const uint v5539 = v5538 + v68;
-      const uint v5540 = v5539 + v5531;
-      out[v5540] = v5537;
-    }
-    const uint v5541 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5542 = v1127 + v5541;
-    const uint v5543 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5544 = v1126 + v5543;
-    const bool v5545 = v5542 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5546 = v5544 < v15;
-    const bool v5547 = v5545 && v5546;
-    if (v5547) {
-      const float v5548 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5550 = bfloat(v5548);
-      const uint v5551 = v5542 * v4;
-      const uint v5552 = v5551 + v68;
-      const uint v5553 = v5552 + v5544;
-      out[v5553] = v5550;
-    }
-    const uint v5554 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5555 = v1127 + v5554;
-    const uint v5556 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5557 = v1126 + v5556;
-    const bool v5558 = v5555 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5559 = v5557 < v15;
-    const bool v5560 = v5558 && v5559;
-    if (v5560) {
-      const float v5561 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5563 = bfloat(v5561);
-      const uint v5564 = v5555 * v4;
-      const uint v5565 = v5564 + v68;
-      const uint v5566 = v5565 + v5557;
-      out[v5566] = v5563;
-    }
-    const uint v5567 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5568 = v1127 + v5567;
-    const uint v5569 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5570 = v1126 + v5569;
-    const bool v5571 = v5568 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5572 = v5570 < v15;
-    const bool v5573 = v5571 && v5572;
-    if (v5573) {
-      const float v5574 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5576 = bfloat(v5574);
-      const uint v5577 = v5568 * v4;
-      const uint v5578 = v5577 + v68;
-      const uint v5579 = v5578 + v5570;
-      out[v5579] = v5576;
-    }
-    const uint v5580 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5581 = v1127 + v5580;
-    const uint v5582 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5583 = v1126 + v5582;
-    const bool v5584 = v5581 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5585 = v5583 < v15;
-    const bool v5586 = v5584 && v5585;
-    if (v5586) {
-      const float v5587 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5589 = bfloat(v5587);
-      const uint v5590 = v5581 * v4;
-      const uint v5591 = v5590 + v68;
-      const uint v5592 = v5591 + v5583;
-      out[v5592] = v5589;
-    }
-    const uint v5593 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5594 = v1127 + v5593;
-    const uint v5595 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5596 = v1126 + v5595;
-    const bool v5597 = v5594 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5598 = v5596 < v15;
-    const bool v5599 = v5597 && v5598;
-    if (v5599) {
-      const float v5600 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5602 = bfloat(v5600);
-      const uint v5603 = v5594 * v4;
-      const uint v5604 = v5603 + v68;
-      const uint v5605 = v5604 + v5596;
-      out[v5605] = v5602;
-    }
-    const uint v5606 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5607 = v1127 + v5606;
-    const uint v5608 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5609 = v1126 + v5608;
-    const bool v5610 = v5607 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5611 = v5609 < v15;
-    const bool v5612 = v5610 && v5611;
-    if (v5612) {
-      const float v5613 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5615 = bfloat(v5613);
-      const uint v5616 = v5607 * v4;
-      const uint v5617 = v5616 + v68;
-      const uint v5618 = v5617 + v5609;
-      out[v5618] = v5615;
-    }
-    const uint v5619 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5620 = v1127 + v5619;
-    const uint v5621 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5622 = v1126 + v5621;
-    const bool v5623 = v5620 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5624 = v5622 < v15;
-    const bool v5625 = v5623 && v5624;
-    if (v5625) {
-      const float v5626 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5628 = bfloat(v5626);
-      const uint v5629 = v5620 * v4;
-      const uint v5630 = v5629 + v68;
-      const uint v5631 = v5630 + v5622;
-      out[v5631] = v5628;
-    }
-    const uint v5632 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5633 = v1127 + v5632;
-    const uint v5634 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5635 = v1126 + v5634;
-    const bool v5636 = v5633 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5637 = v5635 < v15;
-    const bool v5638 = v5636 && v5637;
-    if (v5638) {
-      const float v5639 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5641 = bfloat(v5639);
-      const uint v5642 = v5633 * v4;
-      const uint v5643 = v5642 + v68;
-      const uint v5644 = v5643 + v5635;
-      out[v5644] = v5641;
-    }
-    const uint v5645 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5646 = v1127 + v5645;
-    const uint v5647 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5648 = v1126 + v5647;
-    const bool v5649 = v5646 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5650 = v5648 < v15;
-    const bool v5651 = v5649 && v5650;
-    if (v5651) {
-      const float v5652 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5654 = bfloat(v5652);
-      const uint v5655 = v5646 * v4;
-      const uint v5656 = v5655 + v68;
-      const uint v5657 = v5656 + v5648;
-      out[v5657] = v5654;
-    }
-    const uint v5658 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5659 = v1127 + v5658;
-    const uint v5660 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5661 = v1126 + v5660;
-    const bool v5662 = v5659 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5663 = v5661 < v15;
-    const bool v5664 = v5662 && v5663;
-    if (v5664) {
-      const float v5665 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5667 = bfloat(v5665);
-      const uint v5668 = v5659 * v4;
-      const uint v5669 = v5668 + v68;
-      const uint v5670 = v5669 + v5661;
-      out[v5670] = v5667;
-    }
-    const uint v5671 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5672 = v1127 + v5671;
-    const uint v5673 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5674 = v1126 + v5673;
-    const bool v5675 = v5672 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5676 = v5674 < v15;
-    const bool v5677 = v5675 && v5676;
-    if (v5677) {
-      const float v5678 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5680 = bfloat(v5678);
-      const uint v5681 = v5672 * v4;
-      const uint v5682 = v5681 + v68;
-      const uint v5683 = v5682 + v5674;
-      out[v5683] = v5680;
-    }
-    const uint v5684 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5685 = v1127 + v5684;
-    const uint v5686 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5687 = v1126 + v5686;
-    const bool v5688 = v5685 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5689 = v5687 < v15;
-    const bool v5690 = v5688 && v5689;
-    if (v5690) {
-      const float v5691 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5693 = bfloat(v5691);
-      const uint v5694 = v5685 * v4;
-      const uint v5695 = v5694 + v68;
-      const uint v5696 = v5695 + v5687;
-      out[v5696] = v5693;
-    }
-    const uint v5697 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5698 = v1127 + v5697;
-    const uint v5699 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5700 = v1126 + v5699;
-    const bool v5701 = v5698 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5702 = v5700 < v15;
-    const bool v5703 = v5701 && v5702;
-    if (v5703) {
-      const float v5704 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5706 = bfloat(v5704);
-      const uint v5707 = v5698 * v4;
-      const uint v5708 = v5707 + v68;
-      const uint v5709 = v5708 + v5700;
-      out[v5709] = v5706;
-    }
-    const uint v5710 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5711 = v1127 + v5710;
-    const uint v5712 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5713 = v1126 + v5712;
-    const bool v5714 = v5711 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5715 = v5713 < v15;
-    const bool v5716 = v5714 && v5715;
-    if (v5716) {
-      const float v5717 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5719 = bfloat(v5717);
-      const uint v5720 = v5711 * v4;
-      const uint v5721 = v5720 + v68;
-      const uint v5722 = v5721 + v5713;
-      out[v5722] = v5719;
-    }
-    const uint v5723 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5724 = v1127 + v5723;
-    const uint v5725 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5726 = v1126 + v5725;
-    const bool v5727 = v5724 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5728 = v5726 < v15;
-    const bool v5729 = v5727 && v5728;
-    if (v5729) {
-      const float v5730 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5732 = bfloat(v5730);
-      const uint v5733 = v5724 * v4;
-      const uint v5734 = v5733 + v68;
-      const uint v5735 = v5734 + v5726;
-      out[v5735] = v5732;
-    }
-    const uint v5736 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5737 = v1127 + v5736;
-    const uint v5738 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5739 = v1126 + v5738;
-    const bool v5740 = v5737 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5741 = v5739 < v15;
-    const bool v5742 = v5740 && v5741;
-    if (v5742) {
-      const float v5743 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5745 = bfloat(v5743);
-      const uint v5746 = v5737 * v4;
-      const uint v5747 = v5746 + v68;
-      const uint v5748 = v5747 + v5739;
-      out[v5748] = v5745;
-    }
-    const uint v5749 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5750 = v1127 + v5749;
-    const uint v5751 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5752 = v1126 + v5751;
-    const bool v5753 = v5750 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5754 = v5752 < v15;
-    const bool v5755 = v5753 && v5754;
-    if (v5755) {
-      const float v5756 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5758 = bfloat(v5756);
-      const uint v5759 = v5750 * v4;
-      const uint v5760 = v5759 + v68;
-      const uint v5761 = v5760 + v5752;
-      out[v5761] = v5758;
-    }
-    const uint v5762 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5763 = v1127 + v5762;
-    const uint v5764 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5765 = v1126 + v5764;
-    const bool v5766 = v5763 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5767 = v5765 < v15;
-    const bool v5768 = v5766 && v5767;
-    if (v5768) {
-      const float v5769 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5771 = bfloat(v5769);
-      const uint v5772 = v5763 * v4;
-      const uint v5773 = v5772 + v68;
-      const uint v5774 = v5773 + v5765;
-      out[v5774] = v5771;
-    }
-    const uint v5775 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5776 = v1127 + v5775;
-    const uint v5777 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5778 = v1126 + v5777;
-    const bool v5779 = v5776 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5780 = v5778 < v15;
-    const bool v5781 = v5779 && v5780;
-    if (v5781) {
-      const float v5782 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5784 = bfloat(v5782);
-      const uint v5785 = v5776 * v4;
-      const uint v5786 = v5785 + v68;
-      const uint v5787 = v5786 + v5778;
-      out[v5787] = v5784;
-    }
-    const uint v5788 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5789 = v1127 + v5788;
-    const uint v5790 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5791 = v1126 + v5790;
-    const bool v5792 = v5789 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5793 = v5791 < v15;
-    const bool v5794 = v5792 && v5793;
-    if (v5794) {
-      const float v5795 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5797 = bfloat(v5795);
-      const uint v5798 = v5789 * v4;
-      const uint v5799 = v5798 + v68;
-      const uint v5800 = v5799 + v5791;
-      out[v5800] = v5797;
-    }
-    const uint v5801 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5802 = v1127 + v5801;
-    const uint v5803 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5804 = v1126 + v5803;
-    const bool v5805 = v5802 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5806 = v5804 < v15;
-    const bool v5807 = v5805 && v5806;
-    if (v5807) {
-      const float v5808 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5810 = bfloat(v5808);
-      const uint v5811 = v5802 * v4;
-      const uint v5812 = v5811 + v68;
-      const uint v5813 = v5812 + v5804;
-      out[v5813] = v5810;
-    }
-    const uint v5814 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5815 = v1127 + v5814;
-    const uint v5816 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5817 = v1126 + v5816;
-    const bool v5818 = v5815 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5819 = v5817 < v15;
-    const bool v5820 = v5818 && v5819;
-    if (v5820) {
-      const float v5821 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5823 = bfloat(v5821);
-      const uint v5824 = v5815 * v4;
-      const uint v5825 = v5824 + v68;
-      const uint v5826 = v5825 + v5817;
-      out[v5826] = v5823;
-    }
-    const uint v5827 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5828 = v1127 + v5827;
-    const uint v5829 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5830 = v1126 + v5829;
-    const bool v5831 = v5828 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5832 = v5830 < v15;
-    const bool v5833 = v5831 && v5832;
-    if (v5833) {
-      const float v5834 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5836 = bfloat(v5834);
-      const uint v5837 = v5828 * v4;
-      const uint v5838 = v5837 + v68;
-      const uint v5839 = v5838 + v5830;
-      out[v5839] = v5836;
-    }
-    const uint v5840 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5841 = v1127 + v5840;
-    const uint v5842 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5843 = v1126 + v5842;
-    const bool v5844 = v5841 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5845 = v5843 < v15;
-    const bool v5846 = v5844 && v5845;
-    if (v5846) {
-      const float v5847 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5849 = bfloat(v5847);
-      const uint v5850 = v5841 * v4;
-      const uint v5851 = v5850 + v68;
-      const uint v5852 = v5851 + v5843;
-      out[v5852] = v5849;
-    }
-    const uint v5853 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5854 = v1127 + v5853;
-    const uint v5855 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5856 = v1126 + v5855;
-    const bool v5857 = v5854 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5858 = v5856 < v15;
-    const bool v5859 = v5857 && v5858;
-    if (v5859) {
-      const float v5860 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5862 = bfloat(v5860);
-      const uint v5863 = v5854 * v4;
-      const uint v5864 = v5863 + v68;
-      const uint v5865 = v5864 + v5856;
-      out[v5865] = v5862;
-    }
-    const uint v5866 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5867 = v1127 + v5866;
-    const uint v5868 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5869 = v1126 + v5868;
-    const bool v5870 = v5867 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5871 = v5869 < v15;
-    const bool v5872 = v5870 && v5871;
-    if (v5872) {
-      const float v5873 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5875 = bfloat(v5873);
-      const uint v5876 = v5867 * v4;
-      const uint v5877 = v5876 + v68;
-      const uint v5878 = v5877 + v5869;
-      out[v5878] = v5875;
-    }
-    const uint v5879 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5880 = v1127 + v5879;
-    const uint v5881 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5882 = v1126 + v5881;
-    const bool v5883 = v5880 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5884 = v5882 < v15;
-    const bool v5885 = v5883 && v5884;
-    if (v5885) {
-      const float v5886 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5888 = bfloat(v5886);
-      const uint v5889 = v5880 * v4;
-      const uint v5890 = v5889 + v68;
-      const uint v5891 = v5890 + v5882;
-      out[v5891] = v5888;
-    }
-    const uint v5892 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5893 = v1127 + v5892;
-    const uint v5894 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5895 = v1126 + v5894;
-    const bool v5896 = v5893 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5897 = v5895 < v15;
-    const bool v5898 = v5896 && v5897;
-    if (v5898) {
-      const float v5899 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5901 = bfloat(v5899);
-      const uint v5902 = v5893 * v4;
-      const uint v5903 = v5902 + v68;
-      const uint v5904 = v5903 + v5895;
-      out[v5904] = v5901;
-    }
-    const uint v5905 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5906 = v1127 + v5905;
-    const uint v5907 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5908 = v1126 + v5907;
-    const bool v5909 = v5906 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5910 = v5908 < v15;
-    const bool v5911 = v5909 && v5910;
-    if (v5911) {
-      const float v5912 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5914 = bfloat(v5912);
-      const uint v5915 = v5906 * v4;
-      const uint v5916 = v5915 + v68;
-      const uint v5917 = v5916 + v5908;
-      out[v5917] = v5914;
-    }
-    const uint v5918 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5919 = v1127 + v5918;
-    const uint v5920 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5921 = v1126 + v5920;
-    const bool v5922 = v5919 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5923 = v5921 < v15;
-    const bool v5924 = v5922 && v5923;
-    if (v5924) {
-      const float v5925 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5927 = bfloat(v5925);
-      const uint v5928 = v5919 * v4;
-      const uint v5929 = v5928 + v68;
-      const uint v5930 = v5929 + v5921;
-      out[v5930] = v5927;
-    }
-    const uint v5931 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5932 = v1127 + v5931;
-    const uint v5933 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5934 = v1126 + v5933;
-    const bool v5935 = v5932 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5936 = v5934 < v15;
-    const bool v5937 = v5935 && v5936;
-    if (v5937) {
-      const float v5938 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5940 = bfloat(v5938);
-      const uint v5941 = v5932 * v4;
-      const uint v5942 = v5941 + v68;
-      const uint v5943 = v5942 + v5934;
-      out[v5943] = v5940;
-    }
-    const uint v5944 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5945 = v1127 + v5944;
-    const uint v5946 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5947 = v1126 + v5946;
-    const bool v5948 = v5945 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5949 = v5947 < v15;
-    const bool v5950 = v5948 && v5949;
-    if (v5950) {
-      const float v5951 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5953 = bfloat(v5951);
-      const uint v5954 = v5945 * v4;
-      const uint v5955 = v5954 + v68;
-      const uint v5956 = v5955 + v5947;
-      out[v5956] = v5953;
-    }
-    const uint v5957 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5958 = v1127 + v5957;
-    const uint v5959 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5960 = v1126 + v5959;
-    const bool v5961 = v5958 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5962 = v5960 < v15;
-    const bool v5963 = v5961 && v5962;
-    if (v5963) {
-      const float v5964 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5966 = bfloat(v5964);
-      const uint v5967 = v5958 * v4;
-      const uint v5968 = v5967 + v68;
-      const uint v5969 = v5968 + v5960;
-      out[v5969] = v5966;
-    }
-    const uint v5970 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5971 = v1127 + v5970;
-    const uint v5972 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5973 = v1126 + v5972;
-    const bool v5974 = v5971 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5975 = v5973 < v15;
-    const bool v5976 = v5974 && v5975;
-    if (v5976) {
-      const float v5977 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5979 = bfloat(v5977);
-      const uint v5980 = v5971 * v4;
-      const uint v5981 = v5980 + v68;
-      const uint v5982 = v5981 + v5973;
-      out[v5982] = v5979;
-    }
-    const uint v5983 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5984 = v1127 + v5983;
-    const uint v5985 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5986 = v1126 + v5985;
-    const bool v5987 = v5984 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5988 = v5986 < v15;
-    const bool v5989 = v5987 && v5988;
-    if (v5989) {
-      const float v5990 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v5992 = bfloat(v5990);
-      const uint v5993 = v5984 * v4;
-      const uint v5994 = v5993 + v68;
-      const uint v5995 = v5994 + v5986;
-      out[v5995] = v5992;
-    }
-    const uint v5996 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5997 = v1127 + v5996;
-    const uint v5998 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5999 = v1126 + v5998;
-    const bool v6000 = v5997 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6001 = v5999 < v15;
-    const bool v6002 = v6000 && v6001;
-    if (v6002) {
-      const float v6003 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6005 = bfloat(v6003);
-      const uint v6006 = v5997 * v4;
-      const uint v6007 = v6006 + v68;
-      const uint v6008 = v6007 + v5999;
-      out[v6008] = v6005;
-    }
-    const uint v6009 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6010 = v1127 + v6009;
-    const uint v6011 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6012 = v1126 + v6011;
-    const bool v6013 = v6010 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6014 = v6012 < v15;
-    const bool v6015 = v6013 && v6014;
-    if (v6015) {
-      const float v6016 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6018 = bfloat(v6016);
-      const uint v6019 = v6010 * v4;
-      const uint v6020 = v6019 + v68;
-      const uint v6021 = v6020 + v6012;
-      out[v6021] = v6018;
-    }
-    const uint v6022 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6023 = v1127 + v6022;
-    const uint v6024 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6025 = v1126 + v6024;
-    const bool v6026 = v6023 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6027 = v6025 < v15;
-    const bool v6028 = v6026 && v6027;
-    if (v6028) {
-      const float v6029 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6031 = bfloat(v6029);
-      const uint v6032 = v6023 * v4;
-      const uint v6033 = v6032 + v68;
-      const uint v6034 = v6033 + v6025;
-      out[v6034] = v6031;
-    }
-    const uint v6035 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6036 = v1127 + v6035;
-    const uint v6037 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6038 = v1126 + v6037;
-    const bool v6039 = v6036 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6040 = v6038 < v15;
-    const bool v6041 = v6039 && v6040;
-    if (v6041) {
-      const float v6042 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6044 = bfloat(v6042);
-      const uint v6045 = v6036 * v4;
-      const uint v6046 = v6045 + v68;
-      const uint v6047 = v6046 + v6038;
-      out[v6047] = v6044;
-    }
-    const uint v6048 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6049 = v1127 + v6048;
-    const uint v6050 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6051 = v1126 + v6050;
-    const bool v6052 = v6049 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6053 = v6051 < v15;
-    const bool v6054 = v6052 && v6053;
-    if (v6054) {
-      const float v6055 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6057 = bfloat(v6055);
-      const uint v6058 = v6049 * v4;
-      const uint v6059 = v6058 + v68;
-      const uint v6060 = v6059 + v6051;
-      out[v6060] = v6057;
-    }
-    const uint v6061 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6062 = v1127 + v6061;
-    const uint v6063 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6064 = v1126 + v6063;
-    const bool v6065 = v6062 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6066 = v6064 < v15;
-    const bool v6067 = v6065 && v6066;
-    if (v6067) {
-      const float v6068 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6070 = bfloat(v6068);
-      const uint v6071 = v6062 * v4;
-      const uint v6072 = v6071 + v68;
-      const uint v6073 = v6072 + v6064;
-      out[v6073] = v6070;
-    }
-    const uint v6074 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6075 = v1127 + v6074;
-    const uint v6076 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6077 = v1126 + v6076;
-    const bool v6078 = v6075 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6079 = v6077 < v15;
-    const bool v6080 = v6078 && v6079;
-    if (v6080) {
-      const float v6081 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6083 = bfloat(v6081);
-      const uint v6084 = v6075 * v4;
-      const uint v6085 = v6084 + v68;
-      const uint v6086 = v6085 + v6077;
-      out[v6086] = v6083;
-    }
-    const uint v6087 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6088 = v1127 + v6087;
-    const uint v6089 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6090 = v1126 + v6089;
-    const bool v6091 = v6088 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6092 = v6090 < v15;
-    const bool v6093 = v6091 && v6092;
-    if (v6093) {
-      const float v6094 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6096 = bfloat(v6094);
-      const uint v6097 = v6088 * v4;
-      const uint v6098 = v6097 + v68;
-      const uint v6099 = v6098 + v6090;
-      out[v6099] = v6096;
-    }
-    const uint v6100 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6101 = v1127 + v6100;
-    const uint v6102 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6103 = v1126 + v6102;
-    const bool v6104 = v6101 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6105 = v6103 < v15;
-    const bool v6106 = v6104 && v6105;
-    if (v6106) {
-      const float v6107 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6109 = bfloat(v6107);
-      const uint v6110 = v6101 * v4;
-      const uint v6111 = v6110 + v68;
-      const uint v6112 = v6111 + v6103;
-      out[v6112] = v6109;
-    }
-    const uint v6113 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6114 = v1127 + v6113;
-    const uint v6115 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6116 = v1126 + v6115;
-    const bool v6117 = v6114 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6118 = v6116 < v15;
-    const bool v6119 = v6117 && v6118;
-    if (v6119) {
-      const float v6120 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6122 = bfloat(v6120);
-      const uint v6123 = v6114 * v4;
-      const uint v6124 = v6123 + v68;
-      const uint v6125 = v6124 + v6116;
-      out[v6125] = v6122;
-    }
-    const uint v6126 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6127 = v1127 + v6126;
-    const uint v6128 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6129 = v1126 + v6128;
-    const bool v6130 = v6127 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6131 = v6129 < v15;
-    const bool v6132 = v6130 && v6131;
-    if (v6132) {
-      const float v6133 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6135 = bfloat(v6133);
-      const uint v6136 = v6127 * v4;
-      const uint v6137 = v6136 + v68;
-      const uint v6138 = v6137 + v6129;
-      out[v6138] = v6135;
-    }
-    const uint v6139 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6140 = v1127 + v6139;
-    const uint v6141 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6142 = v1126 + v6141;
-    const bool v6143 = v6140 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6144 = v6142 < v15;
-    const bool v6145 = v6143 && v6144;
-    if (v6145) {
-      const float v6146 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6148 = bfloat(v6146);
-      const uint v6149 = v6140 * v4;
-      const uint v6150 = v6149 + v68;
-      const uint v6151 = v6150 + v6142;
-      out[v6151] = v6148;
-    }
-    const uint v6152 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6153 = v1127 + v6152;
-    const uint v6154 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6155 = v1126 + v6154;
-    const bool v6156 = v6153 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6157 = v6155 < v15;
-    const bool v6158 = v6156 && v6157;
-    if (v6158) {
-      const float v6159 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6161 = bfloat(v6159);
-      const uint v6162 = v6153 * v4;
-      const uint v6163 = v6162 + v68;
-      const uint v6164 = v6163 + v6155;
-      out[v6164] = v6161;
-    }
-    const uint v6165 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6166 = v1127 + v6165;
-    const uint v6167 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6168 = v1126 + v6167;
-    const bool v6169 = v6166 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6170 = v6168 < v15;
-    const bool v6171 = v6169 && v6170;
-    if (v6171) {
-      const float v6172 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6174 = bfloat(v6172);
-      const uint v6175 = v6166 * v4;
-      const uint v6176 = v6175 + v68;
-      const uint v6177 = v6176 + v6168;
-      out[v6177] = v6174;
-    }
-    const uint v6178 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6179 = v1127 + v6178;
-    const uint v6180 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6181 = v1126 + v6180;
-    const bool v6182 = v6179 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6183 = v6181 < v15;
-    const bool v6184 = v6182 && v6183;
-    if (v6184) {
-      const float v6185 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6187 = bfloat(v6185);
-      const uint v6188 = v6179 * v4;
-      const uint v6189 = v6188 + v68;
-      const uint v6190 = v6189 + v6181;
-      out[v6190] = v6187;
-    }
-    const uint v6191 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6192 = v1127 + v6191;
-    const uint v6193 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6194 = v1126 + v6193;
-    const bool v6195 = v6192 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6196 = v6194 < v15;
-    const bool v6197 = v6195 && v6196;
-    if (v6197) {
-      const float v6198 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6200 = bfloat(v6198);
-      const uint v6201 = v6192 * v4;
-      const uint v6202 = v6201 + v68;
-      const uint v6203 = v6202 + v6194;
-      out[v6203] = v6200;
-    }
-    const uint v6204 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6205 = v1127 + v6204;
-    const uint v6206 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6207 = v1126 + v6206;
-    const bool v6208 = v6205 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6209 = v6207 < v15;
-    const bool v6210 = v6208 && v6209;
-    if (v6210) {
-      const float v6211 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6213 = bfloat(v6211);
-      const uint v6214 = v6205 * v4;
-      const uint v6215 = v6214 + v68;
-      const uint v6216 = v6215 + v6207;
-      out[v6216] = v6213;
-    }
-    const uint v6217 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6218 = v1127 + v6217;
-    const uint v6219 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6220 = v1126 + v6219;
-    const bool v6221 = v6218 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6222 = v6220 < v15;
-    const bool v6223 = v6221 && v6222;
-    if (v6223) {
-      const float v6224 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6226 = bfloat(v6224);
-      const uint v6227 = v6218 * v4;
-      const uint v6228 = v6227 + v68;
-      const uint v6229 = v6228 + v6220;
-      out[v6229] = v6226;
-    }
-    const uint v6230 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6231 = v1127 + v6230;
-    const uint v6232 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6233 = v1126 + v6232;
-    const bool v6234 = v6231 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6235 = v6233 < v15;
-    const bool v6236 = v6234 && v6235;
-    if (v6236) {
-      const float v6237 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6239 = bfloat(v6237);
-      const uint v6240 = v6231 * v4;
-      const uint v6241 = v6240 + v68;
-      const uint v6242 = v6241 + v6233;
-      out[v6242] = v6239;
-    }
-    const uint v6243 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6244 = v1127 + v6243;
-    const uint v6245 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6246 = v1126 + v6245;
-    const bool v6247 = v6244 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6248 = v6246 < v15;
-    const bool v6249 = v6247 && v6248;
-    if (v6249) {
-      const float v6250 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6252 = bfloat(v6250);
-      const uint v6253 = v6244 * v4;
-      const uint v6254 = v6253 + v68;
-      const uint v6255 = v6254 + v6246;
-      out[v6255] = v6252;
-    }
-    const uint v6256 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6257 = v1127 + v6256;
-    const uint v6258 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6259 = v1126 + v6258;
-    const bool v6260 = v6257 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6261 = v6259 < v15;
-    const bool v6262 = v6260 && v6261;
-    if (v6262) {
-      const float v6263 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6265 = bfloat(v6263);
-      const uint v6266 = v6257 * v4;
-      const uint v6267 = v6266 + v68;
-      const uint v6268 = v6267 + v6259;
-      out[v6268] = v6265;
-    }
-    const uint v6269 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6270 = v1127 + v6269;
-    const uint v6271 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6272 = v1126 + v6271;
-    const bool v6273 = v6270 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6274 = v6272 < v15;
-    const bool v6275 = v6273 && v6274;
-    if (v6275) {
-      const float v6276 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6278 = bfloat(v6276);
-      const uint v6279 = v6270 * v4;
-      const uint v6280 = v6279 + v68;
-      const uint v6281 = v6280 + v6272;
-      out[v6281] = v6278;
-    }
-    const uint v6282 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6283 = v1127 + v6282;
-    const uint v6284 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6285 = v1126 + v6284;
-    const bool v6286 = v6283 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6287 = v6285 < v15;
-    const bool v6288 = v6286 && v6287;
-    if (v6288) {
-      const float v6289 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6291 = bfloat(v6289);
-      const uint v6292 = v6283 * v4;
-      const uint v6293 = v6292 + v68;
-      const uint v6294 = v6293 + v6285;
-      out[v6294] = v6291;
-    }
-    const uint v6295 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6296 = v1127 + v6295;
-    const uint v6297 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6298 = v1126 + v6297;
-    const bool v6299 = v6296 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6300 = v6298 < v15;
-    const bool v6301 = v6299 && v6300;
-    if (v6301) {
-      const float v6302 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6304 = bfloat(v6302);
-      const uint v6305 = v6296 * v4;
-      const uint v6306 = v6305 + v68;
-      const uint v6307 = v6306 + v6298;
-      out[v6307] = v6304;
-    }
-    const uint v6308 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6309 = v1127 + v6308;
-    const uint v6310 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6311 = v1126 + v6310;
-    const bool v6312 = v6309 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6313 = v6311 < v15;
-    const bool v6314 = v6312 && v6313;
-    if (v6314) {
-      const float v6315 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6317 = bfloat(v6315);
-      const uint v6318 = v6309 * v4;
-      const uint v6319 = v6318 + v68;
-      const uint v6320 = v6319 + v6311;
-      out[v6320] = v6317;
-    }
-    const uint v6321 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6322 = v1127 + v6321;
-    const uint v6323 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6324 = v1126 + v6323;
-    const bool v6325 = v6322 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6326 = v6324 < v15;
-    const bool v6327 = v6325 && v6326;
-    if (v6327) {
-      const float v6328 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6330 = bfloat(v6328);
-      const uint v6331 = v6322 * v4;
-      const uint v6332 = v6331 + v68;
-      const uint v6333 = v6332 + v6324;
-      out[v6333] = v6330;
-    }
-    const uint v6334 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6335 = v1127 + v6334;
-    const uint v6336 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6337 = v1126 + v6336;
-    const bool v6338 = v6335 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6339 = v6337 < v15;
-    const bool v6340 = v6338 && v6339;
-    if (v6340) {
-      const float v6341 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6343 = bfloat(v6341);
-      const uint v6344 = v6335 * v4;
-      const uint v6345 = v6344 + v68;
-      const uint v6346 = v6345 + v6337;
-      out[v6346] = v6343;
-    }
-    const uint v6347 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6348 = v1127 + v6347;
-    const uint v6349 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6350 = v1126 + v6349;
-    const bool v6351 = v6348 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6352 = v6350 < v15;
-    const bool v6353 = v6351 && v6352;
-    if (v6353) {
-      const float v6354 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6356 = bfloat(v6354);
-      const uint v6357 = v6348 * v4;
-      const uint v6358 = v6357 + v68;
-      const uint v6359 = v6358 + v6350;
-      out[v6359] = v6356;
-    }
-    const uint v6360 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6361 = v1127 + v6360;
-    const uint v6362 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6363 = v1126 + v6362;
-    const bool v6364 = v6361 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6365 = v6363 < v15;
-    const bool v6366 = v6364 && v6365;
-    if (v6366) {
-      const float v6367 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6369 = bfloat(v6367);
-      const uint v6370 = v6361 * v4;
-      const uint v6371 = v6370 + v68;
-      const uint v6372 = v6371 + v6363;
-      out[v6372] = v6369;
-    }
-    const uint v6373 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6374 = v1127 + v6373;
-    const uint v6375 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6376 = v1126 + v6375;
-    const bool v6377 = v6374 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6378 = v6376 < v15;
-    const bool v6379 = v6377 && v6378;
-    if (v6379) {
-      const float v6380 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const bfloat v6382 = bfloat(v6380);
-      const uint v6383 = v6374 * v4;
-      const uint v6384 = v6383 + v68;
-      const uint v6385 = v6384 + v6376;
-      out[v6385] = v6382;
+    const uint v4723 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4724 = v1128 + v4723;
+    const uint v4725 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4726 = v1127 + v4725;
+    const bool v4727 = v4724 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4728 = v4726 < v15;
+    const bool v4729 = v4727 && v4728;
+    if (v4729) {
+      const float v4730 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4732 = bfloat(v4730);
+      const uint v4733 = v4724 * v4;
+      const uint v4734 = v4733 + v68;
+      const uint v4735 = v4734 + v4726;
+      out[v4735] = v4732;
+    }
+    const uint v4736 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4737 = v1128 + v4736;
+    const uint v4738 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4739 = v1127 + v4738;
+    const bool v4740 = v4737 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4741 = v4739 < v15;
+    const bool v4742 = v4740 && v4741;
+    if (v4742) {
+      const float v4743 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4745 = bfloat(v4743);
+      const uint v4746 = v4737 * v4;
+      const uint v4747 = v4746 + v68;
+      const uint v4748 = v4747 + v4739;
+      out[v4748] = v4745;
+    }
+    const uint v4749 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4750 = v1128 + v4749;
+    const uint v4751 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4752 = v1127 + v4751;
+    const bool v4753 = v4750 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4754 = v4752 < v15;
+    const bool v4755 = v4753 && v4754;
+    if (v4755) {
+      const float v4756 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4758 = bfloat(v4756);
+      const uint v4759 = v4750 * v4;
+      const uint v4760 = v4759 + v68;
+      const uint v4761 = v4760 + v4752;
+      out[v4761] = v4758;
+    }
+    const uint v4762 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4763 = v1128 + v4762;
+    const uint v4764 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4765 = v1127 + v4764;
+    const bool v4766 = v4763 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4767 = v4765 < v15;
+    const bool v4768 = v4766 && v4767;
+    if (v4768) {
+      const float v4769 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4771 = bfloat(v4769);
+      const uint v4772 = v4763 * v4;
+      const uint v4773 = v4772 + v68;
+      const uint v4774 = v4773 + v4765;
+      out[v4774] = v4771;
+    }
+    const uint v4775 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4776 = v1128 + v4775;
+    const uint v4777 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4778 = v1127 + v4777;
+    const bool v4779 = v4776 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4780 = v4778 < v15;
+    const bool v4781 = v4779 && v4780;
+    if (v4781) {
+      const float v4782 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4784 = bfloat(v4782);
+      const uint v4785 = v4776 * v4;
+      const uint v4786 = v4785 + v68;
+      const uint v4787 = v4786 + v4778;
+      out[v4787] = v4784;
+    }
+    const uint v4788 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4789 = v1128 + v4788;
+    const uint v4790 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4791 = v1127 + v4790;
+    const bool v4792 = v4789 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4793 = v4791 < v15;
+    const bool v4794 = v4792 && v4793;
+    if (v4794) {
+      const float v4795 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4797 = bfloat(v4795);
+      const uint v4798 = v4789 * v4;
+      const uint v4799 = v4798 + v68;
+      const uint v4800 = v4799 + v4791;
+      out[v4800] = v4797;
+    }
+    const uint v4801 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4802 = v1128 + v4801;
+    const uint v4803 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4804 = v1127 + v4803;
+    const bool v4805 = v4802 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4806 = v4804 < v15;
+    const bool v4807 = v4805 && v4806;
+    if (v4807) {
+      const float v4808 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4810 = bfloat(v4808);
+      const uint v4811 = v4802 * v4;
+      const uint v4812 = v4811 + v68;
+      const uint v4813 = v4812 + v4804;
+      out[v4813] = v4810;
+    }
+    const uint v4814 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4815 = v1128 + v4814;
+    const uint v4816 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4817 = v1127 + v4816;
+    const bool v4818 = v4815 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4819 = v4817 < v15;
+    const bool v4820 = v4818 && v4819;
+    if (v4820) {
+      const float v4821 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4823 = bfloat(v4821);
+      const uint v4824 = v4815 * v4;
+      const uint v4825 = v4824 + v68;
+      const uint v4826 = v4825 + v4817;
+      out[v4826] = v4823;
+    }
+    const uint v4827 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4828 = v1128 + v4827;
+    const uint v4829 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4830 = v1127 + v4829;
+    const bool v4831 = v4828 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4832 = v4830 < v15;
+    const bool v4833 = v4831 && v4832;
+    if (v4833) {
+      const float v4834 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4836 = bfloat(v4834);
+      const uint v4837 = v4828 * v4;
+      const uint v4838 = v4837 + v68;
+      const uint v4839 = v4838 + v4830;
+      out[v4839] = v4836;
+    }
+    const uint v4840 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4841 = v1128 + v4840;
+    const uint v4842 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4843 = v1127 + v4842;
+    const bool v4844 = v4841 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4845 = v4843 < v15;
+    const bool v4846 = v4844 && v4845;
+    if (v4846) {
+      const float v4847 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4849 = bfloat(v4847);
+      const uint v4850 = v4841 * v4;
+      const uint v4851 = v4850 + v68;
+      const uint v4852 = v4851 + v4843;
+      out[v4852] = v4849;
+    }
+    const uint v4853 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4854 = v1128 + v4853;
+    const uint v4855 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4856 = v1127 + v4855;
+    const bool v4857 = v4854 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4858 = v4856 < v15;
+    const bool v4859 = v4857 && v4858;
+    if (v4859) {
+      const float v4860 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4862 = bfloat(v4860);
+      const uint v4863 = v4854 * v4;
+      const uint v4864 = v4863 + v68;
+      const uint v4865 = v4864 + v4856;
+      out[v4865] = v4862;
+    }
+    const uint v4866 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4867 = v1128 + v4866;
+    const uint v4868 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4869 = v1127 + v4868;
+    const bool v4870 = v4867 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4871 = v4869 < v15;
+    const bool v4872 = v4870 && v4871;
+    if (v4872) {
+      const float v4873 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4875 = bfloat(v4873);
+      const uint v4876 = v4867 * v4;
+      const uint v4877 = v4876 + v68;
+      const uint v4878 = v4877 + v4869;
+      out[v4878] = v4875;
+    }
+    const uint v4879 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4880 = v1128 + v4879;
+    const uint v4881 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4882 = v1127 + v4881;
+    const bool v4883 = v4880 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4884 = v4882 < v15;
+    const bool v4885 = v4883 && v4884;
+    if (v4885) {
+      const float v4886 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4888 = bfloat(v4886);
+      const uint v4889 = v4880 * v4;
+      const uint v4890 = v4889 + v68;
+      const uint v4891 = v4890 + v4882;
+      out[v4891] = v4888;
+    }
+    const uint v4892 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4893 = v1128 + v4892;
+    const uint v4894 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4895 = v1127 + v4894;
+    const bool v4896 = v4893 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4897 = v4895 < v15;
+    const bool v4898 = v4896 && v4897;
+    if (v4898) {
+      const float v4899 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4901 = bfloat(v4899);
+      const uint v4902 = v4893 * v4;
+      const uint v4903 = v4902 + v68;
+      const uint v4904 = v4903 + v4895;
+      out[v4904] = v4901;
+    }
+    const uint v4905 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4906 = v1128 + v4905;
+    const uint v4907 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4908 = v1127 + v4907;
+    const bool v4909 = v4906 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4910 = v4908 < v15;
+    const bool v4911 = v4909 && v4910;
+    if (v4911) {
+      const float v4912 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4914 = bfloat(v4912);
+      const uint v4915 = v4906 * v4;
+      const uint v4916 = v4915 + v68;
+      const uint v4917 = v4916 + v4908;
+      out[v4917] = v4914;
+    }
+    const uint v4918 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4919 = v1128 + v4918;
+    const uint v4920 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4921 = v1127 + v4920;
+    const bool v4922 = v4919 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4923 = v4921 < v15;
+    const bool v4924 = v4922 && v4923;
+    if (v4924) {
+      const float v4925 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4927 = bfloat(v4925);
+      const uint v4928 = v4919 * v4;
+      const uint v4929 = v4928 + v68;
+      const uint v4930 = v4929 + v4921;
+      out[v4930] = v4927;
+    }
+    const uint v4931 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4932 = v1128 + v4931;
+    const uint v4933 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4934 = v1127 + v4933;
+    const bool v4935 = v4932 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4936 = v4934 < v15;
+    const bool v4937 = v4935 && v4936;
+    if (v4937) {
+      const float v4938 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4940 = bfloat(v4938);
+      const uint v4941 = v4932 * v4;
+      const uint v4942 = v4941 + v68;
+      const uint v4943 = v4942 + v4934;
+      out[v4943] = v4940;
+    }
+    const uint v4944 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4945 = v1128 + v4944;
+    const uint v4946 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4947 = v1127 + v4946;
+    const bool v4948 = v4945 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4949 = v4947 < v15;
+    const bool v4950 = v4948 && v4949;
+    if (v4950) {
+      const float v4951 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4953 = bfloat(v4951);
+      const uint v4954 = v4945 * v4;
+      const uint v4955 = v4954 + v68;
+      const uint v4956 = v4955 + v4947;
+      out[v4956] = v4953;
+    }
+    const uint v4957 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4958 = v1128 + v4957;
+    const uint v4959 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4960 = v1127 + v4959;
+    const bool v4961 = v4958 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4962 = v4960 < v15;
+    const bool v4963 = v4961 && v4962;
+    if (v4963) {
+      const float v4964 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4966 = bfloat(v4964);
+      const uint v4967 = v4958 * v4;
+      const uint v4968 = v4967 + v68;
+      const uint v4969 = v4968 + v4960;
+      out[v4969] = v4966;
+    }
+    const uint v4970 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4971 = v1128 + v4970;
+    const uint v4972 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4973 = v1127 + v4972;
+    const bool v4974 = v4971 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4975 = v4973 < v15;
+    const bool v4976 = v4974 && v4975;
+    if (v4976) {
+      const float v4977 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4979 = bfloat(v4977);
+      const uint v4980 = v4971 * v4;
+      const uint v4981 = v4980 + v68;
+      const uint v4982 = v4981 + v4973;
+      out[v4982] = v4979;
+    }
+    const uint v4983 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4984 = v1128 + v4983;
+    const uint v4985 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4986 = v1127 + v4985;
+    const bool v4987 = v4984 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v4988 = v4986 < v15;
+    const bool v4989 = v4987 && v4988;
+    if (v4989) {
+      const float v4990 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v4992 = bfloat(v4990);
+      const uint v4993 = v4984 * v4;
+      const uint v4994 = v4993 + v68;
+      const uint v4995 = v4994 + v4986;
+      out[v4995] = v4992;
+    }
+    const uint v4996 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v4997 = v1128 + v4996;
+    const uint v4998 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v4999 = v1127 + v4998;
+    const bool v5000 = v4997 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5001 = v4999 < v15;
+    const bool v5002 = v5000 && v5001;
+    if (v5002) {
+      const float v5003 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5005 = bfloat(v5003);
+      const uint v5006 = v4997 * v4;
+      const uint v5007 = v5006 + v68;
+      const uint v5008 = v5007 + v4999;
+      out[v5008] = v5005;
+    }
+    const uint v5009 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5010 = v1128 + v5009;
+    const uint v5011 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5012 = v1127 + v5011;
+    const bool v5013 = v5010 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5014 = v5012 < v15;
+    const bool v5015 = v5013 && v5014;
+    if (v5015) {
+      const float v5016 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5018 = bfloat(v5016);
+      const uint v5019 = v5010 * v4;
+      const uint v5020 = v5019 + v68;
+      const uint v5021 = v5020 + v5012;
+      out[v5021] = v5018;
+    }
+    const uint v5022 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5023 = v1128 + v5022;
+    const uint v5024 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5025 = v1127 + v5024;
+    const bool v5026 = v5023 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5027 = v5025 < v15;
+    const bool v5028 = v5026 && v5027;
+    if (v5028) {
+      const float v5029 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5031 = bfloat(v5029);
+      const uint v5032 = v5023 * v4;
+      const uint v5033 = v5032 + v68;
+      const uint v5034 = v5033 + v5025;
+      out[v5034] = v5031;
+    }
+    const uint v5035 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5036 = v1128 + v5035;
+    const uint v5037 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5038 = v1127 + v5037;
+    const bool v5039 = v5036 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5040 = v5038 < v15;
+    const bool v5041 = v5039 && v5040;
+    if (v5041) {
+      const float v5042 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5044 = bfloat(v5042);
+      const uint v5045 = v5036 * v4;
+      const uint v5046 = v5045 + v68;
+      const uint v5047 = v5046 + v5038;
+      out[v5047] = v5044;
+    }
+    const uint v5048 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5049 = v1128 + v5048;
+    const uint v5050 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5051 = v1127 + v5050;
+    const bool v5052 = v5049 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5053 = v5051 < v15;
+    const bool v5054 = v5052 && v5053;
+    if (v5054) {
+      const float v5055 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5057 = bfloat(v5055);
+      const uint v5058 = v5049 * v4;
+      const uint v5059 = v5058 + v68;
+      const uint v5060 = v5059 + v5051;
+      out[v5060] = v5057;
+    }
+    const uint v5061 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5062 = v1128 + v5061;
+    const uint v5063 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5064 = v1127 + v5063;
+    const bool v5065 = v5062 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5066 = v5064 < v15;
+    const bool v5067 = v5065 && v5066;
+    if (v5067) {
+      const float v5068 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5070 = bfloat(v5068);
+      const uint v5071 = v5062 * v4;
+      const uint v5072 = v5071 + v68;
+      const uint v5073 = v5072 + v5064;
+      out[v5073] = v5070;
+    }
+    const uint v5074 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5075 = v1128 + v5074;
+    const uint v5076 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5077 = v1127 + v5076;
+    const bool v5078 = v5075 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5079 = v5077 < v15;
+    const bool v5080 = v5078 && v5079;
+    if (v5080) {
+      const float v5081 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5083 = bfloat(v5081);
+      const uint v5084 = v5075 * v4;
+      const uint v5085 = v5084 + v68;
+      const uint v5086 = v5085 + v5077;
+      out[v5086] = v5083;
+    }
+    const uint v5087 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5088 = v1128 + v5087;
+    const uint v5089 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5090 = v1127 + v5089;
+    const bool v5091 = v5088 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5092 = v5090 < v15;
+    const bool v5093 = v5091 && v5092;
+    if (v5093) {
+      const float v5094 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5096 = bfloat(v5094);
+      const uint v5097 = v5088 * v4;
+      const uint v5098 = v5097 + v68;
+      const uint v5099 = v5098 + v5090;
+      out[v5099] = v5096;
+    }
+    const uint v5100 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5101 = v1128 + v5100;
+    const uint v5102 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5103 = v1127 + v5102;
+    const bool v5104 = v5101 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5105 = v5103 < v15;
+    const bool v5106 = v5104 && v5105;
+    if (v5106) {
+      const float v5107 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5109 = bfloat(v5107);
+      const uint v5110 = v5101 * v4;
+      const uint v5111 = v5110 + v68;
+      const uint v5112 = v5111 + v5103;
+      out[v5112] = v5109;
+    }
+    const uint v5113 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5114 = v1128 + v5113;
+    const uint v5115 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5116 = v1127 + v5115;
+    const bool v5117 = v5114 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5118 = v5116 < v15;
+    const bool v5119 = v5117 && v5118;
+    if (v5119) {
+      const float v5120 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5122 = bfloat(v5120);
+      const uint v5123 = v5114 * v4;
+      const uint v5124 = v5123 + v68;
+      const uint v5125 = v5124 + v5116;
+      out[v5125] = v5122;
+    }
+    const uint v5126 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5127 = v1128 + v5126;
+    const uint v5128 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5129 = v1127 + v5128;
+    const bool v5130 = v5127 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5131 = v5129 < v15;
+    const bool v5132 = v5130 && v5131;
+    if (v5132) {
+      const float v5133 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5135 = bfloat(v5133);
+      const uint v5136 = v5127 * v4;
+      const uint v5137 = v5136 + v68;
+      const uint v5138 = v5137 + v5129;
+      out[v5138] = v5135;
+    }
+    const uint v5139 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5140 = v1128 + v5139;
+    const uint v5141 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5142 = v1127 + v5141;
+    const bool v5143 = v5140 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5144 = v5142 < v15;
+    const bool v5145 = v5143 && v5144;
+    if (v5145) {
+      const float v5146 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5148 = bfloat(v5146);
+      const uint v5149 = v5140 * v4;
+      const uint v5150 = v5149 + v68;
+      const uint v5151 = v5150 + v5142;
+      out[v5151] = v5148;
+    }
+    const uint v5152 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5153 = v1128 + v5152;
+    const uint v5154 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5155 = v1127 + v5154;
+    const bool v5156 = v5153 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5157 = v5155 < v15;
+    const bool v5158 = v5156 && v5157;
+    if (v5158) {
+      const float v5159 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5161 = bfloat(v5159);
+      const uint v5162 = v5153 * v4;
+      const uint v5163 = v5162 + v68;
+      const uint v5164 = v5163 + v5155;
+      out[v5164] = v5161;
+    }
+    const uint v5165 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5166 = v1128 + v5165;
+    const uint v5167 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5168 = v1127 + v5167;
+    const bool v5169 = v5166 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5170 = v5168 < v15;
+    const bool v5171 = v5169 && v5170;
+    if (v5171) {
+      const float v5172 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5174 = bfloat(v5172);
+      const uint v5175 = v5166 * v4;
+      const uint v5176 = v5175 + v68;
+      const uint v5177 = v5176 + v5168;
+      out[v5177] = v5174;
+    }
+    const uint v5178 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5179 = v1128 + v5178;
+    const uint v5180 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5181 = v1127 + v5180;
+    const bool v5182 = v5179 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5183 = v5181 < v15;
+    const bool v5184 = v5182 && v5183;
+    if (v5184) {
+      const float v5185 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5187 = bfloat(v5185);
+      const uint v5188 = v5179 * v4;
+      const uint v5189 = v5188 + v68;
+      const uint v5190 = v5189 + v5181;
+      out[v5190] = v5187;
+    }
+    const uint v5191 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5192 = v1128 + v5191;
+    const uint v5193 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5194 = v1127 + v5193;
+    const bool v5195 = v5192 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5196 = v5194 < v15;
+    const bool v5197 = v5195 && v5196;
+    if (v5197) {
+      const float v5198 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5200 = bfloat(v5198);
+      const uint v5201 = v5192 * v4;
+      const uint v5202 = v5201 + v68;
+      const uint v5203 = v5202 + v5194;
+      out[v5203] = v5200;
+    }
+    const uint v5204 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5205 = v1128 + v5204;
+    const uint v5206 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5207 = v1127 + v5206;
+    const bool v5208 = v5205 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5209 = v5207 < v15;
+    const bool v5210 = v5208 && v5209;
+    if (v5210) {
+      const float v5211 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5213 = bfloat(v5211);
+      const uint v5214 = v5205 * v4;
+      const uint v5215 = v5214 + v68;
+      const uint v5216 = v5215 + v5207;
+      out[v5216] = v5213;
+    }
+    const uint v5217 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5218 = v1128 + v5217;
+    const uint v5219 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5220 = v1127 + v5219;
+    const bool v5221 = v5218 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5222 = v5220 < v15;
+    const bool v5223 = v5221 && v5222;
+    if (v5223) {
+      const float v5224 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5226 = bfloat(v5224);
+      const uint v5227 = v5218 * v4;
+      const uint v5228 = v5227 + v68;
+      const uint v5229 = v5228 + v5220;
+      out[v5229] = v5226;
+    }
+    const uint v5230 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5231 = v1128 + v5230;
+    const uint v5232 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5233 = v1127 + v5232;
+    const bool v5234 = v5231 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5235 = v5233 < v15;
+    const bool v5236 = v5234 && v5235;
+    if (v5236) {
+      const float v5237 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5239 = bfloat(v5237);
+      const uint v5240 = v5231 * v4;
+      const uint v5241 = v5240 + v68;
+      const uint v5242 = v5241 + v5233;
+      out[v5242] = v5239;
+    }
+    const uint v5243 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5244 = v1128 + v5243;
+    const uint v5245 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5246 = v1127 + v5245;
+    const bool v5247 = v5244 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5248 = v5246 < v15;
+    const bool v5249 = v5247 && v5248;
+    if (v5249) {
+      const float v5250 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5252 = bfloat(v5250);
+      const uint v5253 = v5244 * v4;
+      const uint v5254 = v5253 + v68;
+      const uint v5255 = v5254 + v5246;
+      out[v5255] = v5252;
+    }
+    const uint v5256 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5257 = v1128 + v5256;
+    const uint v5258 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5259 = v1127 + v5258;
+    const bool v5260 = v5257 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5261 = v5259 < v15;
+    const bool v5262 = v5260 && v5261;
+    if (v5262) {
+      const float v5263 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5265 = bfloat(v5263);
+      const uint v5266 = v5257 * v4;
+      const uint v5267 = v5266 + v68;
+      const uint v5268 = v5267 + v5259;
+      out[v5268] = v5265;
+    }
+    const uint v5269 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5270 = v1128 + v5269;
+    const uint v5271 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5272 = v1127 + v5271;
+    const bool v5273 = v5270 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5274 = v5272 < v15;
+    const bool v5275 = v5273 && v5274;
+    if (v5275) {
+      const float v5276 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5278 = bfloat(v5276);
+      const uint v5279 = v5270 * v4;
+      const uint v5280 = v5279 + v68;
+      const uint v5281 = v5280 + v5272;
+      out[v5281] = v5278;
+    }
+    const uint v5282 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5283 = v1128 + v5282;
+    const uint v5284 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5285 = v1127 + v5284;
+    const bool v5286 = v5283 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5287 = v5285 < v15;
+    const bool v5288 = v5286 && v5287;
+    if (v5288) {
+      const float v5289 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5291 = bfloat(v5289);
+      const uint v5292 = v5283 * v4;
+      const uint v5293 = v5292 + v68;
+      const uint v5294 = v5293 + v5285;
+      out[v5294] = v5291;
+    }
+    const uint v5295 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5296 = v1128 + v5295;
+    const uint v5297 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5298 = v1127 + v5297;
+    const bool v5299 = v5296 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5300 = v5298 < v15;
+    const bool v5301 = v5299 && v5300;
+    if (v5301) {
+      const float v5302 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5304 = bfloat(v5302);
+      const uint v5305 = v5296 * v4;
+      const uint v5306 = v5305 + v68;
+      const uint v5307 = v5306 + v5298;
+      out[v5307] = v5304;
+    }
+    const uint v5308 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5309 = v1128 + v5308;
+    const uint v5310 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5311 = v1127 + v5310;
+    const bool v5312 = v5309 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5313 = v5311 < v15;
+    const bool v5314 = v5312 && v5313;
+    if (v5314) {
+      const float v5315 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5317 = bfloat(v5315);
+      const uint v5318 = v5309 * v4;
+      const uint v5319 = v5318 + v68;
+      const uint v5320 = v5319 + v5311;
+      out[v5320] = v5317;
+    }
+    const uint v5321 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5322 = v1128 + v5321;
+    const uint v5323 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5324 = v1127 + v5323;
+    const bool v5325 = v5322 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5326 = v5324 < v15;
+    const bool v5327 = v5325 && v5326;
+    if (v5327) {
+      const float v5328 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5330 = bfloat(v5328);
+      const uint v5331 = v5322 * v4;
+      const uint v5332 = v5331 + v68;
+      const uint v5333 = v5332 + v5324;
+      out[v5333] = v5330;
+    }
+    const uint v5334 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5335 = v1128 + v5334;
+    const uint v5336 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5337 = v1127 + v5336;
+    const bool v5338 = v5335 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5339 = v5337 < v15;
+    const bool v5340 = v5338 && v5339;
+    if (v5340) {
+      const float v5341 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5343 = bfloat(v5341);
+      const uint v5344 = v5335 * v4;
+      const uint v5345 = v5344 + v68;
+      const uint v5346 = v5345 + v5337;
+      out[v5346] = v5343;
+    }
+    const uint v5347 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5348 = v1128 + v5347;
+    const uint v5349 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5350 = v1127 + v5349;
+    const bool v5351 = v5348 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5352 = v5350 < v15;
+    const bool v5353 = v5351 && v5352;
+    if (v5353) {
+      const float v5354 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5356 = bfloat(v5354);
+      const uint v5357 = v5348 * v4;
+      const uint v5358 = v5357 + v68;
+      const uint v5359 = v5358 + v5350;
+      out[v5359] = v5356;
+    }
+    const uint v5360 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5361 = v1128 + v5360;
+    const uint v5362 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5363 = v1127 + v5362;
+    const bool v5364 = v5361 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5365 = v5363 < v15;
+    const bool v5366 = v5364 && v5365;
+    if (v5366) {
+      const float v5367 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5369 = bfloat(v5367);
+      const uint v5370 = v5361 * v4;
+      const uint v5371 = v5370 + v68;
+      const uint v5372 = v5371 + v5363;
+      out[v5372] = v5369;
+    }
+    const uint v5373 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5374 = v1128 + v5373;
+    const uint v5375 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5376 = v1127 + v5375;
+    const bool v5377 = v5374 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5378 = v5376 < v15;
+    const bool v5379 = v5377 && v5378;
+    if (v5379) {
+      const float v5380 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5382 = bfloat(v5380);
+      const uint v5383 = v5374 * v4;
+      const uint v5384 = v5383 + v68;
+      const uint v5385 = v5384 + v5376;
+      out[v5385] = v5382;
+    }
+    const uint v5386 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5387 = v1128 + v5386;
+    const uint v5388 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5389 = v1127 + v5388;
+    const bool v5390 = v5387 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5391 = v5389 < v15;
+    const bool v5392 = v5390 && v5391;
+    if (v5392) {
+      const float v5393 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5395 = bfloat(v5393);
+      const uint v5396 = v5387 * v4;
+      const uint v5397 = v5396 + v68;
+      const uint v5398 = v5397 + v5389;
+      out[v5398] = v5395;
+    }
+    const uint v5399 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5400 = v1128 + v5399;
+    const uint v5401 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5402 = v1127 + v5401;
+    const bool v5403 = v5400 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5404 = v5402 < v15;
+    const bool v5405 = v5403 && v5404;
+    if (v5405) {
+      const float v5406 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5408 = bfloat(v5406);
+      const uint v5409 = v5400 * v4;
+      const uint v5410 = v5409 + v68;
+      const uint v5411 = v5410 + v5402;
+      out[v5411] = v5408;
+    }
+    const uint v5412 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5413 = v1128 + v5412;
+    const uint v5414 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5415 = v1127 + v5414;
+    const bool v5416 = v5413 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5417 = v5415 < v15;
+    const bool v5418 = v5416 && v5417;
+    if (v5418) {
+      const float v5419 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5421 = bfloat(v5419);
+      const uint v5422 = v5413 * v4;
+      const uint v5423 = v5422 + v68;
+      const uint v5424 = v5423 + v5415;
+      out[v5424] = v5421;
+    }
+    const uint v5425 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5426 = v1128 + v5425;
+    const uint v5427 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5428 = v1127 + v5427;
+    const bool v5429 = v5426 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5430 = v5428 < v15;
+    const bool v5431 = v5429 && v5430;
+    if (v5431) {
+      const float v5432 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5434 = bfloat(v5432);
+      const uint v5435 = v5426 * v4;
+      const uint v5436 = v5435 + v68;
+      const uint v5437 = v5436 + v5428;
+      out[v5437] = v5434;
+    }
+    const uint v5438 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5439 = v1128 + v5438;
+    const uint v5440 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5441 = v1127 + v5440;
+    const bool v5442 = v5439 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5443 = v5441 < v15;
+    const bool v5444 = v5442 && v5443;
+    if (v5444) {
+      const float v5445 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5447 = bfloat(v5445);
+      const uint v5448 = v5439 * v4;
+      const uint v5449 = v5448 + v68;
+      const uint v5450 = v5449 + v5441;
+      out[v5450] = v5447;
+    }
+    const uint v5451 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5452 = v1128 + v5451;
+    const uint v5453 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5454 = v1127 + v5453;
+    const bool v5455 = v5452 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5456 = v5454 < v15;
+    const bool v5457 = v5455 && v5456;
+    if (v5457) {
+      const float v5458 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5460 = bfloat(v5458);
+      const uint v5461 = v5452 * v4;
+      const uint v5462 = v5461 + v68;
+      const uint v5463 = v5462 + v5454;
+      out[v5463] = v5460;
+    }
+    const uint v5464 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5465 = v1128 + v5464;
+    const uint v5466 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5467 = v1127 + v5466;
+    const bool v5468 = v5465 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5469 = v5467 < v15;
+    const bool v5470 = v5468 && v5469;
+    if (v5470) {
+      const float v5471 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5473 = bfloat(v5471);
+      const uint v5474 = v5465 * v4;
+      const uint v5475 = v5474 + v68;
+      const uint v5476 = v5475 + v5467;
+      out[v5476] = v5473;
+    }
+    const uint v5477 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5478 = v1128 + v5477;
+    const uint v5479 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5480 = v1127 + v5479;
+    const bool v5481 = v5478 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5482 = v5480 < v15;
+    const bool v5483 = v5481 && v5482;
+    if (v5483) {
+      const float v5484 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5486 = bfloat(v5484);
+      const uint v5487 = v5478 * v4;
+      const uint v5488 = v5487 + v68;
+      const uint v5489 = v5488 + v5480;
+      out[v5489] = v5486;
+    }
+    const uint v5490 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5491 = v1128 + v5490;
+    const uint v5492 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5493 = v1127 + v5492;
+    const bool v5494 = v5491 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5495 = v5493 < v15;
+    const bool v5496 = v5494 && v5495;
+    if (v5496) {
+      const float v5497 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5499 = bfloat(v5497);
+      const uint v5500 = v5491 * v4;
+      const uint v5501 = v5500 + v68;
+      const uint v5502 = v5501 + v5493;
+      out[v5502] = v5499;
+    }
+    const uint v5503 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5504 = v1128 + v5503;
+    const uint v5505 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5506 = v1127 + v5505;
+    const bool v5507 = v5504 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5508 = v5506 < v15;
+    const bool v5509 = v5507 && v5508;
+    if (v5509) {
+      const float v5510 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5512 = bfloat(v5510);
+      const uint v5513 = v5504 * v4;
+      const uint v5514 = v5513 + v68;
+      const uint v5515 = v5514 + v5506;
+      out[v5515] = v5512;
+    }
+    const uint v5516 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5517 = v1128 + v5516;
+    const uint v5518 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5519 = v1127 + v5518;
+    const bool v5520 = v5517 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5521 = v5519 < v15;
+    const bool v5522 = v5520 && v5521;
+    if (v5522) {
+      const float v5523 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5525 = bfloat(v5523);
+      const uint v5526 = v5517 * v4;
+      const uint v5527 = v5526 + v68;
+      const uint v5528 = v5527 + v5519;
+      out[v5528] = v5525;
+    }
+    const uint v5529 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5530 = v1128 + v5529;
+    const uint v5531 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5532 = v1127 + v5531;
+    const bool v5533 = v5530 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5534 = v5532 < v15;
+    const bool v5535 = v5533 && v5534;
+    if (v5535) {
+      const float v5536 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5538 = bfloat(v5536);
+      const uint v5539 = v5530 * v4;
+      const uint v5540 = v5539 + v68;
+      const uint v5541 = v5540 + v5532;
+      out[v5541] = v5538;
+    }
+    const uint v5542 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5543 = v1128 + v5542;
+    const uint v5544 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5545 = v1127 + v5544;
+    const bool v5546 = v5543 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5547 = v5545 < v15;
+    const bool v5548 = v5546 && v5547;
+    if (v5548) {
+      const float v5549 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5551 = bfloat(v5549);
+      const uint v5552 = v5543 * v4;
+      const uint v5553 = v5552 + v68;
+      const uint v5554 = v5553 + v5545;
+      out[v5554] = v5551;
+    }
+    const uint v5555 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5556 = v1128 + v5555;
+    const uint v5557 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5558 = v1127 + v5557;
+    const bool v5559 = v5556 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5560 = v5558 < v15;
+    const bool v5561 = v5559 && v5560;
+    if (v5561) {
+      const float v5562 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5564 = bfloat(v5562);
+      const uint v5565 = v5556 * v4;
+      const uint v5566 = v5565 + v68;
+      const uint v5567 = v5566 + v5558;
+      out[v5567] = v5564;
+    }
+    const uint v5568 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5569 = v1128 + v5568;
+    const uint v5570 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5571 = v1127 + v5570;
+    const bool v5572 = v5569 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5573 = v5571 < v15;
+    const bool v5574 = v5572 && v5573;
+    if (v5574) {
+      const float v5575 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5577 = bfloat(v5575);
+      const uint v5578 = v5569 * v4;
+      const uint v5579 = v5578 + v68;
+      const uint v5580 = v5579 + v5571;
+      out[v5580] = v5577;
+    }
+    const uint v5581 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5582 = v1128 + v5581;
+    const uint v5583 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5584 = v1127 + v5583;
+    const bool v5585 = v5582 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5586 = v5584 < v15;
+    const bool v5587 = v5585 && v5586;
+    if (v5587) {
+      const float v5588 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5590 = bfloat(v5588);
+      const uint v5591 = v5582 * v4;
+      const uint v5592 = v5591 + v68;
+      const uint v5593 = v5592 + v5584;
+      out[v5593] = v5590;
+    }
+    const uint v5594 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5595 = v1128 + v5594;
+    const uint v5596 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5597 = v1127 + v5596;
+    const bool v5598 = v5595 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5599 = v5597 < v15;
+    const bool v5600 = v5598 && v5599;
+    if (v5600) {
+      const float v5601 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5603 = bfloat(v5601);
+      const uint v5604 = v5595 * v4;
+      const uint v5605 = v5604 + v68;
+      const uint v5606 = v5605 + v5597;
+      out[v5606] = v5603;
+    }
+    const uint v5607 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5608 = v1128 + v5607;
+    const uint v5609 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5610 = v1127 + v5609;
+    const bool v5611 = v5608 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5612 = v5610 < v15;
+    const bool v5613 = v5611 && v5612;
+    if (v5613) {
+      const float v5614 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5616 = bfloat(v5614);
+      const uint v5617 = v5608 * v4;
+      const uint v5618 = v5617 + v68;
+      const uint v5619 = v5618 + v5610;
+      out[v5619] = v5616;
+    }
+    const uint v5620 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5621 = v1128 + v5620;
+    const uint v5622 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5623 = v1127 + v5622;
+    const bool v5624 = v5621 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5625 = v5623 < v15;
+    const bool v5626 = v5624 && v5625;
+    if (v5626) {
+      const float v5627 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5629 = bfloat(v5627);
+      const uint v5630 = v5621 * v4;
+      const uint v5631 = v5630 + v68;
+      const uint v5632 = v5631 + v5623;
+      out[v5632] = v5629;
+    }
+    const uint v5633 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5634 = v1128 + v5633;
+    const uint v5635 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5636 = v1127 + v5635;
+    const bool v5637 = v5634 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5638 = v5636 < v15;
+    const bool v5639 = v5637 && v5638;
+    if (v5639) {
+      const float v5640 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5642 = bfloat(v5640);
+      const uint v5643 = v5634 * v4;
+      const uint v5644 = v5643 + v68;
+      const uint v5645 = v5644 + v5636;
+      out[v5645] = v5642;
+    }
+    const uint v5646 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5647 = v1128 + v5646;
+    const uint v5648 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5649 = v1127 + v5648;
+    const bool v5650 = v5647 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5651 = v5649 < v15;
+    const bool v5652 = v5650 && v5651;
+    if (v5652) {
+      const float v5653 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5655 = bfloat(v5653);
+      const uint v5656 = v5647 * v4;
+      const uint v5657 = v5656 + v68;
+      const uint v5658 = v5657 + v5649;
+      out[v5658] = v5655;
+    }
+    const uint v5659 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5660 = v1128 + v5659;
+    const uint v5661 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5662 = v1127 + v5661;
+    const bool v5663 = v5660 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5664 = v5662 < v15;
+    const bool v5665 = v5663 && v5664;
+    if (v5665) {
+      const float v5666 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5668 = bfloat(v5666);
+      const uint v5669 = v5660 * v4;
+      const uint v5670 = v5669 + v68;
+      const uint v5671 = v5670 + v5662;
+      out[v5671] = v5668;
+    }
+    const uint v5672 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5673 = v1128 + v5672;
+    const uint v5674 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5675 = v1127 + v5674;
+    const bool v5676 = v5673 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5677 = v5675 < v15;
+    const bool v5678 = v5676 && v5677;
+    if (v5678) {
+      const float v5679 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5681 = bfloat(v5679);
+      const uint v5682 = v5673 * v4;
+      const uint v5683 = v5682 + v68;
+      const uint v5684 = v5683 + v5675;
+      out[v5684] = v5681;
+    }
+    const uint v5685 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5686 = v1128 + v5685;
+    const uint v5687 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5688 = v1127 + v5687;
+    const bool v5689 = v5686 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5690 = v5688 < v15;
+    const bool v5691 = v5689 && v5690;
+    if (v5691) {
+      const float v5692 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5694 = bfloat(v5692);
+      const uint v5695 = v5686 * v4;
+      const uint v5696 = v5695 + v68;
+      const uint v5697 = v5696 + v5688;
+      out[v5697] = v5694;
+    }
+    const uint v5698 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5699 = v1128 + v5698;
+    const uint v5700 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5701 = v1127 + v5700;
+    const bool v5702 = v5699 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5703 = v5701 < v15;
+    const bool v5704 = v5702 && v5703;
+    if (v5704) {
+      const float v5705 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5707 = bfloat(v5705);
+      const uint v5708 = v5699 * v4;
+      const uint v5709 = v5708 + v68;
+      const uint v5710 = v5709 + v5701;
+      out[v5710] = v5707;
+    }
+    const uint v5711 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5712 = v1128 + v5711;
+    const uint v5713 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5714 = v1127 + v5713;
+    const bool v5715 = v5712 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5716 = v5714 < v15;
+    const bool v5717 = v5715 && v5716;
+    if (v5717) {
+      const float v5718 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5720 = bfloat(v5718);
+      const uint v5721 = v5712 * v4;
+      const uint v5722 = v5721 + v68;
+      const uint v5723 = v5722 + v5714;
+      out[v5723] = v5720;
+    }
+    const uint v5724 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5725 = v1128 + v5724;
+    const uint v5726 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5727 = v1127 + v5726;
+    const bool v5728 = v5725 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5729 = v5727 < v15;
+    const bool v5730 = v5728 && v5729;
+    if (v5730) {
+      const float v5731 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5733 = bfloat(v5731);
+      const uint v5734 = v5725 * v4;
+      const uint v5735 = v5734 + v68;
+      const uint v5736 = v5735 + v5727;
+      out[v5736] = v5733;
+    }
+    const uint v5737 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5738 = v1128 + v5737;
+    const uint v5739 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5740 = v1127 + v5739;
+    const bool v5741 = v5738 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5742 = v5740 < v15;
+    const bool v5743 = v5741 && v5742;
+    if (v5743) {
+      const float v5744 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5746 = bfloat(v5744);
+      const uint v5747 = v5738 * v4;
+      const uint v5748 = v5747 + v68;
+      const uint v5749 = v5748 + v5740;
+      out[v5749] = v5746;
+    }
+    const uint v5750 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5751 = v1128 + v5750;
+    const uint v5752 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5753 = v1127 + v5752;
+    const bool v5754 = v5751 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5755 = v5753 < v15;
+    const bool v5756 = v5754 && v5755;
+    if (v5756) {
+      const float v5757 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5759 = bfloat(v5757);
+      const uint v5760 = v5751 * v4;
+      const uint v5761 = v5760 + v68;
+      const uint v5762 = v5761 + v5753;
+      out[v5762] = v5759;
+    }
+    const uint v5763 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5764 = v1128 + v5763;
+    const uint v5765 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5766 = v1127 + v5765;
+    const bool v5767 = v5764 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5768 = v5766 < v15;
+    const bool v5769 = v5767 && v5768;
+    if (v5769) {
+      const float v5770 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5772 = bfloat(v5770);
+      const uint v5773 = v5764 * v4;
+      const uint v5774 = v5773 + v68;
+      const uint v5775 = v5774 + v5766;
+      out[v5775] = v5772;
+    }
+    const uint v5776 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5777 = v1128 + v5776;
+    const uint v5778 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5779 = v1127 + v5778;
+    const bool v5780 = v5777 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5781 = v5779 < v15;
+    const bool v5782 = v5780 && v5781;
+    if (v5782) {
+      const float v5783 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5785 = bfloat(v5783);
+      const uint v5786 = v5777 * v4;
+      const uint v5787 = v5786 + v68;
+      const uint v5788 = v5787 + v5779;
+      out[v5788] = v5785;
+    }
+    const uint v5789 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5790 = v1128 + v5789;
+    const uint v5791 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5792 = v1127 + v5791;
+    const bool v5793 = v5790 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5794 = v5792 < v15;
+    const bool v5795 = v5793 && v5794;
+    if (v5795) {
+      const float v5796 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5798 = bfloat(v5796);
+      const uint v5799 = v5790 * v4;
+      const uint v5800 = v5799 + v68;
+      const uint v5801 = v5800 + v5792;
+      out[v5801] = v5798;
+    }
+    const uint v5802 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5803 = v1128 + v5802;
+    const uint v5804 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5805 = v1127 + v5804;
+    const bool v5806 = v5803 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5807 = v5805 < v15;
+    const bool v5808 = v5806 && v5807;
+    if (v5808) {
+      const float v5809 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5811 = bfloat(v5809);
+      const uint v5812 = v5803 * v4;
+      const uint v5813 = v5812 + v68;
+      const uint v5814 = v5813 + v5805;
+      out[v5814] = v5811;
+    }
+    const uint v5815 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5816 = v1128 + v5815;
+    const uint v5817 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5818 = v1127 + v5817;
+    const bool v5819 = v5816 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5820 = v5818 < v15;
+    const bool v5821 = v5819 && v5820;
+    if (v5821) {
+      const float v5822 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5824 = bfloat(v5822);
+      const uint v5825 = v5816 * v4;
+      const uint v5826 = v5825 + v68;
+      const uint v5827 = v5826 + v5818;
+      out[v5827] = v5824;
+    }
+    const uint v5828 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5829 = v1128 + v5828;
+    const uint v5830 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5831 = v1127 + v5830;
+    const bool v5832 = v5829 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5833 = v5831 < v15;
+    const bool v5834 = v5832 && v5833;
+    if (v5834) {
+      const float v5835 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5837 = bfloat(v5835);
+      const uint v5838 = v5829 * v4;
+      const uint v5839 = v5838 + v68;
+      const uint v5840 = v5839 + v5831;
+      out[v5840] = v5837;
+    }
+    const uint v5841 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5842 = v1128 + v5841;
+    const uint v5843 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5844 = v1127 + v5843;
+    const bool v5845 = v5842 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5846 = v5844 < v15;
+    const bool v5847 = v5845 && v5846;
+    if (v5847) {
+      const float v5848 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5850 = bfloat(v5848);
+      const uint v5851 = v5842 * v4;
+      const uint v5852 = v5851 + v68;
+      const uint v5853 = v5852 + v5844;
+      out[v5853] = v5850;
+    }
+    const uint v5854 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5855 = v1128 + v5854;
+    const uint v5856 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5857 = v1127 + v5856;
+    const bool v5858 = v5855 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5859 = v5857 < v15;
+    const bool v5860 = v5858 && v5859;
+    if (v5860) {
+      const float v5861 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5863 = bfloat(v5861);
+      const uint v5864 = v5855 * v4;
+      const uint v5865 = v5864 + v68;
+      const uint v5866 = v5865 + v5857;
+      out[v5866] = v5863;
+    }
+    const uint v5867 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5868 = v1128 + v5867;
+    const uint v5869 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5870 = v1127 + v5869;
+    const bool v5871 = v5868 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5872 = v5870 < v15;
+    const bool v5873 = v5871 && v5872;
+    if (v5873) {
+      const float v5874 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5876 = bfloat(v5874);
+      const uint v5877 = v5868 * v4;
+      const uint v5878 = v5877 + v68;
+      const uint v5879 = v5878 + v5870;
+      out[v5879] = v5876;
+    }
+    const uint v5880 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5881 = v1128 + v5880;
+    const uint v5882 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5883 = v1127 + v5882;
+    const bool v5884 = v5881 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5885 = v5883 < v15;
+    const bool v5886 = v5884 && v5885;
+    if (v5886) {
+      const float v5887 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5889 = bfloat(v5887);
+      const uint v5890 = v5881 * v4;
+      const uint v5891 = v5890 + v68;
+      const uint v5892 = v5891 + v5883;
+      out[v5892] = v5889;
+    }
+    const uint v5893 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5894 = v1128 + v5893;
+    const uint v5895 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5896 = v1127 + v5895;
+    const bool v5897 = v5894 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5898 = v5896 < v15;
+    const bool v5899 = v5897 && v5898;
+    if (v5899) {
+      const float v5900 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5902 = bfloat(v5900);
+      const uint v5903 = v5894 * v4;
+      const uint v5904 = v5903 + v68;
+      const uint v5905 = v5904 + v5896;
+      out[v5905] = v5902;
+    }
+    const uint v5906 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5907 = v1128 + v5906;
+    const uint v5908 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5909 = v1127 + v5908;
+    const bool v5910 = v5907 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5911 = v5909 < v15;
+    const bool v5912 = v5910 && v5911;
+    if (v5912) {
+      const float v5913 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5915 = bfloat(v5913);
+      const uint v5916 = v5907 * v4;
+      const uint v5917 = v5916 + v68;
+      const uint v5918 = v5917 + v5909;
+      out[v5918] = v5915;
+    }
+    const uint v5919 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5920 = v1128 + v5919;
+    const uint v5921 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5922 = v1127 + v5921;
+    const bool v5923 = v5920 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5924 = v5922 < v15;
+    const bool v5925 = v5923 && v5924;
+    if (v5925) {
+      const float v5926 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5928 = bfloat(v5926);
+      const uint v5929 = v5920 * v4;
+      const uint v5930 = v5929 + v68;
+      const uint v5931 = v5930 + v5922;
+      out[v5931] = v5928;
+    }
+    const uint v5932 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5933 = v1128 + v5932;
+    const uint v5934 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5935 = v1127 + v5934;
+    const bool v5936 = v5933 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5937 = v5935 < v15;
+    const bool v5938 = v5936 && v5937;
+    if (v5938) {
+      const float v5939 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5941 = bfloat(v5939);
+      const uint v5942 = v5933 * v4;
+      const uint v5943 = v5942 + v68;
+      const uint v5944 = v5943 + v5935;
+      out[v5944] = v5941;
+    }
+    const uint v5945 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5946 = v1128 + v5945;
+    const uint v5947 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5948 = v1127 + v5947;
+    const bool v5949 = v5946 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5950 = v5948 < v15;
+    const bool v5951 = v5949 && v5950;
+    if (v5951) {
+      const float v5952 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5954 = bfloat(v5952);
+      const uint v5955 = v5946 * v4;
+      const uint v5956 = v5955 + v68;
+      const uint v5957 = v5956 + v5948;
+      out[v5957] = v5954;
+    }
+    const uint v5958 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5959 = v1128 + v5958;
+    const uint v5960 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5961 = v1127 + v5960;
+    const bool v5962 = v5959 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5963 = v5961 < v15;
+    const bool v5964 = v5962 && v5963;
+    if (v5964) {
+      const float v5965 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5967 = bfloat(v5965);
+      const uint v5968 = v5959 * v4;
+      const uint v5969 = v5968 + v68;
+      const uint v5970 = v5969 + v5961;
+      out[v5970] = v5967;
+    }
+    const uint v5971 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5972 = v1128 + v5971;
+    const uint v5973 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5974 = v1127 + v5973;
+    const bool v5975 = v5972 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5976 = v5974 < v15;
+    const bool v5977 = v5975 && v5976;
+    if (v5977) {
+      const float v5978 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5980 = bfloat(v5978);
+      const uint v5981 = v5972 * v4;
+      const uint v5982 = v5981 + v68;
+      const uint v5983 = v5982 + v5974;
+      out[v5983] = v5980;
+    }
+    const uint v5984 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5985 = v1128 + v5984;
+    const uint v5986 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5987 = v1127 + v5986;
+    const bool v5988 = v5985 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5989 = v5987 < v15;
+    const bool v5990 = v5988 && v5989;
+    if (v5990) {
+      const float v5991 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v5993 = bfloat(v5991);
+      const uint v5994 = v5985 * v4;
+      const uint v5995 = v5994 + v68;
+      const uint v5996 = v5995 + v5987;
+      out[v5996] = v5993;
+    }
+    const uint v5997 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5998 = v1128 + v5997;
+    const uint v5999 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6000 = v1127 + v5999;
+    const bool v6001 = v5998 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6002 = v6000 < v15;
+    const bool v6003 = v6001 && v6002;
+    if (v6003) {
+      const float v6004 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6006 = bfloat(v6004);
+      const uint v6007 = v5998 * v4;
+      const uint v6008 = v6007 + v68;
+      const uint v6009 = v6008 + v6000;
+      out[v6009] = v6006;
+    }
+    const uint v6010 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6011 = v1128 + v6010;
+    const uint v6012 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6013 = v1127 + v6012;
+    const bool v6014 = v6011 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6015 = v6013 < v15;
+    const bool v6016 = v6014 && v6015;
+    if (v6016) {
+      const float v6017 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6019 = bfloat(v6017);
+      const uint v6020 = v6011 * v4;
+      const uint v6021 = v6020 + v68;
+      const uint v6022 = v6021 + v6013;
+      out[v6022] = v6019;
+    }
+    const uint v6023 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6024 = v1128 + v6023;
+    const uint v6025 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6026 = v1127 + v6025;
+    const bool v6027 = v6024 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6028 = v6026 < v15;
+    const bool v6029 = v6027 && v6028;
+    if (v6029) {
+      const float v6030 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6032 = bfloat(v6030);
+      const uint v6033 = v6024 * v4;
+      const uint v6034 = v6033 + v68;
+      const uint v6035 = v6034 + v6026;
+      out[v6035] = v6032;
+    }
+    const uint v6036 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6037 = v1128 + v6036;
+    const uint v6038 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6039 = v1127 + v6038;
+    const bool v6040 = v6037 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6041 = v6039 < v15;
+    const bool v6042 = v6040 && v6041;
+    if (v6042) {
+      const float v6043 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6045 = bfloat(v6043);
+      const uint v6046 = v6037 * v4;
+      const uint v6047 = v6046 + v68;
+      const uint v6048 = v6047 + v6039;
+      out[v6048] = v6045;
+    }
+    const uint v6049 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6050 = v1128 + v6049;
+    const uint v6051 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6052 = v1127 + v6051;
+    const bool v6053 = v6050 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6054 = v6052 < v15;
+    const bool v6055 = v6053 && v6054;
+    if (v6055) {
+      const float v6056 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6058 = bfloat(v6056);
+      const uint v6059 = v6050 * v4;
+      const uint v6060 = v6059 + v68;
+      const uint v6061 = v6060 + v6052;
+      out[v6061] = v6058;
+    }
+    const uint v6062 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6063 = v1128 + v6062;
+    const uint v6064 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6065 = v1127 + v6064;
+    const bool v6066 = v6063 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6067 = v6065 < v15;
+    const bool v6068 = v6066 && v6067;
+    if (v6068) {
+      const float v6069 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6071 = bfloat(v6069);
+      const uint v6072 = v6063 * v4;
+      const uint v6073 = v6072 + v68;
+      const uint v6074 = v6073 + v6065;
+      out[v6074] = v6071;
+    }
+    const uint v6075 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6076 = v1128 + v6075;
+    const uint v6077 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6078 = v1127 + v6077;
+    const bool v6079 = v6076 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6080 = v6078 < v15;
+    const bool v6081 = v6079 && v6080;
+    if (v6081) {
+      const float v6082 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6084 = bfloat(v6082);
+      const uint v6085 = v6076 * v4;
+      const uint v6086 = v6085 + v68;
+      const uint v6087 = v6086 + v6078;
+      out[v6087] = v6084;
+    }
+    const uint v6088 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6089 = v1128 + v6088;
+    const uint v6090 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6091 = v1127 + v6090;
+    const bool v6092 = v6089 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6093 = v6091 < v15;
+    const bool v6094 = v6092 && v6093;
+    if (v6094) {
+      const float v6095 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6097 = bfloat(v6095);
+      const uint v6098 = v6089 * v4;
+      const uint v6099 = v6098 + v68;
+      const uint v6100 = v6099 + v6091;
+      out[v6100] = v6097;
+    }
+    const uint v6101 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6102 = v1128 + v6101;
+    const uint v6103 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6104 = v1127 + v6103;
+    const bool v6105 = v6102 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6106 = v6104 < v15;
+    const bool v6107 = v6105 && v6106;
+    if (v6107) {
+      const float v6108 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6110 = bfloat(v6108);
+      const uint v6111 = v6102 * v4;
+      const uint v6112 = v6111 + v68;
+      const uint v6113 = v6112 + v6104;
+      out[v6113] = v6110;
+    }
+    const uint v6114 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6115 = v1128 + v6114;
+    const uint v6116 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6117 = v1127 + v6116;
+    const bool v6118 = v6115 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6119 = v6117 < v15;
+    const bool v6120 = v6118 && v6119;
+    if (v6120) {
+      const float v6121 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6123 = bfloat(v6121);
+      const uint v6124 = v6115 * v4;
+      const uint v6125 = v6124 + v68;
+      const uint v6126 = v6125 + v6117;
+      out[v6126] = v6123;
+    }
+    const uint v6127 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6128 = v1128 + v6127;
+    const uint v6129 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6130 = v1127 + v6129;
+    const bool v6131 = v6128 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6132 = v6130 < v15;
+    const bool v6133 = v6131 && v6132;
+    if (v6133) {
+      const float v6134 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6136 = bfloat(v6134);
+      const uint v6137 = v6128 * v4;
+      const uint v6138 = v6137 + v68;
+      const uint v6139 = v6138 + v6130;
+      out[v6139] = v6136;
+    }
+    const uint v6140 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6141 = v1128 + v6140;
+    const uint v6142 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6143 = v1127 + v6142;
+    const bool v6144 = v6141 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6145 = v6143 < v15;
+    const bool v6146 = v6144 && v6145;
+    if (v6146) {
+      const float v6147 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6149 = bfloat(v6147);
+      const uint v6150 = v6141 * v4;
+      const uint v6151 = v6150 + v68;
+      const uint v6152 = v6151 + v6143;
+      out[v6152] = v6149;
+    }
+    const uint v6153 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6154 = v1128 + v6153;
+    const uint v6155 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6156 = v1127 + v6155;
+    const bool v6157 = v6154 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6158 = v6156 < v15;
+    const bool v6159 = v6157 && v6158;
+    if (v6159) {
+      const float v6160 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6162 = bfloat(v6160);
+      const uint v6163 = v6154 * v4;
+      const uint v6164 = v6163 + v68;
+      const uint v6165 = v6164 + v6156;
+      out[v6165] = v6162;
+    }
+    const uint v6166 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6167 = v1128 + v6166;
+    const uint v6168 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6169 = v1127 + v6168;
+    const bool v6170 = v6167 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6171 = v6169 < v15;
+    const bool v6172 = v6170 && v6171;
+    if (v6172) {
+      const float v6173 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6175 = bfloat(v6173);
+      const uint v6176 = v6167 * v4;
+      const uint v6177 = v6176 + v68;
+      const uint v6178 = v6177 + v6169;
+      out[v6178] = v6175;
+    }
+    const uint v6179 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6180 = v1128 + v6179;
+    const uint v6181 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6182 = v1127 + v6181;
+    const bool v6183 = v6180 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6184 = v6182 < v15;
+    const bool v6185 = v6183 && v6184;
+    if (v6185) {
+      const float v6186 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6188 = bfloat(v6186);
+      const uint v6189 = v6180 * v4;
+      const uint v6190 = v6189 + v68;
+      const uint v6191 = v6190 + v6182;
+      out[v6191] = v6188;
+    }
+    const uint v6192 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6193 = v1128 + v6192;
+    const uint v6194 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6195 = v1127 + v6194;
+    const bool v6196 = v6193 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6197 = v6195 < v15;
+    const bool v6198 = v6196 && v6197;
+    if (v6198) {
+      const float v6199 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6201 = bfloat(v6199);
+      const uint v6202 = v6193 * v4;
+      const uint v6203 = v6202 + v68;
+      const uint v6204 = v6203 + v6195;
+      out[v6204] = v6201;
+    }
+    const uint v6205 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6206 = v1128 + v6205;
+    const uint v6207 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6208 = v1127 + v6207;
+    const bool v6209 = v6206 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6210 = v6208 < v15;
+    const bool v6211 = v6209 && v6210;
+    if (v6211) {
+      const float v6212 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6214 = bfloat(v6212);
+      const uint v6215 = v6206 * v4;
+      const uint v6216 = v6215 + v68;
+      const uint v6217 = v6216 + v6208;
+      out[v6217] = v6214;
+    }
+    const uint v6218 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6219 = v1128 + v6218;
+    const uint v6220 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6221 = v1127 + v6220;
+    const bool v6222 = v6219 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6223 = v6221 < v15;
+    const bool v6224 = v6222 && v6223;
+    if (v6224) {
+      const float v6225 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6227 = bfloat(v6225);
+      const uint v6228 = v6219 * v4;
+      const uint v6229 = v6228 + v68;
+      const uint v6230 = v6229 + v6221;
+      out[v6230] = v6227;
+    }
+    const uint v6231 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6232 = v1128 + v6231;
+    const uint v6233 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6234 = v1127 + v6233;
+    const bool v6235 = v6232 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6236 = v6234 < v15;
+    const bool v6237 = v6235 && v6236;
+    if (v6237) {
+      const float v6238 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6240 = bfloat(v6238);
+      const uint v6241 = v6232 * v4;
+      const uint v6242 = v6241 + v68;
+      const uint v6243 = v6242 + v6234;
+      out[v6243] = v6240;
+    }
+    const uint v6244 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6245 = v1128 + v6244;
+    const uint v6246 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6247 = v1127 + v6246;
+    const bool v6248 = v6245 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6249 = v6247 < v15;
+    const bool v6250 = v6248 && v6249;
+    if (v6250) {
+      const float v6251 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6253 = bfloat(v6251);
+      const uint v6254 = v6245 * v4;
+      const uint v6255 = v6254 + v68;
+      const uint v6256 = v6255 + v6247;
+      out[v6256] = v6253;
+    }
+    const uint v6257 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6258 = v1128 + v6257;
+    const uint v6259 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6260 = v1127 + v6259;
+    const bool v6261 = v6258 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6262 = v6260 < v15;
+    const bool v6263 = v6261 && v6262;
+    if (v6263) {
+      const float v6264 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6266 = bfloat(v6264);
+      const uint v6267 = v6258 * v4;
+      const uint v6268 = v6267 + v68;
+      const uint v6269 = v6268 + v6260;
+      out[v6269] = v6266;
+    }
+    const uint v6270 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6271 = v1128 + v6270;
+    const uint v6272 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6273 = v1127 + v6272;
+    const bool v6274 = v6271 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6275 = v6273 < v15;
+    const bool v6276 = v6274 && v6275;
+    if (v6276) {
+      const float v6277 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6279 = bfloat(v6277);
+      const uint v6280 = v6271 * v4;
+      const uint v6281 = v6280 + v68;
+      const uint v6282 = v6281 + v6273;
+      out[v6282] = v6279;
+    }
+    const uint v6283 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6284 = v1128 + v6283;
+    const uint v6285 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6286 = v1127 + v6285;
+    const bool v6287 = v6284 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6288 = v6286 < v15;
+    const bool v6289 = v6287 && v6288;
+    if (v6289) {
+      const float v6290 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6292 = bfloat(v6290);
+      const uint v6293 = v6284 * v4;
+      const uint v6294 = v6293 + v68;
+      const uint v6295 = v6294 + v6286;
+      out[v6295] = v6292;
+    }
+    const uint v6296 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6297 = v1128 + v6296;
+    const uint v6298 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6299 = v1127 + v6298;
+    const bool v6300 = v6297 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6301 = v6299 < v15;
+    const bool v6302 = v6300 && v6301;
+    if (v6302) {
+      const float v6303 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6305 = bfloat(v6303);
+      const uint v6306 = v6297 * v4;
+      const uint v6307 = v6306 + v68;
+      const uint v6308 = v6307 + v6299;
+      out[v6308] = v6305;
+    }
+    const uint v6309 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6310 = v1128 + v6309;
+    const uint v6311 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6312 = v1127 + v6311;
+    const bool v6313 = v6310 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6314 = v6312 < v15;
+    const bool v6315 = v6313 && v6314;
+    if (v6315) {
+      const float v6316 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6318 = bfloat(v6316);
+      const uint v6319 = v6310 * v4;
+      const uint v6320 = v6319 + v68;
+      const uint v6321 = v6320 + v6312;
+      out[v6321] = v6318;
+    }
+    const uint v6322 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6323 = v1128 + v6322;
+    const uint v6324 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6325 = v1127 + v6324;
+    const bool v6326 = v6323 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6327 = v6325 < v15;
+    const bool v6328 = v6326 && v6327;
+    if (v6328) {
+      const float v6329 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6331 = bfloat(v6329);
+      const uint v6332 = v6323 * v4;
+      const uint v6333 = v6332 + v68;
+      const uint v6334 = v6333 + v6325;
+      out[v6334] = v6331;
+    }
+    const uint v6335 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6336 = v1128 + v6335;
+    const uint v6337 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6338 = v1127 + v6337;
+    const bool v6339 = v6336 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6340 = v6338 < v15;
+    const bool v6341 = v6339 && v6340;
+    if (v6341) {
+      const float v6342 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6344 = bfloat(v6342);
+      const uint v6345 = v6336 * v4;
+      const uint v6346 = v6345 + v68;
+      const uint v6347 = v6346 + v6338;
+      out[v6347] = v6344;
+    }
+    const uint v6348 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6349 = v1128 + v6348;
+    const uint v6350 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6351 = v1127 + v6350;
+    const bool v6352 = v6349 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6353 = v6351 < v15;
+    const bool v6354 = v6352 && v6353;
+    if (v6354) {
+      const float v6355 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6357 = bfloat(v6355);
+      const uint v6358 = v6349 * v4;
+      const uint v6359 = v6358 + v68;
+      const uint v6360 = v6359 + v6351;
+      out[v6360] = v6357;
+    }
+    const uint v6361 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6362 = v1128 + v6361;
+    const uint v6363 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6364 = v1127 + v6363;
+    const bool v6365 = v6362 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6366 = v6364 < v15;
+    const bool v6367 = v6365 && v6366;
+    if (v6367) {
+      const float v6368 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6370 = bfloat(v6368);
+      const uint v6371 = v6362 * v4;
+      const uint v6372 = v6371 + v68;
+      const uint v6373 = v6372 + v6364;
+      out[v6373] = v6370;
+    }
+    const uint v6374 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6375 = v1128 + v6374;
+    const uint v6376 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6377 = v1127 + v6376;
+    const bool v6378 = v6375 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6379 = v6377 < v15;
+    const bool v6380 = v6378 && v6379;
+    if (v6380) {
+      const float v6381 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const bfloat v6383 = bfloat(v6381);
+      const uint v6384 = v6375 * v4;
+      const uint v6385 = v6384 + v68;
+      const uint v6386 = v6385 + v6377;
+      out[v6386] = v6383;
     }
   }
 }

@@ -158,7565 +158,7566 @@ kernel void iron_conv2d_fused_bias_bf16(
   const uint v67 = v66 << 7u;
   const uint v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
   const uint v69 = v68 * v18;
-  const uint v70 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:125
-  const bool v72 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
-  const bool v74 = v6 == 1u;
-  const bool v75 = v72 && v74;
-  const bool v77 = v7 == 1u;
-  const bool v78 = v75 && v77;
-  const bool v80 = v8 == 1u;
-  const bool v81 = v78 && v80;
-  const bool v83 = v9 == 0u;
-  const bool v84 = v81 && v83;
-  const bool v86 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v87 = v84 && v86;  // kernels/convolution/im2col_a.hpp:175
-  const bool v89 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v90 = v87 && v89;
-  const uint v115 = v42 * v30;  // kernels/convolution/im2col_a.hpp:180
-  const uint v117 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:181
-  const uint v118 = v117 >> 3u;
-  const uint v119 = v63 + v118;
-  const uint v122 = v119 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v123 = v122 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v124 = v119 - v123;
-  const uint v125 = v124 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v126 = v119 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v127 = v1 + v9;  // kernels/convolution/im2col_a.hpp:188
-  const uint v128 = v125 * v7;
-  const uint v129 = v126 ? v128 : v127;
-  const uint v131 = v125 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v132 = v124 - v131;
-  const uint v133 = v132 * v8;
-  const uint v134 = v126 ? v133 : 0u;
-  const uint v136 = v122 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v137 = v126 ? v136 : 0u;
-  const uint v139 = v119 + 16u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v140 = v139 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v141 = v140 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v142 = v139 - v141;
-  const uint v143 = v142 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v144 = v139 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v146 = v143 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v147 = v144 ? v146 : v127;
-  const uint v149 = v143 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v150 = v142 - v149;
-  const uint v151 = v150 * v8;
-  const uint v152 = v144 ? v151 : 0u;
-  const uint v154 = v140 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v155 = v144 ? v154 : 0u;
-  const uint v157 = v119 + 32u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v158 = v157 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v159 = v158 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v160 = v157 - v159;
-  const uint v161 = v160 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v162 = v157 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v164 = v161 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v165 = v162 ? v164 : v127;
-  const uint v167 = v161 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v168 = v160 - v167;
-  const uint v169 = v168 * v8;
-  const uint v170 = v162 ? v169 : 0u;
-  const uint v172 = v158 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v173 = v162 ? v172 : 0u;
-  const uint v175 = v119 + 48u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v176 = v175 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v177 = v176 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v178 = v175 - v177;
-  const uint v179 = v178 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v180 = v175 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v182 = v179 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v183 = v180 ? v182 : v127;
-  const uint v185 = v179 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v186 = v178 - v185;
-  const uint v187 = v186 * v8;
-  const uint v188 = v180 ? v187 : 0u;
-  const uint v190 = v176 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v191 = v180 ? v190 : 0u;
-  const uint v193 = v119 + 64u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v194 = v193 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v195 = v194 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v196 = v193 - v195;
-  const uint v197 = v196 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v198 = v193 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v200 = v197 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v201 = v198 ? v200 : v127;
-  const uint v203 = v197 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v204 = v196 - v203;
-  const uint v205 = v204 * v8;
-  const uint v206 = v198 ? v205 : 0u;
-  const uint v208 = v194 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v209 = v198 ? v208 : 0u;
-  const uint v211 = v119 + 80u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v212 = v211 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v213 = v212 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v214 = v211 - v213;
-  const uint v215 = v214 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v216 = v211 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v218 = v215 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v219 = v216 ? v218 : v127;
-  const uint v221 = v215 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v222 = v214 - v221;
-  const uint v223 = v222 * v8;
-  const uint v224 = v216 ? v223 : 0u;
-  const uint v226 = v212 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v227 = v216 ? v226 : 0u;
-  const uint v229 = v119 + 96u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v230 = v229 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v231 = v230 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v232 = v229 - v231;
-  const uint v233 = v232 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v234 = v229 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v236 = v233 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v237 = v234 ? v236 : v127;
-  const uint v239 = v233 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v240 = v232 - v239;
-  const uint v241 = v240 * v8;
-  const uint v242 = v234 ? v241 : 0u;
-  const uint v244 = v230 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v245 = v234 ? v244 : 0u;
-  const uint v247 = v119 + 112u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v248 = v247 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v249 = v248 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v250 = v247 - v249;
-  const uint v251 = v250 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v252 = v247 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v254 = v251 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v255 = v252 ? v254 : v127;
-  const uint v257 = v251 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v258 = v250 - v257;
-  const uint v259 = v258 * v8;
-  const uint v260 = v252 ? v259 : 0u;
-  const uint v262 = v248 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v263 = v252 ? v262 : 0u;
-  const uint v264 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
-  const uint v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
-  const uint v268 = v267 << 6u;
-  const uint v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
-  const uint v272 = v271 << 6u;
-  iron_frag<float, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:241
-  iron_frag_fill(v274, float(0.0f));
-  iron_frag<bfloat, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:242
-  iron_frag_fill(v276, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:243
-  iron_frag_fill(v278, bfloat(bfloat(0.0f)));
-  const uint v281 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
-  const bool v282 = v281 == 0u;
-  const uint v286 = v16 & 7u;
-  const bool v287 = v286 == 0u;
-  const bool v288 = v282 && v287;
-  const uint v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
-  const bool v292 = v291 == 0u;
-  const uint v295 = v69 & 7u;
-  const bool v296 = v295 == 0u;
-  const bool v297 = v292 && v296;
-  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:256
-  if (v298) {
-    const uint v7965 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v7966 = v7965 << 3u;
-    const uint v7967 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v7968 = v7967 < v15;
-    const uint v7973 = v7967 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v7974 = v69 + v7973;
-    const uint v7979 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v7984 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v7986 = v7984 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v7989 = v7984 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v7990 = v7989 << 3u;
-    const uint v7991 = v67 + v7986;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v7992 = v7991 < v15;
-    const uint v7997 = v7991 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v7998 = v69 + v7997;
-    const uint v8003 = v7986 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8008 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8010 = v8008 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8013 = v8008 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8014 = v8013 << 3u;
-    const uint v8015 = v67 + v8010;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8016 = v8015 < v15;
-    const uint v8021 = v8015 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8022 = v69 + v8021;
-    const uint v8027 = v8010 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8032 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8034 = v8032 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8037 = v8032 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8038 = v8037 << 3u;
-    const uint v8039 = v67 + v8034;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8040 = v8039 < v15;
-    const uint v8045 = v8039 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8046 = v69 + v8045;
-    const uint v8051 = v8034 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8056 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8058 = v8056 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8061 = v8056 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8062 = v8061 << 3u;
-    const uint v8063 = v67 + v8058;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8064 = v8063 < v15;
-    const uint v8069 = v8063 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8070 = v69 + v8069;
-    const uint v8075 = v8058 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8080 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8082 = v8080 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8085 = v8080 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8086 = v8085 << 3u;
-    const uint v8087 = v67 + v8082;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8088 = v8087 < v15;
-    const uint v8093 = v8087 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8094 = v69 + v8093;
-    const uint v8099 = v8082 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8104 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8106 = v8104 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8109 = v8104 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8110 = v8109 << 3u;
-    const uint v8111 = v67 + v8106;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8112 = v8111 < v15;
-    const uint v8117 = v8111 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8118 = v69 + v8117;
-    const uint v8123 = v8106 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8128 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8130 = v8128 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8133 = v8128 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8134 = v8133 << 3u;
-    const uint v8135 = v67 + v8130;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8136 = v8135 < v15;
-    const uint v8141 = v8135 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8142 = v69 + v8141;
-    const uint v8147 = v8130 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8157 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v8163 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+  const uint v70 = v15 * v18;
+  const uint v71 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:125
+  const bool v73 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
+  const bool v75 = v6 == 1u;
+  const bool v76 = v73 && v75;
+  const bool v78 = v7 == 1u;
+  const bool v79 = v76 && v78;
+  const bool v81 = v8 == 1u;
+  const bool v82 = v79 && v81;
+  const bool v84 = v9 == 0u;
+  const bool v85 = v82 && v84;
+  const bool v87 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v88 = v85 && v87;  // kernels/convolution/im2col_a.hpp:175
+  const bool v90 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v91 = v88 && v90;
+  const uint v116 = v42 * v30;  // kernels/convolution/im2col_a.hpp:180
+  const uint v118 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:181
+  const uint v119 = v118 >> 3u;
+  const uint v120 = v63 + v119;
+  const uint v123 = v120 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v124 = v123 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v125 = v120 - v124;
+  const uint v126 = v125 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v127 = v120 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v128 = v1 + v9;  // kernels/convolution/im2col_a.hpp:188
+  const uint v129 = v126 * v7;
+  const uint v130 = v127 ? v129 : v128;
+  const uint v132 = v126 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v133 = v125 - v132;
+  const uint v134 = v133 * v8;
+  const uint v135 = v127 ? v134 : 0u;
+  const uint v137 = v123 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v138 = v127 ? v137 : 0u;
+  const uint v140 = v120 + 16u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v141 = v140 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v142 = v141 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v143 = v140 - v142;
+  const uint v144 = v143 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v145 = v140 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v147 = v144 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v148 = v145 ? v147 : v128;
+  const uint v150 = v144 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v151 = v143 - v150;
+  const uint v152 = v151 * v8;
+  const uint v153 = v145 ? v152 : 0u;
+  const uint v155 = v141 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v156 = v145 ? v155 : 0u;
+  const uint v158 = v120 + 32u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v159 = v158 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v160 = v159 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v161 = v158 - v160;
+  const uint v162 = v161 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v163 = v158 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v165 = v162 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v166 = v163 ? v165 : v128;
+  const uint v168 = v162 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v169 = v161 - v168;
+  const uint v170 = v169 * v8;
+  const uint v171 = v163 ? v170 : 0u;
+  const uint v173 = v159 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v174 = v163 ? v173 : 0u;
+  const uint v176 = v120 + 48u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v177 = v176 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v178 = v177 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v179 = v176 - v178;
+  const uint v180 = v179 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v181 = v176 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v183 = v180 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v184 = v181 ? v183 : v128;
+  const uint v186 = v180 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v187 = v179 - v186;
+  const uint v188 = v187 * v8;
+  const uint v189 = v181 ? v188 : 0u;
+  const uint v191 = v177 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v192 = v181 ? v191 : 0u;
+  const uint v194 = v120 + 64u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v195 = v194 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v196 = v195 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v197 = v194 - v196;
+  const uint v198 = v197 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v199 = v194 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v201 = v198 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v202 = v199 ? v201 : v128;
+  const uint v204 = v198 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v205 = v197 - v204;
+  const uint v206 = v205 * v8;
+  const uint v207 = v199 ? v206 : 0u;
+  const uint v209 = v195 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v210 = v199 ? v209 : 0u;
+  const uint v212 = v120 + 80u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v213 = v212 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v214 = v213 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v215 = v212 - v214;
+  const uint v216 = v215 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v217 = v212 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v219 = v216 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v220 = v217 ? v219 : v128;
+  const uint v222 = v216 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v223 = v215 - v222;
+  const uint v224 = v223 * v8;
+  const uint v225 = v217 ? v224 : 0u;
+  const uint v227 = v213 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v228 = v217 ? v227 : 0u;
+  const uint v230 = v120 + 96u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v231 = v230 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v232 = v231 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v233 = v230 - v232;
+  const uint v234 = v233 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v235 = v230 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v237 = v234 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v238 = v235 ? v237 : v128;
+  const uint v240 = v234 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v241 = v233 - v240;
+  const uint v242 = v241 * v8;
+  const uint v243 = v235 ? v242 : 0u;
+  const uint v245 = v231 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v246 = v235 ? v245 : 0u;
+  const uint v248 = v120 + 112u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v249 = v248 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v250 = v249 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v251 = v248 - v250;
+  const uint v252 = v251 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v253 = v248 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v255 = v252 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v256 = v253 ? v255 : v128;
+  const uint v258 = v252 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v259 = v251 - v258;
+  const uint v260 = v259 * v8;
+  const uint v261 = v253 ? v260 : 0u;
+  const uint v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v264 = v253 ? v263 : 0u;
+  const uint v265 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
+  const uint v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v269 = v268 << 6u;
+  const uint v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v273 = v272 << 6u;
+  iron_frag<float, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag_fill(v275, float(0.0f));
+  iron_frag<bfloat, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag_fill(v277, bfloat(bfloat(0.0f)));
+  iron_frag<bfloat, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag_fill(v279, bfloat(bfloat(0.0f)));
+  const uint v282 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
+  const bool v283 = v282 == 0u;
+  const uint v287 = v16 & 7u;
+  const bool v288 = v287 == 0u;
+  const bool v289 = v283 && v288;
+  const uint v292 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
+  const bool v293 = v292 == 0u;
+  const uint v296 = v70 & 7u;
+  const bool v297 = v296 == 0u;
+  const bool v298 = v293 && v297;
+  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:259
+  if (v299) {
+    const uint v7966 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7967 = v7966 << 3u;
+    const uint v7968 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v7969 = v7968 < v15;
+    const uint v7974 = v7968 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v7975 = v69 + v7974;
+    const uint v7980 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v7985 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v7987 = v7985 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v7990 = v7985 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v7991 = v7990 << 3u;
+    const uint v7992 = v67 + v7987;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v7993 = v7992 < v15;
+    const uint v7998 = v7992 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v7999 = v69 + v7998;
+    const uint v8004 = v7987 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8009 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8011 = v8009 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8014 = v8009 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8015 = v8014 << 3u;
+    const uint v8016 = v67 + v8011;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8017 = v8016 < v15;
+    const uint v8022 = v8016 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8023 = v69 + v8022;
+    const uint v8028 = v8011 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8033 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8035 = v8033 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8038 = v8033 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8039 = v8038 << 3u;
+    const uint v8040 = v67 + v8035;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8041 = v8040 < v15;
+    const uint v8046 = v8040 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8047 = v69 + v8046;
+    const uint v8052 = v8035 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8057 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8059 = v8057 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8062 = v8057 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8063 = v8062 << 3u;
+    const uint v8064 = v67 + v8059;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8065 = v8064 < v15;
+    const uint v8070 = v8064 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8071 = v69 + v8070;
+    const uint v8076 = v8059 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8081 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8083 = v8081 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8086 = v8081 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8087 = v8086 << 3u;
+    const uint v8088 = v67 + v8083;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8089 = v8088 < v15;
+    const uint v8094 = v8088 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8095 = v69 + v8094;
+    const uint v8100 = v8083 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8105 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8107 = v8105 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8110 = v8105 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8111 = v8110 << 3u;
+    const uint v8112 = v67 + v8107;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8113 = v8112 < v15;
+    const uint v8118 = v8112 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8119 = v69 + v8118;
+    const uint v8124 = v8107 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8129 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8131 = v8129 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8134 = v8129 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8135 = v8134 << 3u;
+    const uint v8136 = v67 + v8131;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8137 = v8136 < v15;
+    const uint v8142 = v8136 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8143 = v69 + v8142;
+    const uint v8148 = v8131 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8158 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v8164 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
 
-    for (uint v7538 = 0u; v7538 < v18; v7538 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v7540 = v7538 >> 6u;
-      const uint v7542 = v7540 % 1u;
+    for (uint v7539 = 0u; v7539 < v18; v7539 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+      const uint v7541 = v7539 >> 6u;
+      const uint v7543 = v7541 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7544 = v7542 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-      if (v90) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v7557 = v7538 + v7966;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7558 = v7557 < v18;
-        const bool v7559 = v126 && v7558;
-        const uint v7561 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7563 = v7561 + v7538;
-        const uint v7564 = v7563 + v7966;
-        const uint v7565 = v7559 ? v7564 : 0u;
-        const uint v7568 = v7544 + v7979;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7569 = v7568 + v7966;
+      const uint v7545 = v7543 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+      if (v91) {  // kernels/convolution/im2col_a.hpp:89
+        const uint v7558 = v7539 + v7967;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7559 = v7558 < v18;
+        const bool v7560 = v127 && v7559;
+        const uint v7562 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7564 = v7562 + v7539;
+        const uint v7565 = v7564 + v7967;
+        const uint v7566 = v7560 ? v7565 : 0u;
+        const uint v7569 = v7545 + v7980;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7570 = v7569 + v7967;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7569 + e] = v7559 ? x[v7565 + e] : bfloat(0);
+          shm0[v7570 + e] = v7560 ? x[v7566 + e] : bfloat(0);
         }
-        const uint v7579 = v63 + v7986;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7580 = v7579 < v44;
-        const uint v7581 = v7538 + v7990;
-        const bool v7582 = v7581 < v18;
-        const bool v7583 = v7580 && v7582;
-        const uint v7585 = v7579 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7587 = v7585 + v7538;
-        const uint v7588 = v7587 + v7990;
-        const uint v7589 = v7583 ? v7588 : 0u;
-        const uint v7592 = v7544 + v8003;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7593 = v7592 + v7990;
+        const uint v7580 = v63 + v7987;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7581 = v7580 < v44;
+        const uint v7582 = v7539 + v7991;
+        const bool v7583 = v7582 < v18;
+        const bool v7584 = v7581 && v7583;
+        const uint v7586 = v7580 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7588 = v7586 + v7539;
+        const uint v7589 = v7588 + v7991;
+        const uint v7590 = v7584 ? v7589 : 0u;
+        const uint v7593 = v7545 + v8004;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7594 = v7593 + v7991;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7593 + e] = v7583 ? x[v7589 + e] : bfloat(0);
+          shm0[v7594 + e] = v7584 ? x[v7590 + e] : bfloat(0);
         }
-        const uint v7603 = v63 + v8010;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7604 = v7603 < v44;
-        const uint v7605 = v7538 + v8014;
-        const bool v7606 = v7605 < v18;
-        const bool v7607 = v7604 && v7606;
-        const uint v7609 = v7603 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7611 = v7609 + v7538;
-        const uint v7612 = v7611 + v8014;
-        const uint v7613 = v7607 ? v7612 : 0u;
-        const uint v7616 = v7544 + v8027;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7617 = v7616 + v8014;
+        const uint v7604 = v63 + v8011;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7605 = v7604 < v44;
+        const uint v7606 = v7539 + v8015;
+        const bool v7607 = v7606 < v18;
+        const bool v7608 = v7605 && v7607;
+        const uint v7610 = v7604 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7612 = v7610 + v7539;
+        const uint v7613 = v7612 + v8015;
+        const uint v7614 = v7608 ? v7613 : 0u;
+        const uint v7617 = v7545 + v8028;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7618 = v7617 + v8015;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7617 + e] = v7607 ? x[v7613 + e] : bfloat(0);
+          shm0[v7618 + e] = v7608 ? x[v7614 + e] : bfloat(0);
         }
-        const uint v7627 = v63 + v8034;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7628 = v7627 < v44;
-        const uint v7629 = v7538 + v8038;
-        const bool v7630 = v7629 < v18;
-        const bool v7631 = v7628 && v7630;
-        const uint v7633 = v7627 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7635 = v7633 + v7538;
-        const uint v7636 = v7635 + v8038;
-        const uint v7637 = v7631 ? v7636 : 0u;
-        const uint v7640 = v7544 + v8051;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7641 = v7640 + v8038;
+        const uint v7628 = v63 + v8035;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7629 = v7628 < v44;
+        const uint v7630 = v7539 + v8039;
+        const bool v7631 = v7630 < v18;
+        const bool v7632 = v7629 && v7631;
+        const uint v7634 = v7628 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7636 = v7634 + v7539;
+        const uint v7637 = v7636 + v8039;
+        const uint v7638 = v7632 ? v7637 : 0u;
+        const uint v7641 = v7545 + v8052;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7642 = v7641 + v8039;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7641 + e] = v7631 ? x[v7637 + e] : bfloat(0);
+          shm0[v7642 + e] = v7632 ? x[v7638 + e] : bfloat(0);
         }
-        const uint v7651 = v63 + v8058;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7652 = v7651 < v44;
-        const uint v7653 = v7538 + v8062;
-        const bool v7654 = v7653 < v18;
-        const bool v7655 = v7652 && v7654;
-        const uint v7657 = v7651 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7659 = v7657 + v7538;
-        const uint v7660 = v7659 + v8062;
-        const uint v7661 = v7655 ? v7660 : 0u;
-        const uint v7664 = v7544 + v8075;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7665 = v7664 + v8062;
+        const uint v7652 = v63 + v8059;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7653 = v7652 < v44;
+        const uint v7654 = v7539 + v8063;
+        const bool v7655 = v7654 < v18;
+        const bool v7656 = v7653 && v7655;
+        const uint v7658 = v7652 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7660 = v7658 + v7539;
+        const uint v7661 = v7660 + v8063;
+        const uint v7662 = v7656 ? v7661 : 0u;
+        const uint v7665 = v7545 + v8076;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7666 = v7665 + v8063;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7665 + e] = v7655 ? x[v7661 + e] : bfloat(0);
+          shm0[v7666 + e] = v7656 ? x[v7662 + e] : bfloat(0);
         }
-        const uint v7675 = v63 + v8082;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7676 = v7675 < v44;
-        const uint v7677 = v7538 + v8086;
-        const bool v7678 = v7677 < v18;
-        const bool v7679 = v7676 && v7678;
-        const uint v7681 = v7675 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7683 = v7681 + v7538;
-        const uint v7684 = v7683 + v8086;
-        const uint v7685 = v7679 ? v7684 : 0u;
-        const uint v7688 = v7544 + v8099;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7689 = v7688 + v8086;
+        const uint v7676 = v63 + v8083;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7677 = v7676 < v44;
+        const uint v7678 = v7539 + v8087;
+        const bool v7679 = v7678 < v18;
+        const bool v7680 = v7677 && v7679;
+        const uint v7682 = v7676 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7684 = v7682 + v7539;
+        const uint v7685 = v7684 + v8087;
+        const uint v7686 = v7680 ? v7685 : 0u;
+        const uint v7689 = v7545 + v8100;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7690 = v7689 + v8087;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7689 + e] = v7679 ? x[v7685 + e] : bfloat(0);
+          shm0[v7690 + e] = v7680 ? x[v7686 + e] : bfloat(0);
         }
-        const uint v7699 = v63 + v8106;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7700 = v7699 < v44;
-        const uint v7701 = v7538 + v8110;
-        const bool v7702 = v7701 < v18;
-        const bool v7703 = v7700 && v7702;
-        const uint v7705 = v7699 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7707 = v7705 + v7538;
-        const uint v7708 = v7707 + v8110;
-        const uint v7709 = v7703 ? v7708 : 0u;
-        const uint v7712 = v7544 + v8123;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7713 = v7712 + v8110;
+        const uint v7700 = v63 + v8107;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7701 = v7700 < v44;
+        const uint v7702 = v7539 + v8111;
+        const bool v7703 = v7702 < v18;
+        const bool v7704 = v7701 && v7703;
+        const uint v7706 = v7700 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7708 = v7706 + v7539;
+        const uint v7709 = v7708 + v8111;
+        const uint v7710 = v7704 ? v7709 : 0u;
+        const uint v7713 = v7545 + v8124;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7714 = v7713 + v8111;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7713 + e] = v7703 ? x[v7709 + e] : bfloat(0);
+          shm0[v7714 + e] = v7704 ? x[v7710 + e] : bfloat(0);
         }
-        const uint v7723 = v63 + v8130;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v7724 = v7723 < v44;
-        const uint v7725 = v7538 + v8134;
-        const bool v7726 = v7725 < v18;
-        const bool v7727 = v7724 && v7726;
-        const uint v7729 = v7723 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v7731 = v7729 + v7538;
-        const uint v7732 = v7731 + v8134;
-        const uint v7733 = v7727 ? v7732 : 0u;
-        const uint v7736 = v7544 + v8147;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v7737 = v7736 + v8134;
+        const uint v7724 = v63 + v8131;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v7725 = v7724 < v44;
+        const uint v7726 = v7539 + v8135;
+        const bool v7727 = v7726 < v18;
+        const bool v7728 = v7725 && v7727;
+        const uint v7730 = v7724 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v7732 = v7730 + v7539;
+        const uint v7733 = v7732 + v8135;
+        const uint v7734 = v7728 ? v7733 : 0u;
+        const uint v7737 = v7545 + v8148;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v7738 = v7737 + v8135;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7737 + e] = v7727 ? x[v7733 + e] : bfloat(0);
+          shm0[v7738 + e] = v7728 ? x[v7734 + e] : bfloat(0);
         }
       } else {
-        const uint v7743 = v7538 + v7966;  // kernels/convolution/im2col_a.hpp:109
-        const uint v7745 = v7743 / v16;  // kernels/convolution/im2col_a.hpp:111
-        const uint v7747 = v7745 * v16;  // kernels/convolution/im2col_a.hpp:112
-        const uint v7748 = v7743 - v7747;
-        const uint v7749 = v7745 / v6;  // kernels/convolution/im2col_a.hpp:113
-        const uint v7750 = v7749 * v11;  // kernels/convolution/im2col_a.hpp:114
-        const uint v7751 = v7749 * v6;  // kernels/convolution/im2col_a.hpp:115
-        const uint v7752 = v7745 - v7751;
-        const uint v7753 = v7752 * v12;
-        const uint v7754 = v70 + v7748;  // kernels/convolution/im2col_a.hpp:116
-        const bool v7755 = v7743 < v18;  // kernels/convolution/im2col_a.hpp:117
-        const uint v7757 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-        const uint v7763 = v7979 + v7966;  // kernels/convolution/im2col_a.hpp:120
-        const uint v7764 = v129 + v7750;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7765 = v134 + v7753;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7766 = v7764 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7767 = v7755 && v7766;
-        const bool v7768 = v7764 < v127;
-        const bool v7769 = v7767 && v7768;
-        const bool v7770 = v7765 >= v10;
-        const bool v7771 = v7769 && v7770;
-        const bool v7772 = v7765 < v7757;
-        const bool v7773 = v7771 && v7772;
-        const uint v7774 = max(v7764, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7775 = v7774 - v9;
-        const uint v7776 = max(v7765, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7777 = v7776 - v10;
-        const uint v7778 = v137 + v7775;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7779 = v7778 * v2;
-        const uint v7780 = v7779 + v7777;
-        const uint v7781 = v7780 * v3;
-        const uint v7782 = v7781 + v7754;
-        const uint v7784 = v7773 ? v7782 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7786 = v7544 + v7763;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7744 = v7539 + v7967;  // kernels/convolution/im2col_a.hpp:109
+        const uint v7746 = v7744 / v16;  // kernels/convolution/im2col_a.hpp:111
+        const uint v7748 = v7746 * v16;  // kernels/convolution/im2col_a.hpp:112
+        const uint v7749 = v7744 - v7748;
+        const uint v7750 = v7746 / v6;  // kernels/convolution/im2col_a.hpp:113
+        const uint v7751 = v7750 * v11;  // kernels/convolution/im2col_a.hpp:114
+        const uint v7752 = v7750 * v6;  // kernels/convolution/im2col_a.hpp:115
+        const uint v7753 = v7746 - v7752;
+        const uint v7754 = v7753 * v12;
+        const uint v7755 = v71 + v7749;  // kernels/convolution/im2col_a.hpp:116
+        const bool v7756 = v7744 < v18;  // kernels/convolution/im2col_a.hpp:117
+        const uint v7758 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
+        const uint v7764 = v7980 + v7967;  // kernels/convolution/im2col_a.hpp:120
+        const uint v7765 = v130 + v7751;  // kernels/convolution/im2col_a.hpp:123
+        const uint v7766 = v135 + v7754;  // kernels/convolution/im2col_a.hpp:124
+        const bool v7767 = v7765 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7768 = v7756 && v7767;
+        const bool v7769 = v7765 < v128;
+        const bool v7770 = v7768 && v7769;
+        const bool v7771 = v7766 >= v10;
+        const bool v7772 = v7770 && v7771;
+        const bool v7773 = v7766 < v7758;
+        const bool v7774 = v7772 && v7773;
+        const uint v7775 = max(v7765, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v7776 = v7775 - v9;
+        const uint v7777 = max(v7766, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7778 = v7777 - v10;
+        const uint v7779 = v138 + v7776;  // kernels/convolution/im2col_a.hpp:128
+        const uint v7780 = v7779 * v2;
+        const uint v7781 = v7780 + v7778;
+        const uint v7782 = v7781 * v3;
+        const uint v7783 = v7782 + v7755;
+        const uint v7785 = v7774 ? v7783 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v7787 = v7545 + v7764;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7786 + e] = v7773 ? x[v7784 + e] : bfloat(0);
+          shm0[v7787 + e] = v7774 ? x[v7785 + e] : bfloat(0);
         }
-        const uint v7788 = v147 + v7750;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7789 = v152 + v7753;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7790 = v7788 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7791 = v7755 && v7790;
-        const bool v7792 = v7788 < v127;
-        const bool v7793 = v7791 && v7792;
-        const bool v7794 = v7789 >= v10;
-        const bool v7795 = v7793 && v7794;
-        const bool v7796 = v7789 < v7757;
-        const bool v7797 = v7795 && v7796;
-        const uint v7798 = max(v7788, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7799 = v7798 - v9;
-        const uint v7800 = max(v7789, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7801 = v7800 - v10;
-        const uint v7802 = v155 + v7799;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7803 = v7802 * v2;
-        const uint v7804 = v7803 + v7801;
-        const uint v7805 = v7804 * v3;
-        const uint v7806 = v7805 + v7754;
-        const uint v7808 = v7797 ? v7806 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7811 = v7786 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7789 = v148 + v7751;  // kernels/convolution/im2col_a.hpp:123
+        const uint v7790 = v153 + v7754;  // kernels/convolution/im2col_a.hpp:124
+        const bool v7791 = v7789 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7792 = v7756 && v7791;
+        const bool v7793 = v7789 < v128;
+        const bool v7794 = v7792 && v7793;
+        const bool v7795 = v7790 >= v10;
+        const bool v7796 = v7794 && v7795;
+        const bool v7797 = v7790 < v7758;
+        const bool v7798 = v7796 && v7797;
+        const uint v7799 = max(v7789, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v7800 = v7799 - v9;
+        const uint v7801 = max(v7790, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7802 = v7801 - v10;
+        const uint v7803 = v156 + v7800;  // kernels/convolution/im2col_a.hpp:128
+        const uint v7804 = v7803 * v2;
+        const uint v7805 = v7804 + v7802;
+        const uint v7806 = v7805 * v3;
+        const uint v7807 = v7806 + v7755;
+        const uint v7809 = v7798 ? v7807 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v7812 = v7787 + 1024u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7811 + e] = v7797 ? x[v7808 + e] : bfloat(0);
+          shm0[v7812 + e] = v7798 ? x[v7809 + e] : bfloat(0);
         }
-        const uint v7812 = v165 + v7750;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7813 = v170 + v7753;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7814 = v7812 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7815 = v7755 && v7814;
-        const bool v7816 = v7812 < v127;
-        const bool v7817 = v7815 && v7816;
-        const bool v7818 = v7813 >= v10;
-        const bool v7819 = v7817 && v7818;
-        const bool v7820 = v7813 < v7757;
-        const bool v7821 = v7819 && v7820;
-        const uint v7822 = max(v7812, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7823 = v7822 - v9;
-        const uint v7824 = max(v7813, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7825 = v7824 - v10;
-        const uint v7826 = v173 + v7823;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7827 = v7826 * v2;
-        const uint v7828 = v7827 + v7825;
-        const uint v7829 = v7828 * v3;
-        const uint v7830 = v7829 + v7754;
-        const uint v7832 = v7821 ? v7830 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7835 = v7786 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7813 = v166 + v7751;  // kernels/convolution/im2col_a.hpp:123
+        const uint v7814 = v171 + v7754;  // kernels/convolution/im2col_a.hpp:124
+        const bool v7815 = v7813 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7816 = v7756 && v7815;
+        const bool v7817 = v7813 < v128;
+        const bool v7818 = v7816 && v7817;
+        const bool v7819 = v7814 >= v10;
+        const bool v7820 = v7818 && v7819;
+        const bool v7821 = v7814 < v7758;
+        const bool v7822 = v7820 && v7821;
+        const uint v7823 = max(v7813, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v7824 = v7823 - v9;
+        const uint v7825 = max(v7814, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7826 = v7825 - v10;
+        const uint v7827 = v174 + v7824;  // kernels/convolution/im2col_a.hpp:128
+        const uint v7828 = v7827 * v2;
+        const uint v7829 = v7828 + v7826;
+        const uint v7830 = v7829 * v3;
+        const uint v7831 = v7830 + v7755;
+        const uint v7833 = v7822 ? v7831 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v7836 = v7787 + 2048u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7835 + e] = v7821 ? x[v7832 + e] : bfloat(0);
+          shm0[v7836 + e] = v7822 ? x[v7833 + e] : bfloat(0);
         }
-        const uint v7836 = v183 + v7750;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7837 = v188 + v7753;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7838 = v7836 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7839 = v7755 && v7838;
-        const bool v7840 = v7836 < v127;
-        const bool v7841 = v7839 && v7840;
-        const bool v7842 = v7837 >= v10;
-        const bool v7843 = v7841 && v7842;
-        const bool v7844 = v7837 < v7757;
-        const bool v7845 = v7843 && v7844;
-        const uint v7846 = max(v7836, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7847 = v7846 - v9;
-        const uint v7848 = max(v7837, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7849 = v7848 - v10;
-        const uint v7850 = v191 + v7847;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7851 = v7850 * v2;
-        const uint v7852 = v7851 + v7849;
-        const uint v7853 = v7852 * v3;
-        const uint v7854 = v7853 + v7754;
-        const uint v7856 = v7845 ? v7854 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7859 = v7786 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7837 = v184 + v7751;  // kernels/convolution/im2col_a.hpp:123
+        const uint v7838 = v189 + v7754;  // kernels/convolution/im2col_a.hpp:124
+        const bool v7839 = v7837 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7840 = v7756 && v7839;
+        const bool v7841 = v7837 < v128;
+        const bool v7842 = v7840 && v7841;
+        const bool v7843 = v7838 >= v10;
+        const bool v7844 = v7842 && v7843;
+        const bool v7845 = v7838 < v7758;
+        const bool v7846 = v7844 && v7845;
+        const uint v7847 = max(v7837, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v7848 = v7847 - v9;
+        const uint v7849 = max(v7838, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7850 = v7849 - v10;
+        const uint v7851 = v192 + v7848;  // kernels/convolution/im2col_a.hpp:128
+        const uint v7852 = v7851 * v2;
+        const uint v7853 = v7852 + v7850;
+        const uint v7854 = v7853 * v3;
+        const uint v7855 = v7854 + v7755;
+        const uint v7857 = v7846 ? v7855 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v7860 = v7787 + 3072u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7859 + e] = v7845 ? x[v7856 + e] : bfloat(0);
+          shm0[v7860 + e] = v7846 ? x[v7857 + e] : bfloat(0);
         }
-        const uint v7860 = v201 + v7750;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7861 = v206 + v7753;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7862 = v7860 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7863 = v7755 && v7862;
-        const bool v7864 = v7860 < v127;
-        const bool v7865 = v7863 && v7864;
-        const bool v7866 = v7861 >= v10;
-        const bool v7867 = v7865 && v7866;
-        const bool v7868 = v7861 < v7757;
-        const bool v7869 = v7867 && v7868;
-        const uint v7870 = max(v7860, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7871 = v7870 - v9;
-        const uint v7872 = max(v7861, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7873 = v7872 - v10;
-        const uint v7874 = v209 + v7871;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7875 = v7874 * v2;
-        const uint v7876 = v7875 + v7873;
-        const uint v7877 = v7876 * v3;
-        const uint v7878 = v7877 + v7754;
-        const uint v7880 = v7869 ? v7878 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7883 = v7786 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7861 = v202 + v7751;  // kernels/convolution/im2col_a.hpp:123
+        const uint v7862 = v207 + v7754;  // kernels/convolution/im2col_a.hpp:124
+        const bool v7863 = v7861 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7864 = v7756 && v7863;
+        const bool v7865 = v7861 < v128;
+        const bool v7866 = v7864 && v7865;
+        const bool v7867 = v7862 >= v10;
+        const bool v7868 = v7866 && v7867;
+        const bool v7869 = v7862 < v7758;
+        const bool v7870 = v7868 && v7869;
+        const uint v7871 = max(v7861, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v7872 = v7871 - v9;
+        const uint v7873 = max(v7862, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7874 = v7873 - v10;
+        const uint v7875 = v210 + v7872;  // kernels/convolution/im2col_a.hpp:128
+        const uint v7876 = v7875 * v2;
+        const uint v7877 = v7876 + v7874;
+        const uint v7878 = v7877 * v3;
+        const uint v7879 = v7878 + v7755;
+        const uint v7881 = v7870 ? v7879 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v7884 = v7787 + 4096u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7883 + e] = v7869 ? x[v7880 + e] : bfloat(0);
+          shm0[v7884 + e] = v7870 ? x[v7881 + e] : bfloat(0);
         }
-        const uint v7884 = v219 + v7750;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7885 = v224 + v7753;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7886 = v7884 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7887 = v7755 && v7886;
-        const bool v7888 = v7884 < v127;
-        const bool v7889 = v7887 && v7888;
-        const bool v7890 = v7885 >= v10;
-        const bool v7891 = v7889 && v7890;
-        const bool v7892 = v7885 < v7757;
-        const bool v7893 = v7891 && v7892;
-        const uint v7894 = max(v7884, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7895 = v7894 - v9;
-        const uint v7896 = max(v7885, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7897 = v7896 - v10;
-        const uint v7898 = v227 + v7895;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7899 = v7898 * v2;
-        const uint v7900 = v7899 + v7897;
-        const uint v7901 = v7900 * v3;
-        const uint v7902 = v7901 + v7754;
-        const uint v7904 = v7893 ? v7902 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7907 = v7786 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7885 = v220 + v7751;  // kernels/convolution/im2col_a.hpp:123
+        const uint v7886 = v225 + v7754;  // kernels/convolution/im2col_a.hpp:124
+        const bool v7887 = v7885 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7888 = v7756 && v7887;
+        const bool v7889 = v7885 < v128;
+        const bool v7890 = v7888 && v7889;
+        const bool v7891 = v7886 >= v10;
+        const bool v7892 = v7890 && v7891;
+        const bool v7893 = v7886 < v7758;
+        const bool v7894 = v7892 && v7893;
+        const uint v7895 = max(v7885, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v7896 = v7895 - v9;
+        const uint v7897 = max(v7886, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7898 = v7897 - v10;
+        const uint v7899 = v228 + v7896;  // kernels/convolution/im2col_a.hpp:128
+        const uint v7900 = v7899 * v2;
+        const uint v7901 = v7900 + v7898;
+        const uint v7902 = v7901 * v3;
+        const uint v7903 = v7902 + v7755;
+        const uint v7905 = v7894 ? v7903 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v7908 = v7787 + 5120u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7907 + e] = v7893 ? x[v7904 + e] : bfloat(0);
+          shm0[v7908 + e] = v7894 ? x[v7905 + e] : bfloat(0);
         }
-        const uint v7908 = v237 + v7750;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7909 = v242 + v7753;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7910 = v7908 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7911 = v7755 && v7910;
-        const bool v7912 = v7908 < v127;
-        const bool v7913 = v7911 && v7912;
-        const bool v7914 = v7909 >= v10;
-        const bool v7915 = v7913 && v7914;
-        const bool v7916 = v7909 < v7757;
-        const bool v7917 = v7915 && v7916;
-        const uint v7918 = max(v7908, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7919 = v7918 - v9;
-        const uint v7920 = max(v7909, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7921 = v7920 - v10;
-        const uint v7922 = v245 + v7919;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7923 = v7922 * v2;
-        const uint v7924 = v7923 + v7921;
-        const uint v7925 = v7924 * v3;
-        const uint v7926 = v7925 + v7754;
-        const uint v7928 = v7917 ? v7926 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7931 = v7786 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7909 = v238 + v7751;  // kernels/convolution/im2col_a.hpp:123
+        const uint v7910 = v243 + v7754;  // kernels/convolution/im2col_a.hpp:124
+        const bool v7911 = v7909 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7912 = v7756 && v7911;
+        const bool v7913 = v7909 < v128;
+        const bool v7914 = v7912 && v7913;
+        const bool v7915 = v7910 >= v10;
+        const bool v7916 = v7914 && v7915;
+        const bool v7917 = v7910 < v7758;
+        const bool v7918 = v7916 && v7917;
+        const uint v7919 = max(v7909, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v7920 = v7919 - v9;
+        const uint v7921 = max(v7910, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7922 = v7921 - v10;
+        const uint v7923 = v246 + v7920;  // kernels/convolution/im2col_a.hpp:128
+        const uint v7924 = v7923 * v2;
+        const uint v7925 = v7924 + v7922;
+        const uint v7926 = v7925 * v3;
+        const uint v7927 = v7926 + v7755;
+        const uint v7929 = v7918 ? v7927 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v7932 = v7787 + 6144u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7931 + e] = v7917 ? x[v7928 + e] : bfloat(0);
+          shm0[v7932 + e] = v7918 ? x[v7929 + e] : bfloat(0);
         }
-        const uint v7932 = v255 + v7750;  // kernels/convolution/im2col_a.hpp:123
-        const uint v7933 = v260 + v7753;  // kernels/convolution/im2col_a.hpp:124
-        const bool v7934 = v7932 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v7935 = v7755 && v7934;
-        const bool v7936 = v7932 < v127;
-        const bool v7937 = v7935 && v7936;
-        const bool v7938 = v7933 >= v10;
-        const bool v7939 = v7937 && v7938;
-        const bool v7940 = v7933 < v7757;
-        const bool v7941 = v7939 && v7940;
-        const uint v7942 = max(v7932, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v7943 = v7942 - v9;
-        const uint v7944 = max(v7933, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v7945 = v7944 - v10;
-        const uint v7946 = v263 + v7943;  // kernels/convolution/im2col_a.hpp:128
-        const uint v7947 = v7946 * v2;
-        const uint v7948 = v7947 + v7945;
-        const uint v7949 = v7948 * v3;
-        const uint v7950 = v7949 + v7754;
-        const uint v7952 = v7941 ? v7950 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v7955 = v7786 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v7933 = v256 + v7751;  // kernels/convolution/im2col_a.hpp:123
+        const uint v7934 = v261 + v7754;  // kernels/convolution/im2col_a.hpp:124
+        const bool v7935 = v7933 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v7936 = v7756 && v7935;
+        const bool v7937 = v7933 < v128;
+        const bool v7938 = v7936 && v7937;
+        const bool v7939 = v7934 >= v10;
+        const bool v7940 = v7938 && v7939;
+        const bool v7941 = v7934 < v7758;
+        const bool v7942 = v7940 && v7941;
+        const uint v7943 = max(v7933, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v7944 = v7943 - v9;
+        const uint v7945 = max(v7934, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v7946 = v7945 - v10;
+        const uint v7947 = v264 + v7944;  // kernels/convolution/im2col_a.hpp:128
+        const uint v7948 = v7947 * v2;
+        const uint v7949 = v7948 + v7946;
+        const uint v7950 = v7949 * v3;
+        const uint v7951 = v7950 + v7755;
+        const uint v7953 = v7942 ? v7951 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v7956 = v7787 + 7168u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v7955 + e] = v7941 ? x[v7952 + e] : bfloat(0);
+          shm0[v7956 + e] = v7942 ? x[v7953 + e] : bfloat(0);
         }
       }
-      const uint v7969 = v7538 + v7966;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v7970 = v7969 < v18;
-      const bool v7971 = v7968 && v7970;
-      const uint v7975 = v7974 + v7538;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v7976 = v7975 + v7966;
-      const uint v7977 = v7971 ? v7976 : v69;
-      const uint v7980 = v7544 + v7979;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v7981 = v7980 + v7966;
+      const uint v7970 = v7539 + v7967;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v7971 = v7970 < v18;
+      const bool v7972 = v7969 && v7971;
+      const uint v7976 = v7975 + v7539;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v7977 = v7976 + v7967;
+      const uint v7978 = v7972 ? v7977 : v69;
+      const uint v7981 = v7545 + v7980;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v7982 = v7981 + v7967;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v7981 + e] = v7971 ? weight[v7977 + e] : bfloat(0);
+        shm1[v7982 + e] = v7972 ? weight[v7978 + e] : bfloat(0);
       }
-      const uint v7993 = v7538 + v7990;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v7994 = v7993 < v18;
-      const bool v7995 = v7992 && v7994;
-      const uint v7999 = v7998 + v7538;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8000 = v7999 + v7990;
-      const uint v8001 = v7995 ? v8000 : v69;
-      const uint v8004 = v7544 + v8003;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8005 = v8004 + v7990;
+      const uint v7994 = v7539 + v7991;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v7995 = v7994 < v18;
+      const bool v7996 = v7993 && v7995;
+      const uint v8000 = v7999 + v7539;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8001 = v8000 + v7991;
+      const uint v8002 = v7996 ? v8001 : v69;
+      const uint v8005 = v7545 + v8004;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8006 = v8005 + v7991;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8005 + e] = v7995 ? weight[v8001 + e] : bfloat(0);
+        shm1[v8006 + e] = v7996 ? weight[v8002 + e] : bfloat(0);
       }
-      const uint v8017 = v7538 + v8014;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8018 = v8017 < v18;
-      const bool v8019 = v8016 && v8018;
-      const uint v8023 = v8022 + v7538;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8024 = v8023 + v8014;
-      const uint v8025 = v8019 ? v8024 : v69;
-      const uint v8028 = v7544 + v8027;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8029 = v8028 + v8014;
+      const uint v8018 = v7539 + v8015;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8019 = v8018 < v18;
+      const bool v8020 = v8017 && v8019;
+      const uint v8024 = v8023 + v7539;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8025 = v8024 + v8015;
+      const uint v8026 = v8020 ? v8025 : v69;
+      const uint v8029 = v7545 + v8028;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8030 = v8029 + v8015;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8029 + e] = v8019 ? weight[v8025 + e] : bfloat(0);
+        shm1[v8030 + e] = v8020 ? weight[v8026 + e] : bfloat(0);
       }
-      const uint v8041 = v7538 + v8038;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8042 = v8041 < v18;
-      const bool v8043 = v8040 && v8042;
-      const uint v8047 = v8046 + v7538;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8048 = v8047 + v8038;
-      const uint v8049 = v8043 ? v8048 : v69;
-      const uint v8052 = v7544 + v8051;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8053 = v8052 + v8038;
+      const uint v8042 = v7539 + v8039;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8043 = v8042 < v18;
+      const bool v8044 = v8041 && v8043;
+      const uint v8048 = v8047 + v7539;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8049 = v8048 + v8039;
+      const uint v8050 = v8044 ? v8049 : v69;
+      const uint v8053 = v7545 + v8052;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8054 = v8053 + v8039;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8053 + e] = v8043 ? weight[v8049 + e] : bfloat(0);
+        shm1[v8054 + e] = v8044 ? weight[v8050 + e] : bfloat(0);
       }
-      const uint v8065 = v7538 + v8062;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8066 = v8065 < v18;
-      const bool v8067 = v8064 && v8066;
-      const uint v8071 = v8070 + v7538;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8072 = v8071 + v8062;
-      const uint v8073 = v8067 ? v8072 : v69;
-      const uint v8076 = v7544 + v8075;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8077 = v8076 + v8062;
+      const uint v8066 = v7539 + v8063;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8067 = v8066 < v18;
+      const bool v8068 = v8065 && v8067;
+      const uint v8072 = v8071 + v7539;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8073 = v8072 + v8063;
+      const uint v8074 = v8068 ? v8073 : v69;
+      const uint v8077 = v7545 + v8076;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8078 = v8077 + v8063;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8077 + e] = v8067 ? weight[v8073 + e] : bfloat(0);
+        shm1[v8078 + e] = v8068 ? weight[v8074 + e] : bfloat(0);
       }
-      const uint v8089 = v7538 + v8086;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8090 = v8089 < v18;
-      const bool v8091 = v8088 && v8090;
-      const uint v8095 = v8094 + v7538;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8096 = v8095 + v8086;
-      const uint v8097 = v8091 ? v8096 : v69;
-      const uint v8100 = v7544 + v8099;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8101 = v8100 + v8086;
+      const uint v8090 = v7539 + v8087;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8091 = v8090 < v18;
+      const bool v8092 = v8089 && v8091;
+      const uint v8096 = v8095 + v7539;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8097 = v8096 + v8087;
+      const uint v8098 = v8092 ? v8097 : v69;
+      const uint v8101 = v7545 + v8100;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8102 = v8101 + v8087;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8101 + e] = v8091 ? weight[v8097 + e] : bfloat(0);
+        shm1[v8102 + e] = v8092 ? weight[v8098 + e] : bfloat(0);
       }
-      const uint v8113 = v7538 + v8110;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8114 = v8113 < v18;
-      const bool v8115 = v8112 && v8114;
-      const uint v8119 = v8118 + v7538;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8120 = v8119 + v8110;
-      const uint v8121 = v8115 ? v8120 : v69;
-      const uint v8124 = v7544 + v8123;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8125 = v8124 + v8110;
+      const uint v8114 = v7539 + v8111;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8115 = v8114 < v18;
+      const bool v8116 = v8113 && v8115;
+      const uint v8120 = v8119 + v7539;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8121 = v8120 + v8111;
+      const uint v8122 = v8116 ? v8121 : v69;
+      const uint v8125 = v7545 + v8124;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8126 = v8125 + v8111;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8125 + e] = v8115 ? weight[v8121 + e] : bfloat(0);
+        shm1[v8126 + e] = v8116 ? weight[v8122 + e] : bfloat(0);
       }
-      const uint v8137 = v7538 + v8134;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8138 = v8137 < v18;
-      const bool v8139 = v8136 && v8138;
-      const uint v8143 = v8142 + v7538;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8144 = v8143 + v8134;
-      const uint v8145 = v8139 ? v8144 : v69;
-      const uint v8148 = v7544 + v8147;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8149 = v8148 + v8134;
+      const uint v8138 = v7539 + v8135;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8139 = v8138 < v18;
+      const bool v8140 = v8137 && v8139;
+      const uint v8144 = v8143 + v7539;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8145 = v8144 + v8135;
+      const uint v8146 = v8140 ? v8145 : v69;
+      const uint v8149 = v7545 + v8148;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8150 = v8149 + v8135;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8149 + e] = v8139 ? weight[v8145 + e] : bfloat(0);
+        shm1[v8150 + e] = v8140 ? weight[v8146 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8158 = v7544 + v8157;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v8158), long(64u));
-      const uint v8164 = v7544 + v8163;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v8164), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v8171 = v8158 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v8171), long(64u));
-      const uint v8177 = v8164 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v8177), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v8183 = v8158 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v8183), long(64u));
-      const uint v8189 = v8164 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v8189), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v8195 = v8158 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v8195), long(64u));
-      const uint v8201 = v8164 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v8201), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v8159 = v7545 + v8158;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v277, shm0, long(v8159), long(64u));
+      const uint v8165 = v7545 + v8164;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load<true>(v279, shm1, long(v8165), long(64u));
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v8172 = v8159 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v277, shm0, long(v8172), long(64u));
+      const uint v8178 = v8165 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load<true>(v279, shm1, long(v8178), long(64u));
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v8184 = v8159 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v277, shm0, long(v8184), long(64u));
+      const uint v8190 = v8165 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load<true>(v279, shm1, long(v8190), long(64u));
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v8196 = v8159 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v277, shm0, long(v8196), long(64u));
+      const uint v8202 = v8165 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load<true>(v279, shm1, long(v8202), long(64u));
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
   } else {
-    const uint v968 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
-    const uint v1027 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1081 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1087 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1095 = v1081 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1101 = v1087 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1107 = v1081 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1113 = v1087 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1119 = v1081 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1125 = v1087 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v969 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
+    const uint v1028 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const uint v1082 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v1088 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
 
-    for (uint v967 = 0u; v967 < v18; v967 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v971 = v117; v971 < 8192u; v971 += v968) {  // kernels/convolution/im2col_a.hpp:155
-        const uint v973 = v971 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const uint v975 = v971 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const uint v976 = v967 + v975;  // kernels/convolution/im2col_a.hpp:158
-        const uint v977 = v63 + v973;
-        const uint v1003 = v977 / v115;  // kernels/convolution/im2col_a.hpp:63
-        const uint v1004 = v977 % v115;  // kernels/convolution/im2col_a.hpp:64
-        const uint v1006 = v976 / v16;  // kernels/convolution/im2col_a.hpp:66
-        const uint v1007 = v1006 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const uint v1008 = v1007 * v11;
-        const uint v1009 = v1004 / v30;
-        const uint v1010 = v1009 * v7;
-        const uint v1011 = v1010 + v1008;
-        const uint v1012 = v1006 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const uint v1013 = v1012 * v12;
-        const uint v1014 = v1004 % v30;
-        const uint v1015 = v1014 * v8;
-        const uint v1016 = v1015 + v1013;
-        const bool v1017 = v977 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1018 = v976 < v18;
-        const bool v1019 = v1017 && v1018;
-        const bool v1020 = v1011 >= v9;
-        const bool v1021 = v1019 && v1020;
-        const bool v1023 = v1011 < v127;
-        const bool v1024 = v1021 && v1023;
-        const bool v1025 = v1016 >= v10;
-        const bool v1026 = v1024 && v1025;
-        const bool v1028 = v1016 < v1027;
-        const bool v1029 = v1026 && v1028;
-        const uint v1030 = max(v1011, v9);  // kernels/convolution/im2col_a.hpp:72
-        const uint v1031 = v1030 - v9;
-        const uint v1032 = max(v1016, v10);  // kernels/convolution/im2col_a.hpp:73
-        const uint v1033 = v1032 - v10;
-        const uint v1034 = v976 % v16;  // kernels/convolution/im2col_a.hpp:74
-        const uint v1035 = v1003 * v1;
-        const uint v1036 = v1035 + v1031;
-        const uint v1037 = v1036 * v2;
-        const uint v1038 = v1037 + v1033;
-        const uint v1039 = v1038 * v3;
-        const uint v1040 = v1039 + v70;
-        const uint v1041 = v1040 + v1034;
-        if (v1029) {  // kernels/convolution/im2col_a.hpp:159
-          const bfloat v1042 = x[v1041];
-          const uint v1044 = v973 << 6u;
-          const uint v1045 = v1044 + v975;
-          shm0[v1045] = v1042;
+    for (uint v968 = 0u; v968 < v18; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+      for (uint v972 = v118; v972 < 8192u; v972 += v969) {  // kernels/convolution/im2col_a.hpp:155
+        const uint v974 = v972 >> 6u;  // kernels/convolution/im2col_a.hpp:156
+        const uint v976 = v972 & 63u;  // kernels/convolution/im2col_a.hpp:157
+        const uint v977 = v968 + v976;  // kernels/convolution/im2col_a.hpp:158
+        const uint v978 = v63 + v974;
+        const uint v1004 = v978 / v116;  // kernels/convolution/im2col_a.hpp:63
+        const uint v1005 = v978 % v116;  // kernels/convolution/im2col_a.hpp:64
+        const uint v1007 = v977 / v16;  // kernels/convolution/im2col_a.hpp:66
+        const uint v1008 = v1007 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const uint v1009 = v1008 * v11;
+        const uint v1010 = v1005 / v30;
+        const uint v1011 = v1010 * v7;
+        const uint v1012 = v1011 + v1009;
+        const uint v1013 = v1007 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const uint v1014 = v1013 * v12;
+        const uint v1015 = v1005 % v30;
+        const uint v1016 = v1015 * v8;
+        const uint v1017 = v1016 + v1014;
+        const bool v1018 = v978 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1019 = v977 < v18;
+        const bool v1020 = v1018 && v1019;
+        const bool v1021 = v1012 >= v9;
+        const bool v1022 = v1020 && v1021;
+        const bool v1024 = v1012 < v128;
+        const bool v1025 = v1022 && v1024;
+        const bool v1026 = v1017 >= v10;
+        const bool v1027 = v1025 && v1026;
+        const bool v1029 = v1017 < v1028;
+        const bool v1030 = v1027 && v1029;
+        const uint v1031 = max(v1012, v9);  // kernels/convolution/im2col_a.hpp:72
+        const uint v1032 = v1031 - v9;
+        const uint v1033 = max(v1017, v10);  // kernels/convolution/im2col_a.hpp:73
+        const uint v1034 = v1033 - v10;
+        const uint v1035 = v977 % v16;  // kernels/convolution/im2col_a.hpp:74
+        const uint v1036 = v1004 * v1;
+        const uint v1037 = v1036 + v1032;
+        const uint v1038 = v1037 * v2;
+        const uint v1039 = v1038 + v1034;
+        const uint v1040 = v1039 * v3;
+        const uint v1041 = v1040 + v71;
+        const uint v1042 = v1041 + v1035;
+        if (v1030) {  // kernels/convolution/im2col_a.hpp:159
+          const bfloat v1043 = x[v1042];
+          const uint v1045 = v974 << 6u;
+          const uint v1046 = v1045 + v976;
+          shm0[v1046] = v1043;
         } else {
-          const uint v1047 = v973 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const uint v1048 = v1047 + v975;
-          shm0[v1048] = bfloat(0.0f);
+          const uint v1048 = v974 << 6u;  // kernels/convolution/im2col_a.hpp:160
+          const uint v1049 = v1048 + v976;
+          shm0[v1049] = bfloat(0.0f);
         }
       }
 
-      for (uint v1053 = v117; v1053 < 8192u; v1053 += v968) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1055 = v1053 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1057 = v1053 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1058 = v67 + v1055;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1059 = v1058 < v15;
-        const uint v1060 = v967 + v1057;
-        const bool v1061 = v1060 < v18;
-        const bool v1062 = v1059 && v1061;
-        if (v1062) {
-          const uint v1064 = v1058 * v18;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1065 = v69 + v1064;
-          const uint v1066 = v1065 + v967;
-          const uint v1067 = v1066 + v1057;
-          const bfloat v1068 = weight[v1067];
-          const uint v1070 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v1071 = v1070 + v1057;
-          shm1[v1071] = v1068;
+      for (uint v1054 = v118; v1054 < 8192u; v1054 += v969) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1056 = v1054 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1058 = v1054 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1059 = v67 + v1056;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1060 = v1059 < v15;
+        const uint v1061 = v968 + v1058;
+        const bool v1062 = v1061 < v18;
+        const bool v1063 = v1060 && v1062;
+        if (v1063) {
+          const uint v1065 = v1059 * v18;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1066 = v69 + v1065;
+          const uint v1067 = v1066 + v968;
+          const uint v1068 = v1067 + v1058;
+          const bfloat v1069 = weight[v1068];
+          const uint v1071 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1072 = v1071 + v1058;
+          shm1[v1072] = v1069;
         } else {
-          const uint v1073 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1074 = v1073 + v1057;
-          shm1[v1074] = bfloat(0.0f);
+          const uint v1074 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1075 = v1074 + v1058;
+          shm1[v1075] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v276, shm0, long(v1081), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1087), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v276, shm0, long(v1095), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1101), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v276, shm0, long(v1107), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1113), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v276, shm0, long(v1119), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1125), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
+      iron_frag_load<false>(v277, shm0, long(v1082), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v279, shm1, long(v1088), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<false>(v277, shm0, long(v1096), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v279, shm1, long(v1102), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<false>(v277, shm0, long(v1108), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v279, shm1, long(v1114), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<false>(v277, shm0, long(v1120), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v279, shm1, long(v1126), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
     }
   }
-  const uint v1126 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v1127 = v63 + v268;
-  const uint v1131 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1132 = v1131 == 0u;
-  const uint v1135 = v15 & 1u;
-  const bool v1136 = v1135 == 0u;
-  const bool v1137 = v1132 && v1136;
-  if (v1137) {
-    const uint v1138 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1139 = v1127 + v1138;
-    const uint v1140 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1141 = v1126 + v1140;
-    const uint v1143 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1144 = v1143 == v1138;
-    const uint v1147 = v1140 + 1u;
-    const uint v1148 = iron_frag_coord<64>(1u, iron_lane, true);
-    const bool v1149 = v1148 == v1147;
-    const bool v1150 = v1144 && v1149;
-    const uint v1153 = v1141 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1154 = v1153 == 0u;
-    const bool v1155 = v1150 && v1154;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1155) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1156 = v1139 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1157 = v1141 < v15;
-      const bool v1158 = v1156 && v1157;
-      if (v1158) {
-        const uint v1159 = v68 + v1141;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1160 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1161 = bias[v1159];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1162 = float(v1161);
-        const float v1163 = v1160 + v1162;
-        const bfloat v1164 = bfloat(v1163);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1165 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1167 = v1159 + 1u;
-        const bfloat v1168 = bias[v1167];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1169 = float(v1168);
-        const float v1170 = v1165 + v1169;
-        const bfloat v1171 = bfloat(v1170);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1172 = v1139 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1173 = v1172 + v1159;
-        *(device bfloat2*)(out + v1173) = bfloat2(v1164, v1171);
+  const uint v1127 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v1128 = v63 + v269;
+  const uint v1132 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
+  const bool v1133 = v1132 == 0u;
+  const uint v1136 = v15 & 1u;
+  const bool v1137 = v1136 == 0u;
+  const bool v1138 = v1133 && v1137;
+  if (v1138) {
+    const uint v1139 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1140 = v1128 + v1139;
+    const uint v1141 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1142 = v1127 + v1141;
+    const uint v1144 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1145 = v1144 == v1139;
+    const uint v1148 = v1141 + 1u;
+    const uint v1149 = iron_frag_coord<64>(1u, iron_lane, true);
+    const bool v1150 = v1149 == v1148;
+    const bool v1151 = v1145 && v1150;
+    const uint v1154 = v1142 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1155 = v1154 == 0u;
+    const bool v1156 = v1151 && v1155;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1156) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1157 = v1140 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1158 = v1142 < v15;
+      const bool v1159 = v1157 && v1158;
+      if (v1159) {
+        const uint v1160 = v68 + v1142;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1161 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1162 = bias[v1160];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1163 = float(v1162);
+        const float v1164 = v1161 + v1163;
+        const bfloat v1165 = bfloat(v1164);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1166 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1168 = v1160 + 1u;
+        const bfloat v1169 = bias[v1168];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1170 = float(v1169);
+        const float v1171 = v1166 + v1170;
+        const bfloat v1172 = bfloat(v1171);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1173 = v1140 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1174 = v1173 + v1160;
+        *(device bfloat2*)(out + v1174) = bfloat2(v1165, v1172);
       }
     } else {
-      const bool v1178 = v1139 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1179 = v1141 < v15;
-      const bool v1180 = v1178 && v1179;
-      if (v1180) {
-        const float v1181 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1182 = v68 + v1141;
-        const bfloat v1183 = bias[v1182];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1184 = float(v1183);
-        const float v1185 = v1181 + v1184;
-        const bfloat v1186 = bfloat(v1185);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1187 = v1139 * v4;
-        const uint v1188 = v1187 + v68;
-        const uint v1189 = v1188 + v1141;
-        out[v1189] = v1186;
+      const bool v1179 = v1140 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1180 = v1142 < v15;
+      const bool v1181 = v1179 && v1180;
+      if (v1181) {
+        const float v1182 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1183 = v68 + v1142;
+        const bfloat v1184 = bias[v1183];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1185 = float(v1184);
+        const float v1186 = v1182 + v1185;
+        const bfloat v1187 = bfloat(v1186);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1188 = v1140 * v4;
+        const uint v1189 = v1188 + v68;
+        const uint v1190 = v1189 + v1142;
+        out[v1190] = v1187;
       }
-      const uint v1191 = v1127 + v1143;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1193 = v1126 + v1148;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1194 = v1191 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1195 = v1193 < v15;
-      const bool v1196 = v1194 && v1195;
-      if (v1196) {
-        const float v1197 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1198 = v68 + v1193;
-        const bfloat v1199 = bias[v1198];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1200 = float(v1199);
-        const float v1201 = v1197 + v1200;
-        const bfloat v1202 = bfloat(v1201);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1203 = v1191 * v4;
-        const uint v1204 = v1203 + v68;
-        const uint v1205 = v1204 + v1193;
-        out[v1205] = v1202;
-      }
-    }
-    const uint v1206 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1207 = v1127 + v1206;
-    const uint v1208 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1209 = v1126 + v1208;
-    const uint v1211 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1212 = v1211 == v1206;
-    const uint v1215 = v1208 + 1u;
-    const uint v1216 = iron_frag_coord<64>(3u, iron_lane, true);
-    const bool v1217 = v1216 == v1215;
-    const bool v1218 = v1212 && v1217;
-    const uint v1221 = v1209 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1222 = v1221 == 0u;
-    const bool v1223 = v1218 && v1222;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1223) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1224 = v1207 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1225 = v1209 < v15;
-      const bool v1226 = v1224 && v1225;
-      if (v1226) {
-        const uint v1227 = v68 + v1209;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1228 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1229 = bias[v1227];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1230 = float(v1229);
-        const float v1231 = v1228 + v1230;
-        const bfloat v1232 = bfloat(v1231);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1233 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1235 = v1227 + 1u;
-        const bfloat v1236 = bias[v1235];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1237 = float(v1236);
-        const float v1238 = v1233 + v1237;
-        const bfloat v1239 = bfloat(v1238);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1240 = v1207 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1241 = v1240 + v1227;
-        *(device bfloat2*)(out + v1241) = bfloat2(v1232, v1239);
-      }
-    } else {
-      const bool v1246 = v1207 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1247 = v1209 < v15;
-      const bool v1248 = v1246 && v1247;
-      if (v1248) {
-        const float v1249 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1250 = v68 + v1209;
-        const bfloat v1251 = bias[v1250];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1252 = float(v1251);
-        const float v1253 = v1249 + v1252;
-        const bfloat v1254 = bfloat(v1253);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1255 = v1207 * v4;
-        const uint v1256 = v1255 + v68;
-        const uint v1257 = v1256 + v1209;
-        out[v1257] = v1254;
-      }
-      const uint v1259 = v1127 + v1211;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1261 = v1126 + v1216;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1262 = v1259 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1263 = v1261 < v15;
-      const bool v1264 = v1262 && v1263;
-      if (v1264) {
-        const float v1265 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1266 = v68 + v1261;
-        const bfloat v1267 = bias[v1266];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1268 = float(v1267);
-        const float v1269 = v1265 + v1268;
-        const bfloat v1270 = bfloat(v1269);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1271 = v1259 * v4;
-        const uint v1272 = v1271 + v68;
-        const uint v1273 = v1272 + v1261;
-        out[v1273] = v1270;
+      const uint v1192 = v1128 + v1144;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1194 = v1127 + v1149;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1195 = v1192 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1196 = v1194 < v15;
+      const bool v1197 = v1195 && v1196;
+      if (v1197) {
+        const float v1198 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1199 = v68 + v1194;
+        const bfloat v1200 = bias[v1199];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1201 = float(v1200);
+        const float v1202 = v1198 + v1201;
+        const bfloat v1203 = bfloat(v1202);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1204 = v1192 * v4;
+        const uint v1205 = v1204 + v68;
+        const uint v1206 = v1205 + v1194;
+        out[v1206] = v1203;
       }
     }
-    const uint v1274 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1275 = v1127 + v1274;
-    const uint v1276 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1277 = v1126 + v1276;
-    const uint v1279 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1280 = v1279 == v1274;
-    const uint v1283 = v1276 + 1u;
-    const uint v1284 = iron_frag_coord<64>(5u, iron_lane, true);
-    const bool v1285 = v1284 == v1283;
-    const bool v1286 = v1280 && v1285;
-    const uint v1289 = v1277 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1290 = v1289 == 0u;
-    const bool v1291 = v1286 && v1290;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1291) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1292 = v1275 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1293 = v1277 < v15;
-      const bool v1294 = v1292 && v1293;
-      if (v1294) {
-        const uint v1295 = v68 + v1277;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1296 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1297 = bias[v1295];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1298 = float(v1297);
-        const float v1299 = v1296 + v1298;
-        const bfloat v1300 = bfloat(v1299);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1301 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1303 = v1295 + 1u;
-        const bfloat v1304 = bias[v1303];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1305 = float(v1304);
-        const float v1306 = v1301 + v1305;
-        const bfloat v1307 = bfloat(v1306);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1308 = v1275 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1309 = v1308 + v1295;
-        *(device bfloat2*)(out + v1309) = bfloat2(v1300, v1307);
+    const uint v1207 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1208 = v1128 + v1207;
+    const uint v1209 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1210 = v1127 + v1209;
+    const uint v1212 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1213 = v1212 == v1207;
+    const uint v1216 = v1209 + 1u;
+    const uint v1217 = iron_frag_coord<64>(3u, iron_lane, true);
+    const bool v1218 = v1217 == v1216;
+    const bool v1219 = v1213 && v1218;
+    const uint v1222 = v1210 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1223 = v1222 == 0u;
+    const bool v1224 = v1219 && v1223;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1224) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1225 = v1208 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1226 = v1210 < v15;
+      const bool v1227 = v1225 && v1226;
+      if (v1227) {
+        const uint v1228 = v68 + v1210;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1229 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1230 = bias[v1228];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1231 = float(v1230);
+        const float v1232 = v1229 + v1231;
+        const bfloat v1233 = bfloat(v1232);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1234 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1236 = v1228 + 1u;
+        const bfloat v1237 = bias[v1236];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1238 = float(v1237);
+        const float v1239 = v1234 + v1238;
+        const bfloat v1240 = bfloat(v1239);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1241 = v1208 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1242 = v1241 + v1228;
+        *(device bfloat2*)(out + v1242) = bfloat2(v1233, v1240);
       }
     } else {
-      const bool v1314 = v1275 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1315 = v1277 < v15;
-      const bool v1316 = v1314 && v1315;
-      if (v1316) {
-        const float v1317 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1318 = v68 + v1277;
-        const bfloat v1319 = bias[v1318];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1320 = float(v1319);
-        const float v1321 = v1317 + v1320;
-        const bfloat v1322 = bfloat(v1321);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1323 = v1275 * v4;
-        const uint v1324 = v1323 + v68;
-        const uint v1325 = v1324 + v1277;
-        out[v1325] = v1322;
+      const bool v1247 = v1208 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1248 = v1210 < v15;
+      const bool v1249 = v1247 && v1248;
+      if (v1249) {
+        const float v1250 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1251 = v68 + v1210;
+        const bfloat v1252 = bias[v1251];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1253 = float(v1252);
+        const float v1254 = v1250 + v1253;
+        const bfloat v1255 = bfloat(v1254);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1256 = v1208 * v4;
+        const uint v1257 = v1256 + v68;
+        const uint v1258 = v1257 + v1210;
+        out[v1258] = v1255;
       }
-      const uint v1327 = v1127 + v1279;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1329 = v1126 + v1284;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1330 = v1327 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1331 = v1329 < v15;
-      const bool v1332 = v1330 && v1331;
-      if (v1332) {
-        const float v1333 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1334 = v68 + v1329;
-        const bfloat v1335 = bias[v1334];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1336 = float(v1335);
-        const float v1337 = v1333 + v1336;
-        const bfloat v1338 = bfloat(v1337);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1339 = v1327 * v4;
-        const uint v1340 = v1339 + v68;
-        const uint v1341 = v1340 + v1329;
-        out[v1341] = v1338;
+      const uint v1260 = v1128 + v1212;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1262 = v1127 + v1217;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1263 = v1260 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1264 = v1262 < v15;
+      const bool v1265 = v1263 && v1264;
+      if (v1265) {
+        const float v1266 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1267 = v68 + v1262;
+        const bfloat v1268 = bias[v1267];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1269 = float(v1268);
+        const float v1270 = v1266 + v1269;
+        const bfloat v1271 = bfloat(v1270);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1272 = v1260 * v4;
+        const uint v1273 = v1272 + v68;
+        const uint v1274 = v1273 + v1262;
+        out[v1274] = v1271;
       }
     }
-    const uint v1342 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1343 = v1127 + v1342;
-    const uint v1344 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1345 = v1126 + v1344;
-    const uint v1347 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1348 = v1347 == v1342;
-    const uint v1351 = v1344 + 1u;
-    const uint v1352 = iron_frag_coord<64>(7u, iron_lane, true);
-    const bool v1353 = v1352 == v1351;
-    const bool v1354 = v1348 && v1353;
-    const uint v1357 = v1345 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1358 = v1357 == 0u;
-    const bool v1359 = v1354 && v1358;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1359) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1360 = v1343 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1361 = v1345 < v15;
-      const bool v1362 = v1360 && v1361;
-      if (v1362) {
-        const uint v1363 = v68 + v1345;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1364 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1365 = bias[v1363];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1366 = float(v1365);
-        const float v1367 = v1364 + v1366;
-        const bfloat v1368 = bfloat(v1367);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1369 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1371 = v1363 + 1u;
-        const bfloat v1372 = bias[v1371];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1373 = float(v1372);
-        const float v1374 = v1369 + v1373;
-        const bfloat v1375 = bfloat(v1374);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1376 = v1343 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1377 = v1376 + v1363;
-        *(device bfloat2*)(out + v1377) = bfloat2(v1368, v1375);
+    const uint v1275 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1276 = v1128 + v1275;
+    const uint v1277 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1278 = v1127 + v1277;
+    const uint v1280 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1281 = v1280 == v1275;
+    const uint v1284 = v1277 + 1u;
+    const uint v1285 = iron_frag_coord<64>(5u, iron_lane, true);
+    const bool v1286 = v1285 == v1284;
+    const bool v1287 = v1281 && v1286;
+    const uint v1290 = v1278 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1291 = v1290 == 0u;
+    const bool v1292 = v1287 && v1291;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1292) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1293 = v1276 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1294 = v1278 < v15;
+      const bool v1295 = v1293 && v1294;
+      if (v1295) {
+        const uint v1296 = v68 + v1278;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1297 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1298 = bias[v1296];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1299 = float(v1298);
+        const float v1300 = v1297 + v1299;
+        const bfloat v1301 = bfloat(v1300);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1302 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1304 = v1296 + 1u;
+        const bfloat v1305 = bias[v1304];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1306 = float(v1305);
+        const float v1307 = v1302 + v1306;
+        const bfloat v1308 = bfloat(v1307);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1309 = v1276 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1310 = v1309 + v1296;
+        *(device bfloat2*)(out + v1310) = bfloat2(v1301, v1308);
       }
     } else {
-      const bool v1382 = v1343 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1383 = v1345 < v15;
-      const bool v1384 = v1382 && v1383;
-      if (v1384) {
-        const float v1385 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1386 = v68 + v1345;
-        const bfloat v1387 = bias[v1386];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1388 = float(v1387);
-        const float v1389 = v1385 + v1388;
-        const bfloat v1390 = bfloat(v1389);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1391 = v1343 * v4;
-        const uint v1392 = v1391 + v68;
-        const uint v1393 = v1392 + v1345;
-        out[v1393] = v1390;
+      const bool v1315 = v1276 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1316 = v1278 < v15;
+      const bool v1317 = v1315 && v1316;
+      if (v1317) {
+        const float v1318 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1319 = v68 + v1278;
+        const bfloat v1320 = bias[v1319];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1321 = float(v1320);
+        const float v1322 = v1318 + v1321;
+        const bfloat v1323 = bfloat(v1322);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1324 = v1276 * v4;
+        const uint v1325 = v1324 + v68;
+        const uint v1326 = v1325 + v1278;
+        out[v1326] = v1323;
       }
-      const uint v1395 = v1127 + v1347;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1397 = v1126 + v1352;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1398 = v1395 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1399 = v1397 < v15;
-      const bool v1400 = v1398 && v1399;
-      if (v1400) {
-        const float v1401 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1402 = v68 + v1397;
-        const bfloat v1403 = bias[v1402];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1404 = float(v1403);
-        const float v1405 = v1401 + v1404;
-        const bfloat v1406 = bfloat(v1405);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1407 = v1395 * v4;
-        const uint v1408 = v1407 + v68;
-        const uint v1409 = v1408 + v1397;
-        out[v1409] = v1406;
+      const uint v1328 = v1128 + v1280;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1330 = v1127 + v1285;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1331 = v1328 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1332 = v1330 < v15;
+      const bool v1333 = v1331 && v1332;
+      if (v1333) {
+        const float v1334 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1335 = v68 + v1330;
+        const bfloat v1336 = bias[v1335];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1337 = float(v1336);
+        const float v1338 = v1334 + v1337;
+        const bfloat v1339 = bfloat(v1338);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1340 = v1328 * v4;
+        const uint v1341 = v1340 + v68;
+        const uint v1342 = v1341 + v1330;
+        out[v1342] = v1339;
       }
     }
-    const uint v1410 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1411 = v1127 + v1410;
-    const uint v1412 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1413 = v1126 + v1412;
-    const uint v1415 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1416 = v1415 == v1410;
-    const uint v1419 = v1412 + 1u;
-    const uint v1420 = iron_frag_coord<64>(9u, iron_lane, true);
-    const bool v1421 = v1420 == v1419;
-    const bool v1422 = v1416 && v1421;
-    const uint v1425 = v1413 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1426 = v1425 == 0u;
-    const bool v1427 = v1422 && v1426;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1427) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1428 = v1411 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1429 = v1413 < v15;
-      const bool v1430 = v1428 && v1429;
-      if (v1430) {
-        const uint v1431 = v68 + v1413;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1432 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1433 = bias[v1431];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1434 = float(v1433);
-        const float v1435 = v1432 + v1434;
-        const bfloat v1436 = bfloat(v1435);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1437 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1439 = v1431 + 1u;
-        const bfloat v1440 = bias[v1439];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1441 = float(v1440);
-        const float v1442 = v1437 + v1441;
-        const bfloat v1443 = bfloat(v1442);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1444 = v1411 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1445 = v1444 + v1431;
-        *(device bfloat2*)(out + v1445) = bfloat2(v1436, v1443);
+    const uint v1343 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1344 = v1128 + v1343;
+    const uint v1345 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1346 = v1127 + v1345;
+    const uint v1348 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1349 = v1348 == v1343;
+    const uint v1352 = v1345 + 1u;
+    const uint v1353 = iron_frag_coord<64>(7u, iron_lane, true);
+    const bool v1354 = v1353 == v1352;
+    const bool v1355 = v1349 && v1354;
+    const uint v1358 = v1346 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1359 = v1358 == 0u;
+    const bool v1360 = v1355 && v1359;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1360) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1361 = v1344 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1362 = v1346 < v15;
+      const bool v1363 = v1361 && v1362;
+      if (v1363) {
+        const uint v1364 = v68 + v1346;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1365 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1366 = bias[v1364];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1367 = float(v1366);
+        const float v1368 = v1365 + v1367;
+        const bfloat v1369 = bfloat(v1368);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1370 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1372 = v1364 + 1u;
+        const bfloat v1373 = bias[v1372];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1374 = float(v1373);
+        const float v1375 = v1370 + v1374;
+        const bfloat v1376 = bfloat(v1375);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1377 = v1344 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1378 = v1377 + v1364;
+        *(device bfloat2*)(out + v1378) = bfloat2(v1369, v1376);
       }
     } else {
-      const bool v1450 = v1411 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1451 = v1413 < v15;
-      const bool v1452 = v1450 && v1451;
-      if (v1452) {
-        const float v1453 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1454 = v68 + v1413;
-        const bfloat v1455 = bias[v1454];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1456 = float(v1455);
-        const float v1457 = v1453 + v1456;
-        const bfloat v1458 = bfloat(v1457);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1459 = v1411 * v4;
-        const uint v1460 = v1459 + v68;
-        const uint v1461 = v1460 + v1413;
-        out[v1461] = v1458;
+      const bool v1383 = v1344 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1384 = v1346 < v15;
+      const bool v1385 = v1383 && v1384;
+      if (v1385) {
+        const float v1386 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1387 = v68 + v1346;
+        const bfloat v1388 = bias[v1387];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1389 = float(v1388);
+        const float v1390 = v1386 + v1389;
+        const bfloat v1391 = bfloat(v1390);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1392 = v1344 * v4;
+        const uint v1393 = v1392 + v68;
+        const uint v1394 = v1393 + v1346;
+        out[v1394] = v1391;
       }
-      const uint v1463 = v1127 + v1415;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1465 = v1126 + v1420;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1466 = v1463 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1467 = v1465 < v15;
-      const bool v1468 = v1466 && v1467;
-      if (v1468) {
-        const float v1469 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1470 = v68 + v1465;
-        const bfloat v1471 = bias[v1470];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1472 = float(v1471);
-        const float v1473 = v1469 + v1472;
-        const bfloat v1474 = bfloat(v1473);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1475 = v1463 * v4;
-        const uint v1476 = v1475 + v68;
-        const uint v1477 = v1476 + v1465;
-        out[v1477] = v1474;
+      const uint v1396 = v1128 + v1348;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1398 = v1127 + v1353;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1399 = v1396 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1400 = v1398 < v15;
+      const bool v1401 = v1399 && v1400;
+      if (v1401) {
+        const float v1402 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1403 = v68 + v1398;
+        const bfloat v1404 = bias[v1403];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1405 = float(v1404);
+        const float v1406 = v1402 + v1405;
+        const bfloat v1407 = bfloat(v1406);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1408 = v1396 * v4;
+        const uint v1409 = v1408 + v68;
+        const uint v1410 = v1409 + v1398;
+        out[v1410] = v1407;
       }
     }
-    const uint v1478 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1479 = v1127 + v1478;
-    const uint v1480 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1481 = v1126 + v1480;
-    const uint v1483 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1484 = v1483 == v1478;
-    const uint v1487 = v1480 + 1u;
-    const uint v1488 = iron_frag_coord<64>(11u, iron_lane, true);
-    const bool v1489 = v1488 == v1487;
-    const bool v1490 = v1484 && v1489;
-    const uint v1493 = v1481 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1494 = v1493 == 0u;
-    const bool v1495 = v1490 && v1494;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1495) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1496 = v1479 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1497 = v1481 < v15;
-      const bool v1498 = v1496 && v1497;
-      if (v1498) {
-        const uint v1499 = v68 + v1481;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1500 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1501 = bias[v1499];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1502 = float(v1501);
-        const float v1503 = v1500 + v1502;
-        const bfloat v1504 = bfloat(v1503);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1505 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1507 = v1499 + 1u;
-        const bfloat v1508 = bias[v1507];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1509 = float(v1508);
-        const float v1510 = v1505 + v1509;
-        const bfloat v1511 = bfloat(v1510);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1512 = v1479 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1513 = v1512 + v1499;
-        *(device bfloat2*)(out + v1513) = bfloat2(v1504, v1511);
+    const uint v1411 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1412 = v1128 + v1411;
+    const uint v1413 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1414 = v1127 + v1413;
+    const uint v1416 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1417 = v1416 == v1411;
+    const uint v1420 = v1413 + 1u;
+    const uint v1421 = iron_frag_coord<64>(9u, iron_lane, true);
+    const bool v1422 = v1421 == v1420;
+    const bool v1423 = v1417 && v1422;
+    const uint v1426 = v1414 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1427 = v1426 == 0u;
+    const bool v1428 = v1423 && v1427;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1428) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1429 = v1412 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1430 = v1414 < v15;
+      const bool v1431 = v1429 && v1430;
+      if (v1431) {
+        const uint v1432 = v68 + v1414;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1433 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1434 = bias[v1432];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1435 = float(v1434);
+        const float v1436 = v1433 + v1435;
+        const bfloat v1437 = bfloat(v1436);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1438 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1440 = v1432 + 1u;
+        const bfloat v1441 = bias[v1440];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1442 = float(v1441);
+        const float v1443 = v1438 + v1442;
+        const bfloat v1444 = bfloat(v1443);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1445 = v1412 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1446 = v1445 + v1432;
+        *(device bfloat2*)(out + v1446) = bfloat2(v1437, v1444);
       }
     } else {
-      const bool v1518 = v1479 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1519 = v1481 < v15;
-      const bool v1520 = v1518 && v1519;
-      if (v1520) {
-        const float v1521 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1522 = v68 + v1481;
-        const bfloat v1523 = bias[v1522];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1524 = float(v1523);
-        const float v1525 = v1521 + v1524;
-        const bfloat v1526 = bfloat(v1525);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1527 = v1479 * v4;
-        const uint v1528 = v1527 + v68;
-        const uint v1529 = v1528 + v1481;
-        out[v1529] = v1526;
+      const bool v1451 = v1412 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1452 = v1414 < v15;
+      const bool v1453 = v1451 && v1452;
+      if (v1453) {
+        const float v1454 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1455 = v68 + v1414;
+        const bfloat v1456 = bias[v1455];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1457 = float(v1456);
+        const float v1458 = v1454 + v1457;
+        const bfloat v1459 = bfloat(v1458);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1460 = v1412 * v4;
+        const uint v1461 = v1460 + v68;
+        const uint v1462 = v1461 + v1414;
+        out[v1462] = v1459;
       }
-      const uint v1531 = v1127 + v1483;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1533 = v1126 + v1488;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1534 = v1531 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1535 = v1533 < v15;
-      const bool v1536 = v1534 && v1535;
-      if (v1536) {
-        const float v1537 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1538 = v68 + v1533;
-        const bfloat v1539 = bias[v1538];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1540 = float(v1539);
-        const float v1541 = v1537 + v1540;
-        const bfloat v1542 = bfloat(v1541);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1543 = v1531 * v4;
-        const uint v1544 = v1543 + v68;
-        const uint v1545 = v1544 + v1533;
-        out[v1545] = v1542;
+      const uint v1464 = v1128 + v1416;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1466 = v1127 + v1421;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1467 = v1464 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1468 = v1466 < v15;
+      const bool v1469 = v1467 && v1468;
+      if (v1469) {
+        const float v1470 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1471 = v68 + v1466;
+        const bfloat v1472 = bias[v1471];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1473 = float(v1472);
+        const float v1474 = v1470 + v1473;
+        const bfloat v1475 = bfloat(v1474);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1476 = v1464 * v4;
+        const uint v1477 = v1476 + v68;
+        const uint v1478 = v1477 + v1466;
+        out[v1478] = v1475;
       }
     }
-    const uint v1546 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1547 = v1127 + v1546;
-    const uint v1548 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1549 = v1126 + v1548;
-    const uint v1551 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1552 = v1551 == v1546;
-    const uint v1555 = v1548 + 1u;
-    const uint v1556 = iron_frag_coord<64>(13u, iron_lane, true);
-    const bool v1557 = v1556 == v1555;
-    const bool v1558 = v1552 && v1557;
-    const uint v1561 = v1549 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1562 = v1561 == 0u;
-    const bool v1563 = v1558 && v1562;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1563) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1564 = v1547 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1565 = v1549 < v15;
-      const bool v1566 = v1564 && v1565;
-      if (v1566) {
-        const uint v1567 = v68 + v1549;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1568 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1569 = bias[v1567];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1570 = float(v1569);
-        const float v1571 = v1568 + v1570;
-        const bfloat v1572 = bfloat(v1571);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1573 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1575 = v1567 + 1u;
-        const bfloat v1576 = bias[v1575];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1577 = float(v1576);
-        const float v1578 = v1573 + v1577;
-        const bfloat v1579 = bfloat(v1578);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1580 = v1547 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1581 = v1580 + v1567;
-        *(device bfloat2*)(out + v1581) = bfloat2(v1572, v1579);
+    const uint v1479 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1480 = v1128 + v1479;
+    const uint v1481 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1482 = v1127 + v1481;
+    const uint v1484 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1485 = v1484 == v1479;
+    const uint v1488 = v1481 + 1u;
+    const uint v1489 = iron_frag_coord<64>(11u, iron_lane, true);
+    const bool v1490 = v1489 == v1488;
+    const bool v1491 = v1485 && v1490;
+    const uint v1494 = v1482 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1495 = v1494 == 0u;
+    const bool v1496 = v1491 && v1495;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1496) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1497 = v1480 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1498 = v1482 < v15;
+      const bool v1499 = v1497 && v1498;
+      if (v1499) {
+        const uint v1500 = v68 + v1482;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1501 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1502 = bias[v1500];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1503 = float(v1502);
+        const float v1504 = v1501 + v1503;
+        const bfloat v1505 = bfloat(v1504);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1506 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1508 = v1500 + 1u;
+        const bfloat v1509 = bias[v1508];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1510 = float(v1509);
+        const float v1511 = v1506 + v1510;
+        const bfloat v1512 = bfloat(v1511);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1513 = v1480 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1514 = v1513 + v1500;
+        *(device bfloat2*)(out + v1514) = bfloat2(v1505, v1512);
       }
     } else {
-      const bool v1586 = v1547 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1587 = v1549 < v15;
-      const bool v1588 = v1586 && v1587;
-      if (v1588) {
-        const float v1589 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1590 = v68 + v1549;
-        const bfloat v1591 = bias[v1590];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1592 = float(v1591);
-        const float v1593 = v1589 + v1592;
-        const bfloat v1594 = bfloat(v1593);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1595 = v1547 * v4;
-        const uint v1596 = v1595 + v68;
-        const uint v1597 = v1596 + v1549;
-        out[v1597] = v1594;
+      const bool v1519 = v1480 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1520 = v1482 < v15;
+      const bool v1521 = v1519 && v1520;
+      if (v1521) {
+        const float v1522 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1523 = v68 + v1482;
+        const bfloat v1524 = bias[v1523];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1525 = float(v1524);
+        const float v1526 = v1522 + v1525;
+        const bfloat v1527 = bfloat(v1526);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1528 = v1480 * v4;
+        const uint v1529 = v1528 + v68;
+        const uint v1530 = v1529 + v1482;
+        out[v1530] = v1527;
       }
-      const uint v1599 = v1127 + v1551;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1601 = v1126 + v1556;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1602 = v1599 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1603 = v1601 < v15;
-      const bool v1604 = v1602 && v1603;
-      if (v1604) {
-        const float v1605 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1606 = v68 + v1601;
-        const bfloat v1607 = bias[v1606];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1608 = float(v1607);
-        const float v1609 = v1605 + v1608;
-        const bfloat v1610 = bfloat(v1609);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1611 = v1599 * v4;
-        const uint v1612 = v1611 + v68;
-        const uint v1613 = v1612 + v1601;
-        out[v1613] = v1610;
+      const uint v1532 = v1128 + v1484;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1534 = v1127 + v1489;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1535 = v1532 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1536 = v1534 < v15;
+      const bool v1537 = v1535 && v1536;
+      if (v1537) {
+        const float v1538 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1539 = v68 + v1534;
+        const bfloat v1540 = bias[v1539];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1541 = float(v1540);
+        const float v1542 = v1538 + v1541;
+        const bfloat v1543 = bfloat(v1542);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1544 = v1532 * v4;
+        const uint v1545 = v1544 + v68;
+        const uint v1546 = v1545 + v1534;
+        out[v1546] = v1543;
       }
     }
-    const uint v1614 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1615 = v1127 + v1614;
-    const uint v1616 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1617 = v1126 + v1616;
-    const uint v1619 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1620 = v1619 == v1614;
-    const uint v1623 = v1616 + 1u;
-    const uint v1624 = iron_frag_coord<64>(15u, iron_lane, true);
-    const bool v1625 = v1624 == v1623;
-    const bool v1626 = v1620 && v1625;
-    const uint v1629 = v1617 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1630 = v1629 == 0u;
-    const bool v1631 = v1626 && v1630;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1631) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1632 = v1615 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1633 = v1617 < v15;
-      const bool v1634 = v1632 && v1633;
-      if (v1634) {
-        const uint v1635 = v68 + v1617;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1636 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1637 = bias[v1635];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1638 = float(v1637);
-        const float v1639 = v1636 + v1638;
-        const bfloat v1640 = bfloat(v1639);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1641 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1643 = v1635 + 1u;
-        const bfloat v1644 = bias[v1643];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1645 = float(v1644);
-        const float v1646 = v1641 + v1645;
-        const bfloat v1647 = bfloat(v1646);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1648 = v1615 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1649 = v1648 + v1635;
-        *(device bfloat2*)(out + v1649) = bfloat2(v1640, v1647);
+    const uint v1547 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1548 = v1128 + v1547;
+    const uint v1549 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1550 = v1127 + v1549;
+    const uint v1552 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1553 = v1552 == v1547;
+    const uint v1556 = v1549 + 1u;
+    const uint v1557 = iron_frag_coord<64>(13u, iron_lane, true);
+    const bool v1558 = v1557 == v1556;
+    const bool v1559 = v1553 && v1558;
+    const uint v1562 = v1550 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1563 = v1562 == 0u;
+    const bool v1564 = v1559 && v1563;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1564) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1565 = v1548 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1566 = v1550 < v15;
+      const bool v1567 = v1565 && v1566;
+      if (v1567) {
+        const uint v1568 = v68 + v1550;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1569 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1570 = bias[v1568];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1571 = float(v1570);
+        const float v1572 = v1569 + v1571;
+        const bfloat v1573 = bfloat(v1572);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1574 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1576 = v1568 + 1u;
+        const bfloat v1577 = bias[v1576];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1578 = float(v1577);
+        const float v1579 = v1574 + v1578;
+        const bfloat v1580 = bfloat(v1579);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1581 = v1548 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1582 = v1581 + v1568;
+        *(device bfloat2*)(out + v1582) = bfloat2(v1573, v1580);
       }
     } else {
-      const bool v1654 = v1615 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1655 = v1617 < v15;
-      const bool v1656 = v1654 && v1655;
-      if (v1656) {
-        const float v1657 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1658 = v68 + v1617;
-        const bfloat v1659 = bias[v1658];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1660 = float(v1659);
-        const float v1661 = v1657 + v1660;
-        const bfloat v1662 = bfloat(v1661);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1663 = v1615 * v4;
-        const uint v1664 = v1663 + v68;
-        const uint v1665 = v1664 + v1617;
-        out[v1665] = v1662;
+      const bool v1587 = v1548 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1588 = v1550 < v15;
+      const bool v1589 = v1587 && v1588;
+      if (v1589) {
+        const float v1590 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1591 = v68 + v1550;
+        const bfloat v1592 = bias[v1591];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1593 = float(v1592);
+        const float v1594 = v1590 + v1593;
+        const bfloat v1595 = bfloat(v1594);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1596 = v1548 * v4;
+        const uint v1597 = v1596 + v68;
+        const uint v1598 = v1597 + v1550;
+        out[v1598] = v1595;
       }
-      const uint v1667 = v1127 + v1619;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1669 = v1126 + v1624;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1670 = v1667 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1671 = v1669 < v15;
-      const bool v1672 = v1670 && v1671;
-      if (v1672) {
-        const float v1673 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1674 = v68 + v1669;
-        const bfloat v1675 = bias[v1674];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1676 = float(v1675);
-        const float v1677 = v1673 + v1676;
-        const bfloat v1678 = bfloat(v1677);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1679 = v1667 * v4;
-        const uint v1680 = v1679 + v68;
-        const uint v1681 = v1680 + v1669;
-        out[v1681] = v1678;
+      const uint v1600 = v1128 + v1552;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1602 = v1127 + v1557;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1603 = v1600 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1604 = v1602 < v15;
+      const bool v1605 = v1603 && v1604;
+      if (v1605) {
+        const float v1606 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1607 = v68 + v1602;
+        const bfloat v1608 = bias[v1607];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1609 = float(v1608);
+        const float v1610 = v1606 + v1609;
+        const bfloat v1611 = bfloat(v1610);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1612 = v1600 * v4;
+        const uint v1613 = v1612 + v68;
+        const uint v1614 = v1613 + v1602;
+        out[v1614] = v1611;
       }
     }
-    const uint v1682 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1683 = v1127 + v1682;
-    const uint v1684 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1685 = v1126 + v1684;
-    const uint v1687 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1688 = v1687 == v1682;
-    const uint v1691 = v1684 + 1u;
-    const uint v1692 = iron_frag_coord<64>(17u, iron_lane, true);
-    const bool v1693 = v1692 == v1691;
-    const bool v1694 = v1688 && v1693;
-    const uint v1697 = v1685 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1698 = v1697 == 0u;
-    const bool v1699 = v1694 && v1698;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1699) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1700 = v1683 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1701 = v1685 < v15;
-      const bool v1702 = v1700 && v1701;
-      if (v1702) {
-        const uint v1703 = v68 + v1685;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1704 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1705 = bias[v1703];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1706 = float(v1705);
-        const float v1707 = v1704 + v1706;
-        const bfloat v1708 = bfloat(v1707);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1709 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1711 = v1703 + 1u;
-        const bfloat v1712 = bias[v1711];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1713 = float(v1712);
-        const float v1714 = v1709 + v1713;
-        const bfloat v1715 = bfloat(v1714);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1716 = v1683 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1717 = v1716 + v1703;
-        *(device bfloat2*)(out + v1717) = bfloat2(v1708, v1715);
+    const uint v1615 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1616 = v1128 + v1615;
+    const uint v1617 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1618 = v1127 + v1617;
+    const uint v1620 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1621 = v1620 == v1615;
+    const uint v1624 = v1617 + 1u;
+    const uint v1625 = iron_frag_coord<64>(15u, iron_lane, true);
+    const bool v1626 = v1625 == v1624;
+    const bool v1627 = v1621 && v1626;
+    const uint v1630 = v1618 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1631 = v1630 == 0u;
+    const bool v1632 = v1627 && v1631;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1632) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1633 = v1616 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1634 = v1618 < v15;
+      const bool v1635 = v1633 && v1634;
+      if (v1635) {
+        const uint v1636 = v68 + v1618;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1637 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1638 = bias[v1636];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1639 = float(v1638);
+        const float v1640 = v1637 + v1639;
+        const bfloat v1641 = bfloat(v1640);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1642 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1644 = v1636 + 1u;
+        const bfloat v1645 = bias[v1644];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1646 = float(v1645);
+        const float v1647 = v1642 + v1646;
+        const bfloat v1648 = bfloat(v1647);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1649 = v1616 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1650 = v1649 + v1636;
+        *(device bfloat2*)(out + v1650) = bfloat2(v1641, v1648);
       }
     } else {
-      const bool v1722 = v1683 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1723 = v1685 < v15;
-      const bool v1724 = v1722 && v1723;
-      if (v1724) {
-        const float v1725 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1726 = v68 + v1685;
-        const bfloat v1727 = bias[v1726];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1728 = float(v1727);
-        const float v1729 = v1725 + v1728;
-        const bfloat v1730 = bfloat(v1729);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1731 = v1683 * v4;
-        const uint v1732 = v1731 + v68;
-        const uint v1733 = v1732 + v1685;
-        out[v1733] = v1730;
+      const bool v1655 = v1616 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1656 = v1618 < v15;
+      const bool v1657 = v1655 && v1656;
+      if (v1657) {
+        const float v1658 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1659 = v68 + v1618;
+        const bfloat v1660 = bias[v1659];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1661 = float(v1660);
+        const float v1662 = v1658 + v1661;
+        const bfloat v1663 = bfloat(v1662);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1664 = v1616 * v4;
+        const uint v1665 = v1664 + v68;
+        const uint v1666 = v1665 + v1618;
+        out[v1666] = v1663;
       }
-      const uint v1735 = v1127 + v1687;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1737 = v1126 + v1692;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1738 = v1735 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1739 = v1737 < v15;
-      const bool v1740 = v1738 && v1739;
-      if (v1740) {
-        const float v1741 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1742 = v68 + v1737;
-        const bfloat v1743 = bias[v1742];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1744 = float(v1743);
-        const float v1745 = v1741 + v1744;
-        const bfloat v1746 = bfloat(v1745);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1747 = v1735 * v4;
-        const uint v1748 = v1747 + v68;
-        const uint v1749 = v1748 + v1737;
-        out[v1749] = v1746;
+      const uint v1668 = v1128 + v1620;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1670 = v1127 + v1625;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1671 = v1668 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1672 = v1670 < v15;
+      const bool v1673 = v1671 && v1672;
+      if (v1673) {
+        const float v1674 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1675 = v68 + v1670;
+        const bfloat v1676 = bias[v1675];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1677 = float(v1676);
+        const float v1678 = v1674 + v1677;
+        const bfloat v1679 = bfloat(v1678);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1680 = v1668 * v4;
+        const uint v1681 = v1680 + v68;
+        const uint v1682 = v1681 + v1670;
+        out[v1682] = v1679;
       }
     }
-    const uint v1750 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1751 = v1127 + v1750;
-    const uint v1752 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1753 = v1126 + v1752;
-    const uint v1755 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1756 = v1755 == v1750;
-    const uint v1759 = v1752 + 1u;
-    const uint v1760 = iron_frag_coord<64>(19u, iron_lane, true);
-    const bool v1761 = v1760 == v1759;
-    const bool v1762 = v1756 && v1761;
-    const uint v1765 = v1753 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1766 = v1765 == 0u;
-    const bool v1767 = v1762 && v1766;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1767) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1768 = v1751 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1769 = v1753 < v15;
-      const bool v1770 = v1768 && v1769;
-      if (v1770) {
-        const uint v1771 = v68 + v1753;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1772 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1773 = bias[v1771];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1774 = float(v1773);
-        const float v1775 = v1772 + v1774;
-        const bfloat v1776 = bfloat(v1775);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1777 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1779 = v1771 + 1u;
-        const bfloat v1780 = bias[v1779];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1781 = float(v1780);
-        const float v1782 = v1777 + v1781;
-        const bfloat v1783 = bfloat(v1782);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1784 = v1751 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1785 = v1784 + v1771;
-        *(device bfloat2*)(out + v1785) = bfloat2(v1776, v1783);
+    const uint v1683 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1684 = v1128 + v1683;
+    const uint v1685 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1686 = v1127 + v1685;
+    const uint v1688 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1689 = v1688 == v1683;
+    const uint v1692 = v1685 + 1u;
+    const uint v1693 = iron_frag_coord<64>(17u, iron_lane, true);
+    const bool v1694 = v1693 == v1692;
+    const bool v1695 = v1689 && v1694;
+    const uint v1698 = v1686 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1699 = v1698 == 0u;
+    const bool v1700 = v1695 && v1699;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1700) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1701 = v1684 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1702 = v1686 < v15;
+      const bool v1703 = v1701 && v1702;
+      if (v1703) {
+        const uint v1704 = v68 + v1686;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1705 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1706 = bias[v1704];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1707 = float(v1706);
+        const float v1708 = v1705 + v1707;
+        const bfloat v1709 = bfloat(v1708);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1710 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1712 = v1704 + 1u;
+        const bfloat v1713 = bias[v1712];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1714 = float(v1713);
+        const float v1715 = v1710 + v1714;
+        const bfloat v1716 = bfloat(v1715);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1717 = v1684 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1718 = v1717 + v1704;
+        *(device bfloat2*)(out + v1718) = bfloat2(v1709, v1716);
       }
     } else {
-      const bool v1790 = v1751 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1791 = v1753 < v15;
-      const bool v1792 = v1790 && v1791;
-      if (v1792) {
-        const float v1793 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1794 = v68 + v1753;
-        const bfloat v1795 = bias[v1794];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1796 = float(v1795);
-        const float v1797 = v1793 + v1796;
-        const bfloat v1798 = bfloat(v1797);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1799 = v1751 * v4;
-        const uint v1800 = v1799 + v68;
-        const uint v1801 = v1800 + v1753;
-        out[v1801] = v1798;
+      const bool v1723 = v1684 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1724 = v1686 < v15;
+      const bool v1725 = v1723 && v1724;
+      if (v1725) {
+        const float v1726 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1727 = v68 + v1686;
+        const bfloat v1728 = bias[v1727];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1729 = float(v1728);
+        const float v1730 = v1726 + v1729;
+        const bfloat v1731 = bfloat(v1730);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1732 = v1684 * v4;
+        const uint v1733 = v1732 + v68;
+        const uint v1734 = v1733 + v1686;
+        out[v1734] = v1731;
       }
-      const uint v1803 = v1127 + v1755;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1805 = v1126 + v1760;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1806 = v1803 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1807 = v1805 < v15;
-      const bool v1808 = v1806 && v1807;
-      if (v1808) {
-        const float v1809 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1810 = v68 + v1805;
-        const bfloat v1811 = bias[v1810];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1812 = float(v1811);
-        const float v1813 = v1809 + v1812;
-        const bfloat v1814 = bfloat(v1813);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1815 = v1803 * v4;
-        const uint v1816 = v1815 + v68;
-        const uint v1817 = v1816 + v1805;
-        out[v1817] = v1814;
+      const uint v1736 = v1128 + v1688;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1738 = v1127 + v1693;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1739 = v1736 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1740 = v1738 < v15;
+      const bool v1741 = v1739 && v1740;
+      if (v1741) {
+        const float v1742 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1743 = v68 + v1738;
+        const bfloat v1744 = bias[v1743];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1745 = float(v1744);
+        const float v1746 = v1742 + v1745;
+        const bfloat v1747 = bfloat(v1746);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1748 = v1736 * v4;
+        const uint v1749 = v1748 + v68;
+        const uint v1750 = v1749 + v1738;
+        out[v1750] = v1747;
       }
     }
-    const uint v1818 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1819 = v1127 + v1818;
-    const uint v1820 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1821 = v1126 + v1820;
-    const uint v1823 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1824 = v1823 == v1818;
-    const uint v1827 = v1820 + 1u;
-    const uint v1828 = iron_frag_coord<64>(21u, iron_lane, true);
-    const bool v1829 = v1828 == v1827;
-    const bool v1830 = v1824 && v1829;
-    const uint v1833 = v1821 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1834 = v1833 == 0u;
-    const bool v1835 = v1830 && v1834;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1835) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1836 = v1819 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1837 = v1821 < v15;
-      const bool v1838 = v1836 && v1837;
-      if (v1838) {
-        const uint v1839 = v68 + v1821;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1840 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1841 = bias[v1839];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1842 = float(v1841);
-        const float v1843 = v1840 + v1842;
-        const bfloat v1844 = bfloat(v1843);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1845 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1847 = v1839 + 1u;
-        const bfloat v1848 = bias[v1847];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1849 = float(v1848);
-        const float v1850 = v1845 + v1849;
-        const bfloat v1851 = bfloat(v1850);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1852 = v1819 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1853 = v1852 + v1839;
-        *(device bfloat2*)(out + v1853) = bfloat2(v1844, v1851);
+    const uint v1751 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1752 = v1128 + v1751;
+    const uint v1753 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1754 = v1127 + v1753;
+    const uint v1756 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1757 = v1756 == v1751;
+    const uint v1760 = v1753 + 1u;
+    const uint v1761 = iron_frag_coord<64>(19u, iron_lane, true);
+    const bool v1762 = v1761 == v1760;
+    const bool v1763 = v1757 && v1762;
+    const uint v1766 = v1754 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1767 = v1766 == 0u;
+    const bool v1768 = v1763 && v1767;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1768) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1769 = v1752 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1770 = v1754 < v15;
+      const bool v1771 = v1769 && v1770;
+      if (v1771) {
+        const uint v1772 = v68 + v1754;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1773 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1774 = bias[v1772];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1775 = float(v1774);
+        const float v1776 = v1773 + v1775;
+        const bfloat v1777 = bfloat(v1776);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1778 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1780 = v1772 + 1u;
+        const bfloat v1781 = bias[v1780];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1782 = float(v1781);
+        const float v1783 = v1778 + v1782;
+        const bfloat v1784 = bfloat(v1783);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1785 = v1752 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1786 = v1785 + v1772;
+        *(device bfloat2*)(out + v1786) = bfloat2(v1777, v1784);
       }
     } else {
-      const bool v1858 = v1819 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1859 = v1821 < v15;
-      const bool v1860 = v1858 && v1859;
-      if (v1860) {
-        const float v1861 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1862 = v68 + v1821;
-        const bfloat v1863 = bias[v1862];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1864 = float(v1863);
-        const float v1865 = v1861 + v1864;
-        const bfloat v1866 = bfloat(v1865);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1867 = v1819 * v4;
-        const uint v1868 = v1867 + v68;
-        const uint v1869 = v1868 + v1821;
-        out[v1869] = v1866;
+      const bool v1791 = v1752 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1792 = v1754 < v15;
+      const bool v1793 = v1791 && v1792;
+      if (v1793) {
+        const float v1794 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1795 = v68 + v1754;
+        const bfloat v1796 = bias[v1795];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1797 = float(v1796);
+        const float v1798 = v1794 + v1797;
+        const bfloat v1799 = bfloat(v1798);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1800 = v1752 * v4;
+        const uint v1801 = v1800 + v68;
+        const uint v1802 = v1801 + v1754;
+        out[v1802] = v1799;
       }
-      const uint v1871 = v1127 + v1823;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1873 = v1126 + v1828;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1874 = v1871 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1875 = v1873 < v15;
-      const bool v1876 = v1874 && v1875;
-      if (v1876) {
-        const float v1877 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1878 = v68 + v1873;
-        const bfloat v1879 = bias[v1878];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1880 = float(v1879);
-        const float v1881 = v1877 + v1880;
-        const bfloat v1882 = bfloat(v1881);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1883 = v1871 * v4;
-        const uint v1884 = v1883 + v68;
-        const uint v1885 = v1884 + v1873;
-        out[v1885] = v1882;
+      const uint v1804 = v1128 + v1756;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1806 = v1127 + v1761;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1807 = v1804 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1808 = v1806 < v15;
+      const bool v1809 = v1807 && v1808;
+      if (v1809) {
+        const float v1810 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1811 = v68 + v1806;
+        const bfloat v1812 = bias[v1811];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1813 = float(v1812);
+        const float v1814 = v1810 + v1813;
+        const bfloat v1815 = bfloat(v1814);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1816 = v1804 * v4;
+        const uint v1817 = v1816 + v68;
+        const uint v1818 = v1817 + v1806;
+        out[v1818] = v1815;
       }
     }
-    const uint v1886 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1887 = v1127 + v1886;
-    const uint v1888 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1889 = v1126 + v1888;
-    const uint v1891 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1892 = v1891 == v1886;
-    const uint v1895 = v1888 + 1u;
-    const uint v1896 = iron_frag_coord<64>(23u, iron_lane, true);
-    const bool v1897 = v1896 == v1895;
-    const bool v1898 = v1892 && v1897;
-    const uint v1901 = v1889 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1902 = v1901 == 0u;
-    const bool v1903 = v1898 && v1902;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1903) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1904 = v1887 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1905 = v1889 < v15;
-      const bool v1906 = v1904 && v1905;
-      if (v1906) {
-        const uint v1907 = v68 + v1889;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1908 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1909 = bias[v1907];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1910 = float(v1909);
-        const float v1911 = v1908 + v1910;
-        const bfloat v1912 = bfloat(v1911);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1913 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1915 = v1907 + 1u;
-        const bfloat v1916 = bias[v1915];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1917 = float(v1916);
-        const float v1918 = v1913 + v1917;
-        const bfloat v1919 = bfloat(v1918);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1920 = v1887 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1921 = v1920 + v1907;
-        *(device bfloat2*)(out + v1921) = bfloat2(v1912, v1919);
+    const uint v1819 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1820 = v1128 + v1819;
+    const uint v1821 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1822 = v1127 + v1821;
+    const uint v1824 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1825 = v1824 == v1819;
+    const uint v1828 = v1821 + 1u;
+    const uint v1829 = iron_frag_coord<64>(21u, iron_lane, true);
+    const bool v1830 = v1829 == v1828;
+    const bool v1831 = v1825 && v1830;
+    const uint v1834 = v1822 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1835 = v1834 == 0u;
+    const bool v1836 = v1831 && v1835;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1836) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1837 = v1820 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1838 = v1822 < v15;
+      const bool v1839 = v1837 && v1838;
+      if (v1839) {
+        const uint v1840 = v68 + v1822;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1841 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1842 = bias[v1840];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1843 = float(v1842);
+        const float v1844 = v1841 + v1843;
+        const bfloat v1845 = bfloat(v1844);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1846 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1848 = v1840 + 1u;
+        const bfloat v1849 = bias[v1848];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1850 = float(v1849);
+        const float v1851 = v1846 + v1850;
+        const bfloat v1852 = bfloat(v1851);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1853 = v1820 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1854 = v1853 + v1840;
+        *(device bfloat2*)(out + v1854) = bfloat2(v1845, v1852);
       }
     } else {
-      const bool v1926 = v1887 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1927 = v1889 < v15;
-      const bool v1928 = v1926 && v1927;
-      if (v1928) {
-        const float v1929 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1930 = v68 + v1889;
-        const bfloat v1931 = bias[v1930];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1932 = float(v1931);
-        const float v1933 = v1929 + v1932;
-        const bfloat v1934 = bfloat(v1933);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1935 = v1887 * v4;
-        const uint v1936 = v1935 + v68;
-        const uint v1937 = v1936 + v1889;
-        out[v1937] = v1934;
+      const bool v1859 = v1820 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1860 = v1822 < v15;
+      const bool v1861 = v1859 && v1860;
+      if (v1861) {
+        const float v1862 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1863 = v68 + v1822;
+        const bfloat v1864 = bias[v1863];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1865 = float(v1864);
+        const float v1866 = v1862 + v1865;
+        const bfloat v1867 = bfloat(v1866);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1868 = v1820 * v4;
+        const uint v1869 = v1868 + v68;
+        const uint v1870 = v1869 + v1822;
+        out[v1870] = v1867;
       }
-      const uint v1939 = v1127 + v1891;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1941 = v1126 + v1896;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1942 = v1939 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1943 = v1941 < v15;
-      const bool v1944 = v1942 && v1943;
-      if (v1944) {
-        const float v1945 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1946 = v68 + v1941;
-        const bfloat v1947 = bias[v1946];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1948 = float(v1947);
-        const float v1949 = v1945 + v1948;
-        const bfloat v1950 = bfloat(v1949);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1951 = v1939 * v4;
-        const uint v1952 = v1951 + v68;
-        const uint v1953 = v1952 + v1941;
-        out[v1953] = v1950;
+      const uint v1872 = v1128 + v1824;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1874 = v1127 + v1829;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1875 = v1872 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1876 = v1874 < v15;
+      const bool v1877 = v1875 && v1876;
+      if (v1877) {
+        const float v1878 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1879 = v68 + v1874;
+        const bfloat v1880 = bias[v1879];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1881 = float(v1880);
+        const float v1882 = v1878 + v1881;
+        const bfloat v1883 = bfloat(v1882);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1884 = v1872 * v4;
+        const uint v1885 = v1884 + v68;
+        const uint v1886 = v1885 + v1874;
+        out[v1886] = v1883;
       }
     }
-    const uint v1954 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1955 = v1127 + v1954;
-    const uint v1956 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1957 = v1126 + v1956;
-    const uint v1959 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1960 = v1959 == v1954;
-    const uint v1963 = v1956 + 1u;
-    const uint v1964 = iron_frag_coord<64>(25u, iron_lane, true);
-    const bool v1965 = v1964 == v1963;
-    const bool v1966 = v1960 && v1965;
-    const uint v1969 = v1957 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1970 = v1969 == 0u;
-    const bool v1971 = v1966 && v1970;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1971) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1972 = v1955 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1973 = v1957 < v15;
-      const bool v1974 = v1972 && v1973;
-      if (v1974) {
-        const uint v1975 = v68 + v1957;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1976 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1977 = bias[v1975];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1978 = float(v1977);
-        const float v1979 = v1976 + v1978;
-        const bfloat v1980 = bfloat(v1979);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1981 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1983 = v1975 + 1u;
-        const bfloat v1984 = bias[v1983];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1985 = float(v1984);
-        const float v1986 = v1981 + v1985;
-        const bfloat v1987 = bfloat(v1986);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1988 = v1955 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1989 = v1988 + v1975;
-        *(device bfloat2*)(out + v1989) = bfloat2(v1980, v1987);
+    const uint v1887 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1888 = v1128 + v1887;
+    const uint v1889 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1890 = v1127 + v1889;
+    const uint v1892 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1893 = v1892 == v1887;
+    const uint v1896 = v1889 + 1u;
+    const uint v1897 = iron_frag_coord<64>(23u, iron_lane, true);
+    const bool v1898 = v1897 == v1896;
+    const bool v1899 = v1893 && v1898;
+    const uint v1902 = v1890 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1903 = v1902 == 0u;
+    const bool v1904 = v1899 && v1903;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1904) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1905 = v1888 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1906 = v1890 < v15;
+      const bool v1907 = v1905 && v1906;
+      if (v1907) {
+        const uint v1908 = v68 + v1890;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1909 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1910 = bias[v1908];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1911 = float(v1910);
+        const float v1912 = v1909 + v1911;
+        const bfloat v1913 = bfloat(v1912);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1914 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1916 = v1908 + 1u;
+        const bfloat v1917 = bias[v1916];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1918 = float(v1917);
+        const float v1919 = v1914 + v1918;
+        const bfloat v1920 = bfloat(v1919);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1921 = v1888 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1922 = v1921 + v1908;
+        *(device bfloat2*)(out + v1922) = bfloat2(v1913, v1920);
       }
     } else {
-      const bool v1994 = v1955 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1995 = v1957 < v15;
-      const bool v1996 = v1994 && v1995;
-      if (v1996) {
-        const float v1997 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1998 = v68 + v1957;
-        const bfloat v1999 = bias[v1998];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2000 = float(v1999);
-        const float v2001 = v1997 + v2000;
-        const bfloat v2002 = bfloat(v2001);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2003 = v1955 * v4;
-        const uint v2004 = v2003 + v68;
-        const uint v2005 = v2004 + v1957;
-        out[v2005] = v2002;
+      const bool v1927 = v1888 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1928 = v1890 < v15;
+      const bool v1929 = v1927 && v1928;
+      if (v1929) {
+        const float v1930 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1931 = v68 + v1890;
+        const bfloat v1932 = bias[v1931];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1933 = float(v1932);
+        const float v1934 = v1930 + v1933;
+        const bfloat v1935 = bfloat(v1934);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1936 = v1888 * v4;
+        const uint v1937 = v1936 + v68;
+        const uint v1938 = v1937 + v1890;
+        out[v1938] = v1935;
       }
-      const uint v2007 = v1127 + v1959;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2009 = v1126 + v1964;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2010 = v2007 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2011 = v2009 < v15;
-      const bool v2012 = v2010 && v2011;
-      if (v2012) {
-        const float v2013 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2014 = v68 + v2009;
-        const bfloat v2015 = bias[v2014];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2016 = float(v2015);
-        const float v2017 = v2013 + v2016;
-        const bfloat v2018 = bfloat(v2017);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2019 = v2007 * v4;
-        const uint v2020 = v2019 + v68;
-        const uint v2021 = v2020 + v2009;
-        out[v2021] = v2018;
+      const uint v1940 = v1128 + v1892;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1942 = v1127 + v1897;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1943 = v1940 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1944 = v1942 < v15;
+      const bool v1945 = v1943 && v1944;
+      if (v1945) {
+        const float v1946 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1947 = v68 + v1942;
+        const bfloat v1948 = bias[v1947];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1949 = float(v1948);
+        const float v1950 = v1946 + v1949;
+        const bfloat v1951 = bfloat(v1950);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1952 = v1940 * v4;
+        const uint v1953 = v1952 + v68;
+        const uint v1954 = v1953 + v1942;
+        out[v1954] = v1951;
       }
     }
-    const uint v2022 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2023 = v1127 + v2022;
-    const uint v2024 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2025 = v1126 + v2024;
-    const uint v2027 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2028 = v2027 == v2022;
-    const uint v2031 = v2024 + 1u;
-    const uint v2032 = iron_frag_coord<64>(27u, iron_lane, true);
-    const bool v2033 = v2032 == v2031;
-    const bool v2034 = v2028 && v2033;
-    const uint v2037 = v2025 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2038 = v2037 == 0u;
-    const bool v2039 = v2034 && v2038;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2039) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2040 = v2023 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2041 = v2025 < v15;
-      const bool v2042 = v2040 && v2041;
-      if (v2042) {
-        const uint v2043 = v68 + v2025;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2044 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2045 = bias[v2043];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2046 = float(v2045);
-        const float v2047 = v2044 + v2046;
-        const bfloat v2048 = bfloat(v2047);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2049 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2051 = v2043 + 1u;
-        const bfloat v2052 = bias[v2051];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2053 = float(v2052);
-        const float v2054 = v2049 + v2053;
-        const bfloat v2055 = bfloat(v2054);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2056 = v2023 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2057 = v2056 + v2043;
-        *(device bfloat2*)(out + v2057) = bfloat2(v2048, v2055);
+    const uint v1955 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1956 = v1128 + v1955;
+    const uint v1957 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1958 = v1127 + v1957;
+    const uint v1960 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1961 = v1960 == v1955;
+    const uint v1964 = v1957 + 1u;
+    const uint v1965 = iron_frag_coord<64>(25u, iron_lane, true);
+    const bool v1966 = v1965 == v1964;
+    const bool v1967 = v1961 && v1966;
+    const uint v1970 = v1958 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1971 = v1970 == 0u;
+    const bool v1972 = v1967 && v1971;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1972) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1973 = v1956 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1974 = v1958 < v15;
+      const bool v1975 = v1973 && v1974;
+      if (v1975) {
+        const uint v1976 = v68 + v1958;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1977 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1978 = bias[v1976];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1979 = float(v1978);
+        const float v1980 = v1977 + v1979;
+        const bfloat v1981 = bfloat(v1980);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1982 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1984 = v1976 + 1u;
+        const bfloat v1985 = bias[v1984];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1986 = float(v1985);
+        const float v1987 = v1982 + v1986;
+        const bfloat v1988 = bfloat(v1987);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1989 = v1956 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1990 = v1989 + v1976;
+        *(device bfloat2*)(out + v1990) = bfloat2(v1981, v1988);
       }
     } else {
-      const bool v2062 = v2023 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2063 = v2025 < v15;
-      const bool v2064 = v2062 && v2063;
-      if (v2064) {
-        const float v2065 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2066 = v68 + v2025;
-        const bfloat v2067 = bias[v2066];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2068 = float(v2067);
-        const float v2069 = v2065 + v2068;
-        const bfloat v2070 = bfloat(v2069);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2071 = v2023 * v4;
-        const uint v2072 = v2071 + v68;
-        const uint v2073 = v2072 + v2025;
-        out[v2073] = v2070;
+      const bool v1995 = v1956 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1996 = v1958 < v15;
+      const bool v1997 = v1995 && v1996;
+      if (v1997) {
+        const float v1998 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1999 = v68 + v1958;
+        const bfloat v2000 = bias[v1999];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2001 = float(v2000);
+        const float v2002 = v1998 + v2001;
+        const bfloat v2003 = bfloat(v2002);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2004 = v1956 * v4;
+        const uint v2005 = v2004 + v68;
+        const uint v2006 = v2005 + v1958;
+        out[v2006] = v2003;
       }
-      const uint v2075 = v1127 + v2027;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2077 = v1126 + v2032;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2078 = v2075 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2079 = v2077 < v15;
-      const bool v2080 = v2078 && v2079;
-      if (v2080) {
-        const float v2081 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2082 = v68 + v2077;
-        const bfloat v2083 = bias[v2082];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2084 = float(v2083);
-        const float v2085 = v2081 + v2084;
-        const bfloat v2086 = bfloat(v2085);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2087 = v2075 * v4;
-        const uint v2088 = v2087 + v68;
-        const uint v2089 = v2088 + v2077;
-        out[v2089] = v2086;
+      const uint v2008 = v1128 + v1960;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2010 = v1127 + v1965;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2011 = v2008 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2012 = v2010 < v15;
+      const bool v2013 = v2011 && v2012;
+      if (v2013) {
+        const float v2014 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2015 = v68 + v2010;
+        const bfloat v2016 = bias[v2015];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2017 = float(v2016);
+        const float v2018 = v2014 + v2017;
+        const bfloat v2019 = bfloat(v2018);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2020 = v2008 * v4;
+        const uint v2021 = v2020 + v68;
+        const uint v2022 = v2021 + v2010;
+        out[v2022] = v2019;
       }
     }
-    const uint v2090 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2091 = v1127 + v2090;
-    const uint v2092 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2093 = v1126 + v2092;
-    const uint v2095 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2096 = v2095 == v2090;
-    const uint v2099 = v2092 + 1u;
-    const uint v2100 = iron_frag_coord<64>(29u, iron_lane, true);
-    const bool v2101 = v2100 == v2099;
-    const bool v2102 = v2096 && v2101;
-    const uint v2105 = v2093 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2106 = v2105 == 0u;
-    const bool v2107 = v2102 && v2106;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2107) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2108 = v2091 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2109 = v2093 < v15;
-      const bool v2110 = v2108 && v2109;
-      if (v2110) {
-        const uint v2111 = v68 + v2093;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2112 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2113 = bias[v2111];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2114 = float(v2113);
-        const float v2115 = v2112 + v2114;
-        const bfloat v2116 = bfloat(v2115);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2117 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2119 = v2111 + 1u;
-        const bfloat v2120 = bias[v2119];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2121 = float(v2120);
-        const float v2122 = v2117 + v2121;
-        const bfloat v2123 = bfloat(v2122);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2124 = v2091 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2125 = v2124 + v2111;
-        *(device bfloat2*)(out + v2125) = bfloat2(v2116, v2123);
+    const uint v2023 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2024 = v1128 + v2023;
+    const uint v2025 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2026 = v1127 + v2025;
+    const uint v2028 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2029 = v2028 == v2023;
+    const uint v2032 = v2025 + 1u;
+    const uint v2033 = iron_frag_coord<64>(27u, iron_lane, true);
+    const bool v2034 = v2033 == v2032;
+    const bool v2035 = v2029 && v2034;
+    const uint v2038 = v2026 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2039 = v2038 == 0u;
+    const bool v2040 = v2035 && v2039;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2040) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2041 = v2024 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2042 = v2026 < v15;
+      const bool v2043 = v2041 && v2042;
+      if (v2043) {
+        const uint v2044 = v68 + v2026;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2045 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2046 = bias[v2044];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2047 = float(v2046);
+        const float v2048 = v2045 + v2047;
+        const bfloat v2049 = bfloat(v2048);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2050 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2052 = v2044 + 1u;
+        const bfloat v2053 = bias[v2052];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2054 = float(v2053);
+        const float v2055 = v2050 + v2054;
+        const bfloat v2056 = bfloat(v2055);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2057 = v2024 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2058 = v2057 + v2044;
+        *(device bfloat2*)(out + v2058) = bfloat2(v2049, v2056);
       }
     } else {
-      const bool v2130 = v2091 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2131 = v2093 < v15;
-      const bool v2132 = v2130 && v2131;
-      if (v2132) {
-        const float v2133 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2134 = v68 + v2093;
-        const bfloat v2135 = bias[v2134];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2136 = float(v2135);
-        const float v2137 = v2133 + v2136;
-        const bfloat v2138 = bfloat(v2137);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2139 = v2091 * v4;
-        const uint v2140 = v2139 + v68;
-        const uint v2141 = v2140 + v2093;
-        out[v2141] = v2138;
+      const bool v2063 = v2024 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2064 = v2026 < v15;
+      const bool v2065 = v2063 && v2064;
+      if (v2065) {
+        const float v2066 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2067 = v68 + v2026;
+        const bfloat v2068 = bias[v2067];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2069 = float(v2068);
+        const float v2070 = v2066 + v2069;
+        const bfloat v2071 = bfloat(v2070);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2072 = v2024 * v4;
+        const uint v2073 = v2072 + v68;
+        const uint v2074 = v2073 + v2026;
+        out[v2074] = v2071;
       }
-      const uint v2143 = v1127 + v2095;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2145 = v1126 + v2100;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2146 = v2143 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2147 = v2145 < v15;
-      const bool v2148 = v2146 && v2147;
-      if (v2148) {
-        const float v2149 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2150 = v68 + v2145;
-        const bfloat v2151 = bias[v2150];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2152 = float(v2151);
-        const float v2153 = v2149 + v2152;
-        const bfloat v2154 = bfloat(v2153);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2155 = v2143 * v4;
-        const uint v2156 = v2155 + v68;
-        const uint v2157 = v2156 + v2145;
-        out[v2157] = v2154;
+      const uint v2076 = v1128 + v2028;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2078 = v1127 + v2033;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2079 = v2076 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2080 = v2078 < v15;
+      const bool v2081 = v2079 && v2080;
+      if (v2081) {
+        const float v2082 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2083 = v68 + v2078;
+        const bfloat v2084 = bias[v2083];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2085 = float(v2084);
+        const float v2086 = v2082 + v2085;
+        const bfloat v2087 = bfloat(v2086);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2088 = v2076 * v4;
+        const uint v2089 = v2088 + v68;
+        const uint v2090 = v2089 + v2078;
+        out[v2090] = v2087;
       }
     }
-    const uint v2158 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2159 = v1127 + v2158;
-    const uint v2160 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2161 = v1126 + v2160;
-    const uint v2163 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2164 = v2163 == v2158;
-    const uint v2167 = v2160 + 1u;
-    const uint v2168 = iron_frag_coord<64>(31u, iron_lane, true);
-    const bool v2169 = v2168 == v2167;
-    const bool v2170 = v2164 && v2169;
-    const uint v2173 = v2161 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2174 = v2173 == 0u;
-    const bool v2175 = v2170 && v2174;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2175) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2176 = v2159 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2177 = v2161 < v15;
-      const bool v2178 = v2176 && v2177;
-      if (v2178) {
-        const uint v2179 = v68 + v2161;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2180 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2181 = bias[v2179];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2182 = float(v2181);
-        const float v2183 = v2180 + v2182;
-        const bfloat v2184 = bfloat(v2183);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2185 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2187 = v2179 + 1u;
-        const bfloat v2188 = bias[v2187];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2189 = float(v2188);
-        const float v2190 = v2185 + v2189;
-        const bfloat v2191 = bfloat(v2190);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2192 = v2159 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2193 = v2192 + v2179;
-        *(device bfloat2*)(out + v2193) = bfloat2(v2184, v2191);
+    const uint v2091 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2092 = v1128 + v2091;
+    const uint v2093 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2094 = v1127 + v2093;
+    const uint v2096 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2097 = v2096 == v2091;
+    const uint v2100 = v2093 + 1u;
+    const uint v2101 = iron_frag_coord<64>(29u, iron_lane, true);
+    const bool v2102 = v2101 == v2100;
+    const bool v2103 = v2097 && v2102;
+    const uint v2106 = v2094 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2107 = v2106 == 0u;
+    const bool v2108 = v2103 && v2107;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2108) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2109 = v2092 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2110 = v2094 < v15;
+      const bool v2111 = v2109 && v2110;
+      if (v2111) {
+        const uint v2112 = v68 + v2094;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2113 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2114 = bias[v2112];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2115 = float(v2114);
+        const float v2116 = v2113 + v2115;
+        const bfloat v2117 = bfloat(v2116);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2118 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2120 = v2112 + 1u;
+        const bfloat v2121 = bias[v2120];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2122 = float(v2121);
+        const float v2123 = v2118 + v2122;
+        const bfloat v2124 = bfloat(v2123);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2125 = v2092 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2126 = v2125 + v2112;
+        *(device bfloat2*)(out + v2126) = bfloat2(v2117, v2124);
       }
     } else {
-      const bool v2198 = v2159 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2199 = v2161 < v15;
-      const bool v2200 = v2198 && v2199;
-      if (v2200) {
-        const float v2201 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2202 = v68 + v2161;
-        const bfloat v2203 = bias[v2202];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2204 = float(v2203);
-        const float v2205 = v2201 + v2204;
-        const bfloat v2206 = bfloat(v2205);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2207 = v2159 * v4;
-        const uint v2208 = v2207 + v68;
-        const uint v2209 = v2208 + v2161;
-        out[v2209] = v2206;
+      const bool v2131 = v2092 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2132 = v2094 < v15;
+      const bool v2133 = v2131 && v2132;
+      if (v2133) {
+        const float v2134 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2135 = v68 + v2094;
+        const bfloat v2136 = bias[v2135];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2137 = float(v2136);
+        const float v2138 = v2134 + v2137;
+        const bfloat v2139 = bfloat(v2138);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2140 = v2092 * v4;
+        const uint v2141 = v2140 + v68;
+        const uint v2142 = v2141 + v2094;
+        out[v2142] = v2139;
       }
-      const uint v2211 = v1127 + v2163;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2213 = v1126 + v2168;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2214 = v2211 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2215 = v2213 < v15;
-      const bool v2216 = v2214 && v2215;
-      if (v2216) {
-        const float v2217 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2218 = v68 + v2213;
-        const bfloat v2219 = bias[v2218];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2220 = float(v2219);
-        const float v2221 = v2217 + v2220;
-        const bfloat v2222 = bfloat(v2221);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2223 = v2211 * v4;
-        const uint v2224 = v2223 + v68;
-        const uint v2225 = v2224 + v2213;
-        out[v2225] = v2222;
+      const uint v2144 = v1128 + v2096;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2146 = v1127 + v2101;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2147 = v2144 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2148 = v2146 < v15;
+      const bool v2149 = v2147 && v2148;
+      if (v2149) {
+        const float v2150 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2151 = v68 + v2146;
+        const bfloat v2152 = bias[v2151];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2153 = float(v2152);
+        const float v2154 = v2150 + v2153;
+        const bfloat v2155 = bfloat(v2154);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2156 = v2144 * v4;
+        const uint v2157 = v2156 + v68;
+        const uint v2158 = v2157 + v2146;
+        out[v2158] = v2155;
       }
     }
-    const uint v2226 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2227 = v1127 + v2226;
-    const uint v2228 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2229 = v1126 + v2228;
-    const uint v2231 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2232 = v2231 == v2226;
-    const uint v2235 = v2228 + 1u;
-    const uint v2236 = iron_frag_coord<64>(33u, iron_lane, true);
-    const bool v2237 = v2236 == v2235;
-    const bool v2238 = v2232 && v2237;
-    const uint v2241 = v2229 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2242 = v2241 == 0u;
-    const bool v2243 = v2238 && v2242;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2243) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2244 = v2227 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2245 = v2229 < v15;
-      const bool v2246 = v2244 && v2245;
-      if (v2246) {
-        const uint v2247 = v68 + v2229;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2248 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2249 = bias[v2247];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2250 = float(v2249);
-        const float v2251 = v2248 + v2250;
-        const bfloat v2252 = bfloat(v2251);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2253 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2255 = v2247 + 1u;
-        const bfloat v2256 = bias[v2255];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2257 = float(v2256);
-        const float v2258 = v2253 + v2257;
-        const bfloat v2259 = bfloat(v2258);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2260 = v2227 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2261 = v2260 + v2247;
-        *(device bfloat2*)(out + v2261) = bfloat2(v2252, v2259);
+    const uint v2159 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2160 = v1128 + v2159;
+    const uint v2161 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2162 = v1127 + v2161;
+    const uint v2164 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2165 = v2164 == v2159;
+    const uint v2168 = v2161 + 1u;
+    const uint v2169 = iron_frag_coord<64>(31u, iron_lane, true);
+    const bool v2170 = v2169 == v2168;
+    const bool v2171 = v2165 && v2170;
+    const uint v2174 = v2162 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2175 = v2174 == 0u;
+    const bool v2176 = v2171 && v2175;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2176) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2177 = v2160 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2178 = v2162 < v15;
+      const bool v2179 = v2177 && v2178;
+      if (v2179) {
+        const uint v2180 = v68 + v2162;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2181 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2182 = bias[v2180];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2183 = float(v2182);
+        const float v2184 = v2181 + v2183;
+        const bfloat v2185 = bfloat(v2184);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2186 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2188 = v2180 + 1u;
+        const bfloat v2189 = bias[v2188];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2190 = float(v2189);
+        const float v2191 = v2186 + v2190;
+        const bfloat v2192 = bfloat(v2191);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2193 = v2160 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2194 = v2193 + v2180;
+        *(device bfloat2*)(out + v2194) = bfloat2(v2185, v2192);
       }
     } else {
-      const bool v2266 = v2227 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2267 = v2229 < v15;
-      const bool v2268 = v2266 && v2267;
-      if (v2268) {
-        const float v2269 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2270 = v68 + v2229;
-        const bfloat v2271 = bias[v2270];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2272 = float(v2271);
-        const float v2273 = v2269 + v2272;
-        const bfloat v2274 = bfloat(v2273);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2275 = v2227 * v4;
-        const uint v2276 = v2275 + v68;
-        const uint v2277 = v2276 + v2229;
-        out[v2277] = v2274;
+      const bool v2199 = v2160 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2200 = v2162 < v15;
+      const bool v2201 = v2199 && v2200;
+      if (v2201) {
+        const float v2202 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2203 = v68 + v2162;
+        const bfloat v2204 = bias[v2203];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2205 = float(v2204);
+        const float v2206 = v2202 + v2205;
+        const bfloat v2207 = bfloat(v2206);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2208 = v2160 * v4;
+        const uint v2209 = v2208 + v68;
+        const uint v2210 = v2209 + v2162;
+        out[v2210] = v2207;
       }
-      const uint v2279 = v1127 + v2231;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2281 = v1126 + v2236;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2282 = v2279 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2283 = v2281 < v15;
-      const bool v2284 = v2282 && v2283;
-      if (v2284) {
-        const float v2285 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2286 = v68 + v2281;
-        const bfloat v2287 = bias[v2286];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2288 = float(v2287);
-        const float v2289 = v2285 + v2288;
-        const bfloat v2290 = bfloat(v2289);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2291 = v2279 * v4;
-        const uint v2292 = v2291 + v68;
-        const uint v2293 = v2292 + v2281;
-        out[v2293] = v2290;
+      const uint v2212 = v1128 + v2164;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2214 = v1127 + v2169;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2215 = v2212 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2216 = v2214 < v15;
+      const bool v2217 = v2215 && v2216;
+      if (v2217) {
+        const float v2218 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2219 = v68 + v2214;
+        const bfloat v2220 = bias[v2219];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2221 = float(v2220);
+        const float v2222 = v2218 + v2221;
+        const bfloat v2223 = bfloat(v2222);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2224 = v2212 * v4;
+        const uint v2225 = v2224 + v68;
+        const uint v2226 = v2225 + v2214;
+        out[v2226] = v2223;
       }
     }
-    const uint v2294 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2295 = v1127 + v2294;
-    const uint v2296 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2297 = v1126 + v2296;
-    const uint v2299 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2300 = v2299 == v2294;
-    const uint v2303 = v2296 + 1u;
-    const uint v2304 = iron_frag_coord<64>(35u, iron_lane, true);
-    const bool v2305 = v2304 == v2303;
-    const bool v2306 = v2300 && v2305;
-    const uint v2309 = v2297 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2310 = v2309 == 0u;
-    const bool v2311 = v2306 && v2310;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2311) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2312 = v2295 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2313 = v2297 < v15;
-      const bool v2314 = v2312 && v2313;
-      if (v2314) {
-        const uint v2315 = v68 + v2297;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2316 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2317 = bias[v2315];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2318 = float(v2317);
-        const float v2319 = v2316 + v2318;
-        const bfloat v2320 = bfloat(v2319);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2321 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2323 = v2315 + 1u;
-        const bfloat v2324 = bias[v2323];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2325 = float(v2324);
-        const float v2326 = v2321 + v2325;
-        const bfloat v2327 = bfloat(v2326);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2328 = v2295 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2329 = v2328 + v2315;
-        *(device bfloat2*)(out + v2329) = bfloat2(v2320, v2327);
+    const uint v2227 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2228 = v1128 + v2227;
+    const uint v2229 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2230 = v1127 + v2229;
+    const uint v2232 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2233 = v2232 == v2227;
+    const uint v2236 = v2229 + 1u;
+    const uint v2237 = iron_frag_coord<64>(33u, iron_lane, true);
+    const bool v2238 = v2237 == v2236;
+    const bool v2239 = v2233 && v2238;
+    const uint v2242 = v2230 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2243 = v2242 == 0u;
+    const bool v2244 = v2239 && v2243;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2244) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2245 = v2228 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2246 = v2230 < v15;
+      const bool v2247 = v2245 && v2246;
+      if (v2247) {
+        const uint v2248 = v68 + v2230;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2249 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2250 = bias[v2248];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2251 = float(v2250);
+        const float v2252 = v2249 + v2251;
+        const bfloat v2253 = bfloat(v2252);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2254 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2256 = v2248 + 1u;
+        const bfloat v2257 = bias[v2256];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2258 = float(v2257);
+        const float v2259 = v2254 + v2258;
+        const bfloat v2260 = bfloat(v2259);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2261 = v2228 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2262 = v2261 + v2248;
+        *(device bfloat2*)(out + v2262) = bfloat2(v2253, v2260);
       }
     } else {
-      const bool v2334 = v2295 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2335 = v2297 < v15;
-      const bool v2336 = v2334 && v2335;
-      if (v2336) {
-        const float v2337 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2338 = v68 + v2297;
-        const bfloat v2339 = bias[v2338];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2340 = float(v2339);
-        const float v2341 = v2337 + v2340;
-        const bfloat v2342 = bfloat(v2341);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2343 = v2295 * v4;
-        const uint v2344 = v2343 + v68;
-        const uint v2345 = v2344 + v2297;
-        out[v2345] = v2342;
+      const bool v2267 = v2228 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2268 = v2230 < v15;
+      const bool v2269 = v2267 && v2268;
+      if (v2269) {
+        const float v2270 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2271 = v68 + v2230;
+        const bfloat v2272 = bias[v2271];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2273 = float(v2272);
+        const float v2274 = v2270 + v2273;
+        const bfloat v2275 = bfloat(v2274);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2276 = v2228 * v4;
+        const uint v2277 = v2276 + v68;
+        const uint v2278 = v2277 + v2230;
+        out[v2278] = v2275;
       }
-      const uint v2347 = v1127 + v2299;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2349 = v1126 + v2304;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2350 = v2347 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2351 = v2349 < v15;
-      const bool v2352 = v2350 && v2351;
-      if (v2352) {
-        const float v2353 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2354 = v68 + v2349;
-        const bfloat v2355 = bias[v2354];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2356 = float(v2355);
-        const float v2357 = v2353 + v2356;
-        const bfloat v2358 = bfloat(v2357);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2359 = v2347 * v4;
-        const uint v2360 = v2359 + v68;
-        const uint v2361 = v2360 + v2349;
-        out[v2361] = v2358;
+      const uint v2280 = v1128 + v2232;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2282 = v1127 + v2237;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2283 = v2280 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2284 = v2282 < v15;
+      const bool v2285 = v2283 && v2284;
+      if (v2285) {
+        const float v2286 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2287 = v68 + v2282;
+        const bfloat v2288 = bias[v2287];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2289 = float(v2288);
+        const float v2290 = v2286 + v2289;
+        const bfloat v2291 = bfloat(v2290);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2292 = v2280 * v4;
+        const uint v2293 = v2292 + v68;
+        const uint v2294 = v2293 + v2282;
+        out[v2294] = v2291;
       }
     }
-    const uint v2362 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2363 = v1127 + v2362;
-    const uint v2364 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2365 = v1126 + v2364;
-    const uint v2367 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2368 = v2367 == v2362;
-    const uint v2371 = v2364 + 1u;
-    const uint v2372 = iron_frag_coord<64>(37u, iron_lane, true);
-    const bool v2373 = v2372 == v2371;
-    const bool v2374 = v2368 && v2373;
-    const uint v2377 = v2365 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2378 = v2377 == 0u;
-    const bool v2379 = v2374 && v2378;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2379) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2380 = v2363 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2381 = v2365 < v15;
-      const bool v2382 = v2380 && v2381;
-      if (v2382) {
-        const uint v2383 = v68 + v2365;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2384 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2385 = bias[v2383];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2386 = float(v2385);
-        const float v2387 = v2384 + v2386;
-        const bfloat v2388 = bfloat(v2387);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2389 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2391 = v2383 + 1u;
-        const bfloat v2392 = bias[v2391];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2393 = float(v2392);
-        const float v2394 = v2389 + v2393;
-        const bfloat v2395 = bfloat(v2394);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2396 = v2363 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2397 = v2396 + v2383;
-        *(device bfloat2*)(out + v2397) = bfloat2(v2388, v2395);
+    const uint v2295 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2296 = v1128 + v2295;
+    const uint v2297 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2298 = v1127 + v2297;
+    const uint v2300 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2301 = v2300 == v2295;
+    const uint v2304 = v2297 + 1u;
+    const uint v2305 = iron_frag_coord<64>(35u, iron_lane, true);
+    const bool v2306 = v2305 == v2304;
+    const bool v2307 = v2301 && v2306;
+    const uint v2310 = v2298 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2311 = v2310 == 0u;
+    const bool v2312 = v2307 && v2311;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2312) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2313 = v2296 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2314 = v2298 < v15;
+      const bool v2315 = v2313 && v2314;
+      if (v2315) {
+        const uint v2316 = v68 + v2298;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2317 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2318 = bias[v2316];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2319 = float(v2318);
+        const float v2320 = v2317 + v2319;
+        const bfloat v2321 = bfloat(v2320);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2322 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2324 = v2316 + 1u;
+        const bfloat v2325 = bias[v2324];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2326 = float(v2325);
+        const float v2327 = v2322 + v2326;
+        const bfloat v2328 = bfloat(v2327);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2329 = v2296 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2330 = v2329 + v2316;
+        *(device bfloat2*)(out + v2330) = bfloat2(v2321, v2328);
       }
     } else {
-      const bool v2402 = v2363 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2403 = v2365 < v15;
-      const bool v2404 = v2402 && v2403;
-      if (v2404) {
-        const float v2405 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2406 = v68 + v2365;
-        const bfloat v2407 = bias[v2406];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2408 = float(v2407);
-        const float v2409 = v2405 + v2408;
-        const bfloat v2410 = bfloat(v2409);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2411 = v2363 * v4;
-        const uint v2412 = v2411 + v68;
-        const uint v2413 = v2412 + v2365;
-        out[v2413] = v2410;
+      const bool v2335 = v2296 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2336 = v2298 < v15;
+      const bool v2337 = v2335 && v2336;
+      if (v2337) {
+        const float v2338 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2339 = v68 + v2298;
+        const bfloat v2340 = bias[v2339];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2341 = float(v2340);
+        const float v2342 = v2338 + v2341;
+        const bfloat v2343 = bfloat(v2342);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2344 = v2296 * v4;
+        const uint v2345 = v2344 + v68;
+        const uint v2346 = v2345 + v2298;
+        out[v2346] = v2343;
       }
-      const uint v2415 = v1127 + v2367;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2417 = v1126 + v2372;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2418 = v2415 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2419 = v2417 < v15;
-      const bool v2420 = v2418 && v2419;
-      if (v2420) {
-        const float v2421 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2422 = v68 + v2417;
-        const bfloat v2423 = bias[v2422];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2424 = float(v2423);
-        const float v2425 = v2421 + v2424;
-        const bfloat v2426 = bfloat(v2425);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2427 = v2415 * v4;
-        const uint v2428 = v2427 + v68;
-        const uint v2429 = v2428 + v2417;
-        out[v2429] = v2426;
+      const uint v2348 = v1128 + v2300;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2350 = v1127 + v2305;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2351 = v2348 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2352 = v2350 < v15;
+      const bool v2353 = v2351 && v2352;
+      if (v2353) {
+        const float v2354 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2355 = v68 + v2350;
+        const bfloat v2356 = bias[v2355];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2357 = float(v2356);
+        const float v2358 = v2354 + v2357;
+        const bfloat v2359 = bfloat(v2358);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2360 = v2348 * v4;
+        const uint v2361 = v2360 + v68;
+        const uint v2362 = v2361 + v2350;
+        out[v2362] = v2359;
       }
     }
-    const uint v2430 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2431 = v1127 + v2430;
-    const uint v2432 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2433 = v1126 + v2432;
-    const uint v2435 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2436 = v2435 == v2430;
-    const uint v2439 = v2432 + 1u;
-    const uint v2440 = iron_frag_coord<64>(39u, iron_lane, true);
-    const bool v2441 = v2440 == v2439;
-    const bool v2442 = v2436 && v2441;
-    const uint v2445 = v2433 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2446 = v2445 == 0u;
-    const bool v2447 = v2442 && v2446;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2447) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2448 = v2431 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2449 = v2433 < v15;
-      const bool v2450 = v2448 && v2449;
-      if (v2450) {
-        const uint v2451 = v68 + v2433;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2452 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2453 = bias[v2451];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2454 = float(v2453);
-        const float v2455 = v2452 + v2454;
-        const bfloat v2456 = bfloat(v2455);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2457 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2459 = v2451 + 1u;
-        const bfloat v2460 = bias[v2459];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2461 = float(v2460);
-        const float v2462 = v2457 + v2461;
-        const bfloat v2463 = bfloat(v2462);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2464 = v2431 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2465 = v2464 + v2451;
-        *(device bfloat2*)(out + v2465) = bfloat2(v2456, v2463);
+    const uint v2363 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2364 = v1128 + v2363;
+    const uint v2365 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2366 = v1127 + v2365;
+    const uint v2368 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2369 = v2368 == v2363;
+    const uint v2372 = v2365 + 1u;
+    const uint v2373 = iron_frag_coord<64>(37u, iron_lane, true);
+    const bool v2374 = v2373 == v2372;
+    const bool v2375 = v2369 && v2374;
+    const uint v2378 = v2366 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2379 = v2378 == 0u;
+    const bool v2380 = v2375 && v2379;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2380) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2381 = v2364 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2382 = v2366 < v15;
+      const bool v2383 = v2381 && v2382;
+      if (v2383) {
+        const uint v2384 = v68 + v2366;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2385 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2386 = bias[v2384];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2387 = float(v2386);
+        const float v2388 = v2385 + v2387;
+        const bfloat v2389 = bfloat(v2388);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2390 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2392 = v2384 + 1u;
+        const bfloat v2393 = bias[v2392];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2394 = float(v2393);
+        const float v2395 = v2390 + v2394;
+        const bfloat v2396 = bfloat(v2395);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2397 = v2364 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2398 = v2397 + v2384;
+        *(device bfloat2*)(out + v2398) = bfloat2(v2389, v2396);
       }
     } else {
-      const bool v2470 = v2431 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2471 = v2433 < v15;
-      const bool v2472 = v2470 && v2471;
-      if (v2472) {
-        const float v2473 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2474 = v68 + v2433;
-        const bfloat v2475 = bias[v2474];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2476 = float(v2475);
-        const float v2477 = v2473 + v2476;
-        const bfloat v2478 = bfloat(v2477);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2479 = v2431 * v4;
-        const uint v2480 = v2479 + v68;
-        const uint v2481 = v2480 + v2433;
-        out[v2481] = v2478;
+      const bool v2403 = v2364 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2404 = v2366 < v15;
+      const bool v2405 = v2403 && v2404;
+      if (v2405) {
+        const float v2406 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2407 = v68 + v2366;
+        const bfloat v2408 = bias[v2407];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2409 = float(v2408);
+        const float v2410 = v2406 + v2409;
+        const bfloat v2411 = bfloat(v2410);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2412 = v2364 * v4;
+        const uint v2413 = v2412 + v68;
+        const uint v2414 = v2413 + v2366;
+        out[v2414] = v2411;
       }
-      const uint v2483 = v1127 + v2435;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2485 = v1126 + v2440;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2486 = v2483 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2487 = v2485 < v15;
-      const bool v2488 = v2486 && v2487;
-      if (v2488) {
-        const float v2489 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2490 = v68 + v2485;
-        const bfloat v2491 = bias[v2490];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2492 = float(v2491);
-        const float v2493 = v2489 + v2492;
-        const bfloat v2494 = bfloat(v2493);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2495 = v2483 * v4;
-        const uint v2496 = v2495 + v68;
-        const uint v2497 = v2496 + v2485;
-        out[v2497] = v2494;
+      const uint v2416 = v1128 + v2368;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2418 = v1127 + v2373;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2419 = v2416 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2420 = v2418 < v15;
+      const bool v2421 = v2419 && v2420;
+      if (v2421) {
+        const float v2422 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2423 = v68 + v2418;
+        const bfloat v2424 = bias[v2423];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2425 = float(v2424);
+        const float v2426 = v2422 + v2425;
+        const bfloat v2427 = bfloat(v2426);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2428 = v2416 * v4;
+        const uint v2429 = v2428 + v68;
+        const uint v2430 = v2429 + v2418;
+        out[v2430] = v2427;
       }
     }
-    const uint v2498 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2499 = v1127 + v2498;
-    const uint v2500 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2501 = v1126 + v2500;
-    const uint v2503 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2504 = v2503 == v2498;
-    const uint v2507 = v2500 + 1u;
-    const uint v2508 = iron_frag_coord<64>(41u, iron_lane, true);
-    const bool v2509 = v2508 == v2507;
-    const bool v2510 = v2504 && v2509;
-    const uint v2513 = v2501 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2514 = v2513 == 0u;
-    const bool v2515 = v2510 && v2514;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2515) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2516 = v2499 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2517 = v2501 < v15;
-      const bool v2518 = v2516 && v2517;
-      if (v2518) {
-        const uint v2519 = v68 + v2501;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2520 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2521 = bias[v2519];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2522 = float(v2521);
-        const float v2523 = v2520 + v2522;
-        const bfloat v2524 = bfloat(v2523);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2525 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2527 = v2519 + 1u;
-        const bfloat v2528 = bias[v2527];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2529 = float(v2528);
-        const float v2530 = v2525 + v2529;
-        const bfloat v2531 = bfloat(v2530);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2532 = v2499 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2533 = v2532 + v2519;
-        *(device bfloat2*)(out + v2533) = bfloat2(v2524, v2531);
+    const uint v2431 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2432 = v1128 + v2431;
+    const uint v2433 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2434 = v1127 + v2433;
+    const uint v2436 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2437 = v2436 == v2431;
+    const uint v2440 = v2433 + 1u;
+    const uint v2441 = iron_frag_coord<64>(39u, iron_lane, true);
+    const bool v2442 = v2441 == v2440;
+    const bool v2443 = v2437 && v2442;
+    const uint v2446 = v2434 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2447 = v2446 == 0u;
+    const bool v2448 = v2443 && v2447;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2448) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2449 = v2432 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2450 = v2434 < v15;
+      const bool v2451 = v2449 && v2450;
+      if (v2451) {
+        const uint v2452 = v68 + v2434;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2453 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2454 = bias[v2452];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2455 = float(v2454);
+        const float v2456 = v2453 + v2455;
+        const bfloat v2457 = bfloat(v2456);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2458 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2460 = v2452 + 1u;
+        const bfloat v2461 = bias[v2460];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2462 = float(v2461);
+        const float v2463 = v2458 + v2462;
+        const bfloat v2464 = bfloat(v2463);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2465 = v2432 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2466 = v2465 + v2452;
+        *(device bfloat2*)(out + v2466) = bfloat2(v2457, v2464);
       }
     } else {
-      const bool v2538 = v2499 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2539 = v2501 < v15;
-      const bool v2540 = v2538 && v2539;
-      if (v2540) {
-        const float v2541 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2542 = v68 + v2501;
-        const bfloat v2543 = bias[v2542];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2544 = float(v2543);
-        const float v2545 = v2541 + v2544;
-        const bfloat v2546 = bfloat(v2545);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2547 = v2499 * v4;
-        const uint v2548 = v2547 + v68;
-        const uint v2549 = v2548 + v2501;
-        out[v2549] = v2546;
+      const bool v2471 = v2432 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2472 = v2434 < v15;
+      const bool v2473 = v2471 && v2472;
+      if (v2473) {
+        const float v2474 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2475 = v68 + v2434;
+        const bfloat v2476 = bias[v2475];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2477 = float(v2476);
+        const float v2478 = v2474 + v2477;
+        const bfloat v2479 = bfloat(v2478);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2480 = v2432 * v4;
+        const uint v2481 = v2480 + v68;
+        const uint v2482 = v2481 + v2434;
+        out[v2482] = v2479;
       }
-      const uint v2551 = v1127 + v2503;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2553 = v1126 + v2508;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2554 = v2551 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2555 = v2553 < v15;
-      const bool v2556 = v2554 && v2555;
-      if (v2556) {
-        const float v2557 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2558 = v68 + v2553;
-        const bfloat v2559 = bias[v2558];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2560 = float(v2559);
-        const float v2561 = v2557 + v2560;
-        const bfloat v2562 = bfloat(v2561);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2563 = v2551 * v4;
-        const uint v2564 = v2563 + v68;
-        const uint v2565 = v2564 + v2553;
-        out[v2565] = v2562;
+      const uint v2484 = v1128 + v2436;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2486 = v1127 + v2441;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2487 = v2484 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2488 = v2486 < v15;
+      const bool v2489 = v2487 && v2488;
+      if (v2489) {
+        const float v2490 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2491 = v68 + v2486;
+        const bfloat v2492 = bias[v2491];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2493 = float(v2492);
+        const float v2494 = v2490 + v2493;
+        const bfloat v2495 = bfloat(v2494);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2496 = v2484 * v4;
+        const uint v2497 = v2496 + v68;
+        const uint v2498 = v2497 + v2486;
+        out[v2498] = v2495;
       }
     }
-    const uint v2566 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2567 = v1127 + v2566;
-    const uint v2568 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2569 = v1126 + v2568;
-    const uint v2571 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2572 = v2571 == v2566;
-    const uint v2575 = v2568 + 1u;
-    const uint v2576 = iron_frag_coord<64>(43u, iron_lane, true);
-    const bool v2577 = v2576 == v2575;
-    const bool v2578 = v2572 && v2577;
-    const uint v2581 = v2569 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2582 = v2581 == 0u;
-    const bool v2583 = v2578 && v2582;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2583) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2584 = v2567 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2585 = v2569 < v15;
-      const bool v2586 = v2584 && v2585;
-      if (v2586) {
-        const uint v2587 = v68 + v2569;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2588 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2589 = bias[v2587];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2590 = float(v2589);
-        const float v2591 = v2588 + v2590;
-        const bfloat v2592 = bfloat(v2591);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2593 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2595 = v2587 + 1u;
-        const bfloat v2596 = bias[v2595];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2597 = float(v2596);
-        const float v2598 = v2593 + v2597;
-        const bfloat v2599 = bfloat(v2598);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2600 = v2567 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2601 = v2600 + v2587;
-        *(device bfloat2*)(out + v2601) = bfloat2(v2592, v2599);
+    const uint v2499 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2500 = v1128 + v2499;
+    const uint v2501 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2502 = v1127 + v2501;
+    const uint v2504 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2505 = v2504 == v2499;
+    const uint v2508 = v2501 + 1u;
+    const uint v2509 = iron_frag_coord<64>(41u, iron_lane, true);
+    const bool v2510 = v2509 == v2508;
+    const bool v2511 = v2505 && v2510;
+    const uint v2514 = v2502 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2515 = v2514 == 0u;
+    const bool v2516 = v2511 && v2515;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2516) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2517 = v2500 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2518 = v2502 < v15;
+      const bool v2519 = v2517 && v2518;
+      if (v2519) {
+        const uint v2520 = v68 + v2502;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2521 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2522 = bias[v2520];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2523 = float(v2522);
+        const float v2524 = v2521 + v2523;
+        const bfloat v2525 = bfloat(v2524);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2526 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2528 = v2520 + 1u;
+        const bfloat v2529 = bias[v2528];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2530 = float(v2529);
+        const float v2531 = v2526 + v2530;
+        const bfloat v2532 = bfloat(v2531);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2533 = v2500 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2534 = v2533 + v2520;
+        *(device bfloat2*)(out + v2534) = bfloat2(v2525, v2532);
       }
     } else {
-      const bool v2606 = v2567 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2607 = v2569 < v15;
-      const bool v2608 = v2606 && v2607;
-      if (v2608) {
-        const float v2609 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2610 = v68 + v2569;
-        const bfloat v2611 = bias[v2610];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2612 = float(v2611);
-        const float v2613 = v2609 + v2612;
-        const bfloat v2614 = bfloat(v2613);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2615 = v2567 * v4;
-        const uint v2616 = v2615 + v68;
-        const uint v2617 = v2616 + v2569;
-        out[v2617] = v2614;
+      const bool v2539 = v2500 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2540 = v2502 < v15;
+      const bool v2541 = v2539 && v2540;
+      if (v2541) {
+        const float v2542 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2543 = v68 + v2502;
+        const bfloat v2544 = bias[v2543];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2545 = float(v2544);
+        const float v2546 = v2542 + v2545;
+        const bfloat v2547 = bfloat(v2546);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2548 = v2500 * v4;
+        const uint v2549 = v2548 + v68;
+        const uint v2550 = v2549 + v2502;
+        out[v2550] = v2547;
       }
-      const uint v2619 = v1127 + v2571;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2621 = v1126 + v2576;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2622 = v2619 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2623 = v2621 < v15;
-      const bool v2624 = v2622 && v2623;
-      if (v2624) {
-        const float v2625 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2626 = v68 + v2621;
-        const bfloat v2627 = bias[v2626];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2628 = float(v2627);
-        const float v2629 = v2625 + v2628;
-        const bfloat v2630 = bfloat(v2629);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2631 = v2619 * v4;
-        const uint v2632 = v2631 + v68;
-        const uint v2633 = v2632 + v2621;
-        out[v2633] = v2630;
+      const uint v2552 = v1128 + v2504;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2554 = v1127 + v2509;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2555 = v2552 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2556 = v2554 < v15;
+      const bool v2557 = v2555 && v2556;
+      if (v2557) {
+        const float v2558 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2559 = v68 + v2554;
+        const bfloat v2560 = bias[v2559];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2561 = float(v2560);
+        const float v2562 = v2558 + v2561;
+        const bfloat v2563 = bfloat(v2562);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2564 = v2552 * v4;
+        const uint v2565 = v2564 + v68;
+        const uint v2566 = v2565 + v2554;
+        out[v2566] = v2563;
       }
     }
-    const uint v2634 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2635 = v1127 + v2634;
-    const uint v2636 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2637 = v1126 + v2636;
-    const uint v2639 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2640 = v2639 == v2634;
-    const uint v2643 = v2636 + 1u;
-    const uint v2644 = iron_frag_coord<64>(45u, iron_lane, true);
-    const bool v2645 = v2644 == v2643;
-    const bool v2646 = v2640 && v2645;
-    const uint v2649 = v2637 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2650 = v2649 == 0u;
-    const bool v2651 = v2646 && v2650;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2651) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2652 = v2635 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2653 = v2637 < v15;
-      const bool v2654 = v2652 && v2653;
-      if (v2654) {
-        const uint v2655 = v68 + v2637;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2656 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2657 = bias[v2655];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2658 = float(v2657);
-        const float v2659 = v2656 + v2658;
-        const bfloat v2660 = bfloat(v2659);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2661 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2663 = v2655 + 1u;
-        const bfloat v2664 = bias[v2663];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2665 = float(v2664);
-        const float v2666 = v2661 + v2665;
-        const bfloat v2667 = bfloat(v2666);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2668 = v2635 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2669 = v2668 + v2655;
-        *(device bfloat2*)(out + v2669) = bfloat2(v2660, v2667);
+    const uint v2567 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2568 = v1128 + v2567;
+    const uint v2569 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2570 = v1127 + v2569;
+    const uint v2572 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2573 = v2572 == v2567;
+    const uint v2576 = v2569 + 1u;
+    const uint v2577 = iron_frag_coord<64>(43u, iron_lane, true);
+    const bool v2578 = v2577 == v2576;
+    const bool v2579 = v2573 && v2578;
+    const uint v2582 = v2570 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2583 = v2582 == 0u;
+    const bool v2584 = v2579 && v2583;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2584) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2585 = v2568 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2586 = v2570 < v15;
+      const bool v2587 = v2585 && v2586;
+      if (v2587) {
+        const uint v2588 = v68 + v2570;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2589 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2590 = bias[v2588];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2591 = float(v2590);
+        const float v2592 = v2589 + v2591;
+        const bfloat v2593 = bfloat(v2592);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2594 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2596 = v2588 + 1u;
+        const bfloat v2597 = bias[v2596];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2598 = float(v2597);
+        const float v2599 = v2594 + v2598;
+        const bfloat v2600 = bfloat(v2599);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2601 = v2568 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2602 = v2601 + v2588;
+        *(device bfloat2*)(out + v2602) = bfloat2(v2593, v2600);
       }
     } else {
-      const bool v2674 = v2635 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2675 = v2637 < v15;
-      const bool v2676 = v2674 && v2675;
-      if (v2676) {
-        const float v2677 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2678 = v68 + v2637;
-        const bfloat v2679 = bias[v2678];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2680 = float(v2679);
-        const float v2681 = v2677 + v2680;
-        const bfloat v2682 = bfloat(v2681);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2683 = v2635 * v4;
-        const uint v2684 = v2683 + v68;
-        const uint v2685 = v2684 + v2637;
-        out[v2685] = v2682;
+      const bool v2607 = v2568 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2608 = v2570 < v15;
+      const bool v2609 = v2607 && v2608;
+      if (v2609) {
+        const float v2610 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2611 = v68 + v2570;
+        const bfloat v2612 = bias[v2611];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2613 = float(v2612);
+        const float v2614 = v2610 + v2613;
+        const bfloat v2615 = bfloat(v2614);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2616 = v2568 * v4;
+        const uint v2617 = v2616 + v68;
+        const uint v2618 = v2617 + v2570;
+        out[v2618] = v2615;
       }
-      const uint v2687 = v1127 + v2639;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2689 = v1126 + v2644;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2690 = v2687 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2691 = v2689 < v15;
-      const bool v2692 = v2690 && v2691;
-      if (v2692) {
-        const float v2693 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2694 = v68 + v2689;
-        const bfloat v2695 = bias[v2694];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2696 = float(v2695);
-        const float v2697 = v2693 + v2696;
-        const bfloat v2698 = bfloat(v2697);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2699 = v2687 * v4;
-        const uint v2700 = v2699 + v68;
-        const uint v2701 = v2700 + v2689;
-        out[v2701] = v2698;
+      const uint v2620 = v1128 + v2572;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2622 = v1127 + v2577;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2623 = v2620 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2624 = v2622 < v15;
+      const bool v2625 = v2623 && v2624;
+      if (v2625) {
+        const float v2626 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2627 = v68 + v2622;
+        const bfloat v2628 = bias[v2627];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2629 = float(v2628);
+        const float v2630 = v2626 + v2629;
+        const bfloat v2631 = bfloat(v2630);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2632 = v2620 * v4;
+        const uint v2633 = v2632 + v68;
+        const uint v2634 = v2633 + v2622;
+        out[v2634] = v2631;
       }
     }
-    const uint v2702 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2703 = v1127 + v2702;
-    const uint v2704 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2705 = v1126 + v2704;
-    const uint v2707 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2708 = v2707 == v2702;
-    const uint v2711 = v2704 + 1u;
-    const uint v2712 = iron_frag_coord<64>(47u, iron_lane, true);
-    const bool v2713 = v2712 == v2711;
-    const bool v2714 = v2708 && v2713;
-    const uint v2717 = v2705 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2718 = v2717 == 0u;
-    const bool v2719 = v2714 && v2718;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2719) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2720 = v2703 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2721 = v2705 < v15;
-      const bool v2722 = v2720 && v2721;
-      if (v2722) {
-        const uint v2723 = v68 + v2705;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2724 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2725 = bias[v2723];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2726 = float(v2725);
-        const float v2727 = v2724 + v2726;
-        const bfloat v2728 = bfloat(v2727);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2729 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2731 = v2723 + 1u;
-        const bfloat v2732 = bias[v2731];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2733 = float(v2732);
-        const float v2734 = v2729 + v2733;
-        const bfloat v2735 = bfloat(v2734);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2736 = v2703 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2737 = v2736 + v2723;
-        *(device bfloat2*)(out + v2737) = bfloat2(v2728, v2735);
+    const uint v2635 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2636 = v1128 + v2635;
+    const uint v2637 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2638 = v1127 + v2637;
+    const uint v2640 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2641 = v2640 == v2635;
+    const uint v2644 = v2637 + 1u;
+    const uint v2645 = iron_frag_coord<64>(45u, iron_lane, true);
+    const bool v2646 = v2645 == v2644;
+    const bool v2647 = v2641 && v2646;
+    const uint v2650 = v2638 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2651 = v2650 == 0u;
+    const bool v2652 = v2647 && v2651;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2652) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2653 = v2636 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2654 = v2638 < v15;
+      const bool v2655 = v2653 && v2654;
+      if (v2655) {
+        const uint v2656 = v68 + v2638;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2657 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2658 = bias[v2656];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2659 = float(v2658);
+        const float v2660 = v2657 + v2659;
+        const bfloat v2661 = bfloat(v2660);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2662 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2664 = v2656 + 1u;
+        const bfloat v2665 = bias[v2664];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2666 = float(v2665);
+        const float v2667 = v2662 + v2666;
+        const bfloat v2668 = bfloat(v2667);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2669 = v2636 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2670 = v2669 + v2656;
+        *(device bfloat2*)(out + v2670) = bfloat2(v2661, v2668);
       }
     } else {
-      const bool v2742 = v2703 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2743 = v2705 < v15;
-      const bool v2744 = v2742 && v2743;
-      if (v2744) {
-        const float v2745 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2746 = v68 + v2705;
-        const bfloat v2747 = bias[v2746];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2748 = float(v2747);
-        const float v2749 = v2745 + v2748;
-        const bfloat v2750 = bfloat(v2749);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2751 = v2703 * v4;
-        const uint v2752 = v2751 + v68;
-        const uint v2753 = v2752 + v2705;
-        out[v2753] = v2750;
+      const bool v2675 = v2636 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2676 = v2638 < v15;
+      const bool v2677 = v2675 && v2676;
+      if (v2677) {
+        const float v2678 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2679 = v68 + v2638;
+        const bfloat v2680 = bias[v2679];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2681 = float(v2680);
+        const float v2682 = v2678 + v2681;
+        const bfloat v2683 = bfloat(v2682);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2684 = v2636 * v4;
+        const uint v2685 = v2684 + v68;
+        const uint v2686 = v2685 + v2638;
+        out[v2686] = v2683;
       }
-      const uint v2755 = v1127 + v2707;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2757 = v1126 + v2712;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2758 = v2755 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2759 = v2757 < v15;
-      const bool v2760 = v2758 && v2759;
-      if (v2760) {
-        const float v2761 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2762 = v68 + v2757;
-        const bfloat v2763 = bias[v2762];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2764 = float(v2763);
-        const float v2765 = v2761 + v2764;
-        const bfloat v2766 = bfloat(v2765);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2767 = v2755 * v4;
-        const uint v2768 = v2767 + v68;
-        const uint v2769 = v2768 + v2757;
-        out[v2769] = v2766;
+      const uint v2688 = v1128 + v2640;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2690 = v1127 + v2645;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2691 = v2688 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2692 = v2690 < v15;
+      const bool v2693 = v2691 && v2692;
+      if (v2693) {
+        const float v2694 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2695 = v68 + v2690;
+        const bfloat v2696 = bias[v2695];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2697 = float(v2696);
+        const float v2698 = v2694 + v2697;
+        const bfloat v2699 = bfloat(v2698);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2700 = v2688 * v4;
+        const uint v2701 = v2700 + v68;
+        const uint v2702 = v2701 + v2690;
+        out[v2702] = v2699;
       }
     }
-    const uint v2770 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2771 = v1127 + v2770;
-    const uint v2772 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2773 = v1126 + v2772;
-    const uint v2775 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2776 = v2775 == v2770;
-    const uint v2779 = v2772 + 1u;
-    const uint v2780 = iron_frag_coord<64>(49u, iron_lane, true);
-    const bool v2781 = v2780 == v2779;
-    const bool v2782 = v2776 && v2781;
-    const uint v2785 = v2773 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2786 = v2785 == 0u;
-    const bool v2787 = v2782 && v2786;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2787) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2788 = v2771 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2789 = v2773 < v15;
-      const bool v2790 = v2788 && v2789;
-      if (v2790) {
-        const uint v2791 = v68 + v2773;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2792 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2793 = bias[v2791];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2794 = float(v2793);
-        const float v2795 = v2792 + v2794;
-        const bfloat v2796 = bfloat(v2795);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2797 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2799 = v2791 + 1u;
-        const bfloat v2800 = bias[v2799];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2801 = float(v2800);
-        const float v2802 = v2797 + v2801;
-        const bfloat v2803 = bfloat(v2802);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2804 = v2771 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2805 = v2804 + v2791;
-        *(device bfloat2*)(out + v2805) = bfloat2(v2796, v2803);
+    const uint v2703 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2704 = v1128 + v2703;
+    const uint v2705 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2706 = v1127 + v2705;
+    const uint v2708 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2709 = v2708 == v2703;
+    const uint v2712 = v2705 + 1u;
+    const uint v2713 = iron_frag_coord<64>(47u, iron_lane, true);
+    const bool v2714 = v2713 == v2712;
+    const bool v2715 = v2709 && v2714;
+    const uint v2718 = v2706 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2719 = v2718 == 0u;
+    const bool v2720 = v2715 && v2719;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2720) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2721 = v2704 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2722 = v2706 < v15;
+      const bool v2723 = v2721 && v2722;
+      if (v2723) {
+        const uint v2724 = v68 + v2706;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2725 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2726 = bias[v2724];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2727 = float(v2726);
+        const float v2728 = v2725 + v2727;
+        const bfloat v2729 = bfloat(v2728);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2730 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2732 = v2724 + 1u;
+        const bfloat v2733 = bias[v2732];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2734 = float(v2733);
+        const float v2735 = v2730 + v2734;
+        const bfloat v2736 = bfloat(v2735);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2737 = v2704 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2738 = v2737 + v2724;
+        *(device bfloat2*)(out + v2738) = bfloat2(v2729, v2736);
       }
     } else {
-      const bool v2810 = v2771 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2811 = v2773 < v15;
-      const bool v2812 = v2810 && v2811;
-      if (v2812) {
-        const float v2813 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2814 = v68 + v2773;
-        const bfloat v2815 = bias[v2814];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2816 = float(v2815);
-        const float v2817 = v2813 + v2816;
-        const bfloat v2818 = bfloat(v2817);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2819 = v2771 * v4;
-        const uint v2820 = v2819 + v68;
-        const uint v2821 = v2820 + v2773;
-        out[v2821] = v2818;
+      const bool v2743 = v2704 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2744 = v2706 < v15;
+      const bool v2745 = v2743 && v2744;
+      if (v2745) {
+        const float v2746 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2747 = v68 + v2706;
+        const bfloat v2748 = bias[v2747];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2749 = float(v2748);
+        const float v2750 = v2746 + v2749;
+        const bfloat v2751 = bfloat(v2750);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2752 = v2704 * v4;
+        const uint v2753 = v2752 + v68;
+        const uint v2754 = v2753 + v2706;
+        out[v2754] = v2751;
       }
-      const uint v2823 = v1127 + v2775;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2825 = v1126 + v2780;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2826 = v2823 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2827 = v2825 < v15;
-      const bool v2828 = v2826 && v2827;
-      if (v2828) {
-        const float v2829 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2830 = v68 + v2825;
-        const bfloat v2831 = bias[v2830];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2832 = float(v2831);
-        const float v2833 = v2829 + v2832;
-        const bfloat v2834 = bfloat(v2833);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2835 = v2823 * v4;
-        const uint v2836 = v2835 + v68;
-        const uint v2837 = v2836 + v2825;
-        out[v2837] = v2834;
+      const uint v2756 = v1128 + v2708;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2758 = v1127 + v2713;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2759 = v2756 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2760 = v2758 < v15;
+      const bool v2761 = v2759 && v2760;
+      if (v2761) {
+        const float v2762 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2763 = v68 + v2758;
+        const bfloat v2764 = bias[v2763];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2765 = float(v2764);
+        const float v2766 = v2762 + v2765;
+        const bfloat v2767 = bfloat(v2766);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2768 = v2756 * v4;
+        const uint v2769 = v2768 + v68;
+        const uint v2770 = v2769 + v2758;
+        out[v2770] = v2767;
       }
     }
-    const uint v2838 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2839 = v1127 + v2838;
-    const uint v2840 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2841 = v1126 + v2840;
-    const uint v2843 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2844 = v2843 == v2838;
-    const uint v2847 = v2840 + 1u;
-    const uint v2848 = iron_frag_coord<64>(51u, iron_lane, true);
-    const bool v2849 = v2848 == v2847;
-    const bool v2850 = v2844 && v2849;
-    const uint v2853 = v2841 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2854 = v2853 == 0u;
-    const bool v2855 = v2850 && v2854;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2855) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2856 = v2839 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2857 = v2841 < v15;
-      const bool v2858 = v2856 && v2857;
-      if (v2858) {
-        const uint v2859 = v68 + v2841;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2860 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2861 = bias[v2859];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2862 = float(v2861);
-        const float v2863 = v2860 + v2862;
-        const bfloat v2864 = bfloat(v2863);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2865 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2867 = v2859 + 1u;
-        const bfloat v2868 = bias[v2867];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2869 = float(v2868);
-        const float v2870 = v2865 + v2869;
-        const bfloat v2871 = bfloat(v2870);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2872 = v2839 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2873 = v2872 + v2859;
-        *(device bfloat2*)(out + v2873) = bfloat2(v2864, v2871);
+    const uint v2771 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2772 = v1128 + v2771;
+    const uint v2773 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2774 = v1127 + v2773;
+    const uint v2776 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2777 = v2776 == v2771;
+    const uint v2780 = v2773 + 1u;
+    const uint v2781 = iron_frag_coord<64>(49u, iron_lane, true);
+    const bool v2782 = v2781 == v2780;
+    const bool v2783 = v2777 && v2782;
+    const uint v2786 = v2774 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2787 = v2786 == 0u;
+    const bool v2788 = v2783 && v2787;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2788) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2789 = v2772 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2790 = v2774 < v15;
+      const bool v2791 = v2789 && v2790;
+      if (v2791) {
+        const uint v2792 = v68 + v2774;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2793 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2794 = bias[v2792];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2795 = float(v2794);
+        const float v2796 = v2793 + v2795;
+        const bfloat v2797 = bfloat(v2796);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2798 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2800 = v2792 + 1u;
+        const bfloat v2801 = bias[v2800];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2802 = float(v2801);
+        const float v2803 = v2798 + v2802;
+        const bfloat v2804 = bfloat(v2803);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2805 = v2772 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2806 = v2805 + v2792;
+        *(device bfloat2*)(out + v2806) = bfloat2(v2797, v2804);
       }
     } else {
-      const bool v2878 = v2839 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2879 = v2841 < v15;
-      const bool v2880 = v2878 && v2879;
-      if (v2880) {
-        const float v2881 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2882 = v68 + v2841;
-        const bfloat v2883 = bias[v2882];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2884 = float(v2883);
-        const float v2885 = v2881 + v2884;
-        const bfloat v2886 = bfloat(v2885);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2887 = v2839 * v4;
-        const uint v2888 = v2887 + v68;
-        const uint v2889 = v2888 + v2841;
-        out[v2889] = v2886;
+      const bool v2811 = v2772 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2812 = v2774 < v15;
+      const bool v2813 = v2811 && v2812;
+      if (v2813) {
+        const float v2814 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2815 = v68 + v2774;
+        const bfloat v2816 = bias[v2815];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2817 = float(v2816);
+        const float v2818 = v2814 + v2817;
+        const bfloat v2819 = bfloat(v2818);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2820 = v2772 * v4;
+        const uint v2821 = v2820 + v68;
+        const uint v2822 = v2821 + v2774;
+        out[v2822] = v2819;
       }
-      const uint v2891 = v1127 + v2843;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2893 = v1126 + v2848;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2894 = v2891 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2895 = v2893 < v15;
-      const bool v2896 = v2894 && v2895;
-      if (v2896) {
-        const float v2897 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2898 = v68 + v2893;
-        const bfloat v2899 = bias[v2898];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2900 = float(v2899);
-        const float v2901 = v2897 + v2900;
-        const bfloat v2902 = bfloat(v2901);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2903 = v2891 * v4;
-        const uint v2904 = v2903 + v68;
-        const uint v2905 = v2904 + v2893;
-        out[v2905] = v2902;
+      const uint v2824 = v1128 + v2776;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2826 = v1127 + v2781;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2827 = v2824 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2828 = v2826 < v15;
+      const bool v2829 = v2827 && v2828;
+      if (v2829) {
+        const float v2830 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2831 = v68 + v2826;
+        const bfloat v2832 = bias[v2831];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2833 = float(v2832);
+        const float v2834 = v2830 + v2833;
+        const bfloat v2835 = bfloat(v2834);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2836 = v2824 * v4;
+        const uint v2837 = v2836 + v68;
+        const uint v2838 = v2837 + v2826;
+        out[v2838] = v2835;
       }
     }
-    const uint v2906 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2907 = v1127 + v2906;
-    const uint v2908 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2909 = v1126 + v2908;
-    const uint v2911 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2912 = v2911 == v2906;
-    const uint v2915 = v2908 + 1u;
-    const uint v2916 = iron_frag_coord<64>(53u, iron_lane, true);
-    const bool v2917 = v2916 == v2915;
-    const bool v2918 = v2912 && v2917;
-    const uint v2921 = v2909 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2922 = v2921 == 0u;
-    const bool v2923 = v2918 && v2922;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2923) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2924 = v2907 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2925 = v2909 < v15;
-      const bool v2926 = v2924 && v2925;
-      if (v2926) {
-        const uint v2927 = v68 + v2909;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2928 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2929 = bias[v2927];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2930 = float(v2929);
-        const float v2931 = v2928 + v2930;
-        const bfloat v2932 = bfloat(v2931);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2933 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2935 = v2927 + 1u;
-        const bfloat v2936 = bias[v2935];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2937 = float(v2936);
-        const float v2938 = v2933 + v2937;
-        const bfloat v2939 = bfloat(v2938);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2940 = v2907 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2941 = v2940 + v2927;
-        *(device bfloat2*)(out + v2941) = bfloat2(v2932, v2939);
+    const uint v2839 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2840 = v1128 + v2839;
+    const uint v2841 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2842 = v1127 + v2841;
+    const uint v2844 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2845 = v2844 == v2839;
+    const uint v2848 = v2841 + 1u;
+    const uint v2849 = iron_frag_coord<64>(51u, iron_lane, true);
+    const bool v2850 = v2849 == v2848;
+    const bool v2851 = v2845 && v2850;
+    const uint v2854 = v2842 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2855 = v2854 == 0u;
+    const bool v2856 = v2851 && v2855;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2856) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2857 = v2840 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2858 = v2842 < v15;
+      const bool v2859 = v2857 && v2858;
+      if (v2859) {
+        const uint v2860 = v68 + v2842;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2861 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2862 = bias[v2860];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2863 = float(v2862);
+        const float v2864 = v2861 + v2863;
+        const bfloat v2865 = bfloat(v2864);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2866 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2868 = v2860 + 1u;
+        const bfloat v2869 = bias[v2868];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2870 = float(v2869);
+        const float v2871 = v2866 + v2870;
+        const bfloat v2872 = bfloat(v2871);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2873 = v2840 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2874 = v2873 + v2860;
+        *(device bfloat2*)(out + v2874) = bfloat2(v2865, v2872);
       }
     } else {
-      const bool v2946 = v2907 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2947 = v2909 < v15;
-      const bool v2948 = v2946 && v2947;
-      if (v2948) {
-        const float v2949 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2950 = v68 + v2909;
-        const bfloat v2951 = bias[v2950];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2952 = float(v2951);
-        const float v2953 = v2949 + v2952;
-        const bfloat v2954 = bfloat(v2953);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2955 = v2907 * v4;
-        const uint v2956 = v2955 + v68;
-        const uint v2957 = v2956 + v2909;
-        out[v2957] = v2954;
+      const bool v2879 = v2840 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2880 = v2842 < v15;
+      const bool v2881 = v2879 && v2880;
+      if (v2881) {
+        const float v2882 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2883 = v68 + v2842;
+        const bfloat v2884 = bias[v2883];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2885 = float(v2884);
+        const float v2886 = v2882 + v2885;
+        const bfloat v2887 = bfloat(v2886);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2888 = v2840 * v4;
+        const uint v2889 = v2888 + v68;
+        const uint v2890 = v2889 + v2842;
+        out[v2890] = v2887;
       }
-      const uint v2959 = v1127 + v2911;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2961 = v1126 + v2916;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2962 = v2959 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2963 = v2961 < v15;
-      const bool v2964 = v2962 && v2963;
-      if (v2964) {
-        const float v2965 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2966 = v68 + v2961;
-        const bfloat v2967 = bias[v2966];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2968 = float(v2967);
-        const float v2969 = v2965 + v2968;
-        const bfloat v2970 = bfloat(v2969);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2971 = v2959 * v4;
-        const uint v2972 = v2971 + v68;
-        const uint v2973 = v2972 + v2961;
-        out[v2973] = v2970;
+      const uint v2892 = v1128 + v2844;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2894 = v1127 + v2849;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2895 = v2892 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2896 = v2894 < v15;
+      const bool v2897 = v2895 && v2896;
+      if (v2897) {
+        const float v2898 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2899 = v68 + v2894;
+        const bfloat v2900 = bias[v2899];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2901 = float(v2900);
+        const float v2902 = v2898 + v2901;
+        const bfloat v2903 = bfloat(v2902);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2904 = v2892 * v4;
+        const uint v2905 = v2904 + v68;
+        const uint v2906 = v2905 + v2894;
+        out[v2906] = v2903;
       }
     }
-    const uint v2974 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2975 = v1127 + v2974;
-    const uint v2976 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2977 = v1126 + v2976;
-    const uint v2979 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2980 = v2979 == v2974;
-    const uint v2983 = v2976 + 1u;
-    const uint v2984 = iron_frag_coord<64>(55u, iron_lane, true);
-    const bool v2985 = v2984 == v2983;
-    const bool v2986 = v2980 && v2985;
-    const uint v2989 = v2977 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2990 = v2989 == 0u;
-    const bool v2991 = v2986 && v2990;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2991) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2992 = v2975 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2993 = v2977 < v15;
-      const bool v2994 = v2992 && v2993;
-      if (v2994) {
-        const uint v2995 = v68 + v2977;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2996 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2997 = bias[v2995];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2998 = float(v2997);
-        const float v2999 = v2996 + v2998;
-        const bfloat v3000 = bfloat(v2999);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3001 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3003 = v2995 + 1u;
-        const bfloat v3004 = bias[v3003];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3005 = float(v3004);
-        const float v3006 = v3001 + v3005;
-        const bfloat v3007 = bfloat(v3006);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3008 = v2975 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3009 = v3008 + v2995;
-        *(device bfloat2*)(out + v3009) = bfloat2(v3000, v3007);
+    const uint v2907 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2908 = v1128 + v2907;
+    const uint v2909 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2910 = v1127 + v2909;
+    const uint v2912 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2913 = v2912 == v2907;
+    const uint v2916 = v2909 + 1u;
+    const uint v2917 = iron_frag_coord<64>(53u, iron_lane, true);
+    const bool v2918 = v2917 == v2916;
+    const bool v2919 = v2913 && v2918;
+    const uint v2922 = v2910 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2923 = v2922 == 0u;
+    const bool v2924 = v2919 && v2923;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2924) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2925 = v2908 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2926 = v2910 < v15;
+      const bool v2927 = v2925 && v2926;
+      if (v2927) {
+        const uint v2928 = v68 + v2910;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2929 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2930 = bias[v2928];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2931 = float(v2930);
+        const float v2932 = v2929 + v2931;
+        const bfloat v2933 = bfloat(v2932);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2934 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2936 = v2928 + 1u;
+        const bfloat v2937 = bias[v2936];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2938 = float(v2937);
+        const float v2939 = v2934 + v2938;
+        const bfloat v2940 = bfloat(v2939);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2941 = v2908 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2942 = v2941 + v2928;
+        *(device bfloat2*)(out + v2942) = bfloat2(v2933, v2940);
       }
     } else {
-      const bool v3014 = v2975 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3015 = v2977 < v15;
-      const bool v3016 = v3014 && v3015;
-      if (v3016) {
-        const float v3017 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3018 = v68 + v2977;
-        const bfloat v3019 = bias[v3018];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3020 = float(v3019);
-        const float v3021 = v3017 + v3020;
-        const bfloat v3022 = bfloat(v3021);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3023 = v2975 * v4;
-        const uint v3024 = v3023 + v68;
-        const uint v3025 = v3024 + v2977;
-        out[v3025] = v3022;
+      const bool v2947 = v2908 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2948 = v2910 < v15;
+      const bool v2949 = v2947 && v2948;
+      if (v2949) {
+        const float v2950 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2951 = v68 + v2910;
+        const bfloat v2952 = bias[v2951];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2953 = float(v2952);
+        const float v2954 = v2950 + v2953;
+        const bfloat v2955 = bfloat(v2954);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2956 = v2908 * v4;
+        const uint v2957 = v2956 + v68;
+        const uint v2958 = v2957 + v2910;
+        out[v2958] = v2955;
       }
-      const uint v3027 = v1127 + v2979;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3029 = v1126 + v2984;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3030 = v3027 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3031 = v3029 < v15;
-      const bool v3032 = v3030 && v3031;
-      if (v3032) {
-        const float v3033 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3034 = v68 + v3029;
-        const bfloat v3035 = bias[v3034];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3036 = float(v3035);
-        const float v3037 = v3033 + v3036;
-        const bfloat v3038 = bfloat(v3037);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3039 = v3027 * v4;
-        const uint v3040 = v3039 + v68;
-        const uint v3041 = v3040 + v3029;
-        out[v3041] = v3038;
+      const uint v2960 = v1128 + v2912;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2962 = v1127 + v2917;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2963 = v2960 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2964 = v2962 < v15;
+      const bool v2965 = v2963 && v2964;
+      if (v2965) {
+        const float v2966 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2967 = v68 + v2962;
+        const bfloat v2968 = bias[v2967];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2969 = float(v2968);
+        const float v2970 = v2966 + v2969;
+        const bfloat v2971 = bfloat(v2970);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2972 = v2960 * v4;
+        const uint v2973 = v2972 + v68;
+        const uint v2974 = v2973 + v2962;
+        out[v2974] = v2971;
       }
     }
-    const uint v3042 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3043 = v1127 + v3042;
-    const uint v3044 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3045 = v1126 + v3044;
-    const uint v3047 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3048 = v3047 == v3042;
-    const uint v3051 = v3044 + 1u;
-    const uint v3052 = iron_frag_coord<64>(57u, iron_lane, true);
-    const bool v3053 = v3052 == v3051;
-    const bool v3054 = v3048 && v3053;
-    const uint v3057 = v3045 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3058 = v3057 == 0u;
-    const bool v3059 = v3054 && v3058;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3059) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3060 = v3043 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3061 = v3045 < v15;
-      const bool v3062 = v3060 && v3061;
-      if (v3062) {
-        const uint v3063 = v68 + v3045;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3064 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3065 = bias[v3063];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3066 = float(v3065);
-        const float v3067 = v3064 + v3066;
-        const bfloat v3068 = bfloat(v3067);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3069 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3071 = v3063 + 1u;
-        const bfloat v3072 = bias[v3071];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3073 = float(v3072);
-        const float v3074 = v3069 + v3073;
-        const bfloat v3075 = bfloat(v3074);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3076 = v3043 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3077 = v3076 + v3063;
-        *(device bfloat2*)(out + v3077) = bfloat2(v3068, v3075);
+    const uint v2975 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2976 = v1128 + v2975;
+    const uint v2977 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2978 = v1127 + v2977;
+    const uint v2980 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2981 = v2980 == v2975;
+    const uint v2984 = v2977 + 1u;
+    const uint v2985 = iron_frag_coord<64>(55u, iron_lane, true);
+    const bool v2986 = v2985 == v2984;
+    const bool v2987 = v2981 && v2986;
+    const uint v2990 = v2978 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2991 = v2990 == 0u;
+    const bool v2992 = v2987 && v2991;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2992) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2993 = v2976 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2994 = v2978 < v15;
+      const bool v2995 = v2993 && v2994;
+      if (v2995) {
+        const uint v2996 = v68 + v2978;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2997 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2998 = bias[v2996];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2999 = float(v2998);
+        const float v3000 = v2997 + v2999;
+        const bfloat v3001 = bfloat(v3000);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3002 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3004 = v2996 + 1u;
+        const bfloat v3005 = bias[v3004];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3006 = float(v3005);
+        const float v3007 = v3002 + v3006;
+        const bfloat v3008 = bfloat(v3007);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3009 = v2976 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3010 = v3009 + v2996;
+        *(device bfloat2*)(out + v3010) = bfloat2(v3001, v3008);
       }
     } else {
-      const bool v3082 = v3043 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3083 = v3045 < v15;
-      const bool v3084 = v3082 && v3083;
-      if (v3084) {
-        const float v3085 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3086 = v68 + v3045;
-        const bfloat v3087 = bias[v3086];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3088 = float(v3087);
-        const float v3089 = v3085 + v3088;
-        const bfloat v3090 = bfloat(v3089);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3091 = v3043 * v4;
-        const uint v3092 = v3091 + v68;
-        const uint v3093 = v3092 + v3045;
-        out[v3093] = v3090;
+      const bool v3015 = v2976 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3016 = v2978 < v15;
+      const bool v3017 = v3015 && v3016;
+      if (v3017) {
+        const float v3018 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3019 = v68 + v2978;
+        const bfloat v3020 = bias[v3019];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3021 = float(v3020);
+        const float v3022 = v3018 + v3021;
+        const bfloat v3023 = bfloat(v3022);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3024 = v2976 * v4;
+        const uint v3025 = v3024 + v68;
+        const uint v3026 = v3025 + v2978;
+        out[v3026] = v3023;
       }
-      const uint v3095 = v1127 + v3047;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3097 = v1126 + v3052;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3098 = v3095 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3099 = v3097 < v15;
-      const bool v3100 = v3098 && v3099;
-      if (v3100) {
-        const float v3101 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3102 = v68 + v3097;
-        const bfloat v3103 = bias[v3102];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3104 = float(v3103);
-        const float v3105 = v3101 + v3104;
-        const bfloat v3106 = bfloat(v3105);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3107 = v3095 * v4;
-        const uint v3108 = v3107 + v68;
-        const uint v3109 = v3108 + v3097;
-        out[v3109] = v3106;
+      const uint v3028 = v1128 + v2980;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3030 = v1127 + v2985;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3031 = v3028 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3032 = v3030 < v15;
+      const bool v3033 = v3031 && v3032;
+      if (v3033) {
+        const float v3034 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3035 = v68 + v3030;
+        const bfloat v3036 = bias[v3035];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3037 = float(v3036);
+        const float v3038 = v3034 + v3037;
+        const bfloat v3039 = bfloat(v3038);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3040 = v3028 * v4;
+        const uint v3041 = v3040 + v68;
+        const uint v3042 = v3041 + v3030;
+        out[v3042] = v3039;
       }
     }
-    const uint v3110 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3111 = v1127 + v3110;
-    const uint v3112 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3113 = v1126 + v3112;
-    const uint v3115 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3116 = v3115 == v3110;
-    const uint v3119 = v3112 + 1u;
-    const uint v3120 = iron_frag_coord<64>(59u, iron_lane, true);
-    const bool v3121 = v3120 == v3119;
-    const bool v3122 = v3116 && v3121;
-    const uint v3125 = v3113 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3126 = v3125 == 0u;
-    const bool v3127 = v3122 && v3126;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3127) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3128 = v3111 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3129 = v3113 < v15;
-      const bool v3130 = v3128 && v3129;
-      if (v3130) {
-        const uint v3131 = v68 + v3113;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3132 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3133 = bias[v3131];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3134 = float(v3133);
-        const float v3135 = v3132 + v3134;
-        const bfloat v3136 = bfloat(v3135);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3137 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3139 = v3131 + 1u;
-        const bfloat v3140 = bias[v3139];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3141 = float(v3140);
-        const float v3142 = v3137 + v3141;
-        const bfloat v3143 = bfloat(v3142);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3144 = v3111 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3145 = v3144 + v3131;
-        *(device bfloat2*)(out + v3145) = bfloat2(v3136, v3143);
+    const uint v3043 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3044 = v1128 + v3043;
+    const uint v3045 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3046 = v1127 + v3045;
+    const uint v3048 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3049 = v3048 == v3043;
+    const uint v3052 = v3045 + 1u;
+    const uint v3053 = iron_frag_coord<64>(57u, iron_lane, true);
+    const bool v3054 = v3053 == v3052;
+    const bool v3055 = v3049 && v3054;
+    const uint v3058 = v3046 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3059 = v3058 == 0u;
+    const bool v3060 = v3055 && v3059;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3060) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3061 = v3044 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3062 = v3046 < v15;
+      const bool v3063 = v3061 && v3062;
+      if (v3063) {
+        const uint v3064 = v68 + v3046;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3065 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3066 = bias[v3064];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3067 = float(v3066);
+        const float v3068 = v3065 + v3067;
+        const bfloat v3069 = bfloat(v3068);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3070 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3072 = v3064 + 1u;
+        const bfloat v3073 = bias[v3072];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3074 = float(v3073);
+        const float v3075 = v3070 + v3074;
+        const bfloat v3076 = bfloat(v3075);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3077 = v3044 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3078 = v3077 + v3064;
+        *(device bfloat2*)(out + v3078) = bfloat2(v3069, v3076);
       }
     } else {
-      const bool v3150 = v3111 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3151 = v3113 < v15;
-      const bool v3152 = v3150 && v3151;
-      if (v3152) {
-        const float v3153 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3154 = v68 + v3113;
-        const bfloat v3155 = bias[v3154];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3156 = float(v3155);
-        const float v3157 = v3153 + v3156;
-        const bfloat v3158 = bfloat(v3157);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3159 = v3111 * v4;
-        const uint v3160 = v3159 + v68;
-        const uint v3161 = v3160 + v3113;
-        out[v3161] = v3158;
+      const bool v3083 = v3044 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3084 = v3046 < v15;
+      const bool v3085 = v3083 && v3084;
+      if (v3085) {
+        const float v3086 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3087 = v68 + v3046;
+        const bfloat v3088 = bias[v3087];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3089 = float(v3088);
+        const float v3090 = v3086 + v3089;
+        const bfloat v3091 = bfloat(v3090);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3092 = v3044 * v4;
+        const uint v3093 = v3092 + v68;
+        const uint v3094 = v3093 + v3046;
+        out[v3094] = v3091;
       }
-      const uint v3163 = v1127 + v3115;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3165 = v1126 + v3120;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3166 = v3163 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3167 = v3165 < v15;
-      const bool v3168 = v3166 && v3167;
-      if (v3168) {
-        const float v3169 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3170 = v68 + v3165;
-        const bfloat v3171 = bias[v3170];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3172 = float(v3171);
-        const float v3173 = v3169 + v3172;
-        const bfloat v3174 = bfloat(v3173);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3175 = v3163 * v4;
-        const uint v3176 = v3175 + v68;
-        const uint v3177 = v3176 + v3165;
-        out[v3177] = v3174;
+      const uint v3096 = v1128 + v3048;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3098 = v1127 + v3053;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3099 = v3096 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3100 = v3098 < v15;
+      const bool v3101 = v3099 && v3100;
+      if (v3101) {
+        const float v3102 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3103 = v68 + v3098;
+        const bfloat v3104 = bias[v3103];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3105 = float(v3104);
+        const float v3106 = v3102 + v3105;
+        const bfloat v3107 = bfloat(v3106);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3108 = v3096 * v4;
+        const uint v3109 = v3108 + v68;
+        const uint v3110 = v3109 + v3098;
+        out[v3110] = v3107;
       }
     }
-    const uint v3178 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3179 = v1127 + v3178;
-    const uint v3180 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3181 = v1126 + v3180;
-    const uint v3183 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3184 = v3183 == v3178;
-    const uint v3187 = v3180 + 1u;
-    const uint v3188 = iron_frag_coord<64>(61u, iron_lane, true);
-    const bool v3189 = v3188 == v3187;
-    const bool v3190 = v3184 && v3189;
-    const uint v3193 = v3181 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3194 = v3193 == 0u;
-    const bool v3195 = v3190 && v3194;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3195) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3196 = v3179 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3197 = v3181 < v15;
-      const bool v3198 = v3196 && v3197;
-      if (v3198) {
-        const uint v3199 = v68 + v3181;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3200 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3201 = bias[v3199];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3202 = float(v3201);
-        const float v3203 = v3200 + v3202;
-        const bfloat v3204 = bfloat(v3203);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3205 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3207 = v3199 + 1u;
-        const bfloat v3208 = bias[v3207];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3209 = float(v3208);
-        const float v3210 = v3205 + v3209;
-        const bfloat v3211 = bfloat(v3210);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3212 = v3179 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3213 = v3212 + v3199;
-        *(device bfloat2*)(out + v3213) = bfloat2(v3204, v3211);
+    const uint v3111 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3112 = v1128 + v3111;
+    const uint v3113 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3114 = v1127 + v3113;
+    const uint v3116 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3117 = v3116 == v3111;
+    const uint v3120 = v3113 + 1u;
+    const uint v3121 = iron_frag_coord<64>(59u, iron_lane, true);
+    const bool v3122 = v3121 == v3120;
+    const bool v3123 = v3117 && v3122;
+    const uint v3126 = v3114 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3127 = v3126 == 0u;
+    const bool v3128 = v3123 && v3127;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3128) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3129 = v3112 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3130 = v3114 < v15;
+      const bool v3131 = v3129 && v3130;
+      if (v3131) {
+        const uint v3132 = v68 + v3114;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3133 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3134 = bias[v3132];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3135 = float(v3134);
+        const float v3136 = v3133 + v3135;
+        const bfloat v3137 = bfloat(v3136);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3138 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3140 = v3132 + 1u;
+        const bfloat v3141 = bias[v3140];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3142 = float(v3141);
+        const float v3143 = v3138 + v3142;
+        const bfloat v3144 = bfloat(v3143);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3145 = v3112 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3146 = v3145 + v3132;
+        *(device bfloat2*)(out + v3146) = bfloat2(v3137, v3144);
       }
     } else {
-      const bool v3218 = v3179 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3219 = v3181 < v15;
-      const bool v3220 = v3218 && v3219;
-      if (v3220) {
-        const float v3221 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3222 = v68 + v3181;
-        const bfloat v3223 = bias[v3222];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3224 = float(v3223);
-        const float v3225 = v3221 + v3224;
-        const bfloat v3226 = bfloat(v3225);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3227 = v3179 * v4;
-        const uint v3228 = v3227 + v68;
-        const uint v3229 = v3228 + v3181;
-        out[v3229] = v3226;
+      const bool v3151 = v3112 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3152 = v3114 < v15;
+      const bool v3153 = v3151 && v3152;
+      if (v3153) {
+        const float v3154 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3155 = v68 + v3114;
+        const bfloat v3156 = bias[v3155];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3157 = float(v3156);
+        const float v3158 = v3154 + v3157;
+        const bfloat v3159 = bfloat(v3158);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3160 = v3112 * v4;
+        const uint v3161 = v3160 + v68;
+        const uint v3162 = v3161 + v3114;
+        out[v3162] = v3159;
       }
-      const uint v3231 = v1127 + v3183;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3233 = v1126 + v3188;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3234 = v3231 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3235 = v3233 < v15;
-      const bool v3236 = v3234 && v3235;
-      if (v3236) {
-        const float v3237 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3238 = v68 + v3233;
-        const bfloat v3239 = bias[v3238];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3240 = float(v3239);
-        const float v3241 = v3237 + v3240;
-        const bfloat v3242 = bfloat(v3241);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3243 = v3231 * v4;
-        const uint v3244 = v3243 + v68;
-        const uint v3245 = v3244 + v3233;
-        out[v3245] = v3242;
+      const uint v3164 = v1128 + v3116;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3166 = v1127 + v3121;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3167 = v3164 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3168 = v3166 < v15;
+      const bool v3169 = v3167 && v3168;
+      if (v3169) {
+        const float v3170 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3171 = v68 + v3166;
+        const bfloat v3172 = bias[v3171];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3173 = float(v3172);
+        const float v3174 = v3170 + v3173;
+        const bfloat v3175 = bfloat(v3174);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3176 = v3164 * v4;
+        const uint v3177 = v3176 + v68;
+        const uint v3178 = v3177 + v3166;
+        out[v3178] = v3175;
       }
     }
-    const uint v3246 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3247 = v1127 + v3246;
-    const uint v3248 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3249 = v1126 + v3248;
-    const uint v3251 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3252 = v3251 == v3246;
-    const uint v3255 = v3248 + 1u;
-    const uint v3256 = iron_frag_coord<64>(63u, iron_lane, true);
-    const bool v3257 = v3256 == v3255;
-    const bool v3258 = v3252 && v3257;
-    const uint v3261 = v3249 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3262 = v3261 == 0u;
-    const bool v3263 = v3258 && v3262;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3263) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3264 = v3247 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3265 = v3249 < v15;
-      const bool v3266 = v3264 && v3265;
-      if (v3266) {
-        const uint v3267 = v68 + v3249;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3268 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3269 = bias[v3267];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3270 = float(v3269);
-        const float v3271 = v3268 + v3270;
-        const bfloat v3272 = bfloat(v3271);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3273 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3275 = v3267 + 1u;
-        const bfloat v3276 = bias[v3275];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3277 = float(v3276);
-        const float v3278 = v3273 + v3277;
-        const bfloat v3279 = bfloat(v3278);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3280 = v3247 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3281 = v3280 + v3267;
-        *(device bfloat2*)(out + v3281) = bfloat2(v3272, v3279);
+    const uint v3179 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3180 = v1128 + v3179;
+    const uint v3181 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3182 = v1127 + v3181;
+    const uint v3184 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3185 = v3184 == v3179;
+    const uint v3188 = v3181 + 1u;
+    const uint v3189 = iron_frag_coord<64>(61u, iron_lane, true);
+    const bool v3190 = v3189 == v3188;
+    const bool v3191 = v3185 && v3190;
+    const uint v3194 = v3182 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3195 = v3194 == 0u;
+    const bool v3196 = v3191 && v3195;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3196) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3197 = v3180 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3198 = v3182 < v15;
+      const bool v3199 = v3197 && v3198;
+      if (v3199) {
+        const uint v3200 = v68 + v3182;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3201 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3202 = bias[v3200];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3203 = float(v3202);
+        const float v3204 = v3201 + v3203;
+        const bfloat v3205 = bfloat(v3204);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3206 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3208 = v3200 + 1u;
+        const bfloat v3209 = bias[v3208];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3210 = float(v3209);
+        const float v3211 = v3206 + v3210;
+        const bfloat v3212 = bfloat(v3211);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3213 = v3180 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3214 = v3213 + v3200;
+        *(device bfloat2*)(out + v3214) = bfloat2(v3205, v3212);
       }
     } else {
-      const bool v3286 = v3247 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3287 = v3249 < v15;
-      const bool v3288 = v3286 && v3287;
-      if (v3288) {
-        const float v3289 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3290 = v68 + v3249;
-        const bfloat v3291 = bias[v3290];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3292 = float(v3291);
-        const float v3293 = v3289 + v3292;
-        const bfloat v3294 = bfloat(v3293);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3295 = v3247 * v4;
-        const uint v3296 = v3295 + v68;
-        const uint v3297 = v3296 + v3249;
-        out[v3297] = v3294;
+      const bool v3219 = v3180 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3220 = v3182 < v15;
+      const bool v3221 = v3219 && v3220;
+      if (v3221) {
+        const float v3222 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3223 = v68 + v3182;
+        const bfloat v3224 = bias[v3223];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3225 = float(v3224);
+        const float v3226 = v3222 + v3225;
+        const bfloat v3227 = bfloat(v3226);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3228 = v3180 * v4;
+        const uint v3229 = v3228 + v68;
+        const uint v3230 = v3229 + v3182;
+        out[v3230] = v3227;
       }
-      const uint v3299 = v1127 + v3251;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3301 = v1126 + v3256;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3302 = v3299 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3303 = v3301 < v15;
-      const bool v3304 = v3302 && v3303;
-      if (v3304) {
-        const float v3305 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3306 = v68 + v3301;
-        const bfloat v3307 = bias[v3306];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3308 = float(v3307);
-        const float v3309 = v3305 + v3308;
-        const bfloat v3310 = bfloat(v3309);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3311 = v3299 * v4;
-        const uint v3312 = v3311 + v68;
-        const uint v3313 = v3312 + v3301;
-        out[v3313] = v3310;
+      const uint v3232 = v1128 + v3184;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3234 = v1127 + v3189;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3235 = v3232 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3236 = v3234 < v15;
+      const bool v3237 = v3235 && v3236;
+      if (v3237) {
+        const float v3238 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3239 = v68 + v3234;
+        const bfloat v3240 = bias[v3239];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3241 = float(v3240);
+        const float v3242 = v3238 + v3241;
+        const bfloat v3243 = bfloat(v3242);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3244 = v3232 * v4;
+        const uint v3245 = v3244 + v68;
+        const uint v3246 = v3245 + v3234;
+        out[v3246] = v3243;
       }
     }
-    const uint v3314 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3315 = v1127 + v3314;
-    const uint v3316 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3317 = v1126 + v3316;
-    const uint v3319 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3320 = v3319 == v3314;
-    const uint v3323 = v3316 + 1u;
-    const uint v3324 = iron_frag_coord<64>(65u, iron_lane, true);
-    const bool v3325 = v3324 == v3323;
-    const bool v3326 = v3320 && v3325;
-    const uint v3329 = v3317 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3330 = v3329 == 0u;
-    const bool v3331 = v3326 && v3330;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3331) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3332 = v3315 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3333 = v3317 < v15;
-      const bool v3334 = v3332 && v3333;
-      if (v3334) {
-        const uint v3335 = v68 + v3317;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3336 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3337 = bias[v3335];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3338 = float(v3337);
-        const float v3339 = v3336 + v3338;
-        const bfloat v3340 = bfloat(v3339);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3341 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3343 = v3335 + 1u;
-        const bfloat v3344 = bias[v3343];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3345 = float(v3344);
-        const float v3346 = v3341 + v3345;
-        const bfloat v3347 = bfloat(v3346);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3348 = v3315 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3349 = v3348 + v3335;
-        *(device bfloat2*)(out + v3349) = bfloat2(v3340, v3347);
+    const uint v3247 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3248 = v1128 + v3247;
+    const uint v3249 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3250 = v1127 + v3249;
+    const uint v3252 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3253 = v3252 == v3247;
+    const uint v3256 = v3249 + 1u;
+    const uint v3257 = iron_frag_coord<64>(63u, iron_lane, true);
+    const bool v3258 = v3257 == v3256;
+    const bool v3259 = v3253 && v3258;
+    const uint v3262 = v3250 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3263 = v3262 == 0u;
+    const bool v3264 = v3259 && v3263;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3264) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3265 = v3248 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3266 = v3250 < v15;
+      const bool v3267 = v3265 && v3266;
+      if (v3267) {
+        const uint v3268 = v68 + v3250;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3269 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3270 = bias[v3268];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3271 = float(v3270);
+        const float v3272 = v3269 + v3271;
+        const bfloat v3273 = bfloat(v3272);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3274 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3276 = v3268 + 1u;
+        const bfloat v3277 = bias[v3276];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3278 = float(v3277);
+        const float v3279 = v3274 + v3278;
+        const bfloat v3280 = bfloat(v3279);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3281 = v3248 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3282 = v3281 + v3268;
+        *(device bfloat2*)(out + v3282) = bfloat2(v3273, v3280);
       }
     } else {
-      const bool v3354 = v3315 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3355 = v3317 < v15;
-      const bool v3356 = v3354 && v3355;
-      if (v3356) {
-        const float v3357 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3358 = v68 + v3317;
-        const bfloat v3359 = bias[v3358];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3360 = float(v3359);
-        const float v3361 = v3357 + v3360;
-        const bfloat v3362 = bfloat(v3361);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3363 = v3315 * v4;
-        const uint v3364 = v3363 + v68;
-        const uint v3365 = v3364 + v3317;
-        out[v3365] = v3362;
+      const bool v3287 = v3248 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3288 = v3250 < v15;
+      const bool v3289 = v3287 && v3288;
+      if (v3289) {
+        const float v3290 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3291 = v68 + v3250;
+        const bfloat v3292 = bias[v3291];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3293 = float(v3292);
+        const float v3294 = v3290 + v3293;
+        const bfloat v3295 = bfloat(v3294);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3296 = v3248 * v4;
+        const uint v3297 = v3296 + v68;
+        const uint v3298 = v3297 + v3250;
+        out[v3298] = v3295;
       }
-      const uint v3367 = v1127 + v3319;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3369 = v1126 + v3324;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3370 = v3367 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3371 = v3369 < v15;
-      const bool v3372 = v3370 && v3371;
-      if (v3372) {
-        const float v3373 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3374 = v68 + v3369;
-        const bfloat v3375 = bias[v3374];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3376 = float(v3375);
-        const float v3377 = v3373 + v3376;
-        const bfloat v3378 = bfloat(v3377);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3379 = v3367 * v4;
-        const uint v3380 = v3379 + v68;
-        const uint v3381 = v3380 + v3369;
-        out[v3381] = v3378;
+      const uint v3300 = v1128 + v3252;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3302 = v1127 + v3257;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3303 = v3300 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3304 = v3302 < v15;
+      const bool v3305 = v3303 && v3304;
+      if (v3305) {
+        const float v3306 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3307 = v68 + v3302;
+        const bfloat v3308 = bias[v3307];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3309 = float(v3308);
+        const float v3310 = v3306 + v3309;
+        const bfloat v3311 = bfloat(v3310);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3312 = v3300 * v4;
+        const uint v3313 = v3312 + v68;
+        const uint v3314 = v3313 + v3302;
+        out[v3314] = v3311;
       }
     }
-    const uint v3382 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3383 = v1127 + v3382;
-    const uint v3384 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3385 = v1126 + v3384;
-    const uint v3387 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3388 = v3387 == v3382;
-    const uint v3391 = v3384 + 1u;
-    const uint v3392 = iron_frag_coord<64>(67u, iron_lane, true);
-    const bool v3393 = v3392 == v3391;
-    const bool v3394 = v3388 && v3393;
-    const uint v3397 = v3385 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3398 = v3397 == 0u;
-    const bool v3399 = v3394 && v3398;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3399) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3400 = v3383 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3401 = v3385 < v15;
-      const bool v3402 = v3400 && v3401;
-      if (v3402) {
-        const uint v3403 = v68 + v3385;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3404 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3405 = bias[v3403];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3406 = float(v3405);
-        const float v3407 = v3404 + v3406;
-        const bfloat v3408 = bfloat(v3407);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3409 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3411 = v3403 + 1u;
-        const bfloat v3412 = bias[v3411];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3413 = float(v3412);
-        const float v3414 = v3409 + v3413;
-        const bfloat v3415 = bfloat(v3414);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3416 = v3383 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3417 = v3416 + v3403;
-        *(device bfloat2*)(out + v3417) = bfloat2(v3408, v3415);
+    const uint v3315 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3316 = v1128 + v3315;
+    const uint v3317 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3318 = v1127 + v3317;
+    const uint v3320 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3321 = v3320 == v3315;
+    const uint v3324 = v3317 + 1u;
+    const uint v3325 = iron_frag_coord<64>(65u, iron_lane, true);
+    const bool v3326 = v3325 == v3324;
+    const bool v3327 = v3321 && v3326;
+    const uint v3330 = v3318 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3331 = v3330 == 0u;
+    const bool v3332 = v3327 && v3331;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3332) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3333 = v3316 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3334 = v3318 < v15;
+      const bool v3335 = v3333 && v3334;
+      if (v3335) {
+        const uint v3336 = v68 + v3318;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3337 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3338 = bias[v3336];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3339 = float(v3338);
+        const float v3340 = v3337 + v3339;
+        const bfloat v3341 = bfloat(v3340);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3342 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3344 = v3336 + 1u;
+        const bfloat v3345 = bias[v3344];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3346 = float(v3345);
+        const float v3347 = v3342 + v3346;
+        const bfloat v3348 = bfloat(v3347);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3349 = v3316 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3350 = v3349 + v3336;
+        *(device bfloat2*)(out + v3350) = bfloat2(v3341, v3348);
       }
     } else {
-      const bool v3422 = v3383 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3423 = v3385 < v15;
-      const bool v3424 = v3422 && v3423;
-      if (v3424) {
-        const float v3425 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3426 = v68 + v3385;
-        const bfloat v3427 = bias[v3426];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3428 = float(v3427);
-        const float v3429 = v3425 + v3428;
-        const bfloat v3430 = bfloat(v3429);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3431 = v3383 * v4;
-        const uint v3432 = v3431 + v68;
-        const uint v3433 = v3432 + v3385;
-        out[v3433] = v3430;
+      const bool v3355 = v3316 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3356 = v3318 < v15;
+      const bool v3357 = v3355 && v3356;
+      if (v3357) {
+        const float v3358 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3359 = v68 + v3318;
+        const bfloat v3360 = bias[v3359];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3361 = float(v3360);
+        const float v3362 = v3358 + v3361;
+        const bfloat v3363 = bfloat(v3362);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3364 = v3316 * v4;
+        const uint v3365 = v3364 + v68;
+        const uint v3366 = v3365 + v3318;
+        out[v3366] = v3363;
       }
-      const uint v3435 = v1127 + v3387;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3437 = v1126 + v3392;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3438 = v3435 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3439 = v3437 < v15;
-      const bool v3440 = v3438 && v3439;
-      if (v3440) {
-        const float v3441 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3442 = v68 + v3437;
-        const bfloat v3443 = bias[v3442];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3444 = float(v3443);
-        const float v3445 = v3441 + v3444;
-        const bfloat v3446 = bfloat(v3445);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3447 = v3435 * v4;
-        const uint v3448 = v3447 + v68;
-        const uint v3449 = v3448 + v3437;
-        out[v3449] = v3446;
+      const uint v3368 = v1128 + v3320;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3370 = v1127 + v3325;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3371 = v3368 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3372 = v3370 < v15;
+      const bool v3373 = v3371 && v3372;
+      if (v3373) {
+        const float v3374 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3375 = v68 + v3370;
+        const bfloat v3376 = bias[v3375];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3377 = float(v3376);
+        const float v3378 = v3374 + v3377;
+        const bfloat v3379 = bfloat(v3378);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3380 = v3368 * v4;
+        const uint v3381 = v3380 + v68;
+        const uint v3382 = v3381 + v3370;
+        out[v3382] = v3379;
       }
     }
-    const uint v3450 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3451 = v1127 + v3450;
-    const uint v3452 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3453 = v1126 + v3452;
-    const uint v3455 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3456 = v3455 == v3450;
-    const uint v3459 = v3452 + 1u;
-    const uint v3460 = iron_frag_coord<64>(69u, iron_lane, true);
-    const bool v3461 = v3460 == v3459;
-    const bool v3462 = v3456 && v3461;
-    const uint v3465 = v3453 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3466 = v3465 == 0u;
-    const bool v3467 = v3462 && v3466;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3467) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3468 = v3451 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3469 = v3453 < v15;
-      const bool v3470 = v3468 && v3469;
-      if (v3470) {
-        const uint v3471 = v68 + v3453;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3472 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3473 = bias[v3471];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3474 = float(v3473);
-        const float v3475 = v3472 + v3474;
-        const bfloat v3476 = bfloat(v3475);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3477 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3479 = v3471 + 1u;
-        const bfloat v3480 = bias[v3479];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3481 = float(v3480);
-        const float v3482 = v3477 + v3481;
-        const bfloat v3483 = bfloat(v3482);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3484 = v3451 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3485 = v3484 + v3471;
-        *(device bfloat2*)(out + v3485) = bfloat2(v3476, v3483);
+    const uint v3383 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3384 = v1128 + v3383;
+    const uint v3385 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3386 = v1127 + v3385;
+    const uint v3388 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3389 = v3388 == v3383;
+    const uint v3392 = v3385 + 1u;
+    const uint v3393 = iron_frag_coord<64>(67u, iron_lane, true);
+    const bool v3394 = v3393 == v3392;
+    const bool v3395 = v3389 && v3394;
+    const uint v3398 = v3386 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3399 = v3398 == 0u;
+    const bool v3400 = v3395 && v3399;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3400) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3401 = v3384 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3402 = v3386 < v15;
+      const bool v3403 = v3401 && v3402;
+      if (v3403) {
+        const uint v3404 = v68 + v3386;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3405 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3406 = bias[v3404];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3407 = float(v3406);
+        const float v3408 = v3405 + v3407;
+        const bfloat v3409 = bfloat(v3408);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3410 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3412 = v3404 + 1u;
+        const bfloat v3413 = bias[v3412];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3414 = float(v3413);
+        const float v3415 = v3410 + v3414;
+        const bfloat v3416 = bfloat(v3415);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3417 = v3384 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3418 = v3417 + v3404;
+        *(device bfloat2*)(out + v3418) = bfloat2(v3409, v3416);
       }
     } else {
-      const bool v3490 = v3451 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3491 = v3453 < v15;
-      const bool v3492 = v3490 && v3491;
-      if (v3492) {
-        const float v3493 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3494 = v68 + v3453;
-        const bfloat v3495 = bias[v3494];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3496 = float(v3495);
-        const float v3497 = v3493 + v3496;
-        const bfloat v3498 = bfloat(v3497);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3499 = v3451 * v4;
-        const uint v3500 = v3499 + v68;
-        const uint v3501 = v3500 + v3453;
-        out[v3501] = v3498;
+      const bool v3423 = v3384 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3424 = v3386 < v15;
+      const bool v3425 = v3423 && v3424;
+      if (v3425) {
+        const float v3426 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3427 = v68 + v3386;
+        const bfloat v3428 = bias[v3427];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3429 = float(v3428);
+        const float v3430 = v3426 + v3429;
+        const bfloat v3431 = bfloat(v3430);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3432 = v3384 * v4;
+        const uint v3433 = v3432 + v68;
+        const uint v3434 = v3433 + v3386;
+        out[v3434] = v3431;
       }
-      const uint v3503 = v1127 + v3455;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3505 = v1126 + v3460;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3506 = v3503 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3507 = v3505 < v15;
-      const bool v3508 = v3506 && v3507;
-      if (v3508) {
-        const float v3509 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3510 = v68 + v3505;
-        const bfloat v3511 = bias[v3510];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3512 = float(v3511);
-        const float v3513 = v3509 + v3512;
-        const bfloat v3514 = bfloat(v3513);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3515 = v3503 * v4;
-        const uint v3516 = v3515 + v68;
-        const uint v3517 = v3516 + v3505;
-        out[v3517] = v3514;
+      const uint v3436 = v1128 + v3388;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3438 = v1127 + v3393;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3439 = v3436 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3440 = v3438 < v15;
+      const bool v3441 = v3439 && v3440;
+      if (v3441) {
+        const float v3442 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3443 = v68 + v3438;
+        const bfloat v3444 = bias[v3443];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3445 = float(v3444);
+        const float v3446 = v3442 + v3445;
+        const bfloat v3447 = bfloat(v3446);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3448 = v3436 * v4;
+        const uint v3449 = v3448 + v68;
+        const uint v3450 = v3449 + v3438;
+        out[v3450] = v3447;
       }
     }
-    const uint v3518 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3519 = v1127 + v3518;
-    const uint v3520 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3521 = v1126 + v3520;
-    const uint v3523 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3524 = v3523 == v3518;
-    const uint v3527 = v3520 + 1u;
-    const uint v3528 = iron_frag_coord<64>(71u, iron_lane, true);
-    const bool v3529 = v3528 == v3527;
-    const bool v3530 = v3524 && v3529;
-    const uint v3533 = v3521 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3534 = v3533 == 0u;
-    const bool v3535 = v3530 && v3534;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3535) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3536 = v3519 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3537 = v3521 < v15;
-      const bool v3538 = v3536 && v3537;
-      if (v3538) {
-        const uint v3539 = v68 + v3521;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3540 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3541 = bias[v3539];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3542 = float(v3541);
-        const float v3543 = v3540 + v3542;
-        const bfloat v3544 = bfloat(v3543);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3545 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3547 = v3539 + 1u;
-        const bfloat v3548 = bias[v3547];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3549 = float(v3548);
-        const float v3550 = v3545 + v3549;
-        const bfloat v3551 = bfloat(v3550);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3552 = v3519 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3553 = v3552 + v3539;
-        *(device bfloat2*)(out + v3553) = bfloat2(v3544, v3551);
+    const uint v3451 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3452 = v1128 + v3451;
+    const uint v3453 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3454 = v1127 + v3453;
+    const uint v3456 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3457 = v3456 == v3451;
+    const uint v3460 = v3453 + 1u;
+    const uint v3461 = iron_frag_coord<64>(69u, iron_lane, true);
+    const bool v3462 = v3461 == v3460;
+    const bool v3463 = v3457 && v3462;
+    const uint v3466 = v3454 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3467 = v3466 == 0u;
+    const bool v3468 = v3463 && v3467;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3468) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3469 = v3452 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3470 = v3454 < v15;
+      const bool v3471 = v3469 && v3470;
+      if (v3471) {
+        const uint v3472 = v68 + v3454;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3473 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3474 = bias[v3472];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3475 = float(v3474);
+        const float v3476 = v3473 + v3475;
+        const bfloat v3477 = bfloat(v3476);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3478 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3480 = v3472 + 1u;
+        const bfloat v3481 = bias[v3480];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3482 = float(v3481);
+        const float v3483 = v3478 + v3482;
+        const bfloat v3484 = bfloat(v3483);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3485 = v3452 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3486 = v3485 + v3472;
+        *(device bfloat2*)(out + v3486) = bfloat2(v3477, v3484);
       }
     } else {
-      const bool v3558 = v3519 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3559 = v3521 < v15;
-      const bool v3560 = v3558 && v3559;
-      if (v3560) {
-        const float v3561 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3562 = v68 + v3521;
-        const bfloat v3563 = bias[v3562];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3564 = float(v3563);
-        const float v3565 = v3561 + v3564;
-        const bfloat v3566 = bfloat(v3565);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3567 = v3519 * v4;
-        const uint v3568 = v3567 + v68;
-        const uint v3569 = v3568 + v3521;
-        out[v3569] = v3566;
+      const bool v3491 = v3452 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3492 = v3454 < v15;
+      const bool v3493 = v3491 && v3492;
+      if (v3493) {
+        const float v3494 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3495 = v68 + v3454;
+        const bfloat v3496 = bias[v3495];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3497 = float(v3496);
+        const float v3498 = v3494 + v3497;
+        const bfloat v3499 = bfloat(v3498);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3500 = v3452 * v4;
+        const uint v3501 = v3500 + v68;
+        const uint v3502 = v3501 + v3454;
+        out[v3502] = v3499;
       }
-      const uint v3571 = v1127 + v3523;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3573 = v1126 + v3528;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3574 = v3571 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3575 = v3573 < v15;
-      const bool v3576 = v3574 && v3575;
-      if (v3576) {
-        const float v3577 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3578 = v68 + v3573;
-        const bfloat v3579 = bias[v3578];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3580 = float(v3579);
-        const float v3581 = v3577 + v3580;
-        const bfloat v3582 = bfloat(v3581);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3583 = v3571 * v4;
-        const uint v3584 = v3583 + v68;
-        const uint v3585 = v3584 + v3573;
-        out[v3585] = v3582;
+      const uint v3504 = v1128 + v3456;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3506 = v1127 + v3461;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3507 = v3504 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3508 = v3506 < v15;
+      const bool v3509 = v3507 && v3508;
+      if (v3509) {
+        const float v3510 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3511 = v68 + v3506;
+        const bfloat v3512 = bias[v3511];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3513 = float(v3512);
+        const float v3514 = v3510 + v3513;
+        const bfloat v3515 = bfloat(v3514);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3516 = v3504 * v4;
+        const uint v3517 = v3516 + v68;
+        const uint v3518 = v3517 + v3506;
+        out[v3518] = v3515;
       }
     }
-    const uint v3586 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3587 = v1127 + v3586;
-    const uint v3588 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3589 = v1126 + v3588;
-    const uint v3591 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3592 = v3591 == v3586;
-    const uint v3595 = v3588 + 1u;
-    const uint v3596 = iron_frag_coord<64>(73u, iron_lane, true);
-    const bool v3597 = v3596 == v3595;
-    const bool v3598 = v3592 && v3597;
-    const uint v3601 = v3589 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3602 = v3601 == 0u;
-    const bool v3603 = v3598 && v3602;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3603) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3604 = v3587 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3605 = v3589 < v15;
-      const bool v3606 = v3604 && v3605;
-      if (v3606) {
-        const uint v3607 = v68 + v3589;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3608 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3609 = bias[v3607];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3610 = float(v3609);
-        const float v3611 = v3608 + v3610;
-        const bfloat v3612 = bfloat(v3611);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3613 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3615 = v3607 + 1u;
-        const bfloat v3616 = bias[v3615];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3617 = float(v3616);
-        const float v3618 = v3613 + v3617;
-        const bfloat v3619 = bfloat(v3618);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3620 = v3587 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3621 = v3620 + v3607;
-        *(device bfloat2*)(out + v3621) = bfloat2(v3612, v3619);
+    const uint v3519 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3520 = v1128 + v3519;
+    const uint v3521 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3522 = v1127 + v3521;
+    const uint v3524 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3525 = v3524 == v3519;
+    const uint v3528 = v3521 + 1u;
+    const uint v3529 = iron_frag_coord<64>(71u, iron_lane, true);
+    const bool v3530 = v3529 == v3528;
+    const bool v3531 = v3525 && v3530;
+    const uint v3534 = v3522 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3535 = v3534 == 0u;
+    const bool v3536 = v3531 && v3535;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3536) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3537 = v3520 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3538 = v3522 < v15;
+      const bool v3539 = v3537 && v3538;
+      if (v3539) {
+        const uint v3540 = v68 + v3522;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3541 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3542 = bias[v3540];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3543 = float(v3542);
+        const float v3544 = v3541 + v3543;
+        const bfloat v3545 = bfloat(v3544);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3546 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3548 = v3540 + 1u;
+        const bfloat v3549 = bias[v3548];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3550 = float(v3549);
+        const float v3551 = v3546 + v3550;
+        const bfloat v3552 = bfloat(v3551);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3553 = v3520 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3554 = v3553 + v3540;
+        *(device bfloat2*)(out + v3554) = bfloat2(v3545, v3552);
       }
     } else {
-      const bool v3626 = v3587 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3627 = v3589 < v15;
-      const bool v3628 = v3626 && v3627;
-      if (v3628) {
-        const float v3629 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3630 = v68 + v3589;
-        const bfloat v3631 = bias[v3630];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3632 = float(v3631);
-        const float v3633 = v3629 + v3632;
-        const bfloat v3634 = bfloat(v3633);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3635 = v3587 * v4;
-        const uint v3636 = v3635 + v68;
-        const uint v3637 = v3636 + v3589;
-        out[v3637] = v3634;
+      const bool v3559 = v3520 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3560 = v3522 < v15;
+      const bool v3561 = v3559 && v3560;
+      if (v3561) {
+        const float v3562 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3563 = v68 + v3522;
+        const bfloat v3564 = bias[v3563];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3565 = float(v3564);
+        const float v3566 = v3562 + v3565;
+        const bfloat v3567 = bfloat(v3566);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3568 = v3520 * v4;
+        const uint v3569 = v3568 + v68;
+        const uint v3570 = v3569 + v3522;
+        out[v3570] = v3567;
       }
-      const uint v3639 = v1127 + v3591;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3641 = v1126 + v3596;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3642 = v3639 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3643 = v3641 < v15;
-      const bool v3644 = v3642 && v3643;
-      if (v3644) {
-        const float v3645 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3646 = v68 + v3641;
-        const bfloat v3647 = bias[v3646];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3648 = float(v3647);
-        const float v3649 = v3645 + v3648;
-        const bfloat v3650 = bfloat(v3649);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3651 = v3639 * v4;
-        const uint v3652 = v3651 + v68;
-        const uint v3653 = v3652 + v3641;
-        out[v3653] = v3650;
+      const uint v3572 = v1128 + v3524;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3574 = v1127 + v3529;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3575 = v3572 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3576 = v3574 < v15;
+      const bool v3577 = v3575 && v3576;
+      if (v3577) {
+        const float v3578 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3579 = v68 + v3574;
+        const bfloat v3580 = bias[v3579];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3581 = float(v3580);
+        const float v3582 = v3578 + v3581;
+        const bfloat v3583 = bfloat(v3582);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3584 = v3572 * v4;
+        const uint v3585 = v3584 + v68;
+        const uint v3586 = v3585 + v3574;
+        out[v3586] = v3583;
       }
     }
-    const uint v3654 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3655 = v1127 + v3654;
-    const uint v3656 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3657 = v1126 + v3656;
-    const uint v3659 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3660 = v3659 == v3654;
-    const uint v3663 = v3656 + 1u;
-    const uint v3664 = iron_frag_coord<64>(75u, iron_lane, true);
-    const bool v3665 = v3664 == v3663;
-    const bool v3666 = v3660 && v3665;
-    const uint v3669 = v3657 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3670 = v3669 == 0u;
-    const bool v3671 = v3666 && v3670;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3671) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3672 = v3655 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3673 = v3657 < v15;
-      const bool v3674 = v3672 && v3673;
-      if (v3674) {
-        const uint v3675 = v68 + v3657;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3676 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3677 = bias[v3675];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3678 = float(v3677);
-        const float v3679 = v3676 + v3678;
-        const bfloat v3680 = bfloat(v3679);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3681 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3683 = v3675 + 1u;
-        const bfloat v3684 = bias[v3683];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3685 = float(v3684);
-        const float v3686 = v3681 + v3685;
-        const bfloat v3687 = bfloat(v3686);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3688 = v3655 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3689 = v3688 + v3675;
-        *(device bfloat2*)(out + v3689) = bfloat2(v3680, v3687);
+    const uint v3587 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3588 = v1128 + v3587;
+    const uint v3589 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3590 = v1127 + v3589;
+    const uint v3592 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3593 = v3592 == v3587;
+    const uint v3596 = v3589 + 1u;
+    const uint v3597 = iron_frag_coord<64>(73u, iron_lane, true);
+    const bool v3598 = v3597 == v3596;
+    const bool v3599 = v3593 && v3598;
+    const uint v3602 = v3590 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3603 = v3602 == 0u;
+    const bool v3604 = v3599 && v3603;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3604) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3605 = v3588 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3606 = v3590 < v15;
+      const bool v3607 = v3605 && v3606;
+      if (v3607) {
+        const uint v3608 = v68 + v3590;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3609 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3610 = bias[v3608];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3611 = float(v3610);
+        const float v3612 = v3609 + v3611;
+        const bfloat v3613 = bfloat(v3612);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3614 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3616 = v3608 + 1u;
+        const bfloat v3617 = bias[v3616];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3618 = float(v3617);
+        const float v3619 = v3614 + v3618;
+        const bfloat v3620 = bfloat(v3619);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3621 = v3588 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3622 = v3621 + v3608;
+        *(device bfloat2*)(out + v3622) = bfloat2(v3613, v3620);
       }
     } else {
-      const bool v3694 = v3655 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3695 = v3657 < v15;
-      const bool v3696 = v3694 && v3695;
-      if (v3696) {
-        const float v3697 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3698 = v68 + v3657;
-        const bfloat v3699 = bias[v3698];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3700 = float(v3699);
-        const float v3701 = v3697 + v3700;
-        const bfloat v3702 = bfloat(v3701);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3703 = v3655 * v4;
-        const uint v3704 = v3703 + v68;
-        const uint v3705 = v3704 + v3657;
-        out[v3705] = v3702;
+      const bool v3627 = v3588 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3628 = v3590 < v15;
+      const bool v3629 = v3627 && v3628;
+      if (v3629) {
+        const float v3630 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3631 = v68 + v3590;
+        const bfloat v3632 = bias[v3631];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3633 = float(v3632);
+        const float v3634 = v3630 + v3633;
+        const bfloat v3635 = bfloat(v3634);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3636 = v3588 * v4;
+        const uint v3637 = v3636 + v68;
+        const uint v3638 = v3637 + v3590;
+        out[v3638] = v3635;
       }
-      const uint v3707 = v1127 + v3659;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3709 = v1126 + v3664;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3710 = v3707 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3711 = v3709 < v15;
-      const bool v3712 = v3710 && v3711;
-      if (v3712) {
-        const float v3713 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3714 = v68 + v3709;
-        const bfloat v3715 = bias[v3714];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3716 = float(v3715);
-        const float v3717 = v3713 + v3716;
-        const bfloat v3718 = bfloat(v3717);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3719 = v3707 * v4;
-        const uint v3720 = v3719 + v68;
-        const uint v3721 = v3720 + v3709;
-        out[v3721] = v3718;
+      const uint v3640 = v1128 + v3592;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3642 = v1127 + v3597;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3643 = v3640 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3644 = v3642 < v15;
+      const bool v3645 = v3643 && v3644;
+      if (v3645) {
+        const float v3646 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3647 = v68 + v3642;
+        const bfloat v3648 = bias[v3647];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3649 = float(v3648);
+        const float v3650 = v3646 + v3649;
+        const bfloat v3651 = bfloat(v3650);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3652 = v3640 * v4;
+        const uint v3653 = v3652 + v68;
+        const uint v3654 = v3653 + v3642;
+        out[v3654] = v3651;
       }
     }
-    const uint v3722 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3723 = v1127 + v3722;
-    const uint v3724 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3725 = v1126 + v3724;
-    const uint v3727 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3728 = v3727 == v3722;
-    const uint v3731 = v3724 + 1u;
-    const uint v3732 = iron_frag_coord<64>(77u, iron_lane, true);
-    const bool v3733 = v3732 == v3731;
-    const bool v3734 = v3728 && v3733;
-    const uint v3737 = v3725 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3738 = v3737 == 0u;
-    const bool v3739 = v3734 && v3738;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3739) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3740 = v3723 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3741 = v3725 < v15;
-      const bool v3742 = v3740 && v3741;
-      if (v3742) {
-        const uint v3743 = v68 + v3725;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3744 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3745 = bias[v3743];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3746 = float(v3745);
-        const float v3747 = v3744 + v3746;
-        const bfloat v3748 = bfloat(v3747);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3749 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3751 = v3743 + 1u;
-        const bfloat v3752 = bias[v3751];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3753 = float(v3752);
-        const float v3754 = v3749 + v3753;
-        const bfloat v3755 = bfloat(v3754);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3756 = v3723 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3757 = v3756 + v3743;
-        *(device bfloat2*)(out + v3757) = bfloat2(v3748, v3755);
+    const uint v3655 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3656 = v1128 + v3655;
+    const uint v3657 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3658 = v1127 + v3657;
+    const uint v3660 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3661 = v3660 == v3655;
+    const uint v3664 = v3657 + 1u;
+    const uint v3665 = iron_frag_coord<64>(75u, iron_lane, true);
+    const bool v3666 = v3665 == v3664;
+    const bool v3667 = v3661 && v3666;
+    const uint v3670 = v3658 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3671 = v3670 == 0u;
+    const bool v3672 = v3667 && v3671;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3672) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3673 = v3656 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3674 = v3658 < v15;
+      const bool v3675 = v3673 && v3674;
+      if (v3675) {
+        const uint v3676 = v68 + v3658;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3677 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3678 = bias[v3676];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3679 = float(v3678);
+        const float v3680 = v3677 + v3679;
+        const bfloat v3681 = bfloat(v3680);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3682 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3684 = v3676 + 1u;
+        const bfloat v3685 = bias[v3684];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3686 = float(v3685);
+        const float v3687 = v3682 + v3686;
+        const bfloat v3688 = bfloat(v3687);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3689 = v3656 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3690 = v3689 + v3676;
+        *(device bfloat2*)(out + v3690) = bfloat2(v3681, v3688);
       }
     } else {
-      const bool v3762 = v3723 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3763 = v3725 < v15;
-      const bool v3764 = v3762 && v3763;
-      if (v3764) {
-        const float v3765 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3766 = v68 + v3725;
-        const bfloat v3767 = bias[v3766];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3768 = float(v3767);
-        const float v3769 = v3765 + v3768;
-        const bfloat v3770 = bfloat(v3769);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3771 = v3723 * v4;
-        const uint v3772 = v3771 + v68;
-        const uint v3773 = v3772 + v3725;
-        out[v3773] = v3770;
+      const bool v3695 = v3656 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3696 = v3658 < v15;
+      const bool v3697 = v3695 && v3696;
+      if (v3697) {
+        const float v3698 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3699 = v68 + v3658;
+        const bfloat v3700 = bias[v3699];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3701 = float(v3700);
+        const float v3702 = v3698 + v3701;
+        const bfloat v3703 = bfloat(v3702);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3704 = v3656 * v4;
+        const uint v3705 = v3704 + v68;
+        const uint v3706 = v3705 + v3658;
+        out[v3706] = v3703;
       }
-      const uint v3775 = v1127 + v3727;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3777 = v1126 + v3732;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3778 = v3775 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3779 = v3777 < v15;
-      const bool v3780 = v3778 && v3779;
-      if (v3780) {
-        const float v3781 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3782 = v68 + v3777;
-        const bfloat v3783 = bias[v3782];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3784 = float(v3783);
-        const float v3785 = v3781 + v3784;
-        const bfloat v3786 = bfloat(v3785);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3787 = v3775 * v4;
-        const uint v3788 = v3787 + v68;
-        const uint v3789 = v3788 + v3777;
-        out[v3789] = v3786;
+      const uint v3708 = v1128 + v3660;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3710 = v1127 + v3665;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3711 = v3708 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3712 = v3710 < v15;
+      const bool v3713 = v3711 && v3712;
+      if (v3713) {
+        const float v3714 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3715 = v68 + v3710;
+        const bfloat v3716 = bias[v3715];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3717 = float(v3716);
+        const float v3718 = v3714 + v3717;
+        const bfloat v3719 = bfloat(v3718);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3720 = v3708 * v4;
+        const uint v3721 = v3720 + v68;
+        const uint v3722 = v3721 + v3710;
+        out[v3722] = v3719;
       }
     }
-    const uint v3790 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3791 = v1127 + v3790;
-    const uint v3792 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3793 = v1126 + v3792;
-    const uint v3795 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3796 = v3795 == v3790;
-    const uint v3799 = v3792 + 1u;
-    const uint v3800 = iron_frag_coord<64>(79u, iron_lane, true);
-    const bool v3801 = v3800 == v3799;
-    const bool v3802 = v3796 && v3801;
-    const uint v3805 = v3793 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3806 = v3805 == 0u;
-    const bool v3807 = v3802 && v3806;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3807) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3808 = v3791 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3809 = v3793 < v15;
-      const bool v3810 = v3808 && v3809;
-      if (v3810) {
-        const uint v3811 = v68 + v3793;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3812 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3813 = bias[v3811];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3814 = float(v3813);
-        const float v3815 = v3812 + v3814;
-        const bfloat v3816 = bfloat(v3815);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3817 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3819 = v3811 + 1u;
-        const bfloat v3820 = bias[v3819];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3821 = float(v3820);
-        const float v3822 = v3817 + v3821;
-        const bfloat v3823 = bfloat(v3822);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3824 = v3791 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3825 = v3824 + v3811;
-        *(device bfloat2*)(out + v3825) = bfloat2(v3816, v3823);
+    const uint v3723 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3724 = v1128 + v3723;
+    const uint v3725 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3726 = v1127 + v3725;
+    const uint v3728 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3729 = v3728 == v3723;
+    const uint v3732 = v3725 + 1u;
+    const uint v3733 = iron_frag_coord<64>(77u, iron_lane, true);
+    const bool v3734 = v3733 == v3732;
+    const bool v3735 = v3729 && v3734;
+    const uint v3738 = v3726 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3739 = v3738 == 0u;
+    const bool v3740 = v3735 && v3739;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3740) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3741 = v3724 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3742 = v3726 < v15;
+      const bool v3743 = v3741 && v3742;
+      if (v3743) {
+        const uint v3744 = v68 + v3726;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3745 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3746 = bias[v3744];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3747 = float(v3746);
+        const float v3748 = v3745 + v3747;
+        const bfloat v3749 = bfloat(v3748);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3750 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3752 = v3744 + 1u;
+        const bfloat v3753 = bias[v3752];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3754 = float(v3753);
+        const float v3755 = v3750 + v3754;
+        const bfloat v3756 = bfloat(v3755);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3757 = v3724 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3758 = v3757 + v3744;
+        *(device bfloat2*)(out + v3758) = bfloat2(v3749, v3756);
       }
     } else {
-      const bool v3830 = v3791 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3831 = v3793 < v15;
-      const bool v3832 = v3830 && v3831;
-      if (v3832) {
-        const float v3833 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3834 = v68 + v3793;
-        const bfloat v3835 = bias[v3834];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3836 = float(v3835);
-        const float v3837 = v3833 + v3836;
-        const bfloat v3838 = bfloat(v3837);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3839 = v3791 * v4;
-        const uint v3840 = v3839 + v68;
-        const uint v3841 = v3840 + v3793;
-        out[v3841] = v3838;
+      const bool v3763 = v3724 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3764 = v3726 < v15;
+      const bool v3765 = v3763 && v3764;
+      if (v3765) {
+        const float v3766 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3767 = v68 + v3726;
+        const bfloat v3768 = bias[v3767];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3769 = float(v3768);
+        const float v3770 = v3766 + v3769;
+        const bfloat v3771 = bfloat(v3770);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3772 = v3724 * v4;
+        const uint v3773 = v3772 + v68;
+        const uint v3774 = v3773 + v3726;
+        out[v3774] = v3771;
       }
-      const uint v3843 = v1127 + v3795;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3845 = v1126 + v3800;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3846 = v3843 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3847 = v3845 < v15;
-      const bool v3848 = v3846 && v3847;
-      if (v3848) {
-        const float v3849 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3850 = v68 + v3845;
-        const bfloat v3851 = bias[v3850];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3852 = float(v3851);
-        const float v3853 = v3849 + v3852;
-        const bfloat v3854 = bfloat(v3853);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3855 = v3843 * v4;
-        const uint v3856 = v3855 + v68;
-        const uint v3857 = v3856 + v3845;
-        out[v3857] = v3854;
+      const uint v3776 = v1128 + v3728;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3778 = v1127 + v3733;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3779 = v3776 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3780 = v3778 < v15;
+      const bool v3781 = v3779 && v3780;
+      if (v3781) {
+        const float v3782 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3783 = v68 + v3778;
+        const bfloat v3784 = bias[v3783];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3785 = float(v3784);
+        const float v3786 = v3782 + v3785;
+        const bfloat v3787 = bfloat(v3786);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3788 = v3776 * v4;
+        const uint v3789 = v3788 + v68;
+        const uint v3790 = v3789 + v3778;
+        out[v3790] = v3787;
       }
     }
-    const uint v3858 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3859 = v1127 + v3858;
-    const uint v3860 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3861 = v1126 + v3860;
-    const uint v3863 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3864 = v3863 == v3858;
-    const uint v3867 = v3860 + 1u;
-    const uint v3868 = iron_frag_coord<64>(81u, iron_lane, true);
-    const bool v3869 = v3868 == v3867;
-    const bool v3870 = v3864 && v3869;
-    const uint v3873 = v3861 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3874 = v3873 == 0u;
-    const bool v3875 = v3870 && v3874;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3875) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3876 = v3859 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3877 = v3861 < v15;
-      const bool v3878 = v3876 && v3877;
-      if (v3878) {
-        const uint v3879 = v68 + v3861;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3880 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3881 = bias[v3879];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3882 = float(v3881);
-        const float v3883 = v3880 + v3882;
-        const bfloat v3884 = bfloat(v3883);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3885 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3887 = v3879 + 1u;
-        const bfloat v3888 = bias[v3887];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3889 = float(v3888);
-        const float v3890 = v3885 + v3889;
-        const bfloat v3891 = bfloat(v3890);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3892 = v3859 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3893 = v3892 + v3879;
-        *(device bfloat2*)(out + v3893) = bfloat2(v3884, v3891);
+    const uint v3791 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3792 = v1128 + v3791;
+    const uint v3793 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3794 = v1127 + v3793;
+    const uint v3796 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3797 = v3796 == v3791;
+    const uint v3800 = v3793 + 1u;
+    const uint v3801 = iron_frag_coord<64>(79u, iron_lane, true);
+    const bool v3802 = v3801 == v3800;
+    const bool v3803 = v3797 && v3802;
+    const uint v3806 = v3794 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3807 = v3806 == 0u;
+    const bool v3808 = v3803 && v3807;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3808) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3809 = v3792 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3810 = v3794 < v15;
+      const bool v3811 = v3809 && v3810;
+      if (v3811) {
+        const uint v3812 = v68 + v3794;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3813 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3814 = bias[v3812];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3815 = float(v3814);
+        const float v3816 = v3813 + v3815;
+        const bfloat v3817 = bfloat(v3816);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3818 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3820 = v3812 + 1u;
+        const bfloat v3821 = bias[v3820];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3822 = float(v3821);
+        const float v3823 = v3818 + v3822;
+        const bfloat v3824 = bfloat(v3823);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3825 = v3792 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3826 = v3825 + v3812;
+        *(device bfloat2*)(out + v3826) = bfloat2(v3817, v3824);
       }
     } else {
-      const bool v3898 = v3859 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3899 = v3861 < v15;
-      const bool v3900 = v3898 && v3899;
-      if (v3900) {
-        const float v3901 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3902 = v68 + v3861;
-        const bfloat v3903 = bias[v3902];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3904 = float(v3903);
-        const float v3905 = v3901 + v3904;
-        const bfloat v3906 = bfloat(v3905);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3907 = v3859 * v4;
-        const uint v3908 = v3907 + v68;
-        const uint v3909 = v3908 + v3861;
-        out[v3909] = v3906;
+      const bool v3831 = v3792 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3832 = v3794 < v15;
+      const bool v3833 = v3831 && v3832;
+      if (v3833) {
+        const float v3834 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3835 = v68 + v3794;
+        const bfloat v3836 = bias[v3835];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3837 = float(v3836);
+        const float v3838 = v3834 + v3837;
+        const bfloat v3839 = bfloat(v3838);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3840 = v3792 * v4;
+        const uint v3841 = v3840 + v68;
+        const uint v3842 = v3841 + v3794;
+        out[v3842] = v3839;
       }
-      const uint v3911 = v1127 + v3863;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3913 = v1126 + v3868;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3914 = v3911 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3915 = v3913 < v15;
-      const bool v3916 = v3914 && v3915;
-      if (v3916) {
-        const float v3917 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3918 = v68 + v3913;
-        const bfloat v3919 = bias[v3918];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3920 = float(v3919);
-        const float v3921 = v3917 + v3920;
-        const bfloat v3922 = bfloat(v3921);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3923 = v3911 * v4;
-        const uint v3924 = v3923 + v68;
-        const uint v3925 = v3924 + v3913;
-        out[v3925] = v3922;
+      const uint v3844 = v1128 + v3796;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3846 = v1127 + v3801;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3847 = v3844 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3848 = v3846 < v15;
+      const bool v3849 = v3847 && v3848;
+      if (v3849) {
+        const float v3850 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3851 = v68 + v3846;
+        const bfloat v3852 = bias[v3851];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3853 = float(v3852);
+        const float v3854 = v3850 + v3853;
+        const bfloat v3855 = bfloat(v3854);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3856 = v3844 * v4;
+        const uint v3857 = v3856 + v68;
+        const uint v3858 = v3857 + v3846;
+        out[v3858] = v3855;
       }
     }
-    const uint v3926 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3927 = v1127 + v3926;
-    const uint v3928 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3929 = v1126 + v3928;
-    const uint v3931 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3932 = v3931 == v3926;
-    const uint v3935 = v3928 + 1u;
-    const uint v3936 = iron_frag_coord<64>(83u, iron_lane, true);
-    const bool v3937 = v3936 == v3935;
-    const bool v3938 = v3932 && v3937;
-    const uint v3941 = v3929 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3942 = v3941 == 0u;
-    const bool v3943 = v3938 && v3942;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3943) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3944 = v3927 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3945 = v3929 < v15;
-      const bool v3946 = v3944 && v3945;
-      if (v3946) {
-        const uint v3947 = v68 + v3929;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3948 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3949 = bias[v3947];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3950 = float(v3949);
-        const float v3951 = v3948 + v3950;
-        const bfloat v3952 = bfloat(v3951);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3953 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3955 = v3947 + 1u;
-        const bfloat v3956 = bias[v3955];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3957 = float(v3956);
-        const float v3958 = v3953 + v3957;
-        const bfloat v3959 = bfloat(v3958);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3960 = v3927 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3961 = v3960 + v3947;
-        *(device bfloat2*)(out + v3961) = bfloat2(v3952, v3959);
+    const uint v3859 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3860 = v1128 + v3859;
+    const uint v3861 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3862 = v1127 + v3861;
+    const uint v3864 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3865 = v3864 == v3859;
+    const uint v3868 = v3861 + 1u;
+    const uint v3869 = iron_frag_coord<64>(81u, iron_lane, true);
+    const bool v3870 = v3869 == v3868;
+    const bool v3871 = v3865 && v3870;
+    const uint v3874 = v3862 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3875 = v3874 == 0u;
+    const bool v3876 = v3871 && v3875;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3876) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3877 = v3860 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3878 = v3862 < v15;
+      const bool v3879 = v3877 && v3878;
+      if (v3879) {
+        const uint v3880 = v68 + v3862;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3881 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3882 = bias[v3880];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3883 = float(v3882);
+        const float v3884 = v3881 + v3883;
+        const bfloat v3885 = bfloat(v3884);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3886 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3888 = v3880 + 1u;
+        const bfloat v3889 = bias[v3888];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3890 = float(v3889);
+        const float v3891 = v3886 + v3890;
+        const bfloat v3892 = bfloat(v3891);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3893 = v3860 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3894 = v3893 + v3880;
+        *(device bfloat2*)(out + v3894) = bfloat2(v3885, v3892);
       }
     } else {
-      const bool v3966 = v3927 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3967 = v3929 < v15;
-      const bool v3968 = v3966 && v3967;
-      if (v3968) {
-        const float v3969 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3970 = v68 + v3929;
-        const bfloat v3971 = bias[v3970];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3972 = float(v3971);
-        const float v3973 = v3969 + v3972;
-        const bfloat v3974 = bfloat(v3973);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3975 = v3927 * v4;
-        const uint v3976 = v3975 + v68;
-        const uint v3977 = v3976 + v3929;
-        out[v3977] = v3974;
+      const bool v3899 = v3860 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3900 = v3862 < v15;
+      const bool v3901 = v3899 && v3900;
+      if (v3901) {
+        const float v3902 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3903 = v68 + v3862;
+        const bfloat v3904 = bias[v3903];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3905 = float(v3904);
+        const float v3906 = v3902 + v3905;
+        const bfloat v3907 = bfloat(v3906);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3908 = v3860 * v4;
+        const uint v3909 = v3908 + v68;
+        const uint v3910 = v3909 + v3862;
+        out[v3910] = v3907;
       }
-      const uint v3979 = v1127 + v3931;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3981 = v1126 + v3936;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3982 = v3979 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3983 = v3981 < v15;
-      const bool v3984 = v3982 && v3983;
-      if (v3984) {
-        const float v3985 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3986 = v68 + v3981;
-        const bfloat v3987 = bias[v3986];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3988 = float(v3987);
-        const float v3989 = v3985 + v3988;
-        const bfloat v3990 = bfloat(v3989);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3991 = v3979 * v4;
-        const uint v3992 = v3991 + v68;
-        const uint v3993 = v3992 + v3981;
-        out[v3993] = v3990;
+      const uint v3912 = v1128 + v3864;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3914 = v1127 + v3869;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3915 = v3912 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3916 = v3914 < v15;
+      const bool v3917 = v3915 && v3916;
+      if (v3917) {
+        const float v3918 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3919 = v68 + v3914;
+        const bfloat v3920 = bias[v3919];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3921 = float(v3920);
+        const float v3922 = v3918 + v3921;
+        const bfloat v3923 = bfloat(v3922);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3924 = v3912 * v4;
+        const uint v3925 = v3924 + v68;
+        const uint v3926 = v3925 + v3914;
+        out[v3926] = v3923;
       }
     }
-    const uint v3994 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3995 = v1127 + v3994;
-    const uint v3996 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3997 = v1126 + v3996;
-    const uint v3999 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4000 = v3999 == v3994;
-    const uint v4003 = v3996 + 1u;
-    const uint v4004 = iron_frag_coord<64>(85u, iron_lane, true);
-    const bool v4005 = v4004 == v4003;
-    const bool v4006 = v4000 && v4005;
-    const uint v4009 = v3997 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4010 = v4009 == 0u;
-    const bool v4011 = v4006 && v4010;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4011) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4012 = v3995 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4013 = v3997 < v15;
-      const bool v4014 = v4012 && v4013;
-      if (v4014) {
-        const uint v4015 = v68 + v3997;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4016 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4017 = bias[v4015];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4018 = float(v4017);
-        const float v4019 = v4016 + v4018;
-        const bfloat v4020 = bfloat(v4019);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4021 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4023 = v4015 + 1u;
-        const bfloat v4024 = bias[v4023];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4025 = float(v4024);
-        const float v4026 = v4021 + v4025;
-        const bfloat v4027 = bfloat(v4026);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4028 = v3995 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4029 = v4028 + v4015;
-        *(device bfloat2*)(out + v4029) = bfloat2(v4020, v4027);
+    const uint v3927 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3928 = v1128 + v3927;
+    const uint v3929 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3930 = v1127 + v3929;
+    const uint v3932 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3933 = v3932 == v3927;
+    const uint v3936 = v3929 + 1u;
+    const uint v3937 = iron_frag_coord<64>(83u, iron_lane, true);
+    const bool v3938 = v3937 == v3936;
+    const bool v3939 = v3933 && v3938;
+    const uint v3942 = v3930 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3943 = v3942 == 0u;
+    const bool v3944 = v3939 && v3943;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3944) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3945 = v3928 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3946 = v3930 < v15;
+      const bool v3947 = v3945 && v3946;
+      if (v3947) {
+        const uint v3948 = v68 + v3930;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3949 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3950 = bias[v3948];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3951 = float(v3950);
+        const float v3952 = v3949 + v3951;
+        const bfloat v3953 = bfloat(v3952);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3954 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3956 = v3948 + 1u;
+        const bfloat v3957 = bias[v3956];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3958 = float(v3957);
+        const float v3959 = v3954 + v3958;
+        const bfloat v3960 = bfloat(v3959);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3961 = v3928 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3962 = v3961 + v3948;
+        *(device bfloat2*)(out + v3962) = bfloat2(v3953, v3960);
       }
     } else {
-      const bool v4034 = v3995 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4035 = v3997 < v15;
-      const bool v4036 = v4034 && v4035;
-      if (v4036) {
-        const float v4037 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4038 = v68 + v3997;
-        const bfloat v4039 = bias[v4038];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4040 = float(v4039);
-        const float v4041 = v4037 + v4040;
-        const bfloat v4042 = bfloat(v4041);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4043 = v3995 * v4;
-        const uint v4044 = v4043 + v68;
-        const uint v4045 = v4044 + v3997;
-        out[v4045] = v4042;
+      const bool v3967 = v3928 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3968 = v3930 < v15;
+      const bool v3969 = v3967 && v3968;
+      if (v3969) {
+        const float v3970 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3971 = v68 + v3930;
+        const bfloat v3972 = bias[v3971];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3973 = float(v3972);
+        const float v3974 = v3970 + v3973;
+        const bfloat v3975 = bfloat(v3974);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3976 = v3928 * v4;
+        const uint v3977 = v3976 + v68;
+        const uint v3978 = v3977 + v3930;
+        out[v3978] = v3975;
       }
-      const uint v4047 = v1127 + v3999;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4049 = v1126 + v4004;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4050 = v4047 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4051 = v4049 < v15;
-      const bool v4052 = v4050 && v4051;
-      if (v4052) {
-        const float v4053 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4054 = v68 + v4049;
-        const bfloat v4055 = bias[v4054];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4056 = float(v4055);
-        const float v4057 = v4053 + v4056;
-        const bfloat v4058 = bfloat(v4057);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4059 = v4047 * v4;
-        const uint v4060 = v4059 + v68;
-        const uint v4061 = v4060 + v4049;
-        out[v4061] = v4058;
+      const uint v3980 = v1128 + v3932;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3982 = v1127 + v3937;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3983 = v3980 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3984 = v3982 < v15;
+      const bool v3985 = v3983 && v3984;
+      if (v3985) {
+        const float v3986 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3987 = v68 + v3982;
+        const bfloat v3988 = bias[v3987];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3989 = float(v3988);
+        const float v3990 = v3986 + v3989;
+        const bfloat v3991 = bfloat(v3990);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3992 = v3980 * v4;
+        const uint v3993 = v3992 + v68;
+        const uint v3994 = v3993 + v3982;
+        out[v3994] = v3991;
       }
     }
-    const uint v4062 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4063 = v1127 + v4062;
-    const uint v4064 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4065 = v1126 + v4064;
-    const uint v4067 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4068 = v4067 == v4062;
-    const uint v4071 = v4064 + 1u;
-    const uint v4072 = iron_frag_coord<64>(87u, iron_lane, true);
-    const bool v4073 = v4072 == v4071;
-    const bool v4074 = v4068 && v4073;
-    const uint v4077 = v4065 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4078 = v4077 == 0u;
-    const bool v4079 = v4074 && v4078;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4079) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4080 = v4063 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4081 = v4065 < v15;
-      const bool v4082 = v4080 && v4081;
-      if (v4082) {
-        const uint v4083 = v68 + v4065;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4084 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4085 = bias[v4083];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4086 = float(v4085);
-        const float v4087 = v4084 + v4086;
-        const bfloat v4088 = bfloat(v4087);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4089 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4091 = v4083 + 1u;
-        const bfloat v4092 = bias[v4091];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4093 = float(v4092);
-        const float v4094 = v4089 + v4093;
-        const bfloat v4095 = bfloat(v4094);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4096 = v4063 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4097 = v4096 + v4083;
-        *(device bfloat2*)(out + v4097) = bfloat2(v4088, v4095);
+    const uint v3995 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3996 = v1128 + v3995;
+    const uint v3997 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3998 = v1127 + v3997;
+    const uint v4000 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4001 = v4000 == v3995;
+    const uint v4004 = v3997 + 1u;
+    const uint v4005 = iron_frag_coord<64>(85u, iron_lane, true);
+    const bool v4006 = v4005 == v4004;
+    const bool v4007 = v4001 && v4006;
+    const uint v4010 = v3998 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4011 = v4010 == 0u;
+    const bool v4012 = v4007 && v4011;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4012) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4013 = v3996 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4014 = v3998 < v15;
+      const bool v4015 = v4013 && v4014;
+      if (v4015) {
+        const uint v4016 = v68 + v3998;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4017 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4018 = bias[v4016];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4019 = float(v4018);
+        const float v4020 = v4017 + v4019;
+        const bfloat v4021 = bfloat(v4020);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4022 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4024 = v4016 + 1u;
+        const bfloat v4025 = bias[v4024];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4026 = float(v4025);
+        const float v4027 = v4022 + v4026;
+        const bfloat v4028 = bfloat(v4027);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4029 = v3996 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4030 = v4029 + v4016;
+        *(device bfloat2*)(out + v4030) = bfloat2(v4021, v4028);
       }
     } else {
-      const bool v4102 = v4063 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4103 = v4065 < v15;
-      const bool v4104 = v4102 && v4103;
-      if (v4104) {
-        const float v4105 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4106 = v68 + v4065;
-        const bfloat v4107 = bias[v4106];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4108 = float(v4107);
-        const float v4109 = v4105 + v4108;
-        const bfloat v4110 = bfloat(v4109);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4111 = v4063 * v4;
-        const uint v4112 = v4111 + v68;
-        const uint v4113 = v4112 + v4065;
-        out[v4113] = v4110;
+      const bool v4035 = v3996 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4036 = v3998 < v15;
+      const bool v4037 = v4035 && v4036;
+      if (v4037) {
+        const float v4038 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4039 = v68 + v3998;
+        const bfloat v4040 = bias[v4039];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4041 = float(v4040);
+        const float v4042 = v4038 + v4041;
+        const bfloat v4043 = bfloat(v4042);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4044 = v3996 * v4;
+        const uint v4045 = v4044 + v68;
+        const uint v4046 = v4045 + v3998;
+        out[v4046] = v4043;
       }
-      const uint v4115 = v1127 + v4067;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4117 = v1126 + v4072;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4118 = v4115 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4119 = v4117 < v15;
-      const bool v4120 = v4118 && v4119;
-      if (v4120) {
-        const float v4121 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4122 = v68 + v4117;
-        const bfloat v4123 = bias[v4122];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4124 = float(v4123);
-        const float v4125 = v4121 + v4124;
-        const bfloat v4126 = bfloat(v4125);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4127 = v4115 * v4;
-        const uint v4128 = v4127 + v68;
-        const uint v4129 = v4128 + v4117;
-        out[v4129] = v4126;
+      const uint v4048 = v1128 + v4000;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4050 = v1127 + v4005;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4051 = v4048 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4052 = v4050 < v15;
+      const bool v4053 = v4051 && v4052;
+      if (v4053) {
+        const float v4054 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4055 = v68 + v4050;
+        const bfloat v4056 = bias[v4055];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4057 = float(v4056);
+        const float v4058 = v4054 + v4057;
+        const bfloat v4059 = bfloat(v4058);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4060 = v4048 * v4;
+        const uint v4061 = v4060 + v68;
+        const uint v4062 = v4061 + v4050;
+        out[v4062] = v4059;
       }
     }
-    const uint v4130 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4131 = v1127 + v4130;
-    const uint v4132 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4133 = v1126 + v4132;
-    const uint v4135 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4136 = v4135 == v4130;
-    const uint v4139 = v4132 + 1u;
-    const uint v4140 = iron_frag_coord<64>(89u, iron_lane, true);
-    const bool v4141 = v4140 == v4139;
-    const bool v4142 = v4136 && v4141;
-    const uint v4145 = v4133 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4146 = v4145 == 0u;
-    const bool v4147 = v4142 && v4146;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4147) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4148 = v4131 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4149 = v4133 < v15;
-      const bool v4150 = v4148 && v4149;
-      if (v4150) {
-        const uint v4151 = v68 + v4133;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4152 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4153 = bias[v4151];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4154 = float(v4153);
-        const float v4155 = v4152 + v4154;
-        const bfloat v4156 = bfloat(v4155);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4157 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4159 = v4151 + 1u;
-        const bfloat v4160 = bias[v4159];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4161 = float(v4160);
-        const float v4162 = v4157 + v4161;
-        const bfloat v4163 = bfloat(v4162);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4164 = v4131 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4165 = v4164 + v4151;
-        *(device bfloat2*)(out + v4165) = bfloat2(v4156, v4163);
+    const uint v4063 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4064 = v1128 + v4063;
+    const uint v4065 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4066 = v1127 + v4065;
+    const uint v4068 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4069 = v4068 == v4063;
+    const uint v4072 = v4065 + 1u;
+    const uint v4073 = iron_frag_coord<64>(87u, iron_lane, true);
+    const bool v4074 = v4073 == v4072;
+    const bool v4075 = v4069 && v4074;
+    const uint v4078 = v4066 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4079 = v4078 == 0u;
+    const bool v4080 = v4075 && v4079;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4080) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4081 = v4064 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4082 = v4066 < v15;
+      const bool v4083 = v4081 && v4082;
+      if (v4083) {
+        const uint v4084 = v68 + v4066;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4085 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4086 = bias[v4084];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4087 = float(v4086);
+        const float v4088 = v4085 + v4087;
+        const bfloat v4089 = bfloat(v4088);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4090 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4092 = v4084 + 1u;
+        const bfloat v4093 = bias[v4092];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4094 = float(v4093);
+        const float v4095 = v4090 + v4094;
+        const bfloat v4096 = bfloat(v4095);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4097 = v4064 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4098 = v4097 + v4084;
+        *(device bfloat2*)(out + v4098) = bfloat2(v4089, v4096);
       }
     } else {
-      const bool v4170 = v4131 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4171 = v4133 < v15;
-      const bool v4172 = v4170 && v4171;
-      if (v4172) {
-        const float v4173 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4174 = v68 + v4133;
-        const bfloat v4175 = bias[v4174];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4176 = float(v4175);
-        const float v4177 = v4173 + v4176;
-        const bfloat v4178 = bfloat(v4177);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4179 = v4131 * v4;
-        const uint v4180 = v4179 + v68;
-        const uint v4181 = v4180 + v4133;
-        out[v4181] = v4178;
+      const bool v4103 = v4064 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4104 = v4066 < v15;
+      const bool v4105 = v4103 && v4104;
+      if (v4105) {
+        const float v4106 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4107 = v68 + v4066;
+        const bfloat v4108 = bias[v4107];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4109 = float(v4108);
+        const float v4110 = v4106 + v4109;
+        const bfloat v4111 = bfloat(v4110);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4112 = v4064 * v4;
+        const uint v4113 = v4112 + v68;
+        const uint v4114 = v4113 + v4066;
+        out[v4114] = v4111;
       }
-      const uint v4183 = v1127 + v4135;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4185 = v1126 + v4140;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4186 = v4183 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4187 = v4185 < v15;
-      const bool v4188 = v4186 && v4187;
-      if (v4188) {
-        const float v4189 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4190 = v68 + v4185;
-        const bfloat v4191 = bias[v4190];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4192 = float(v4191);
-        const float v4193 = v4189 + v4192;
-        const bfloat v4194 = bfloat(v4193);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4195 = v4183 * v4;
-        const uint v4196 = v4195 + v68;
-        const uint v4197 = v4196 + v4185;
-        out[v4197] = v4194;
+      const uint v4116 = v1128 + v4068;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4118 = v1127 + v4073;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4119 = v4116 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4120 = v4118 < v15;
+      const bool v4121 = v4119 && v4120;
+      if (v4121) {
+        const float v4122 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4123 = v68 + v4118;
+        const bfloat v4124 = bias[v4123];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4125 = float(v4124);
+        const float v4126 = v4122 + v4125;
+        const bfloat v4127 = bfloat(v4126);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4128 = v4116 * v4;
+        const uint v4129 = v4128 + v68;
+        const uint v4130 = v4129 + v4118;
+        out[v4130] = v4127;
       }
     }
-    const uint v4198 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4199 = v1127 + v4198;
-    const uint v4200 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4201 = v1126 + v4200;
-    const uint v4203 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4204 = v4203 == v4198;
-    const uint v4207 = v4200 + 1u;
-    const uint v4208 = iron_frag_coord<64>(91u, iron_lane, true);
-    const bool v4209 = v4208 == v4207;
-    const bool v4210 = v4204 && v4209;
-    const uint v4213 = v4201 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4214 = v4213 == 0u;
-    const bool v4215 = v4210 && v4214;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4215) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4216 = v4199 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4217 = v4201 < v15;
-      const bool v4218 = v4216 && v4217;
-      if (v4218) {
-        const uint v4219 = v68 + v4201;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4220 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4221 = bias[v4219];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4222 = float(v4221);
-        const float v4223 = v4220 + v4222;
-        const bfloat v4224 = bfloat(v4223);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4225 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4227 = v4219 + 1u;
-        const bfloat v4228 = bias[v4227];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4229 = float(v4228);
-        const float v4230 = v4225 + v4229;
-        const bfloat v4231 = bfloat(v4230);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4232 = v4199 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4233 = v4232 + v4219;
-        *(device bfloat2*)(out + v4233) = bfloat2(v4224, v4231);
+    const uint v4131 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4132 = v1128 + v4131;
+    const uint v4133 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4134 = v1127 + v4133;
+    const uint v4136 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4137 = v4136 == v4131;
+    const uint v4140 = v4133 + 1u;
+    const uint v4141 = iron_frag_coord<64>(89u, iron_lane, true);
+    const bool v4142 = v4141 == v4140;
+    const bool v4143 = v4137 && v4142;
+    const uint v4146 = v4134 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4147 = v4146 == 0u;
+    const bool v4148 = v4143 && v4147;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4148) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4149 = v4132 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4150 = v4134 < v15;
+      const bool v4151 = v4149 && v4150;
+      if (v4151) {
+        const uint v4152 = v68 + v4134;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4153 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4154 = bias[v4152];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4155 = float(v4154);
+        const float v4156 = v4153 + v4155;
+        const bfloat v4157 = bfloat(v4156);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4158 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4160 = v4152 + 1u;
+        const bfloat v4161 = bias[v4160];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4162 = float(v4161);
+        const float v4163 = v4158 + v4162;
+        const bfloat v4164 = bfloat(v4163);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4165 = v4132 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4166 = v4165 + v4152;
+        *(device bfloat2*)(out + v4166) = bfloat2(v4157, v4164);
       }
     } else {
-      const bool v4238 = v4199 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4239 = v4201 < v15;
-      const bool v4240 = v4238 && v4239;
-      if (v4240) {
-        const float v4241 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4242 = v68 + v4201;
-        const bfloat v4243 = bias[v4242];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4244 = float(v4243);
-        const float v4245 = v4241 + v4244;
-        const bfloat v4246 = bfloat(v4245);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4247 = v4199 * v4;
-        const uint v4248 = v4247 + v68;
-        const uint v4249 = v4248 + v4201;
-        out[v4249] = v4246;
+      const bool v4171 = v4132 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4172 = v4134 < v15;
+      const bool v4173 = v4171 && v4172;
+      if (v4173) {
+        const float v4174 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4175 = v68 + v4134;
+        const bfloat v4176 = bias[v4175];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4177 = float(v4176);
+        const float v4178 = v4174 + v4177;
+        const bfloat v4179 = bfloat(v4178);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4180 = v4132 * v4;
+        const uint v4181 = v4180 + v68;
+        const uint v4182 = v4181 + v4134;
+        out[v4182] = v4179;
       }
-      const uint v4251 = v1127 + v4203;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4253 = v1126 + v4208;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4254 = v4251 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4255 = v4253 < v15;
-      const bool v4256 = v4254 && v4255;
-      if (v4256) {
-        const float v4257 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4258 = v68 + v4253;
-        const bfloat v4259 = bias[v4258];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4260 = float(v4259);
-        const float v4261 = v4257 + v4260;
-        const bfloat v4262 = bfloat(v4261);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4263 = v4251 * v4;
-        const uint v4264 = v4263 + v68;
-        const uint v4265 = v4264 + v4253;
-        out[v4265] = v4262;
+      const uint v4184 = v1128 + v4136;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4186 = v1127 + v4141;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4187 = v4184 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4188 = v4186 < v15;
+      const bool v4189 = v4187 && v4188;
+      if (v4189) {
+        const float v4190 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4191 = v68 + v4186;
+        const bfloat v4192 = bias[v4191];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4193 = float(v4192);
+        const float v4194 = v4190 + v4193;
+        const bfloat v4195 = bfloat(v4194);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4196 = v4184 * v4;
+        const uint v4197 = v4196 + v68;
+        const uint v4198 = v4197 + v4186;
+        out[v4198] = v4195;
       }
     }
-    const uint v4266 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4267 = v1127 + v4266;
-    const uint v4268 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4269 = v1126 + v4268;
-    const uint v4271 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4272 = v4271 == v4266;
-    const uint v4275 = v4268 + 1u;
-    const uint v4276 = iron_frag_coord<64>(93u, iron_lane, true);
-    const bool v4277 = v4276 == v4275;
-    const bool v4278 = v4272 && v4277;
-    const uint v4281 = v4269 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4282 = v4281 == 0u;
-    const bool v4283 = v4278 && v4282;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4283) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4284 = v4267 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4285 = v4269 < v15;
-      const bool v4286 = v4284 && v4285;
-      if (v4286) {
-        const uint v4287 = v68 + v4269;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4288 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4289 = bias[v4287];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4290 = float(v4289);
-        const float v4291 = v4288 + v4290;
-        const bfloat v4292 = bfloat(v4291);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4293 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4295 = v4287 + 1u;
-        const bfloat v4296 = bias[v4295];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4297 = float(v4296);
-        const float v4298 = v4293 + v4297;
-        const bfloat v4299 = bfloat(v4298);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4300 = v4267 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4301 = v4300 + v4287;
-        *(device bfloat2*)(out + v4301) = bfloat2(v4292, v4299);
+    const uint v4199 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4200 = v1128 + v4199;
+    const uint v4201 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4202 = v1127 + v4201;
+    const uint v4204 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4205 = v4204 == v4199;
+    const uint v4208 = v4201 + 1u;
+    const uint v4209 = iron_frag_coord<64>(91u, iron_lane, true);
+    const bool v4210 = v4209 == v4208;
+    const bool v4211 = v4205 && v4210;
+    const uint v4214 = v4202 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4215 = v4214 == 0u;
+    const bool v4216 = v4211 && v4215;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4216) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4217 = v4200 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4218 = v4202 < v15;
+      const bool v4219 = v4217 && v4218;
+      if (v4219) {
+        const uint v4220 = v68 + v4202;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4221 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4222 = bias[v4220];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4223 = float(v4222);
+        const float v4224 = v4221 + v4223;
+        const bfloat v4225 = bfloat(v4224);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4226 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4228 = v4220 + 1u;
+        const bfloat v4229 = bias[v4228];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4230 = float(v4229);
+        const float v4231 = v4226 + v4230;
+        const bfloat v4232 = bfloat(v4231);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4233 = v4200 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4234 = v4233 + v4220;
+        *(device bfloat2*)(out + v4234) = bfloat2(v4225, v4232);
       }
     } else {
-      const bool v4306 = v4267 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4307 = v4269 < v15;
-      const bool v4308 = v4306 && v4307;
-      if (v4308) {
-        const float v4309 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4310 = v68 + v4269;
-        const bfloat v4311 = bias[v4310];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4312 = float(v4311);
-        const float v4313 = v4309 + v4312;
-        const bfloat v4314 = bfloat(v4313);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4315 = v4267 * v4;
-        const uint v4316 = v4315 + v68;
-        const uint v4317 = v4316 + v4269;
-        out[v4317] = v4314;
+      const bool v4239 = v4200 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4240 = v4202 < v15;
+      const bool v4241 = v4239 && v4240;
+      if (v4241) {
+        const float v4242 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4243 = v68 + v4202;
+        const bfloat v4244 = bias[v4243];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4245 = float(v4244);
+        const float v4246 = v4242 + v4245;
+        const bfloat v4247 = bfloat(v4246);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4248 = v4200 * v4;
+        const uint v4249 = v4248 + v68;
+        const uint v4250 = v4249 + v4202;
+        out[v4250] = v4247;
       }
-      const uint v4319 = v1127 + v4271;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4321 = v1126 + v4276;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4322 = v4319 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4323 = v4321 < v15;
-      const bool v4324 = v4322 && v4323;
-      if (v4324) {
-        const float v4325 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4326 = v68 + v4321;
-        const bfloat v4327 = bias[v4326];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4328 = float(v4327);
-        const float v4329 = v4325 + v4328;
-        const bfloat v4330 = bfloat(v4329);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4331 = v4319 * v4;
-        const uint v4332 = v4331 + v68;
-        const uint v4333 = v4332 + v4321;
-        out[v4333] = v4330;
+      const uint v4252 = v1128 + v4204;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4254 = v1127 + v4209;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4255 = v4252 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4256 = v4254 < v15;
+      const bool v4257 = v4255 && v4256;
+      if (v4257) {
+        const float v4258 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4259 = v68 + v4254;
+        const bfloat v4260 = bias[v4259];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4261 = float(v4260);
+        const float v4262 = v4258 + v4261;
+        const bfloat v4263 = bfloat(v4262);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4264 = v4252 * v4;
+        const uint v4265 = v4264 + v68;
+        const uint v4266 = v4265 + v4254;
+        out[v4266] = v4263;
       }
     }
-    const uint v4334 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4335 = v1127 + v4334;
-    const uint v4336 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4337 = v1126 + v4336;
-    const uint v4339 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4340 = v4339 == v4334;
-    const uint v4343 = v4336 + 1u;
-    const uint v4344 = iron_frag_coord<64>(95u, iron_lane, true);
-    const bool v4345 = v4344 == v4343;
-    const bool v4346 = v4340 && v4345;
-    const uint v4349 = v4337 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4350 = v4349 == 0u;
-    const bool v4351 = v4346 && v4350;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4351) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4352 = v4335 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4353 = v4337 < v15;
-      const bool v4354 = v4352 && v4353;
-      if (v4354) {
-        const uint v4355 = v68 + v4337;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4356 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4357 = bias[v4355];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4358 = float(v4357);
-        const float v4359 = v4356 + v4358;
-        const bfloat v4360 = bfloat(v4359);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4361 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4363 = v4355 + 1u;
-        const bfloat v4364 = bias[v4363];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4365 = float(v4364);
-        const float v4366 = v4361 + v4365;
-        const bfloat v4367 = bfloat(v4366);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4368 = v4335 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4369 = v4368 + v4355;
-        *(device bfloat2*)(out + v4369) = bfloat2(v4360, v4367);
+    const uint v4267 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4268 = v1128 + v4267;
+    const uint v4269 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4270 = v1127 + v4269;
+    const uint v4272 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4273 = v4272 == v4267;
+    const uint v4276 = v4269 + 1u;
+    const uint v4277 = iron_frag_coord<64>(93u, iron_lane, true);
+    const bool v4278 = v4277 == v4276;
+    const bool v4279 = v4273 && v4278;
+    const uint v4282 = v4270 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4283 = v4282 == 0u;
+    const bool v4284 = v4279 && v4283;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4284) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4285 = v4268 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4286 = v4270 < v15;
+      const bool v4287 = v4285 && v4286;
+      if (v4287) {
+        const uint v4288 = v68 + v4270;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4289 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4290 = bias[v4288];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4291 = float(v4290);
+        const float v4292 = v4289 + v4291;
+        const bfloat v4293 = bfloat(v4292);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4294 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4296 = v4288 + 1u;
+        const bfloat v4297 = bias[v4296];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4298 = float(v4297);
+        const float v4299 = v4294 + v4298;
+        const bfloat v4300 = bfloat(v4299);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4301 = v4268 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4302 = v4301 + v4288;
+        *(device bfloat2*)(out + v4302) = bfloat2(v4293, v4300);
       }
     } else {
-      const bool v4374 = v4335 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4375 = v4337 < v15;
-      const bool v4376 = v4374 && v4375;
-      if (v4376) {
-        const float v4377 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4378 = v68 + v4337;
-        const bfloat v4379 = bias[v4378];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4380 = float(v4379);
-        const float v4381 = v4377 + v4380;
-        const bfloat v4382 = bfloat(v4381);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4383 = v4335 * v4;
-        const uint v4384 = v4383 + v68;
-        const uint v4385 = v4384 + v4337;
-        out[v4385] = v4382;
+      const bool v4307 = v4268 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4308 = v4270 < v15;
+      const bool v4309 = v4307 && v4308;
+      if (v4309) {
+        const float v4310 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4311 = v68 + v4270;
+        const bfloat v4312 = bias[v4311];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4313 = float(v4312);
+        const float v4314 = v4310 + v4313;
+        const bfloat v4315 = bfloat(v4314);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4316 = v4268 * v4;
+        const uint v4317 = v4316 + v68;
+        const uint v4318 = v4317 + v4270;
+        out[v4318] = v4315;
       }
-      const uint v4387 = v1127 + v4339;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4389 = v1126 + v4344;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4390 = v4387 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4391 = v4389 < v15;
-      const bool v4392 = v4390 && v4391;
-      if (v4392) {
-        const float v4393 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4394 = v68 + v4389;
-        const bfloat v4395 = bias[v4394];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4396 = float(v4395);
-        const float v4397 = v4393 + v4396;
-        const bfloat v4398 = bfloat(v4397);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4399 = v4387 * v4;
-        const uint v4400 = v4399 + v68;
-        const uint v4401 = v4400 + v4389;
-        out[v4401] = v4398;
+      const uint v4320 = v1128 + v4272;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4322 = v1127 + v4277;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4323 = v4320 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4324 = v4322 < v15;
+      const bool v4325 = v4323 && v4324;
+      if (v4325) {
+        const float v4326 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4327 = v68 + v4322;
+        const bfloat v4328 = bias[v4327];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4329 = float(v4328);
+        const float v4330 = v4326 + v4329;
+        const bfloat v4331 = bfloat(v4330);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4332 = v4320 * v4;
+        const uint v4333 = v4332 + v68;
+        const uint v4334 = v4333 + v4322;
+        out[v4334] = v4331;
       }
     }
-    const uint v4402 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4403 = v1127 + v4402;
-    const uint v4404 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4405 = v1126 + v4404;
-    const uint v4407 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4408 = v4407 == v4402;
-    const uint v4411 = v4404 + 1u;
-    const uint v4412 = iron_frag_coord<64>(97u, iron_lane, true);
-    const bool v4413 = v4412 == v4411;
-    const bool v4414 = v4408 && v4413;
-    const uint v4417 = v4405 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4418 = v4417 == 0u;
-    const bool v4419 = v4414 && v4418;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4419) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4420 = v4403 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4421 = v4405 < v15;
-      const bool v4422 = v4420 && v4421;
-      if (v4422) {
-        const uint v4423 = v68 + v4405;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4424 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4425 = bias[v4423];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4426 = float(v4425);
-        const float v4427 = v4424 + v4426;
-        const bfloat v4428 = bfloat(v4427);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4429 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4431 = v4423 + 1u;
-        const bfloat v4432 = bias[v4431];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4433 = float(v4432);
-        const float v4434 = v4429 + v4433;
-        const bfloat v4435 = bfloat(v4434);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4436 = v4403 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4437 = v4436 + v4423;
-        *(device bfloat2*)(out + v4437) = bfloat2(v4428, v4435);
+    const uint v4335 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4336 = v1128 + v4335;
+    const uint v4337 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4338 = v1127 + v4337;
+    const uint v4340 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4341 = v4340 == v4335;
+    const uint v4344 = v4337 + 1u;
+    const uint v4345 = iron_frag_coord<64>(95u, iron_lane, true);
+    const bool v4346 = v4345 == v4344;
+    const bool v4347 = v4341 && v4346;
+    const uint v4350 = v4338 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4351 = v4350 == 0u;
+    const bool v4352 = v4347 && v4351;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4352) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4353 = v4336 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4354 = v4338 < v15;
+      const bool v4355 = v4353 && v4354;
+      if (v4355) {
+        const uint v4356 = v68 + v4338;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4357 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4358 = bias[v4356];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4359 = float(v4358);
+        const float v4360 = v4357 + v4359;
+        const bfloat v4361 = bfloat(v4360);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4362 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4364 = v4356 + 1u;
+        const bfloat v4365 = bias[v4364];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4366 = float(v4365);
+        const float v4367 = v4362 + v4366;
+        const bfloat v4368 = bfloat(v4367);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4369 = v4336 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4370 = v4369 + v4356;
+        *(device bfloat2*)(out + v4370) = bfloat2(v4361, v4368);
       }
     } else {
-      const bool v4442 = v4403 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4443 = v4405 < v15;
-      const bool v4444 = v4442 && v4443;
-      if (v4444) {
-        const float v4445 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4446 = v68 + v4405;
-        const bfloat v4447 = bias[v4446];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4448 = float(v4447);
-        const float v4449 = v4445 + v4448;
-        const bfloat v4450 = bfloat(v4449);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4451 = v4403 * v4;
-        const uint v4452 = v4451 + v68;
-        const uint v4453 = v4452 + v4405;
-        out[v4453] = v4450;
+      const bool v4375 = v4336 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4376 = v4338 < v15;
+      const bool v4377 = v4375 && v4376;
+      if (v4377) {
+        const float v4378 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4379 = v68 + v4338;
+        const bfloat v4380 = bias[v4379];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4381 = float(v4380);
+        const float v4382 = v4378 + v4381;
+        const bfloat v4383 = bfloat(v4382);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4384 = v4336 * v4;
+        const uint v4385 = v4384 + v68;
+        const uint v4386 = v4385 + v4338;
+        out[v4386] = v4383;
       }
-      const uint v4455 = v1127 + v4407;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4457 = v1126 + v4412;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4458 = v4455 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4459 = v4457 < v15;
-      const bool v4460 = v4458 && v4459;
-      if (v4460) {
-        const float v4461 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4462 = v68 + v4457;
-        const bfloat v4463 = bias[v4462];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4464 = float(v4463);
-        const float v4465 = v4461 + v4464;
-        const bfloat v4466 = bfloat(v4465);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4467 = v4455 * v4;
-        const uint v4468 = v4467 + v68;
-        const uint v4469 = v4468 + v4457;
-        out[v4469] = v4466;
+      const uint v4388 = v1128 + v4340;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4390 = v1127 + v4345;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4391 = v4388 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4392 = v4390 < v15;
+      const bool v4393 = v4391 && v4392;
+      if (v4393) {
+        const float v4394 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4395 = v68 + v4390;
+        const bfloat v4396 = bias[v4395];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4397 = float(v4396);
+        const float v4398 = v4394 + v4397;
+        const bfloat v4399 = bfloat(v4398);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4400 = v4388 * v4;
+        const uint v4401 = v4400 + v68;
+        const uint v4402 = v4401 + v4390;
+        out[v4402] = v4399;
       }
     }
-    const uint v4470 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4471 = v1127 + v4470;
-    const uint v4472 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4473 = v1126 + v4472;
-    const uint v4475 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4476 = v4475 == v4470;
-    const uint v4479 = v4472 + 1u;
-    const uint v4480 = iron_frag_coord<64>(99u, iron_lane, true);
-    const bool v4481 = v4480 == v4479;
-    const bool v4482 = v4476 && v4481;
-    const uint v4485 = v4473 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4486 = v4485 == 0u;
-    const bool v4487 = v4482 && v4486;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4487) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4488 = v4471 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4489 = v4473 < v15;
-      const bool v4490 = v4488 && v4489;
-      if (v4490) {
-        const uint v4491 = v68 + v4473;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4492 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4493 = bias[v4491];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4494 = float(v4493);
-        const float v4495 = v4492 + v4494;
-        const bfloat v4496 = bfloat(v4495);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4497 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4499 = v4491 + 1u;
-        const bfloat v4500 = bias[v4499];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4501 = float(v4500);
-        const float v4502 = v4497 + v4501;
-        const bfloat v4503 = bfloat(v4502);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4504 = v4471 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4505 = v4504 + v4491;
-        *(device bfloat2*)(out + v4505) = bfloat2(v4496, v4503);
+    const uint v4403 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4404 = v1128 + v4403;
+    const uint v4405 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4406 = v1127 + v4405;
+    const uint v4408 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4409 = v4408 == v4403;
+    const uint v4412 = v4405 + 1u;
+    const uint v4413 = iron_frag_coord<64>(97u, iron_lane, true);
+    const bool v4414 = v4413 == v4412;
+    const bool v4415 = v4409 && v4414;
+    const uint v4418 = v4406 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4419 = v4418 == 0u;
+    const bool v4420 = v4415 && v4419;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4420) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4421 = v4404 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4422 = v4406 < v15;
+      const bool v4423 = v4421 && v4422;
+      if (v4423) {
+        const uint v4424 = v68 + v4406;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4425 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4426 = bias[v4424];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4427 = float(v4426);
+        const float v4428 = v4425 + v4427;
+        const bfloat v4429 = bfloat(v4428);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4430 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4432 = v4424 + 1u;
+        const bfloat v4433 = bias[v4432];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4434 = float(v4433);
+        const float v4435 = v4430 + v4434;
+        const bfloat v4436 = bfloat(v4435);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4437 = v4404 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4438 = v4437 + v4424;
+        *(device bfloat2*)(out + v4438) = bfloat2(v4429, v4436);
       }
     } else {
-      const bool v4510 = v4471 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4511 = v4473 < v15;
-      const bool v4512 = v4510 && v4511;
-      if (v4512) {
-        const float v4513 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4514 = v68 + v4473;
-        const bfloat v4515 = bias[v4514];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4516 = float(v4515);
-        const float v4517 = v4513 + v4516;
-        const bfloat v4518 = bfloat(v4517);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4519 = v4471 * v4;
-        const uint v4520 = v4519 + v68;
-        const uint v4521 = v4520 + v4473;
-        out[v4521] = v4518;
+      const bool v4443 = v4404 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4444 = v4406 < v15;
+      const bool v4445 = v4443 && v4444;
+      if (v4445) {
+        const float v4446 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4447 = v68 + v4406;
+        const bfloat v4448 = bias[v4447];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4449 = float(v4448);
+        const float v4450 = v4446 + v4449;
+        const bfloat v4451 = bfloat(v4450);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4452 = v4404 * v4;
+        const uint v4453 = v4452 + v68;
+        const uint v4454 = v4453 + v4406;
+        out[v4454] = v4451;
       }
-      const uint v4523 = v1127 + v4475;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4525 = v1126 + v4480;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4526 = v4523 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4527 = v4525 < v15;
-      const bool v4528 = v4526 && v4527;
-      if (v4528) {
-        const float v4529 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4530 = v68 + v4525;
-        const bfloat v4531 = bias[v4530];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4532 = float(v4531);
-        const float v4533 = v4529 + v4532;
-        const bfloat v4534 = bfloat(v4533);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4535 = v4523 * v4;
-        const uint v4536 = v4535 + v68;
-        const uint v4537 = v4536 + v4525;
-        out[v4537] = v4534;
+      const uint v4456 = v1128 + v4408;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4458 = v1127 + v4413;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4459 = v4456 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4460 = v4458 < v15;
+      const bool v4461 = v4459 && v4460;
+      if (v4461) {
+        const float v4462 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4463 = v68 + v4458;
+        const bfloat v4464 = bias[v4463];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4465 = float(v4464);
+        const float v4466 = v4462 + v4465;
+        const bfloat v4467 = bfloat(v4466);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4468 = v4456 * v4;
+        const uint v4469 = v4468 + v68;
+        const uint v4470 = v4469 + v4458;
+        out[v4470] = v4467;
       }
     }
-    const uint v4538 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4539 = v1127 + v4538;
-    const uint v4540 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4541 = v1126 + v4540;
-    const uint v4543 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4544 = v4543 == v4538;
-    const uint v4547 = v4540 + 1u;
-    const uint v4548 = iron_frag_coord<64>(101u, iron_lane, true);
-    const bool v4549 = v4548 == v4547;
-    const bool v4550 = v4544 && v4549;
-    const uint v4553 = v4541 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4554 = v4553 == 0u;
-    const bool v4555 = v4550 && v4554;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4555) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4556 = v4539 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4557 = v4541 < v15;
-      const bool v4558 = v4556 && v4557;
-      if (v4558) {
-        const uint v4559 = v68 + v4541;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4560 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4561 = bias[v4559];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4562 = float(v4561);
-        const float v4563 = v4560 + v4562;
-        const bfloat v4564 = bfloat(v4563);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4565 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4567 = v4559 + 1u;
-        const bfloat v4568 = bias[v4567];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4569 = float(v4568);
-        const float v4570 = v4565 + v4569;
-        const bfloat v4571 = bfloat(v4570);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4572 = v4539 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4573 = v4572 + v4559;
-        *(device bfloat2*)(out + v4573) = bfloat2(v4564, v4571);
+    const uint v4471 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4472 = v1128 + v4471;
+    const uint v4473 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4474 = v1127 + v4473;
+    const uint v4476 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4477 = v4476 == v4471;
+    const uint v4480 = v4473 + 1u;
+    const uint v4481 = iron_frag_coord<64>(99u, iron_lane, true);
+    const bool v4482 = v4481 == v4480;
+    const bool v4483 = v4477 && v4482;
+    const uint v4486 = v4474 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4487 = v4486 == 0u;
+    const bool v4488 = v4483 && v4487;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4488) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4489 = v4472 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4490 = v4474 < v15;
+      const bool v4491 = v4489 && v4490;
+      if (v4491) {
+        const uint v4492 = v68 + v4474;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4493 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4494 = bias[v4492];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4495 = float(v4494);
+        const float v4496 = v4493 + v4495;
+        const bfloat v4497 = bfloat(v4496);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4498 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4500 = v4492 + 1u;
+        const bfloat v4501 = bias[v4500];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4502 = float(v4501);
+        const float v4503 = v4498 + v4502;
+        const bfloat v4504 = bfloat(v4503);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4505 = v4472 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4506 = v4505 + v4492;
+        *(device bfloat2*)(out + v4506) = bfloat2(v4497, v4504);
       }
     } else {
-      const bool v4578 = v4539 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4579 = v4541 < v15;
-      const bool v4580 = v4578 && v4579;
-      if (v4580) {
-        const float v4581 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4582 = v68 + v4541;
-        const bfloat v4583 = bias[v4582];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4584 = float(v4583);
-        const float v4585 = v4581 + v4584;
-        const bfloat v4586 = bfloat(v4585);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4587 = v4539 * v4;
-        const uint v4588 = v4587 + v68;
-        const uint v4589 = v4588 + v4541;
-        out[v4589] = v4586;
+      const bool v4511 = v4472 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4512 = v4474 < v15;
+      const bool v4513 = v4511 && v4512;
+      if (v4513) {
+        const float v4514 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4515 = v68 + v4474;
+        const bfloat v4516 = bias[v4515];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4517 = float(v4516);
+        const float v4518 = v4514 + v4517;
+        const bfloat v4519 = bfloat(v4518);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4520 = v4472 * v4;
+        const uint v4521 = v4520 + v68;
+        const uint v4522 = v4521 + v4474;
+        out[v4522] = v4519;
       }
-      const uint v4591 = v1127 + v4543;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4593 = v1126 + v4548;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4594 = v4591 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4595 = v4593 < v15;
-      const bool v4596 = v4594 && v4595;
-      if (v4596) {
-        const float v4597 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4598 = v68 + v4593;
-        const bfloat v4599 = bias[v4598];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4600 = float(v4599);
-        const float v4601 = v4597 + v4600;
-        const bfloat v4602 = bfloat(v4601);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4603 = v4591 * v4;
-        const uint v4604 = v4603 + v68;
-        const uint v4605 = v4604 + v4593;
-        out[v4605] = v4602;
+      const uint v4524 = v1128 + v4476;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4526 = v1127 + v4481;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4527 = v4524 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4528 = v4526 < v15;
+      const bool v4529 = v4527 && v4528;
+      if (v4529) {
+        const float v4530 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4531 = v68 + v4526;
+        const bfloat v4532 = bias[v4531];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4533 = float(v4532);
+        const float v4534 = v4530 + v4533;
+        const bfloat v4535 = bfloat(v4534);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4536 = v4524 * v4;
+        const uint v4537 = v4536 + v68;
+        const uint v4538 = v4537 + v4526;
+        out[v4538] = v4535;
       }
     }
-    const uint v4606 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4607 = v1127 + v4606;
-    const uint v4608 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4609 = v1126 + v4608;
-    const uint v4611 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4612 = v4611 == v4606;
-    const uint v4615 = v4608 + 1u;
-    const uint v4616 = iron_frag_coord<64>(103u, iron_lane, true);
-    const bool v4617 = v4616 == v4615;
-    const bool v4618 = v4612 && v4617;
-    const uint v4621 = v4609 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4622 = v4621 == 0u;
-    const bool v4623 = v4618 && v4622;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4623) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4624 = v4607 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4625 = v4609 < v15;
-      const bool v4626 = v4624 && v4625;
-      if (v4626) {
-        const uint v4627 = v68 + v4609;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4628 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4629 = bias[v4627];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4630 = float(v4629);
-        const float v4631 = v4628 + v4630;
-        const bfloat v4632 = bfloat(v4631);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4633 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4635 = v4627 + 1u;
-        const bfloat v4636 = bias[v4635];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4637 = float(v4636);
-        const float v4638 = v4633 + v4637;
-        const bfloat v4639 = bfloat(v4638);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4640 = v4607 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4641 = v4640 + v4627;
-        *(device bfloat2*)(out + v4641) = bfloat2(v4632, v4639);
+    const uint v4539 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4540 = v1128 + v4539;
+    const uint v4541 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4542 = v1127 + v4541;
+    const uint v4544 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4545 = v4544 == v4539;
+    const uint v4548 = v4541 + 1u;
+    const uint v4549 = iron_frag_coord<64>(101u, iron_lane, true);
+    const bool v4550 = v4549 == v4548;
+    const bool v4551 = v4545 && v4550;
+    const uint v4554 = v4542 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4555 = v4554 == 0u;
+    const bool v4556 = v4551 && v4555;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4556) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4557 = v4540 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4558 = v4542 < v15;
+      const bool v4559 = v4557 && v4558;
+      if (v4559) {
+        const uint v4560 = v68 + v4542;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4561 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4562 = bias[v4560];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4563 = float(v4562);
+        const float v4564 = v4561 + v4563;
+        const bfloat v4565 = bfloat(v4564);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4566 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4568 = v4560 + 1u;
+        const bfloat v4569 = bias[v4568];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4570 = float(v4569);
+        const float v4571 = v4566 + v4570;
+        const bfloat v4572 = bfloat(v4571);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4573 = v4540 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4574 = v4573 + v4560;
+        *(device bfloat2*)(out + v4574) = bfloat2(v4565, v4572);
       }
     } else {
-      const bool v4646 = v4607 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4647 = v4609 < v15;
-      const bool v4648 = v4646 && v4647;
-      if (v4648) {
-        const float v4649 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4650 = v68 + v4609;
-        const bfloat v4651 = bias[v4650];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4652 = float(v4651);
-        const float v4653 = v4649 + v4652;
-        const bfloat v4654 = bfloat(v4653);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4655 = v4607 * v4;
-        const uint v4656 = v4655 + v68;
-        const uint v4657 = v4656 + v4609;
-        out[v4657] = v4654;
+      const bool v4579 = v4540 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4580 = v4542 < v15;
+      const bool v4581 = v4579 && v4580;
+      if (v4581) {
+        const float v4582 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4583 = v68 + v4542;
+        const bfloat v4584 = bias[v4583];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4585 = float(v4584);
+        const float v4586 = v4582 + v4585;
+        const bfloat v4587 = bfloat(v4586);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4588 = v4540 * v4;
+        const uint v4589 = v4588 + v68;
+        const uint v4590 = v4589 + v4542;
+        out[v4590] = v4587;
       }
-      const uint v4659 = v1127 + v4611;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4661 = v1126 + v4616;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4662 = v4659 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4663 = v4661 < v15;
-      const bool v4664 = v4662 && v4663;
-      if (v4664) {
-        const float v4665 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4666 = v68 + v4661;
-        const bfloat v4667 = bias[v4666];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4668 = float(v4667);
-        const float v4669 = v4665 + v4668;
-        const bfloat v4670 = bfloat(v4669);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4671 = v4659 * v4;
-        const uint v4672 = v4671 + v68;
-        const uint v4673 = v4672 + v4661;
-        out[v4673] = v4670;
+      const uint v4592 = v1128 + v4544;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4594 = v1127 + v4549;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4595 = v4592 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4596 = v4594 < v15;
+      const bool v4597 = v4595 && v4596;
+      if (v4597) {
+        const float v4598 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4599 = v68 + v4594;
+        const bfloat v4600 = bias[v4599];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4601 = float(v4600);
+        const float v4602 = v4598 + v4601;
+        const bfloat v4603 = bfloat(v4602);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4604 = v4592 * v4;
+        const uint v4605 = v4604 + v68;
+        const uint v4606 = v4605 + v4594;
+        out[v4606] = v4603;
       }
     }
-    const uint v4674 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4675 = v1127 + v4674;
-    const uint v4676 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4677 = v1126 + v4676;
-    const uint v4679 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4680 = v4679 == v4674;
-    const uint v4683 = v4676 + 1u;
-    const uint v4684 = iron_frag_coord<64>(105u, iron_lane, true);
-    const bool v4685 = v4684 == v4683;
-    const bool v4686 = v4680 && v4685;
-    const uint v4689 = v4677 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4690 = v4689 == 0u;
-    const bool v4691 = v4686 && v4690;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4691) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4692 = v4675 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4693 = v4677 < v15;
-      const bool v4694 = v4692 && v4693;
-      if (v4694) {
-        const uint v4695 = v68 + v4677;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4696 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4697 = bias[v4695];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4698 = float(v4697);
-        const float v4699 = v4696 + v4698;
-        const bfloat v4700 = bfloat(v4699);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4701 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4703 = v4695 + 1u;
-        const bfloat v4704 = bias[v4703];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4705 = float(v4704);
-        const float v4706 = v4701 + v4705;
-        const bfloat v4707 = bfloat(v4706);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4708 = v4675 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4709 = v4708 + v4695;
-        *(device bfloat2*)(out + v4709) = bfloat2(v4700, v4707);
+    const uint v4607 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4608 = v1128 + v4607;
+    const uint v4609 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4610 = v1127 + v4609;
+    const uint v4612 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4613 = v4612 == v4607;
+    const uint v4616 = v4609 + 1u;
+    const uint v4617 = iron_frag_coord<64>(103u, iron_lane, true);
+    const bool v4618 = v4617 == v4616;
+    const bool v4619 = v4613 && v4618;
+    const uint v4622 = v4610 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4623 = v4622 == 0u;
+    const bool v4624 = v4619 && v4623;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4624) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4625 = v4608 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4626 = v4610 < v15;
+      const bool v4627 = v4625 && v4626;
+      if (v4627) {
+        const uint v4628 = v68 + v4610;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4629 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4630 = bias[v4628];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4631 = float(v4630);
+        const float v4632 = v4629 + v4631;
+        const bfloat v4633 = bfloat(v4632);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4634 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4636 = v4628 + 1u;
+        const bfloat v4637 = bias[v4636];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4638 = float(v4637);
+        const float v4639 = v4634 + v4638;
+        const bfloat v4640 = bfloat(v4639);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4641 = v4608 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4642 = v4641 + v4628;
+        *(device bfloat2*)(out + v4642) = bfloat2(v4633, v4640);
       }
     } else {
-      const bool v4714 = v4675 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4715 = v4677 < v15;
-      const bool v4716 = v4714 && v4715;
-      if (v4716) {
-        const float v4717 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4718 = v68 + v4677;
-        const bfloat v4719 = bias[v4718];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4720 = float(v4719);
-        const float v4721 = v4717 + v4720;
-        const bfloat v4722 = bfloat(v4721);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4723 = v4675 * v4;
-        const uint v4724 = v4723 + v68;
-        const uint v4725 = v4724 + v4677;
-        out[v4725] = v4722;
+      const bool v4647 = v4608 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4648 = v4610 < v15;
+      const bool v4649 = v4647 && v4648;
+      if (v4649) {
+        const float v4650 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4651 = v68 + v4610;
+        const bfloat v4652 = bias[v4651];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4653 = float(v4652);
+        const float v4654 = v4650 + v4653;
+        const bfloat v4655 = bfloat(v4654);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4656 = v4608 * v4;
+        const uint v4657 = v4656 + v68;
+        const uint v4658 = v4657 + v4610;
+        out[v4658] = v4655;
       }
-      const uint v4727 = v1127 + v4679;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4729 = v1126 + v4684;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4730 = v4727 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4731 = v4729 < v15;
-      const bool v4732 = v4730 && v4731;
-      if (v4732) {
-        const float v4733 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4734 = v68 + v4729;
-        const bfloat v4735 = bias[v4734];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4736 = float(v4735);
-        const float v4737 = v4733 + v4736;
-        const bfloat v4738 = bfloat(v4737);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4739 = v4727 * v4;
-        const uint v4740 = v4739 + v68;
-        const uint v4741 = v4740 + v4729;
-        out[v4741] = v4738;
+      const uint v4660 = v1128 + v4612;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4662 = v1127 + v4617;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4663 = v4660 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4664 = v4662 < v15;
+      const bool v4665 = v4663 && v4664;
+      if (v4665) {
+        const float v4666 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4667 = v68 + v4662;
+        const bfloat v4668 = bias[v4667];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4669 = float(v4668);
+        const float v4670 = v4666 + v4669;
+        const bfloat v4671 = bfloat(v4670);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4672 = v4660 * v4;
+        const uint v4673 = v4672 + v68;
+        const uint v4674 = v4673 + v4662;
+        out[v4674] = v4671;
       }
     }
-    const uint v4742 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4743 = v1127 + v4742;
-    const uint v4744 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4745 = v1126 + v4744;
-    const uint v4747 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4748 = v4747 == v4742;
-    const uint v4751 = v4744 + 1u;
-    const uint v4752 = iron_frag_coord<64>(107u, iron_lane, true);
-    const bool v4753 = v4752 == v4751;
-    const bool v4754 = v4748 && v4753;
-    const uint v4757 = v4745 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4758 = v4757 == 0u;
-    const bool v4759 = v4754 && v4758;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4759) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4760 = v4743 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4761 = v4745 < v15;
-      const bool v4762 = v4760 && v4761;
-      if (v4762) {
-        const uint v4763 = v68 + v4745;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4764 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4765 = bias[v4763];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4766 = float(v4765);
-        const float v4767 = v4764 + v4766;
-        const bfloat v4768 = bfloat(v4767);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4769 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4771 = v4763 + 1u;
-        const bfloat v4772 = bias[v4771];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4773 = float(v4772);
-        const float v4774 = v4769 + v4773;
-        const bfloat v4775 = bfloat(v4774);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4776 = v4743 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4777 = v4776 + v4763;
-        *(device bfloat2*)(out + v4777) = bfloat2(v4768, v4775);
+    const uint v4675 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4676 = v1128 + v4675;
+    const uint v4677 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4678 = v1127 + v4677;
+    const uint v4680 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4681 = v4680 == v4675;
+    const uint v4684 = v4677 + 1u;
+    const uint v4685 = iron_frag_coord<64>(105u, iron_lane, true);
+    const bool v4686 = v4685 == v4684;
+    const bool v4687 = v4681 && v4686;
+    const uint v4690 = v4678 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4691 = v4690 == 0u;
+    const bool v4692 = v4687 && v4691;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4692) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4693 = v4676 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4694 = v4678 < v15;
+      const bool v4695 = v4693 && v4694;
+      if (v4695) {
+        const uint v4696 = v68 + v4678;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4697 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4698 = bias[v4696];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4699 = float(v4698);
+        const float v4700 = v4697 + v4699;
+        const bfloat v4701 = bfloat(v4700);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4702 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4704 = v4696 + 1u;
+        const bfloat v4705 = bias[v4704];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4706 = float(v4705);
+        const float v4707 = v4702 + v4706;
+        const bfloat v4708 = bfloat(v4707);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4709 = v4676 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4710 = v4709 + v4696;
+        *(device bfloat2*)(out + v4710) = bfloat2(v4701, v4708);
       }
     } else {
-      const bool v4782 = v4743 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4783 = v4745 < v15;
-      const bool v4784 = v4782 && v4783;
-      if (v4784) {
-        const float v4785 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4786 = v68 + v4745;
-        const bfloat v4787 = bias[v4786];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4788 = float(v4787);
-        const float v4789 = v4785 + v4788;
-        const bfloat v4790 = bfloat(v4789);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4791 = v4743 * v4;
-        const uint v4792 = v4791 + v68;
-        const uint v4793 = v4792 + v4745;
-        out[v4793] = v4790;
+      const bool v4715 = v4676 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4716 = v4678 < v15;
+      const bool v4717 = v4715 && v4716;
+      if (v4717) {
+        const float v4718 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4719 = v68 + v4678;
+        const bfloat v4720 = bias[v4719];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4721 = float(v4720);
+        const float v4722 = v4718 + v4721;
+        const bfloat v4723 = bfloat(v4722);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4724 = v4676 * v4;
+        const uint v4725 = v4724 + v68;
+        const uint v4726 = v4725 + v4678;
+        out[v4726] = v4723;
       }
-      const uint v4795 = v1127 + v4747;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4797 = v1126 + v4752;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4798 = v4795 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4799 = v4797 < v15;
-      const bool v4800 = v4798 && v4799;
-      if (v4800) {
-        const float v4801 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4802 = v68 + v4797;
-        const bfloat v4803 = bias[v4802];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4804 = float(v4803);
-        const float v4805 = v4801 + v4804;
-        const bfloat v4806 = bfloat(v4805);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4807 = v4795 * v4;
-        const uint v4808 = v4807 + v68;
-        const uint v4809 = v4808 + v4797;
-        out[v4809] = v4806;
+      const uint v4728 = v1128 + v4680;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4730 = v1127 + v4685;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4731 = v4728 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4732 = v4730 < v15;
+      const bool v4733 = v4731 && v4732;
+      if (v4733) {
+        const float v4734 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4735 = v68 + v4730;
+        const bfloat v4736 = bias[v4735];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4737 = float(v4736);
+        const float v4738 = v4734 + v4737;
+        const bfloat v4739 = bfloat(v4738);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4740 = v4728 * v4;
+        const uint v4741 = v4740 + v68;
+        const uint v4742 = v4741 + v4730;
+        out[v4742] = v4739;
       }
     }
-    const uint v4810 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4811 = v1127 + v4810;
-    const uint v4812 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4813 = v1126 + v4812;
-    const uint v4815 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4816 = v4815 == v4810;
-    const uint v4819 = v4812 + 1u;
-    const uint v4820 = iron_frag_coord<64>(109u, iron_lane, true);
-    const bool v4821 = v4820 == v4819;
-    const bool v4822 = v4816 && v4821;
-    const uint v4825 = v4813 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4826 = v4825 == 0u;
-    const bool v4827 = v4822 && v4826;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4827) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4828 = v4811 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4829 = v4813 < v15;
-      const bool v4830 = v4828 && v4829;
-      if (v4830) {
-        const uint v4831 = v68 + v4813;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4832 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4833 = bias[v4831];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4834 = float(v4833);
-        const float v4835 = v4832 + v4834;
-        const bfloat v4836 = bfloat(v4835);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4837 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4839 = v4831 + 1u;
-        const bfloat v4840 = bias[v4839];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4841 = float(v4840);
-        const float v4842 = v4837 + v4841;
-        const bfloat v4843 = bfloat(v4842);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4844 = v4811 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4845 = v4844 + v4831;
-        *(device bfloat2*)(out + v4845) = bfloat2(v4836, v4843);
+    const uint v4743 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4744 = v1128 + v4743;
+    const uint v4745 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4746 = v1127 + v4745;
+    const uint v4748 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4749 = v4748 == v4743;
+    const uint v4752 = v4745 + 1u;
+    const uint v4753 = iron_frag_coord<64>(107u, iron_lane, true);
+    const bool v4754 = v4753 == v4752;
+    const bool v4755 = v4749 && v4754;
+    const uint v4758 = v4746 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4759 = v4758 == 0u;
+    const bool v4760 = v4755 && v4759;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4760) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4761 = v4744 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4762 = v4746 < v15;
+      const bool v4763 = v4761 && v4762;
+      if (v4763) {
+        const uint v4764 = v68 + v4746;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4765 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4766 = bias[v4764];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4767 = float(v4766);
+        const float v4768 = v4765 + v4767;
+        const bfloat v4769 = bfloat(v4768);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4770 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4772 = v4764 + 1u;
+        const bfloat v4773 = bias[v4772];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4774 = float(v4773);
+        const float v4775 = v4770 + v4774;
+        const bfloat v4776 = bfloat(v4775);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4777 = v4744 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4778 = v4777 + v4764;
+        *(device bfloat2*)(out + v4778) = bfloat2(v4769, v4776);
       }
     } else {
-      const bool v4850 = v4811 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4851 = v4813 < v15;
-      const bool v4852 = v4850 && v4851;
-      if (v4852) {
-        const float v4853 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4854 = v68 + v4813;
-        const bfloat v4855 = bias[v4854];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4856 = float(v4855);
-        const float v4857 = v4853 + v4856;
-        const bfloat v4858 = bfloat(v4857);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4859 = v4811 * v4;
-        const uint v4860 = v4859 + v68;
-        const uint v4861 = v4860 + v4813;
-        out[v4861] = v4858;
+      const bool v4783 = v4744 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4784 = v4746 < v15;
+      const bool v4785 = v4783 && v4784;
+      if (v4785) {
+        const float v4786 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4787 = v68 + v4746;
+        const bfloat v4788 = bias[v4787];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4789 = float(v4788);
+        const float v4790 = v4786 + v4789;
+        const bfloat v4791 = bfloat(v4790);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4792 = v4744 * v4;
+        const uint v4793 = v4792 + v68;
+        const uint v4794 = v4793 + v4746;
+        out[v4794] = v4791;
       }
-      const uint v4863 = v1127 + v4815;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4865 = v1126 + v4820;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4866 = v4863 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4867 = v4865 < v15;
-      const bool v4868 = v4866 && v4867;
-      if (v4868) {
-        const float v4869 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4870 = v68 + v4865;
-        const bfloat v4871 = bias[v4870];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4872 = float(v4871);
-        const float v4873 = v4869 + v4872;
-        const bfloat v4874 = bfloat(v4873);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4875 = v4863 * v4;
-        const uint v4876 = v4875 + v68;
-        const uint v4877 = v4876 + v4865;
-        out[v4877] = v4874;
+      const uint v4796 = v1128 + v4748;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4798 = v1127 + v4753;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4799 = v4796 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4800 = v4798 < v15;
+      const bool v4801 = v4799 && v4800;
+      if (v4801) {
+        const float v4802 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4803 = v68 + v4798;
+        const bfloat v4804 = bias[v4803];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4805 = float(v4804);
+        const float v4806 = v4802 + v4805;
+        const bfloat v4807 = bfloat(v4806);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4808 = v4796 * v4;
+        const uint v4809 = v4808 + v68;
+        const uint v4810 = v4809 + v4798;
+        out[v4810] = v4807;
       }
     }
-    const uint v4878 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4879 = v1127 + v4878;
-    const uint v4880 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4881 = v1126 + v4880;
-    const uint v4883 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4884 = v4883 == v4878;
-    const uint v4887 = v4880 + 1u;
-    const uint v4888 = iron_frag_coord<64>(111u, iron_lane, true);
-    const bool v4889 = v4888 == v4887;
-    const bool v4890 = v4884 && v4889;
-    const uint v4893 = v4881 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4894 = v4893 == 0u;
-    const bool v4895 = v4890 && v4894;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4895) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4896 = v4879 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4897 = v4881 < v15;
-      const bool v4898 = v4896 && v4897;
-      if (v4898) {
-        const uint v4899 = v68 + v4881;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4900 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4901 = bias[v4899];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4902 = float(v4901);
-        const float v4903 = v4900 + v4902;
-        const bfloat v4904 = bfloat(v4903);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4905 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4907 = v4899 + 1u;
-        const bfloat v4908 = bias[v4907];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4909 = float(v4908);
-        const float v4910 = v4905 + v4909;
-        const bfloat v4911 = bfloat(v4910);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4912 = v4879 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4913 = v4912 + v4899;
-        *(device bfloat2*)(out + v4913) = bfloat2(v4904, v4911);
+    const uint v4811 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4812 = v1128 + v4811;
+    const uint v4813 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4814 = v1127 + v4813;
+    const uint v4816 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4817 = v4816 == v4811;
+    const uint v4820 = v4813 + 1u;
+    const uint v4821 = iron_frag_coord<64>(109u, iron_lane, true);
+    const bool v4822 = v4821 == v4820;
+    const bool v4823 = v4817 && v4822;
+    const uint v4826 = v4814 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4827 = v4826 == 0u;
+    const bool v4828 = v4823 && v4827;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4828) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4829 = v4812 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4830 = v4814 < v15;
+      const bool v4831 = v4829 && v4830;
+      if (v4831) {
+        const uint v4832 = v68 + v4814;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4833 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4834 = bias[v4832];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4835 = float(v4834);
+        const float v4836 = v4833 + v4835;
+        const bfloat v4837 = bfloat(v4836);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4838 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4840 = v4832 + 1u;
+        const bfloat v4841 = bias[v4840];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4842 = float(v4841);
+        const float v4843 = v4838 + v4842;
+        const bfloat v4844 = bfloat(v4843);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4845 = v4812 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4846 = v4845 + v4832;
+        *(device bfloat2*)(out + v4846) = bfloat2(v4837, v4844);
       }
     } else {
-      const bool v4918 = v4879 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4919 = v4881 < v15;
-      const bool v4920 = v4918 && v4919;
-      if (v4920) {
-        const float v4921 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4922 = v68 + v4881;
-        const bfloat v4923 = bias[v4922];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4924 = float(v4923);
-        const float v4925 = v4921 + v4924;
-        const bfloat v4926 = bfloat(v4925);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4927 = v4879 * v4;
-        const uint v4928 = v4927 + v68;
-        const uint v4929 = v4928 + v4881;
-        out[v4929] = v4926;
+      const bool v4851 = v4812 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4852 = v4814 < v15;
+      const bool v4853 = v4851 && v4852;
+      if (v4853) {
+        const float v4854 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4855 = v68 + v4814;
+        const bfloat v4856 = bias[v4855];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4857 = float(v4856);
+        const float v4858 = v4854 + v4857;
+        const bfloat v4859 = bfloat(v4858);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4860 = v4812 * v4;
+        const uint v4861 = v4860 + v68;
+        const uint v4862 = v4861 + v4814;
+        out[v4862] = v4859;
       }
-      const uint v4931 = v1127 + v4883;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4933 = v1126 + v4888;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4934 = v4931 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4935 = v4933 < v15;
-      const bool v4936 = v4934 && v4935;
-      if (v4936) {
-        const float v4937 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4938 = v68 + v4933;
-        const bfloat v4939 = bias[v4938];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4940 = float(v4939);
-        const float v4941 = v4937 + v4940;
-        const bfloat v4942 = bfloat(v4941);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4943 = v4931 * v4;
-        const uint v4944 = v4943 + v68;
-        const uint v4945 = v4944 + v4933;
-        out[v4945] = v4942;
+      const uint v4864 = v1128 + v4816;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4866 = v1127 + v4821;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4867 = v4864 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4868 = v4866 < v15;
+      const bool v4869 = v4867 && v4868;
+      if (v4869) {
+        const float v4870 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4871 = v68 + v4866;
+        const bfloat v4872 = bias[v4871];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4873 = float(v4872);
+        const float v4874 = v4870 + v4873;
+        const bfloat v4875 = bfloat(v4874);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4876 = v4864 * v4;
+        const uint v4877 = v4876 + v68;
+        const uint v4878 = v4877 + v4866;
+        out[v4878] = v4875;
       }
     }
-    const uint v4946 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4947 = v1127 + v4946;
-    const uint v4948 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4949 = v1126 + v4948;
-    const uint v4951 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4952 = v4951 == v4946;
-    const uint v4955 = v4948 + 1u;
-    const uint v4956 = iron_frag_coord<64>(113u, iron_lane, true);
-    const bool v4957 = v4956 == v4955;
-    const bool v4958 = v4952 && v4957;
-    const uint v4961 = v4949 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4962 = v4961 == 0u;
-    const bool v4963 = v4958 && v4962;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4963) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4964 = v4947 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4965 = v4949 < v15;
-      const bool v4966 = v4964 && v4965;
-      if (v4966) {
-        const uint v4967 = v68 + v4949;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4968 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4969 = bias[v4967];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4970 = float(v4969);
-        const float v4971 = v4968 + v4970;
-        const bfloat v4972 = bfloat(v4971);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4973 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4975 = v4967 + 1u;
-        const bfloat v4976 = bias[v4975];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4977 = float(v4976);
-        const float v4978 = v4973 + v4977;
-        const bfloat v4979 = bfloat(v4978);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4980 = v4947 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4981 = v4980 + v4967;
-        *(device bfloat2*)(out + v4981) = bfloat2(v4972, v4979);
+    const uint v4879 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4880 = v1128 + v4879;
+    const uint v4881 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4882 = v1127 + v4881;
+    const uint v4884 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4885 = v4884 == v4879;
+    const uint v4888 = v4881 + 1u;
+    const uint v4889 = iron_frag_coord<64>(111u, iron_lane, true);
+    const bool v4890 = v4889 == v4888;
+    const bool v4891 = v4885 && v4890;
+    const uint v4894 = v4882 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4895 = v4894 == 0u;
+    const bool v4896 = v4891 && v4895;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4896) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4897 = v4880 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4898 = v4882 < v15;
+      const bool v4899 = v4897 && v4898;
+      if (v4899) {
+        const uint v4900 = v68 + v4882;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4901 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4902 = bias[v4900];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4903 = float(v4902);
+        const float v4904 = v4901 + v4903;
+        const bfloat v4905 = bfloat(v4904);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4906 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4908 = v4900 + 1u;
+        const bfloat v4909 = bias[v4908];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4910 = float(v4909);
+        const float v4911 = v4906 + v4910;
+        const bfloat v4912 = bfloat(v4911);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4913 = v4880 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4914 = v4913 + v4900;
+        *(device bfloat2*)(out + v4914) = bfloat2(v4905, v4912);
       }
     } else {
-      const bool v4986 = v4947 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4987 = v4949 < v15;
-      const bool v4988 = v4986 && v4987;
-      if (v4988) {
-        const float v4989 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4990 = v68 + v4949;
-        const bfloat v4991 = bias[v4990];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4992 = float(v4991);
-        const float v4993 = v4989 + v4992;
-        const bfloat v4994 = bfloat(v4993);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4995 = v4947 * v4;
-        const uint v4996 = v4995 + v68;
-        const uint v4997 = v4996 + v4949;
-        out[v4997] = v4994;
+      const bool v4919 = v4880 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4920 = v4882 < v15;
+      const bool v4921 = v4919 && v4920;
+      if (v4921) {
+        const float v4922 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4923 = v68 + v4882;
+        const bfloat v4924 = bias[v4923];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4925 = float(v4924);
+        const float v4926 = v4922 + v4925;
+        const bfloat v4927 = bfloat(v4926);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4928 = v4880 * v4;
+        const uint v4929 = v4928 + v68;
+        const uint v4930 = v4929 + v4882;
+        out[v4930] = v4927;
       }
-      const uint v4999 = v1127 + v4951;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5001 = v1126 + v4956;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5002 = v4999 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5003 = v5001 < v15;
-      const bool v5004 = v5002 && v5003;
-      if (v5004) {
-        const float v5005 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5006 = v68 + v5001;
-        const bfloat v5007 = bias[v5006];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5008 = float(v5007);
-        const float v5009 = v5005 + v5008;
-        const bfloat v5010 = bfloat(v5009);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5011 = v4999 * v4;
-        const uint v5012 = v5011 + v68;
-        const uint v5013 = v5012 + v5001;
-        out[v5013] = v5010;
+      const uint v4932 = v1128 + v4884;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4934 = v1127 + v4889;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4935 = v4932 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4936 = v4934 < v15;
+      const bool v4937 = v4935 && v4936;
+      if (v4937) {
+        const float v4938 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4939 = v68 + v4934;
+        const bfloat v4940 = bias[v4939];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4941 = float(v4940);
+        const float v4942 = v4938 + v4941;
+        const bfloat v4943 = bfloat(v4942);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4944 = v4932 * v4;
+        const uint v4945 = v4944 + v68;
+        const uint v4946 = v4945 + v4934;
+        out[v4946] = v4943;
       }
     }
-    const uint v5014 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5015 = v1127 + v5014;
-    const uint v5016 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5017 = v1126 + v5016;
-    const uint v5019 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5020 = v5019 == v5014;
-    const uint v5023 = v5016 + 1u;
-    const uint v5024 = iron_frag_coord<64>(115u, iron_lane, true);
-    const bool v5025 = v5024 == v5023;
-    const bool v5026 = v5020 && v5025;
-    const uint v5029 = v5017 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5030 = v5029 == 0u;
-    const bool v5031 = v5026 && v5030;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5031) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5032 = v5015 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5033 = v5017 < v15;
-      const bool v5034 = v5032 && v5033;
-      if (v5034) {
-        const uint v5035 = v68 + v5017;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5036 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5037 = bias[v5035];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5038 = float(v5037);
-        const float v5039 = v5036 + v5038;
-        const bfloat v5040 = bfloat(v5039);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5041 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5043 = v5035 + 1u;
-        const bfloat v5044 = bias[v5043];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5045 = float(v5044);
-        const float v5046 = v5041 + v5045;
-        const bfloat v5047 = bfloat(v5046);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5048 = v5015 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5049 = v5048 + v5035;
-        *(device bfloat2*)(out + v5049) = bfloat2(v5040, v5047);
+    const uint v4947 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4948 = v1128 + v4947;
+    const uint v4949 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4950 = v1127 + v4949;
+    const uint v4952 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4953 = v4952 == v4947;
+    const uint v4956 = v4949 + 1u;
+    const uint v4957 = iron_frag_coord<64>(113u, iron_lane, true);
+    const bool v4958 = v4957 == v4956;
+    const bool v4959 = v4953 && v4958;
+    const uint v4962 = v4950 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4963 = v4962 == 0u;
+    const bool v4964 = v4959 && v4963;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4964) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4965 = v4948 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4966 = v4950 < v15;
+      const bool v4967 = v4965 && v4966;
+      if (v4967) {
+        const uint v4968 = v68 + v4950;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4969 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4970 = bias[v4968];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4971 = float(v4970);
+        const float v4972 = v4969 + v4971;
+        const bfloat v4973 = bfloat(v4972);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4974 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4976 = v4968 + 1u;
+        const bfloat v4977 = bias[v4976];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4978 = float(v4977);
+        const float v4979 = v4974 + v4978;
+        const bfloat v4980 = bfloat(v4979);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4981 = v4948 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4982 = v4981 + v4968;
+        *(device bfloat2*)(out + v4982) = bfloat2(v4973, v4980);
       }
     } else {
-      const bool v5054 = v5015 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5055 = v5017 < v15;
-      const bool v5056 = v5054 && v5055;
-      if (v5056) {
-        const float v5057 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5058 = v68 + v5017;
-        const bfloat v5059 = bias[v5058];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5060 = float(v5059);
-        const float v5061 = v5057 + v5060;
-        const bfloat v5062 = bfloat(v5061);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5063 = v5015 * v4;
-        const uint v5064 = v5063 + v68;
-        const uint v5065 = v5064 + v5017;
-        out[v5065] = v5062;
+      const bool v4987 = v4948 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4988 = v4950 < v15;
+      const bool v4989 = v4987 && v4988;
+      if (v4989) {
+        const float v4990 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4991 = v68 + v4950;
+        const bfloat v4992 = bias[v4991];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4993 = float(v4992);
+        const float v4994 = v4990 + v4993;
+        const bfloat v4995 = bfloat(v4994);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4996 = v4948 * v4;
+        const uint v4997 = v4996 + v68;
+        const uint v4998 = v4997 + v4950;
+        out[v4998] = v4995;
       }
-      const uint v5067 = v1127 + v5019;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5069 = v1126 + v5024;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5070 = v5067 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5071 = v5069 < v15;
-      const bool v5072 = v5070 && v5071;
-      if (v5072) {
-        const float v5073 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5074 = v68 + v5069;
-        const bfloat v5075 = bias[v5074];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5076 = float(v5075);
-        const float v5077 = v5073 + v5076;
-        const bfloat v5078 = bfloat(v5077);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5079 = v5067 * v4;
-        const uint v5080 = v5079 + v68;
-        const uint v5081 = v5080 + v5069;
-        out[v5081] = v5078;
+      const uint v5000 = v1128 + v4952;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5002 = v1127 + v4957;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5003 = v5000 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5004 = v5002 < v15;
+      const bool v5005 = v5003 && v5004;
+      if (v5005) {
+        const float v5006 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5007 = v68 + v5002;
+        const bfloat v5008 = bias[v5007];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5009 = float(v5008);
+        const float v5010 = v5006 + v5009;
+        const bfloat v5011 = bfloat(v5010);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5012 = v5000 * v4;
+        const uint v5013 = v5012 + v68;
+        const uint v5014 = v5013 + v5002;
+        out[v5014] = v5011;
       }
     }
-    const uint v5082 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5083 = v1127 + v5082;
-    const uint v5084 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5085 = v1126 + v5084;
-    const uint v5087 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5088 = v5087 == v5082;
-    const uint v5091 = v5084 + 1u;
-    const uint v5092 = iron_frag_coord<64>(117u, iron_lane, true);
-    const bool v5093 = v5092 == v5091;
-    const bool v5094 = v5088 && v5093;
-    const uint v5097 = v5085 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5098 = v5097 == 0u;
-    const bool v5099 = v5094 && v5098;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5099) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5100 = v5083 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5101 = v5085 < v15;
-      const bool v5102 = v5100 && v5101;
-      if (v5102) {
-        const uint v5103 = v68 + v5085;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5104 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5105 = bias[v5103];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5106 = float(v5105);
-        const float v5107 = v5104 + v5106;
-        const bfloat v5108 = bfloat(v5107);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5109 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5111 = v5103 + 1u;
-        const bfloat v5112 = bias[v5111];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5113 = float(v5112);
-        const float v5114 = v5109 + v5113;
-        const bfloat v5115 = bfloat(v5114);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5116 = v5083 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5117 = v5116 + v5103;
-        *(device bfloat2*)(out + v5117) = bfloat2(v5108, v5115);
+    const uint v5015 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5016 = v1128 + v5015;
+    const uint v5017 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5018 = v1127 + v5017;
+    const uint v5020 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5021 = v5020 == v5015;
+    const uint v5024 = v5017 + 1u;
+    const uint v5025 = iron_frag_coord<64>(115u, iron_lane, true);
+    const bool v5026 = v5025 == v5024;
+    const bool v5027 = v5021 && v5026;
+    const uint v5030 = v5018 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5031 = v5030 == 0u;
+    const bool v5032 = v5027 && v5031;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5032) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5033 = v5016 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5034 = v5018 < v15;
+      const bool v5035 = v5033 && v5034;
+      if (v5035) {
+        const uint v5036 = v68 + v5018;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5037 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5038 = bias[v5036];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5039 = float(v5038);
+        const float v5040 = v5037 + v5039;
+        const bfloat v5041 = bfloat(v5040);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5042 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5044 = v5036 + 1u;
+        const bfloat v5045 = bias[v5044];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5046 = float(v5045);
+        const float v5047 = v5042 + v5046;
+        const bfloat v5048 = bfloat(v5047);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5049 = v5016 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5050 = v5049 + v5036;
+        *(device bfloat2*)(out + v5050) = bfloat2(v5041, v5048);
       }
     } else {
-      const bool v5122 = v5083 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5123 = v5085 < v15;
-      const bool v5124 = v5122 && v5123;
-      if (v5124) {
-        const float v5125 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5126 = v68 + v5085;
-        const bfloat v5127 = bias[v5126];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5128 = float(v5127);
-        const float v5129 = v5125 + v5128;
-        const bfloat v5130 = bfloat(v5129);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5131 = v5083 * v4;
-        const uint v5132 = v5131 + v68;
-        const uint v5133 = v5132 + v5085;
-        out[v5133] = v5130;
+      const bool v5055 = v5016 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5056 = v5018 < v15;
+      const bool v5057 = v5055 && v5056;
+      if (v5057) {
+        const float v5058 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5059 = v68 + v5018;
+        const bfloat v5060 = bias[v5059];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5061 = float(v5060);
+        const float v5062 = v5058 + v5061;
+        const bfloat v5063 = bfloat(v5062);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5064 = v5016 * v4;
+        const uint v5065 = v5064 + v68;
+        const uint v5066 = v5065 + v5018;
+        out[v5066] = v5063;
       }
-      const uint v5135 = v1127 + v5087;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5137 = v1126 + v5092;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5138 = v5135 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5139 = v5137 < v15;
-      const bool v5140 = v5138 && v5139;
-      if (v5140) {
-        const float v5141 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5142 = v68 + v5137;
-        const bfloat v5143 = bias[v5142];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5144 = float(v5143);
-        const float v5145 = v5141 + v5144;
-        const bfloat v5146 = bfloat(v5145);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5147 = v5135 * v4;
-        const uint v5148 = v5147 + v68;
-        const uint v5149 = v5148 + v5137;
-        out[v5149] = v5146;
+      const uint v5068 = v1128 + v5020;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5070 = v1127 + v5025;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5071 = v5068 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5072 = v5070 < v15;
+      const bool v5073 = v5071 && v5072;
+      if (v5073) {
+        const float v5074 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5075 = v68 + v5070;
+        const bfloat v5076 = bias[v5075];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5077 = float(v5076);
+        const float v5078 = v5074 + v5077;
+        const bfloat v5079 = bfloat(v5078);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5080 = v5068 * v4;
+        const uint v5081 = v5080 + v68;
+        const uint v5082 = v5081 + v5070;
+        out[v5082] = v5079;
       }
     }
-    const uint v5150 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5151 = v1127 + v5150;
-    const uint v5152 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5153 = v1126 + v5152;
-    const uint v5155 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5156 = v5155 == v5150;
-    const uint v5159 = v5152 + 1u;
-    const uint v5160 = iron_frag_coord<64>(119u, iron_lane, true);
-    const bool v5161 = v5160 == v5159;
-    const bool v5162 = v5156 && v5161;
-    const uint v5165 = v5153 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5166 = v5165 == 0u;
-    const bool v5167 = v5162 && v5166;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5167) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5168 = v5151 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5169 = v5153 < v15;
-      const bool v5170 = v5168 && v5169;
-      if (v5170) {
-        const uint v5171 = v68 + v5153;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5172 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5173 = bias[v5171];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5174 = float(v5173);
-        const float v5175 = v5172 + v5174;
-        const bfloat v5176 = bfloat(v5175);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5177 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5179 = v5171 + 1u;
-        const bfloat v5180 = bias[v5179];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5181 = float(v5180);
-        const float v5182 = v5177 + v5181;
-        const bfloat v5183 = bfloat(v5182);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5184 = v5151 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5185 = v5184 + v5171;
-        *(device bfloat2*)(out + v5185) = bfloat2(v5176, v5183);
+    const uint v5083 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5084 = v1128 + v5083;
+    const uint v5085 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5086 = v1127 + v5085;
+    const uint v5088 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5089 = v5088 == v5083;
+    const uint v5092 = v5085 + 1u;
+    const uint v5093 = iron_frag_coord<64>(117u, iron_lane, true);
+    const bool v5094 = v5093 == v5092;
+    const bool v5095 = v5089 && v5094;
+    const uint v5098 = v5086 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5099 = v5098 == 0u;
+    const bool v5100 = v5095 && v5099;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5100) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5101 = v5084 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5102 = v5086 < v15;
+      const bool v5103 = v5101 && v5102;
+      if (v5103) {
+        const uint v5104 = v68 + v5086;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5105 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5106 = bias[v5104];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5107 = float(v5106);
+        const float v5108 = v5105 + v5107;
+        const bfloat v5109 = bfloat(v5108);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5110 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5112 = v5104 + 1u;
+        const bfloat v5113 = bias[v5112];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5114 = float(v5113);
+        const float v5115 = v5110 + v5114;
+        const bfloat v5116 = bfloat(v5115);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5117 = v5084 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5118 = v5117 + v5104;
+        *(device bfloat2*)(out + v5118) = bfloat2(v5109, v5116);
       }
     } else {
-      const bool v5190 = v5151 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5191 = v5153 < v15;
-      const bool v5192 = v5190 && v5191;
-      if (v5192) {
-        const float v5193 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5194 = v68 + v5153;
-        const bfloat v5195 = bias[v5194];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5196 = float(v5195);
-        const float v5197 = v5193 + v5196;
-        const bfloat v5198 = bfloat(v5197);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5199 = v5151 * v4;
-        const uint v5200 = v5199 + v68;
-        const uint v5201 = v5200 + v5153;
-        out[v5201] = v5198;
+      const bool v5123 = v5084 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5124 = v5086 < v15;
+      const bool v5125 = v5123 && v5124;
+      if (v5125) {
+        const float v5126 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5127 = v68 + v5086;
+        const bfloat v5128 = bias[v5127];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5129 = float(v5128);
+        const float v5130 = v5126 + v5129;
+        const bfloat v5131 = bfloat(v5130);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5132 = v5084 * v4;
+        const uint v5133 = v5132 + v68;
+        const uint v5134 = v5133 + v5086;
+        out[v5134] = v5131;
       }
-      const uint v5203 = v1127 + v5155;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5205 = v1126 + v5160;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5206 = v5203 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5207 = v5205 < v15;
-      const bool v5208 = v5206 && v5207;
-      if (v5208) {
-        const float v5209 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5210 = v68 + v5205;
-        const bfloat v5211 = bias[v5210];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5212 = float(v5211);
-        const float v5213 = v5209 + v5212;
-        const bfloat v5214 = bfloat(v5213);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5215 = v5203 * v4;
-        const uint v5216 = v5215 + v68;
-        const uint v5217 = v5216 + v5205;
-        out[v5217] = v5214;
+      const uint v5136 = v1128 + v5088;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5138 = v1127 + v5093;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5139 = v5136 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5140 = v5138 < v15;
+      const bool v5141 = v5139 && v5140;
+      if (v5141) {
+        const float v5142 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5143 = v68 + v5138;
+        const bfloat v5144 = bias[v5143];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5145 = float(v5144);
+        const float v5146 = v5142 + v5145;
+        const bfloat v5147 = bfloat(v5146);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5148 = v5136 * v4;
+        const uint v5149 = v5148 + v68;
+        const uint v5150 = v5149 + v5138;
+        out[v5150] = v5147;
       }
     }
-    const uint v5218 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5219 = v1127 + v5218;
-    const uint v5220 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5221 = v1126 + v5220;
-    const uint v5223 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5224 = v5223 == v5218;
-    const uint v5227 = v5220 + 1u;
-    const uint v5228 = iron_frag_coord<64>(121u, iron_lane, true);
-    const bool v5229 = v5228 == v5227;
-    const bool v5230 = v5224 && v5229;
-    const uint v5233 = v5221 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5234 = v5233 == 0u;
-    const bool v5235 = v5230 && v5234;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5235) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5236 = v5219 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5237 = v5221 < v15;
-      const bool v5238 = v5236 && v5237;
-      if (v5238) {
-        const uint v5239 = v68 + v5221;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5240 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5241 = bias[v5239];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5242 = float(v5241);
-        const float v5243 = v5240 + v5242;
-        const bfloat v5244 = bfloat(v5243);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5245 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5247 = v5239 + 1u;
-        const bfloat v5248 = bias[v5247];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5249 = float(v5248);
-        const float v5250 = v5245 + v5249;
-        const bfloat v5251 = bfloat(v5250);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5252 = v5219 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5253 = v5252 + v5239;
-        *(device bfloat2*)(out + v5253) = bfloat2(v5244, v5251);
+    const uint v5151 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5152 = v1128 + v5151;
+    const uint v5153 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5154 = v1127 + v5153;
+    const uint v5156 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5157 = v5156 == v5151;
+    const uint v5160 = v5153 + 1u;
+    const uint v5161 = iron_frag_coord<64>(119u, iron_lane, true);
+    const bool v5162 = v5161 == v5160;
+    const bool v5163 = v5157 && v5162;
+    const uint v5166 = v5154 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5167 = v5166 == 0u;
+    const bool v5168 = v5163 && v5167;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5168) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5169 = v5152 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5170 = v5154 < v15;
+      const bool v5171 = v5169 && v5170;
+      if (v5171) {
+        const uint v5172 = v68 + v5154;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5173 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5174 = bias[v5172];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5175 = float(v5174);
+        const float v5176 = v5173 + v5175;
+        const bfloat v5177 = bfloat(v5176);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5178 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5180 = v5172 + 1u;
+        const bfloat v5181 = bias[v5180];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5182 = float(v5181);
+        const float v5183 = v5178 + v5182;
+        const bfloat v5184 = bfloat(v5183);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5185 = v5152 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5186 = v5185 + v5172;
+        *(device bfloat2*)(out + v5186) = bfloat2(v5177, v5184);
       }
     } else {
-      const bool v5258 = v5219 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5259 = v5221 < v15;
-      const bool v5260 = v5258 && v5259;
-      if (v5260) {
-        const float v5261 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5262 = v68 + v5221;
-        const bfloat v5263 = bias[v5262];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5264 = float(v5263);
-        const float v5265 = v5261 + v5264;
-        const bfloat v5266 = bfloat(v5265);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5267 = v5219 * v4;
-        const uint v5268 = v5267 + v68;
-        const uint v5269 = v5268 + v5221;
-        out[v5269] = v5266;
+      const bool v5191 = v5152 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5192 = v5154 < v15;
+      const bool v5193 = v5191 && v5192;
+      if (v5193) {
+        const float v5194 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5195 = v68 + v5154;
+        const bfloat v5196 = bias[v5195];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5197 = float(v5196);
+        const float v5198 = v5194 + v5197;
+        const bfloat v5199 = bfloat(v5198);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5200 = v5152 * v4;
+        const uint v5201 = v5200 + v68;
+        const uint v5202 = v5201 + v5154;
+        out[v5202] = v5199;
       }
-      const uint v5271 = v1127 + v5223;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5273 = v1126 + v5228;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5274 = v5271 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5275 = v5273 < v15;
-      const bool v5276 = v5274 && v5275;
-      if (v5276) {
-        const float v5277 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5278 = v68 + v5273;
-        const bfloat v5279 = bias[v5278];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5280 = float(v5279);
-        const float v5281 = v5277 + v5280;
-        const bfloat v5282 = bfloat(v5281);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5283 = v5271 * v4;
-        const uint v5284 = v5283 + v68;
-        const uint v5285 = v5284 + v5273;
-        out[v5285] = v5282;
+      const uint v5204 = v1128 + v5156;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5206 = v1127 + v5161;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5207 = v5204 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5208 = v5206 < v15;
+      const bool v5209 = v5207 && v5208;
+      if (v5209) {
+        const float v5210 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5211 = v68 + v5206;
+        const bfloat v5212 = bias[v5211];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5213 = float(v5212);
+        const float v5214 = v5210 + v5213;
+        const bfloat v5215 = bfloat(v5214);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5216 = v5204 * v4;
+        const uint v5217 = v5216 + v68;
+        const uint v5218 = v5217 + v5206;
+        out[v5218] = v5215;
       }
     }
-    const uint v5286 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5287 = v1127 + v5286;
-    const uint v5288 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5289 = v1126 + v5288;
-    const uint v5291 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5292 = v5291 == v5286;
-    const uint v5295 = v5288 + 1u;
-    const uint v5296 = iron_frag_coord<64>(123u, iron_lane, true);
-    const bool v5297 = v5296 == v5295;
-    const bool v5298 = v5292 && v5297;
-    const uint v5301 = v5289 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5302 = v5301 == 0u;
-    const bool v5303 = v5298 && v5302;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5303) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5304 = v5287 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5305 = v5289 < v15;
-      const bool v5306 = v5304 && v5305;
-      if (v5306) {
-        const uint v5307 = v68 + v5289;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5308 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5309 = bias[v5307];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5310 = float(v5309);
-        const float v5311 = v5308 + v5310;
-        const bfloat v5312 = bfloat(v5311);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5313 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5315 = v5307 + 1u;
-        const bfloat v5316 = bias[v5315];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5317 = float(v5316);
-        const float v5318 = v5313 + v5317;
-        const bfloat v5319 = bfloat(v5318);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5320 = v5287 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5321 = v5320 + v5307;
-        *(device bfloat2*)(out + v5321) = bfloat2(v5312, v5319);
+    const uint v5219 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5220 = v1128 + v5219;
+    const uint v5221 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5222 = v1127 + v5221;
+    const uint v5224 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5225 = v5224 == v5219;
+    const uint v5228 = v5221 + 1u;
+    const uint v5229 = iron_frag_coord<64>(121u, iron_lane, true);
+    const bool v5230 = v5229 == v5228;
+    const bool v5231 = v5225 && v5230;
+    const uint v5234 = v5222 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5235 = v5234 == 0u;
+    const bool v5236 = v5231 && v5235;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5236) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5237 = v5220 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5238 = v5222 < v15;
+      const bool v5239 = v5237 && v5238;
+      if (v5239) {
+        const uint v5240 = v68 + v5222;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5241 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5242 = bias[v5240];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5243 = float(v5242);
+        const float v5244 = v5241 + v5243;
+        const bfloat v5245 = bfloat(v5244);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5246 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5248 = v5240 + 1u;
+        const bfloat v5249 = bias[v5248];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5250 = float(v5249);
+        const float v5251 = v5246 + v5250;
+        const bfloat v5252 = bfloat(v5251);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5253 = v5220 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5254 = v5253 + v5240;
+        *(device bfloat2*)(out + v5254) = bfloat2(v5245, v5252);
       }
     } else {
-      const bool v5326 = v5287 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5327 = v5289 < v15;
-      const bool v5328 = v5326 && v5327;
-      if (v5328) {
-        const float v5329 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5330 = v68 + v5289;
-        const bfloat v5331 = bias[v5330];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5332 = float(v5331);
-        const float v5333 = v5329 + v5332;
-        const bfloat v5334 = bfloat(v5333);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5335 = v5287 * v4;
-        const uint v5336 = v5335 + v68;
-        const uint v5337 = v5336 + v5289;
-        out[v5337] = v5334;
+      const bool v5259 = v5220 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5260 = v5222 < v15;
+      const bool v5261 = v5259 && v5260;
+      if (v5261) {
+        const float v5262 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5263 = v68 + v5222;
+        const bfloat v5264 = bias[v5263];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5265 = float(v5264);
+        const float v5266 = v5262 + v5265;
+        const bfloat v5267 = bfloat(v5266);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5268 = v5220 * v4;
+        const uint v5269 = v5268 + v68;
+        const uint v5270 = v5269 + v5222;
+        out[v5270] = v5267;
       }
-      const uint v5339 = v1127 + v5291;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5341 = v1126 + v5296;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5342 = v5339 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5343 = v5341 < v15;
-      const bool v5344 = v5342 && v5343;
-      if (v5344) {
-        const float v5345 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5346 = v68 + v5341;
-        const bfloat v5347 = bias[v5346];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5348 = float(v5347);
-        const float v5349 = v5345 + v5348;
-        const bfloat v5350 = bfloat(v5349);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5351 = v5339 * v4;
-        const uint v5352 = v5351 + v68;
-        const uint v5353 = v5352 + v5341;
-        out[v5353] = v5350;
+      const uint v5272 = v1128 + v5224;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5274 = v1127 + v5229;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5275 = v5272 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5276 = v5274 < v15;
+      const bool v5277 = v5275 && v5276;
+      if (v5277) {
+        const float v5278 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5279 = v68 + v5274;
+        const bfloat v5280 = bias[v5279];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5281 = float(v5280);
+        const float v5282 = v5278 + v5281;
+        const bfloat v5283 = bfloat(v5282);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5284 = v5272 * v4;
+        const uint v5285 = v5284 + v68;
+        const uint v5286 = v5285 + v5274;
+        out[v5286] = v5283;
       }
     }
-    const uint v5354 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5355 = v1127 + v5354;
-    const uint v5356 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5357 = v1126 + v5356;
-    const uint v5359 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5360 = v5359 == v5354;
-    const uint v5363 = v5356 + 1u;
-    const uint v5364 = iron_frag_coord<64>(125u, iron_lane, true);
-    const bool v5365 = v5364 == v5363;
-    const bool v5366 = v5360 && v5365;
-    const uint v5369 = v5357 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5370 = v5369 == 0u;
-    const bool v5371 = v5366 && v5370;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5371) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5372 = v5355 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5373 = v5357 < v15;
-      const bool v5374 = v5372 && v5373;
-      if (v5374) {
-        const uint v5375 = v68 + v5357;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5376 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5377 = bias[v5375];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5378 = float(v5377);
-        const float v5379 = v5376 + v5378;
-        const bfloat v5380 = bfloat(v5379);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5381 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5383 = v5375 + 1u;
-        const bfloat v5384 = bias[v5383];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5385 = float(v5384);
-        const float v5386 = v5381 + v5385;
-        const bfloat v5387 = bfloat(v5386);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5388 = v5355 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5389 = v5388 + v5375;
-        *(device bfloat2*)(out + v5389) = bfloat2(v5380, v5387);
+    const uint v5287 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5288 = v1128 + v5287;
+    const uint v5289 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5290 = v1127 + v5289;
+    const uint v5292 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5293 = v5292 == v5287;
+    const uint v5296 = v5289 + 1u;
+    const uint v5297 = iron_frag_coord<64>(123u, iron_lane, true);
+    const bool v5298 = v5297 == v5296;
+    const bool v5299 = v5293 && v5298;
+    const uint v5302 = v5290 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5303 = v5302 == 0u;
+    const bool v5304 = v5299 && v5303;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5304) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5305 = v5288 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5306 = v5290 < v15;
+      const bool v5307 = v5305 && v5306;
+      if (v5307) {
+        const uint v5308 = v68 + v5290;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5309 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5310 = bias[v5308];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5311 = float(v5310);
+        const float v5312 = v5309 + v5311;
+        const bfloat v5313 = bfloat(v5312);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5314 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5316 = v5308 + 1u;
+        const bfloat v5317 = bias[v5316];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5318 = float(v5317);
+        const float v5319 = v5314 + v5318;
+        const bfloat v5320 = bfloat(v5319);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5321 = v5288 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5322 = v5321 + v5308;
+        *(device bfloat2*)(out + v5322) = bfloat2(v5313, v5320);
       }
     } else {
-      const bool v5394 = v5355 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5395 = v5357 < v15;
-      const bool v5396 = v5394 && v5395;
-      if (v5396) {
-        const float v5397 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5398 = v68 + v5357;
-        const bfloat v5399 = bias[v5398];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5400 = float(v5399);
-        const float v5401 = v5397 + v5400;
-        const bfloat v5402 = bfloat(v5401);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5403 = v5355 * v4;
-        const uint v5404 = v5403 + v68;
-        const uint v5405 = v5404 + v5357;
-        out[v5405] = v5402;
+      const bool v5327 = v5288 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5328 = v5290 < v15;
+      const bool v5329 = v5327 && v5328;
+      if (v5329) {
+        const float v5330 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5331 = v68 + v5290;
+        const bfloat v5332 = bias[v5331];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5333 = float(v5332);
+        const float v5334 = v5330 + v5333;
+        const bfloat v5335 = bfloat(v5334);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5336 = v5288 * v4;
+        const uint v5337 = v5336 + v68;
+        const uint v5338 = v5337 + v5290;
+        out[v5338] = v5335;
       }
-      const uint v5407 = v1127 + v5359;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5409 = v1126 + v5364;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5410 = v5407 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5411 = v5409 < v15;
-      const bool v5412 = v5410 && v5411;
-      if (v5412) {
-        const float v5413 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5414 = v68 + v5409;
-        const bfloat v5415 = bias[v5414];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5416 = float(v5415);
-        const float v5417 = v5413 + v5416;
-        const bfloat v5418 = bfloat(v5417);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5419 = v5407 * v4;
-        const uint v5420 = v5419 + v68;
-        const uint v5421 = v5420 + v5409;
-        out[v5421] = v5418;
+      const uint v5340 = v1128 + v5292;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5342 = v1127 + v5297;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5343 = v5340 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5344 = v5342 < v15;
+      const bool v5345 = v5343 && v5344;
+      if (v5345) {
+        const float v5346 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5347 = v68 + v5342;
+        const bfloat v5348 = bias[v5347];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5349 = float(v5348);
+        const float v5350 = v5346 + v5349;
+        const bfloat v5351 = bfloat(v5350);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5352 = v5340 * v4;
+        const uint v5353 = v5352 + v68;
+        const uint v5354 = v5353 + v5342;
+        out[v5354] = v5351;
       }
     }
-    const uint v5422 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5423 = v1127 + v5422;
-    const uint v5424 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5425 = v1126 + v5424;
-    const uint v5427 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5428 = v5427 == v5422;
-    const uint v5431 = v5424 + 1u;
-    const uint v5432 = iron_frag_coord<64>(127u, iron_lane, true);
-    const bool v5433 = v5432 == v5431;
-    const bool v5434 = v5428 && v5433;
-    const uint v5437 = v5425 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5438 = v5437 == 0u;
-    const bool v5439 = v5434 && v5438;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5439) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5440 = v5423 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5441 = v5425 < v15;
-      const bool v5442 = v5440 && v5441;
-      if (v5442) {
-        const uint v5443 = v68 + v5425;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5444 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5445 = bias[v5443];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5446 = float(v5445);
-        const float v5447 = v5444 + v5446;
-        const bfloat v5448 = bfloat(v5447);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5449 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5451 = v5443 + 1u;
-        const bfloat v5452 = bias[v5451];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5453 = float(v5452);
-        const float v5454 = v5449 + v5453;
-        const bfloat v5455 = bfloat(v5454);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5456 = v5423 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5457 = v5456 + v5443;
-        *(device bfloat2*)(out + v5457) = bfloat2(v5448, v5455);
+    const uint v5355 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5356 = v1128 + v5355;
+    const uint v5357 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5358 = v1127 + v5357;
+    const uint v5360 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5361 = v5360 == v5355;
+    const uint v5364 = v5357 + 1u;
+    const uint v5365 = iron_frag_coord<64>(125u, iron_lane, true);
+    const bool v5366 = v5365 == v5364;
+    const bool v5367 = v5361 && v5366;
+    const uint v5370 = v5358 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5371 = v5370 == 0u;
+    const bool v5372 = v5367 && v5371;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5372) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5373 = v5356 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5374 = v5358 < v15;
+      const bool v5375 = v5373 && v5374;
+      if (v5375) {
+        const uint v5376 = v68 + v5358;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5377 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5378 = bias[v5376];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5379 = float(v5378);
+        const float v5380 = v5377 + v5379;
+        const bfloat v5381 = bfloat(v5380);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5382 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5384 = v5376 + 1u;
+        const bfloat v5385 = bias[v5384];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5386 = float(v5385);
+        const float v5387 = v5382 + v5386;
+        const bfloat v5388 = bfloat(v5387);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5389 = v5356 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5390 = v5389 + v5376;
+        *(device bfloat2*)(out + v5390) = bfloat2(v5381, v5388);
       }
     } else {
-      const bool v5462 = v5423 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5463 = v5425 < v15;
-      const bool v5464 = v5462 && v5463;
-      if (v5464) {
-        const float v5465 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5466 = v68 + v5425;
-        const bfloat v5467 = bias[v5466];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5468 = float(v5467);
-        const float v5469 = v5465 + v5468;
-        const bfloat v5470 = bfloat(v5469);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5471 = v5423 * v4;
-        const uint v5472 = v5471 + v68;
-        const uint v5473 = v5472 + v5425;
-        out[v5473] = v5470;
+      const bool v5395 = v5356 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5396 = v5358 < v15;
+      const bool v5397 = v5395 && v5396;
+      if (v5397) {
+        const float v5398 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5399 = v68 + v5358;
+        const bfloat v5400 = bias[v5399];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5401 = float(v5400);
+        const float v5402 = v5398 + v5401;
+        const bfloat v5403 = bfloat(v5402);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5404 = v5356 * v4;
+        const uint v5405 = v5404 + v68;
+        const uint v5406 = v5405 + v5358;
+        out[v5406] = v5403;
       }
-      const uint v5475 = v1127 + v5427;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5477 = v1126 + v5432;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5478 = v5475 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5479 = v5477 < v15;
-      const bool v5480 = v5478 && v5479;
-      if (v5480) {
-        const float v5481 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5482 = v68 + v5477;
-        const bfloat v5483 = bias[v5482];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5484 = float(v5483);
-        const float v5485 = v5481 + v5484;
-        const bfloat v5486 = bfloat(v5485);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5487 = v5475 * v4;
-        const uint v5488 = v5487 + v68;
-        const uint v5489 = v5488 + v5477;
-        out[v5489] = v5486;
+      const uint v5408 = v1128 + v5360;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5410 = v1127 + v5365;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5411 = v5408 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5412 = v5410 < v15;
+      const bool v5413 = v5411 && v5412;
+      if (v5413) {
+        const float v5414 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5415 = v68 + v5410;
+        const bfloat v5416 = bias[v5415];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5417 = float(v5416);
+        const float v5418 = v5414 + v5417;
+        const bfloat v5419 = bfloat(v5418);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5420 = v5408 * v4;
+        const uint v5421 = v5420 + v68;
+        const uint v5422 = v5421 + v5410;
+        out[v5422] = v5419;
+      }
+    }
+    const uint v5423 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5424 = v1128 + v5423;
+    const uint v5425 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5426 = v1127 + v5425;
+    const uint v5428 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5429 = v5428 == v5423;
+    const uint v5432 = v5425 + 1u;
+    const uint v5433 = iron_frag_coord<64>(127u, iron_lane, true);
+    const bool v5434 = v5433 == v5432;
+    const bool v5435 = v5429 && v5434;
+    const uint v5438 = v5426 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5439 = v5438 == 0u;
+    const bool v5440 = v5435 && v5439;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5440) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5441 = v5424 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5442 = v5426 < v15;
+      const bool v5443 = v5441 && v5442;
+      if (v5443) {
+        const uint v5444 = v68 + v5426;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5445 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5446 = bias[v5444];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5447 = float(v5446);
+        const float v5448 = v5445 + v5447;
+        const bfloat v5449 = bfloat(v5448);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5450 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5452 = v5444 + 1u;
+        const bfloat v5453 = bias[v5452];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5454 = float(v5453);
+        const float v5455 = v5450 + v5454;
+        const bfloat v5456 = bfloat(v5455);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5457 = v5424 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5458 = v5457 + v5444;
+        *(device bfloat2*)(out + v5458) = bfloat2(v5449, v5456);
+      }
+    } else {
+      const bool v5463 = v5424 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5464 = v5426 < v15;
+      const bool v5465 = v5463 && v5464;
+      if (v5465) {
+        const float v5466 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5467 = v68 + v5426;
+        const bfloat v5468 = bias[v5467];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5469 = float(v5468);
+        const float v5470 = v5466 + v5469;
+        const bfloat v5471 = bfloat(v5470);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5472 = v5424 * v4;
+        const uint v5473 = v5472 + v68;
+        const uint v5474 = v5473 + v5426;
+        out[v5474] = v5471;
+      }
+      const uint v5476 = v1128 + v5428;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5478 = v1127 + v5433;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5479 = v5476 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5480 = v5478 < v15;
+      const bool v5481 = v5479 && v5480;
+      if (v5481) {
+        const float v5482 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5483 = v68 + v5478;
+        const bfloat v5484 = bias[v5483];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5485 = float(v5484);
+        const float v5486 = v5482 + v5485;
+        const bfloat v5487 = bfloat(v5486);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5488 = v5476 * v4;
+        const uint v5489 = v5488 + v68;
+        const uint v5490 = v5489 + v5478;
+        out[v5490] = v5487;
       }
     }
   } else {
-    const uint v5490 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5491 = v1127 + v5490;
-    const uint v5492 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5493 = v1126 + v5492;
-    const bool v5494 = v5491 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5495 = v5493 < v15;
-    const bool v5496 = v5494 && v5495;
-    if (v5496) {
-      const float v5497 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5498 = v68 + v5493;
-      const bfloat v5499 = bias[v5498];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5500 = float(v5499);
-      const float v5501 = v5497 + v5500;
-      const bfloat v5502 = bfloat(v5501);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5503 = v5491 * v4;
-      const uint v5504 = v5503 + v68;
-      const uint v5505 = v5504 + v5493;
-      out[v5505] = v5502;
-    }
-    const uint v5506 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5507 = v1127 + v5506;
-    const uint v5508 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5509 = v1126 + v5508;
-    const bool v5510 = v5507 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5511 = v5509 < v15;
-    const bool v5512 = v5510 && v5511;
-    if (v5512) {
-      const float v5513 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5514 = v68 + v5509;
-      const bfloat v5515 = bias[v5514];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5516 = float(v5515);
-      const float v5517 = v5513 + v5516;
-      const bfloat v5518 = bfloat(v5517);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5519 = v5507 * v4;
-      const uint v5520 = v5519 + v68;
-      const uint v5521 = v5520 + v5509;
-      out[v5521] = v5518;
-    }
-    const uint v5522 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5523 = v1127 + v5522;
-    const uint v5524 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5525 = v1126 + v5524;
-    const bool v5526 = v5523 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5527 = v5525 < v15;
-    const bool v5528 = v5526 && v5527;
-    if (v5528) {
-      const float v5529 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5530 = v68 + v5525;
-      const bfloat v5531 = bias[v5530];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5532 = float(v5531);
-      const float v5533 = v5529 + v5532;
-      const bfloat v5534 = bfloat(v5533);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5535 = v5523 * v4;
-      const uint v5536 = v5535 + v68;
-      const uint v5537 = v5536 + v5525;
-      out[v5537] = v5534;
-    }
-    const uint v5538 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5539 = v1127 + v5538;
-    const uint v5540 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5541 = v1126 + v5540;
-    const bool v5542 = v5539 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5543 = v5541 < v15;
-    const bool v5544 = v5542 && v5543;
-    if (v5544) {
-      const float v5545 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5546 = v68 + v5541;
-      const bfloat v5547 = bias[v5546];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5548 = float(v5547);
-      const float v5549 = v5545 + v5548;
-      const bfloat v5550 = bfloat(v5549);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5551 = v5539 * v4;
-      const uint v5552 = v5551 + v68;
-      const uint v5553 = v5552 + v5541;
-      out[v5553] = v5550;
-    }
-    const uint v5554 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5555 = v1127 + v5554;
-    const uint v5556 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5557 = v1126 + v5556;
-    const bool v5558 = v5555 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5559 = v5557 < v15;
-    const bool v5560 = v5558 && v5559;
-    if (v5560) {
-      const float v5561 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5562 = v68 + v5557;
-      const bfloat v5563 = bias[v5562];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5564 = float(v5563);
-      const float v5565 = v5561 + v5564;
-      const bfloat v5566 = bfloat(v5565);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5567 = v5555 * v4;
-      const uint v5568 = v5567 + v68;
-      const uint v5569 = v5568 + v5557;
-      out[v5569] = v5566;
-    }
-    const uint v5570 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5571 = v1127 + v5570;
-    const uint v5572 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5573 = v1126 + v5572;
-    const bool v5574 = v5571 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5575 = v5573 < v15;
-    const bool v5576 = v5574 && v5575;
-    if (v5576) {
-      const float v5577 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5578 = v68 + v5573;
-      const bfloat v5579 = bias[v5578];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5580 = float(v5579);
-      const float v5581 = v5577 + v5580;
-      const bfloat v5582 = bfloat(v5581);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5583 = v5571 * v4;
-      const uint v5584 = v5583 + v68;
-      const uint v5585 = v5584 + v5573;
-      out[v5585] = v5582;
-    }
-    const uint v5586 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5587 = v1127 + v5586;
-    const uint v5588 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5589 = v1126 + v5588;
-    const bool v5590 = v5587 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5591 = v5589 < v15;
-    const bool v5592 = v5590 && v5591;
-    if (v5592) {
-      const float v5593 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5594 = v68 + v5589;
-      const bfloat v5595 = bias[v5594];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5596 = float(v5595);
-      const float v5597 = v5593 + v5596;
-      const bfloat v5598 = bfloat(v5597);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5599 = v5587 * v4;
-      const uint v5600 = v5599 + v68;
-      const uint v5601 = v5600 + v5589;
-      out[v5601] = v5598;
-    }
-    const uint v5602 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5603 = v1127 + v5602;
-    const uint v5604 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5605 = v1126 + v5604;
-    const bool v5606 = v5603 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5607 = v5605 < v15;
-    const bool v5608 = v5606 && v5607;
-    if (v5608) {
-      const float v5609 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5610 = v68 + v5605;
-      const bfloat v5611 = bias[v5610];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5612 = float(v5611);
-      const float v5613 = v5609 + v5612;
-      const bfloat v5614 = bfloat(v5613);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5615 = v5603 * v4;
-      const uint v5616 = v5615 + v68;
-      const uint v5617 = v5616 + v5605;
-      out[v5617] = v5614;
-    }
-    const uint v5618 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5619 = v1127 + v5618;
-    const uint v5620 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5621 = v1126 + v5620;
-    const bool v5622 = v5619 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5623 = v5621 < v15;
-    const bool v5624 = v5622 && v5623;
-    if (v5624) {
-      const float v5625 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5626 = v68 + v5621;
-      const bfloat v5627 = bias[v5626];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5628 = float(v5627);
-      const float v5629 = v5625 + v5628;
-      const bfloat v5630 = bfloat(v5629);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5631 = v5619 * v4;
-      const uint v5632 = v5631 + v68;
-      const uint v5633 = v5632 + v5621;
-      out[v5633] = v5630;
-    }
-    const uint v5634 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5635 = v1127 + v5634;
-    const uint v5636 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5637 = v1126 + v5636;
-    const bool v5638 = v5635 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5639 = v5637 < v15;
-    const bool v5640 = v5638 && v5639;
-    if (v5640) {
-      const float v5641 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5642 = v68 + v5637;
-      const bfloat v5643 = bias[v5642];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5644 = float(v5643);
-      const float v5645 = v5641 + v5644;
-      const bfloat v5646 = bfloat(v5645);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5647 = v5635 * v4;
-      const uint v5648 = v5647 + v68;
-      const uint v5649 = v5648 + v5637;
-      out[v5649] = v5646;
-    }
-    const uint v5650 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5651 = v1127 + v5650;
-    const uint v5652 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5653 = v1126 + v5652;
-    const bool v5654 = v5651 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5655 = v5653 < v15;
-    const bool v5656 = v5654 && v5655;
-    if (v5656) {
-      const float v5657 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5658 = v68 + v5653;
-      const bfloat v5659 = bias[v5658];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5660 = float(v5659);
-      const float v5661 = v5657 + v5660;
-      const bfloat v5662 = bfloat(v5661);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5663 = v5651 * v4;
-      const uint v5664 = v5663 + v68;
-      const uint v5665 = v5664 + v5653;
-      out[v5665] = v5662;
-    }
-    const uint v5666 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5667 = v1127 + v5666;
-    const uint v5668 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5669 = v1126 + v5668;
-    const bool v5670 = v5667 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5671 = v5669 < v15;
-    const bool v5672 = v5670 && v5671;
-    if (v5672) {
-      const float v5673 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5674 = v68 + v5669;
-      const bfloat v5675 = bias[v5674];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5676 = float(v5675);
-      const float v5677 = v5673 + v5676;
-      const bfloat v5678 = bfloat(v5677);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5679 = v5667 * v4;
-      const uint v5680 = v5679 + v68;
-      const uint v5681 = v5680 + v5669;
-      out[v5681] = v5678;
-    }
-    const uint v5682 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5683 = v1127 + v5682;
-    const uint v5684 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5685 = v1126 + v5684;
-    const bool v5686 = v5683 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5687 = v5685 < v15;
-    const bool v5688 = v5686 && v5687;
-    if (v5688) {
-      const float v5689 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5690 = v68 + v5685;
-      const bfloat v5691 = bias[v5690];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5692 = float(v5691);
-      const float v5693 = v5689 + v5692;
-      const bfloat v5694 = bfloat(v5693);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5695 = v5683 * v4;
-      const uint v5696 = v5695 + v68;
-      const uint v5697 = v5696 + v5685;
-      out[v5697] = v5694;
-    }
-    const uint v5698 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5699 = v1127 + v5698;
-    const uint v5700 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5701 = v1126 + v5700;
-    const bool v5702 = v5699 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5703 = v5701 < v15;
-    const bool v5704 = v5702 && v5703;
-    if (v5704) {
-      const float v5705 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5706 = v68 + v5701;
-      const bfloat v5707 = bias[v5706];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5708 = float(v5707);
-      const float v5709 = v5705 + v5708;
-      const bfloat v5710 = bfloat(v5709);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5711 = v5699 * v4;
-      const uint v5712 = v5711 + v68;
-      const uint v5713 = v5712 + v5701;
-      out[v5713] = v5710;
-    }
-    const uint v5714 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5715 = v1127 + v5714;
-    const uint v5716 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5717 = v1126 + v5716;
-    const bool v5718 = v5715 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5719 = v5717 < v15;
-    const bool v5720 = v5718 && v5719;
-    if (v5720) {
-      const float v5721 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5722 = v68 + v5717;
-      const bfloat v5723 = bias[v5722];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5724 = float(v5723);
-      const float v5725 = v5721 + v5724;
-      const bfloat v5726 = bfloat(v5725);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5727 = v5715 * v4;
-      const uint v5728 = v5727 + v68;
-      const uint v5729 = v5728 + v5717;
-      out[v5729] = v5726;
-    }
-    const uint v5730 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5731 = v1127 + v5730;
-    const uint v5732 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5733 = v1126 + v5732;
-    const bool v5734 = v5731 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5735 = v5733 < v15;
-    const bool v5736 = v5734 && v5735;
-    if (v5736) {
-      const float v5737 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5738 = v68 + v5733;
-      const bfloat v5739 = bias[v5738];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5740 = float(v5739);
-      const float v5741 = v5737 + v5740;
-      const bfloat v5742 = bfloat(v5741);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5743 = v5731 * v4;
-      const uint v5744 = v5743 + v68;
-      const uint v5745 = v5744 + v5733;
-      out[v5745] = v5742;
-    }
-    const uint v5746 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5747 = v1127 + v5746;
-    const uint v5748 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5749 = v1126 + v5748;
-    const bool v5750 = v5747 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5751 = v5749 < v15;
-    const bool v5752 = v5750 && v5751;
-    if (v5752) {
-      const float v5753 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5754 = v68 + v5749;
-      const bfloat v5755 = bias[v5754];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5756 = float(v5755);
-      const float v5757 = v5753 + v5756;
-      const bfloat v5758 = bfloat(v5757);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5759 = v5747 * v4;
-      const uint v5760 = v5759 + v68;
-      const uint v5761 = v5760 + v5749;
-      out[v5761] = v5758;
-    }
-    const uint v5762 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5763 = v1127 + v5762;
-    const uint v5764 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5765 = v1126 + v5764;
-    const bool v5766 = v5763 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5767 = v5765 < v15;
-    const bool v5768 = v5766 && v5767;
-    if (v5768) {
-      const float v5769 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5770 = v68 + v5765;
-      const bfloat v5771 = bias[v5770];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5772 = float(v5771);
-      const float v5773 = v5769 + v5772;
-      const bfloat v5774 = bfloat(v5773);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5775 = v5763 * v4;
-      const uint v5776 = v5775 + v68;
-      const uint v5777 = v5776 + v5765;
-      out[v5777] = v5774;
-    }
-    const uint v5778 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5779 = v1127 + v5778;
-    const uint v5780 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5781 = v1126 + v5780;
-    const bool v5782 = v5779 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5783 = v5781 < v15;
-    const bool v5784 = v5782 && v5783;
-    if (v5784) {
-      const float v5785 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5786 = v68 + v5781;
-      const bfloat v5787 = bias[v5786];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5788 = float(v5787);
-      const float v5789 = v5785 + v5788;
-      const bfloat v5790 = bfloat(v5789);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5791 = v5779 * v4;
-      const uint v5792 = v5791 + v68;
-      const uint v5793 = v5792 + v5781;
-      out[v5793] = v5790;
-    }
-    const uint v5794 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5795 = v1127 + v5794;
-    const uint v5796 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5797 = v1126 + v5796;
-    const bool v5798 = v5795 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5799 = v5797 < v15;
-    const bool v5800 = v5798 && v5799;
-    if (v5800) {
-      const float v5801 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5802 = v68 + v5797;
-      const bfloat v5803 = bias[v5802];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5804 = float(v5803);
-      const float v5805 = v5801 + v5804;
-      const bfloat v5806 = bfloat(v5805);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5807 = v5795 * v4;
-      const uint v5808 = v5807 + v68;
-      const uint v5809 = v5808 + v5797;
-      out[v5809] = v5806;
-    }
-    const uint v5810 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5811 = v1127 + v5810;
-    const uint v5812 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5813 = v1126 + v5812;
-    const bool v5814 = v5811 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5815 = v5813 < v15;
-    const bool v5816 = v5814 && v5815;
-    if (v5816) {
-      const float v5817 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5818 = v68 + v5813;
-      const bfloat v5819 = bias[v5818];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5820 = float(v5819);
-      const float v5821 = v5817 + v5820;
-      const bfloat v5822 = bfloat(v5821);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5823 = v5811 * v4;
-      const uint v5824 = v5823 + v68;
-      const uint v5825 = v5824 + v5813;
-      out[v5825] = v5822;
-    }
-    const uint v5826 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5827 = v1127 + v5826;
-    const uint v5828 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5829 = v1126 + v5828;
-    const bool v5830 = v5827 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5831 = v5829 < v15;
-    const bool v5832 = v5830 && v5831;
-    if (v5832) {
-      const float v5833 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5834 = v68 + v5829;
-      const bfloat v5835 = bias[v5834];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5836 = float(v5835);
-      const float v5837 = v5833 + v5836;
-      const bfloat v5838 = bfloat(v5837);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5839 = v5827 * v4;
-      const uint v5840 = v5839 + v68;
-      const uint v5841 = v5840 + v5829;
-      out[v5841] = v5838;
-    }
-    const uint v5842 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5843 = v1127 + v5842;
-    const uint v5844 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5845 = v1126 + v5844;
-    const bool v5846 = v5843 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5847 = v5845 < v15;
-    const bool v5848 = v5846 && v5847;
-    if (v5848) {
-      const float v5849 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5850 = v68 + v5845;
-      const bfloat v5851 = bias[v5850];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5852 = float(v5851);
-      const float v5853 = v5849 + v5852;
-      const bfloat v5854 = bfloat(v5853);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5855 = v5843 * v4;
-      const uint v5856 = v5855 + v68;
-      const uint v5857 = v5856 + v5845;
-      out[v5857] = v5854;
-    }
-    const uint v5858 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5859 = v1127 + v5858;
-    const uint v5860 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5861 = v1126 + v5860;
-    const bool v5862 = v5859 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5863 = v5861 < v15;
-    const bool v5864 = v5862 && v5863;
-    if (v5864) {
-      const float v5865 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5866 = v68 + v5861;
-      const bfloat v5867 = bias[v5866];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5868 = float(v5867);
-      const float v5869 = v5865 + v5868;
-      const bfloat v5870 = bfloat(v5869);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5871 = v5859 * v4;
-      const uint v5872 = v5871 + v68;
-      const uint v5873 = v5872 + v5861;
-      out[v5873] = v5870;
-    }
-    const uint v5874 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5875 = v1127 + v5874;
-    const uint v5876 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5877 = v1126 + v5876;
-    const bool v5878 = v5875 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5879 = v5877 < v15;
-    const bool v5880 = v5878 && v5879;
-    if (v5880) {
-      const float v5881 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5882 = v68 + v5877;
-      const bfloat v5883 = bias[v5882];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5884 = float(v5883);
-      const float v5885 = v5881 + v5884;
-      const bfloat v5886 = bfloat(v5885);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5887 = v5875 * v4;
-      const uint v5888 = v5887 + v68;
-      const uint v5889 = v5888 + v5877;
-      out[v5889] = v5886;
-    }
-    const uint v5890 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5891 = v1127 + v5890;
-    const uint v5892 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5893 = v1126 + v5892;
-    const bool v5894 = v5891 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5895 = v5893 < v15;
-    const bool v5896 = v5894 && v5895;
-    if (v5896) {
-      const float v5897 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5898 = v68 + v5893;
-      const bfloat v5899 = bias[v5898];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5900 = float(v5899);
-      const float v5901 = v5897 + v5900;
-      const bfloat v5902 = bfloat(v5901);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5903 = v5891 * v4;
-      const uint v5904 = v5903 + v68;
-      const uint v5905 = v5904 + v5893;
-      out[v5905] = v5902;
-    }
-    const uint v5906 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5907 = v1127 + v5906;
-    const uint v5908 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5909 = v1126 + v5908;
-    const bool v5910 = v5907 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5911 = v5909 < v15;
-    const bool v5912 = v5910 && v5911;
-    if (v5912) {
-      const float v5913 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5914 = v68 + v5909;
-      const bfloat v5915 = bias[v5914];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5916 = float(v5915);
-      const float v5917 = v5913 + v5916;
-      const bfloat v5918 = bfloat(v5917);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5919 = v5907 * v4;
-      const uint v5920 = v5919 + v68;
-      const uint v5921 = v5920 + v5909;
-      out[v5921] = v5918;
-    }
-    const uint v5922 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5923 = v1127 + v5922;
-    const uint v5924 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5925 = v1126 + v5924;
-    const bool v5926 = v5923 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5927 = v5925 < v15;
-    const bool v5928 = v5926 && v5927;
-    if (v5928) {
-      const float v5929 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5930 = v68 + v5925;
-      const bfloat v5931 = bias[v5930];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5932 = float(v5931);
-      const float v5933 = v5929 + v5932;
-      const bfloat v5934 = bfloat(v5933);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5935 = v5923 * v4;
-      const uint v5936 = v5935 + v68;
-      const uint v5937 = v5936 + v5925;
-      out[v5937] = v5934;
-    }
-    const uint v5938 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5939 = v1127 + v5938;
-    const uint v5940 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5941 = v1126 + v5940;
-    const bool v5942 = v5939 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5943 = v5941 < v15;
-    const bool v5944 = v5942 && v5943;
-    if (v5944) {
-      const float v5945 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5946 = v68 + v5941;
-      const bfloat v5947 = bias[v5946];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5948 = float(v5947);
-      const float v5949 = v5945 + v5948;
-      const bfloat v5950 = bfloat(v5949);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5951 = v5939 * v4;
-      const uint v5952 = v5951 + v68;
-      const uint v5953 = v5952 + v5941;
-      out[v5953] = v5950;
-    }
-    const uint v5954 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5955 = v1127 + v5954;
-    const uint v5956 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5957 = v1126 + v5956;
-    const bool v5958 = v5955 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5959 = v5957 < v15;
-    const bool v5960 = v5958 && v5959;
-    if (v5960) {
-      const float v5961 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5962 = v68 + v5957;
-      const bfloat v5963 = bias[v5962];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5964 = float(v5963);
-      const float v5965 = v5961 + v5964;
-      const bfloat v5966 = bfloat(v5965);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5967 = v5955 * v4;
-      const uint v5968 = v5967 + v68;
-      const uint v5969 = v5968 + v5957;
-      out[v5969] = v5966;
-    }
-    const uint v5970 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5971 = v1127 + v5970;
-    const uint v5972 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5973 = v1126 + v5972;
-    const bool v5974 = v5971 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5975 = v5973 < v15;
-    const bool v5976 = v5974 && v5975;
-    if (v5976) {
-      const float v5977 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5978 = v68 + v5973;
-      const bfloat v5979 = bias[v5978];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5980 = float(v5979);
-      const float v5981 = v5977 + v5980;
-      const bfloat v5982 = bfloat(v5981);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5983 = v5971 * v4;
-      const uint v5984 = v5983 + v68;
-      const uint v5985 = v5984 + v5973;
-      out[v5985] = v5982;
-    }
-    const uint v5986 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v5987 = v1127 + v5986;
-    const uint v5988 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v5989 = v1126 + v5988;
-    const bool v5990 = v5987 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v5991 = v5989 < v15;
-    const bool v5992 = v5990 && v5991;
-    if (v5992) {
-      const float v5993 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5994 = v68 + v5989;
-      const bfloat v5995 = bias[v5994];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v5996 = float(v5995);
-      const float v5997 = v5993 + v5996;
-      const bfloat v5998 = bfloat(v5997);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v5999 = v5987 * v4;
-      const uint v6000 = v5999 + v68;
-      const uint v6001 = v6000 + v5989;
-      out[v6001] = v5998;
-    }
-    const uint v6002 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6003 = v1127 + v6002;
-    const uint v6004 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6005 = v1126 + v6004;
-    const bool v6006 = v6003 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6007 = v6005 < v15;
-    const bool v6008 = v6006 && v6007;
-    if (v6008) {
-      const float v6009 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6010 = v68 + v6005;
-      const bfloat v6011 = bias[v6010];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6012 = float(v6011);
-      const float v6013 = v6009 + v6012;
-      const bfloat v6014 = bfloat(v6013);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6015 = v6003 * v4;
-      const uint v6016 = v6015 + v68;
-      const uint v6017 = v6016 + v6005;
-      out[v6017] = v6014;
-    }
-    const uint v6018 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6019 = v1127 + v6018;
-    const uint v6020 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6021 = v1126 + v6020;
-    const bool v6022 = v6019 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6023 = v6021 < v15;
-    const bool v6024 = v6022 && v6023;
-    if (v6024) {
-      const float v6025 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6026 = v68 + v6021;
-      const bfloat v6027 = bias[v6026];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6028 = float(v6027);
-      const float v6029 = v6025 + v6028;
-      const bfloat v6030 = bfloat(v6029);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6031 = v6019 * v4;
-      const uint v6032 = v6031 + v68;
-      const uint v6033 = v6032 + v6021;
-      out[v6033] = v6030;
-    }
-    const uint v6034 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6035 = v1127 + v6034;
-    const uint v6036 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6037 = v1126 + v6036;
-    const bool v6038 = v6035 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6039 = v6037 < v15;
-    const bool v6040 = v6038 && v6039;
-    if (v6040) {
-      const float v6041 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6042 = v68 + v6037;
-      const bfloat v6043 = bias[v6042];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6044 = float(v6043);
-      const float v6045 = v6041 + v6044;
-      const bfloat v6046 = bfloat(v6045);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6047 = v6035 * v4;
-      const uint v6048 = v6047 + v68;
-      const uint v6049 = v6048 + v6037;
-      out[v6049] = v6046;
-    }
-    const uint v6050 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6051 = v1127 + v6050;
-    const uint v6052 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6053 = v1126 + v6052;
-    const bool v6054 = v6051 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6055 = v6053 < v15;
-    const bool v6056 = v6054 && v6055;
-    if (v6056) {
-      const float v6057 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6058 = v68 + v6053;
-      const bfloat v6059 = bias[v6058];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6060 = float(v6059);
-      const float v6061 = v6057 + v6060;
-      const bfloat v6062 = bfloat(v6061);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6063 = v6051 * v4;
-      const uint v6064 = v6063 + v68;
-      const uint v6065 = v6064 + v6053;
-      out[v6065] = v6062;
-    }
-    const uint v6066 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6067 = v1127 + v6066;
-    const uint v6068 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6069 = v1126 + v6068;
-    const bool v6070 = v6067 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6071 = v6069 < v15;
-    const bool v6072 = v6070 && v6071;
-    if (v6072) {
-      const float v6073 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6074 = v68 + v6069;
-      const bfloat v6075 = bias[v6074];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6076 = float(v6075);
-      const float v6077 = v6073 + v6076;
-      const bfloat v6078 = bfloat(v6077);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6079 = v6067 * v4;
-      const uint v6080 = v6079 + v68;
-      const uint v6081 = v6080 + v6069;
-      out[v6081] = v6078;
-    }
-    const uint v6082 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6083 = v1127 + v6082;
-    const uint v6084 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6085 = v1126 + v6084;
-    const bool v6086 = v6083 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6087 = v6085 < v15;
-    const bool v6088 = v6086 && v6087;
-    if (v6088) {
-      const float v6089 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6090 = v68 + v6085;
-      const bfloat v6091 = bias[v6090];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6092 = float(v6091);
-      const float v6093 = v6089 + v6092;
-      const bfloat v6094 = bfloat(v6093);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6095 = v6083 * v4;
-      const uint v6096 = v6095 + v68;
-      const uint v6097 = v6096 + v6085;
-      out[v6097] = v6094;
-    }
-    const uint v6098 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6099 = v1127 + v6098;
-    const uint v6100 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6101 = v1126 + v6100;
-    const bool v6102 = v6099 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6103 = v6101 < v15;
-    const bool v6104 = v6102 && v6103;
-    if (v6104) {
-      const float v6105 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6106 = v68 + v6101;
-      const bfloat v6107 = bias[v6106];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6108 = float(v6107);
-      const float v6109 = v6105 + v6108;
-      const bfloat v6110 = bfloat(v6109);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6111 = v6099 * v4;
-      const uint v6112 = v6111 + v68;
-      const uint v6113 = v6112 + v6101;
-      out[v6113] = v6110;
-    }
-    const uint v6114 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6115 = v1127 + v6114;
-    const uint v6116 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6117 = v1126 + v6116;
-    const bool v6118 = v6115 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6119 = v6117 < v15;
-    const bool v6120 = v6118 && v6119;
-    if (v6120) {
-      const float v6121 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6122 = v68 + v6117;
-      const bfloat v6123 = bias[v6122];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6124 = float(v6123);
-      const float v6125 = v6121 + v6124;
-      const bfloat v6126 = bfloat(v6125);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6127 = v6115 * v4;
-      const uint v6128 = v6127 + v68;
-      const uint v6129 = v6128 + v6117;
-      out[v6129] = v6126;
-    }
-    const uint v6130 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6131 = v1127 + v6130;
-    const uint v6132 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6133 = v1126 + v6132;
-    const bool v6134 = v6131 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6135 = v6133 < v15;
-    const bool v6136 = v6134 && v6135;
-    if (v6136) {
-      const float v6137 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6138 = v68 + v6133;
-      const bfloat v6139 = bias[v6138];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6140 = float(v6139);
-      const float v6141 = v6137 + v6140;
-      const bfloat v6142 = bfloat(v6141);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6143 = v6131 * v4;
-      const uint v6144 = v6143 + v68;
-      const uint v6145 = v6144 + v6133;
-      out[v6145] = v6142;
-    }
-    const uint v6146 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6147 = v1127 + v6146;
-    const uint v6148 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6149 = v1126 + v6148;
-    const bool v6150 = v6147 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6151 = v6149 < v15;
-    const bool v6152 = v6150 && v6151;
-    if (v6152) {
-      const float v6153 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6154 = v68 + v6149;
-      const bfloat v6155 = bias[v6154];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6156 = float(v6155);
-      const float v6157 = v6153 + v6156;
-      const bfloat v6158 = bfloat(v6157);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6159 = v6147 * v4;
-      const uint v6160 = v6159 + v68;
-      const uint v6161 = v6160 + v6149;
-      out[v6161] = v6158;
-    }
-    const uint v6162 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6163 = v1127 + v6162;
-    const uint v6164 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6165 = v1126 + v6164;
-    const bool v6166 = v6163 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6167 = v6165 < v15;
-    const bool v6168 = v6166 && v6167;
-    if (v6168) {
-      const float v6169 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6170 = v68 + v6165;
-      const bfloat v6171 = bias[v6170];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6172 = float(v6171);
-      const float v6173 = v6169 + v6172;
-      const bfloat v6174 = bfloat(v6173);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6175 = v6163 * v4;
-      const uint v6176 = v6175 + v68;
-      const uint v6177 = v6176 + v6165;
-      out[v6177] = v6174;
-    }
-    const uint v6178 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6179 = v1127 + v6178;
-    const uint v6180 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6181 = v1126 + v6180;
-    const bool v6182 = v6179 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6183 = v6181 < v15;
-    const bool v6184 = v6182 && v6183;
-    if (v6184) {
-      const float v6185 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6186 = v68 + v6181;
-      const bfloat v6187 = bias[v6186];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6188 = float(v6187);
-      const float v6189 = v6185 + v6188;
-      const bfloat v6190 = bfloat(v6189);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6191 = v6179 * v4;
-      const uint v6192 = v6191 + v68;
-      const uint v6193 = v6192 + v6181;
-      out[v6193] = v6190;
-    }
-    const uint v6194 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6195 = v1127 + v6194;
-    const uint v6196 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6197 = v1126 + v6196;
-    const bool v6198 = v6195 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6199 = v6197 < v15;
-    const bool v6200 = v6198 && v6199;
-    if (v6200) {
-      const float v6201 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6202 = v68 + v6197;
-      const bfloat v6203 = bias[v6202];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6204 = float(v6203);
-      const float v6205 = v6201 + v6204;
-      const bfloat v6206 = bfloat(v6205);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6207 = v6195 * v4;
-      const uint v6208 = v6207 + v68;
-      const uint v6209 = v6208 + v6197;
-      out[v6209] = v6206;
-    }
-    const uint v6210 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6211 = v1127 + v6210;
-    const uint v6212 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6213 = v1126 + v6212;
-    const bool v6214 = v6211 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6215 = v6213 < v15;
-    const bool v6216 = v6214 && v6215;
-    if (v6216) {
-      const float v6217 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6218 = v68 + v6213;
-      const bfloat v6219 = bias[v6218];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6220 = float(v6219);
-      const float v6221 = v6217 + v6220;
-      const bfloat v6222 = bfloat(v6221);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6223 = v6211 * v4;
-      const uint v6224 = v6223 + v68;
-      const uint v6225 = v6224 + v6213;
-      out[v6225] = v6222;
-    }
-    const uint v6226 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6227 = v1127 + v6226;
-    const uint v6228 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6229 = v1126 + v6228;
-    const bool v6230 = v6227 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6231 = v6229 < v15;
-    const bool v6232 = v6230 && v6231;
-    if (v6232) {
-      const float v6233 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6234 = v68 + v6229;
-      const bfloat v6235 = bias[v6234];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6236 = float(v6235);
-      const float v6237 = v6233 + v6236;
-      const bfloat v6238 = bfloat(v6237);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6239 = v6227 * v4;
-      const uint v6240 = v6239 + v68;
-      const uint v6241 = v6240 + v6229;
-      out[v6241] = v6238;
-    }
-    const uint v6242 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6243 = v1127 + v6242;
-    const uint v6244 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6245 = v1126 + v6244;
-    const bool v6246 = v6243 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6247 = v6245 < v15;
-    const bool v6248 = v6246 && v6247;
-    if (v6248) {
-      const float v6249 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6250 = v68 + v6245;
-      const bfloat v6251 = bias[v6250];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6252 = float(v6251);
-      const float v6253 = v6249 + v6252;
-      const bfloat v6254 = bfloat(v6253);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6255 = v6243 * v4;
-      const uint v6256 = v6255 + v68;
-      const uint v6257 = v6256 + v6245;
-      out[v6257] = v6254;
-    }
-    const uint v6258 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6259 = v1127 + v6258;
-    const uint v6260 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6261 = v1126 + v6260;
-    const bool v6262 = v6259 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6263 = v6261 < v15;
-    const bool v6264 = v6262 && v6263;
-    if (v6264) {
-      const float v6265 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6266 = v68 + v6261;
-      const bfloat v6267 = bias[v6266];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6268 = float(v6267);
-      const float v6269 = v6265 + v6268;
-      const bfloat v6270 = bfloat(v6269);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6271 = v6259 * v4;
-      const uint v6272 = v6271 + v68;
-      const uint v6273 = v6272 + v6261;
-      out[v6273] = v6270;
-    }
-    const uint v6274 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6275 = v1127 + v6274;
-    const uint v6276 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6277 = v1126 + v6276;
-    const bool v6278 = v6275 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6279 = v6277 < v15;
-    const bool v6280 = v6278 && v6279;
-    if (v6280) {
-      const float v6281 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6282 = v68 + v6277;
-      const bfloat v6283 = bias[v6282];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6284 = float(v6283);
-      const float v6285 = v6281 + v6284;
-      const bfloat v6286 = bfloat(v6285);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6287 = v6275 * v4;
-      const uint v6288 = v6287 + v68;
-      const uint v6289 = v6288 + v6277;
-      out[v6289] = v6286;
-    }
-    const uint v6290 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6291 = v1127 + v6290;
-    const uint v6292 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6293 = v1126 + v6292;
-    const bool v6294 = v6291 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6295 = v6293 < v15;
-    const bool v6296 = v6294 && v6295;
-    if (v6296) {
-      const float v6297 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6298 = v68 + v6293;
-      const bfloat v6299 = bias[v6298];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6300 = float(v6299);
-      const float v6301 = v6297 + v6300;
-      const bfloat v6302 = bfloat(v6301);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6303 = v6291 * v4;
-      const uint v6304 = v6303 + v68;
-      const uint v6305 = v6304 + v6293;
-      out[v6305] = v6302;
-    }
-    const uint v6306 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6307 = v1127 + v6306;
-    const uint v6308 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6309 = v1126 + v6308;
-    const bool v6310 = v6307 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6311 = v6309 < v15;
-    const bool v6312 = v6310 && v6311;
-    if (v6312) {
-      const float v6313 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6314 = v68 + v6309;
-      const bfloat v6315 = bias[v6314];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6316 = float(v6315);
-      const float v6317 = v6313 + v6316;
-      const bfloat v6318 = bfloat(v6317);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6319 = v6307 * v4;
-      const uint v6320 = v6319 + v68;
-      const uint v6321 = v6320 + v6309;
-      out[v6321] = v6318;
-    }
-    const uint v6322 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6323 = v1127 + v6322;
-    const uint v6324 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6325 = v1126 + v6324;
-    const bool v6326 = v6323 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6327 = v6325 < v15;
-    const bool v6328 = v6326 && v6327;
-    if (v6328) {
-      const float v6329 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6330 = v68 + v6325;
-      const bfloat v6331 = bias[v6330];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6332 = float(v6331);
-      const float v6333 = v6329 + v6332;
-      const bfloat v6334 = bfloat(v6333);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6335 = v6323 * v4;
-      const uint v6336 = v6335 + v68;
-      const uint v6337 = v6336 + v6325;
-      out[v6337] = v6334;
-    }
-    const uint v6338 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6339 = v1127 + v6338;
-    const uint v6340 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6341 = v1126 + v6340;
-    const bool v6342 = v6339 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6343 = v6341 < v15;
-    const bool v6344 = v6342 && v6343;
-    if (v6344) {
-      const float v6345 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6346 = v68 + v6341;
-      const bfloat v6347 = bias[v6346];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6348 = float(v6347);
-      const float v6349 = v6345 + v6348;
-      const bfloat v6350 = bfloat(v6349);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6351 = v6339 * v4;
-      const uint v6352 = v6351 + v68;
-      const uint v6353 = v6352 + v6341;
-      out[v6353] = v6350;
-    }
-    const uint v6354 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6355 = v1127 + v6354;
-    const uint v6356 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6357 = v1126 + v6356;
-    const bool v6358 = v6355 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6359 = v6357 < v15;
-    const bool v6360 = v6358 && v6359;
-    if (v6360) {
-      const float v6361 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6362 = v68 + v6357;
-      const bfloat v6363 = bias[v6362];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6364 = float(v6363);
-      const float v6365 = v6361 + v6364;
-      const bfloat v6366 = bfloat(v6365);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6367 = v6355 * v4;
-      const uint v6368 = v6367 + v68;
-      const uint v6369 = v6368 + v6357;
-      out[v6369] = v6366;
-    }
-    const uint v6370 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6371 = v1127 + v6370;
-    const uint v6372 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6373 = v1126 + v6372;
-    const bool v6374 = v6371 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6375 = v6373 < v15;
-    const bool v6376 = v6374 && v6375;
-    if (v6376) {
-      const float v6377 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6378 = v68 + v6373;
-      const bfloat v6379 = bias[v6378];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6380 = float(v6379);
-      const float v6381 = v6377 + v6380;
-      const bfloat v6382 = bfloat(v6381);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6383 = v6371 * v4;
-      const uint v6384 = v6383 + v68;
-      const uint v6385 = v6384 + v6373;
-      out[v6385] = v6382;
-    }
-    const uint v6386 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6387 = v1127 + v6386;
-    const uint v6388 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6389 = v1126 + v6388;
-    const bool v6390 = v6387 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6391 = v6389 < v15;
-    const bool v6392 = v6390 && v6391;
-    if (v6392) {
-      const float v6393 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6394 = v68 + v6389;
-      const bfloat v6395 = bias[v6394];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6396 = float(v6395);
-      const float v6397 = v6393 + v6396;
-      const bfloat v6398 = bfloat(v6397);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6399 = v6387 * v4;
-      const uint v6400 = v6399 + v68;
-      const uint v6401 = v6400 + v6389;
-      out[v6401] = v6398;
-    }
-    const uint v6402 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6403 = v1127 + v6402;
-    const uint v6404 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6405 = v1126 + v6404;
-    const bool v6406 = v6403 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6407 = v6405 < v15;
-    const bool v6408 = v6406 && v6407;
-    if (v6408) {
-      const float v6409 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6410 = v68 + v6405;
-      const bfloat v6411 = bias[v6410];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6412 = float(v6411);
-      const float v6413 = v6409 + v6412;
-      const bfloat v6414 = bfloat(v6413);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6415 = v6403 * v4;
-      const uint v6416 = v6415 + v68;
-      const uint v6417 = v6416 + v6405;
-      out[v6417] = v6414;
-    }
-    const uint v6418 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6419 = v1127 + v6418;
-    const uint v6420 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6421 = v1126 + v6420;
-    const bool v6422 = v6419 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6423 = v6421 < v15;
-    const bool v6424 = v6422 && v6423;
-    if (v6424) {
-      const float v6425 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6426 = v68 + v6421;
-      const bfloat v6427 = bias[v6426];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6428 = float(v6427);
-      const float v6429 = v6425 + v6428;
-      const bfloat v6430 = bfloat(v6429);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6431 = v6419 * v4;
-      const uint v6432 = v6431 + v68;
-      const uint v6433 = v6432 + v6421;
-      out[v6433] = v6430;
-    }
-    const uint v6434 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6435 = v1127 + v6434;
-    const uint v6436 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6437 = v1126 + v6436;
-    const bool v6438 = v6435 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6439 = v6437 < v15;
-    const bool v6440 = v6438 && v6439;
-    if (v6440) {
-      const float v6441 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6442 = v68 + v6437;
-      const bfloat v6443 = bias[v6442];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6444 = float(v6443);
-      const float v6445 = v6441 + v6444;
-      const bfloat v6446 = bfloat(v6445);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6447 = v6435 * v4;
-      const uint v6448 = v6447 + v68;
-      const uint v6449 = v6448 + v6437;
-      out[v6449] = v6446;
-    }
-    const uint v6450 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6451 = v1127 + v6450;
-    const uint v6452 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6453 = v1126 + v6452;
-    const bool v6454 = v6451 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6455 = v6453 < v15;
-    const bool v6456 = v6454 && v6455;
-    if (v6456) {
-      const float v6457 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6458 = v68 + v6453;
-      const bfloat v6459 = bias[v6458];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6460 = float(v6459);
-      const float v6461 = v6457 + v6460;
-      const bfloat v6462 = bfloat(v6461);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6463 = v6451 * v4;
-      const uint v6464 = v6463 + v68;
-      const uint v6465 = v6464 + v6453;
-      out[v6465] = v6462;
-    }
-    const uint v6466 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6467 = v1127 + v6466;
-    const uint v6468 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6469 = v1126 + v6468;
-    const bool v6470 = v6467 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6471 = v6469 < v15;
-    const bool v6472 = v6470 && v6471;
-    if (v6472) {
-      const float v6473 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6474 = v68 + v6469;
-      const bfloat v6475 = bias[v6474];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6476 = float(v6475);
-      const float v6477 = v6473 + v6476;
-      const bfloat v6478 = bfloat(v6477);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6479 = v6467 * v4;
-      const uint v6480 = v6479 + v68;
-      const uint v6481 = v6480 + v6469;
-      out[v6481] = v6478;
-    }
-    const uint v6482 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6483 = v1127 + v6482;
-    const uint v6484 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6485 = v1126 + v6484;
-    const bool v6486 = v6483 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6487 = v6485 < v15;
-    const bool v6488 = v6486 && v6487;
-    if (v6488) {
-      const float v6489 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6490 = v68 + v6485;
-      const bfloat v6491 = bias[v6490];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6492 = float(v6491);
-      const float v6493 = v6489 + v6492;
-      const bfloat v6494 = bfloat(v6493);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6495 = v6483 * v4;
-      const uint v6496 = v6495 + v68;
-      const uint v6497 = v6496 + v6485;
-      out[v6497] = v6494;
-    }
-    const uint v6498 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6499 = v1127 + v6498;
-    const uint v6500 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6501 = v1126 + v6500;
-    const bool v6502 = v6499 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6503 = v6501 < v15;
-    const bool v6504 = v6502 && v6503;
-    if (v6504) {
-      const float v6505 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6506 = v68 + v6501;
-      const bfloat v6507 = bias[v6506];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6508 = float(v6507);
-      const float v6509 = v6505 + v6508;
-      const bfloat v6510 = bfloat(v6509);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6511 = v6499 * v4;
-      const uint v6512 = v6511 + v68;
-      const uint v6513 = v6512 + v6501;
-      out[v6513] = v6510;
-    }
-    const uint v6514 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6515 = v1127 + v6514;
-    const uint v6516 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6517 = v1126 + v6516;
-    const bool v6518 = v6515 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6519 = v6517 < v15;
-    const bool v6520 = v6518 && v6519;
-    if (v6520) {
-      const float v6521 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6522 = v68 + v6517;
-      const bfloat v6523 = bias[v6522];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6524 = float(v6523);
-      const float v6525 = v6521 + v6524;
-      const bfloat v6526 = bfloat(v6525);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6527 = v6515 * v4;
-      const uint v6528 = v6527 + v68;
-      const uint v6529 = v6528 + v6517;
-      out[v6529] = v6526;
-    }
-    const uint v6530 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6531 = v1127 + v6530;
-    const uint v6532 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6533 = v1126 + v6532;
-    const bool v6534 = v6531 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6535 = v6533 < v15;
-    const bool v6536 = v6534 && v6535;
-    if (v6536) {
-      const float v6537 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6538 = v68 + v6533;
-      const bfloat v6539 = bias[v6538];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6540 = float(v6539);
-      const float v6541 = v6537 + v6540;
-      const bfloat v6542 = bfloat(v6541);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6543 = v6531 * v4;
-      const uint v6544 = v6543 + v68;
-      const uint v6545 = v6544 + v6533;
-      out[v6545] = v6542;
-    }
-    const uint v6546 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6547 = v1127 + v6546;
-    const uint v6548 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6549 = v1126 + v6548;
-    const bool v6550 = v6547 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6551 = v6549 < v15;
-    const bool v6552 = v6550 && v6551;
-    if (v6552) {
-      const float v6553 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6554 = v68 + v6549;
-      const bfloat v6555 = bias[v6554];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6556 = float(v6555);
-      const float v6557 = v6553 + v6556;
-      const bfloat v6558 = bfloat(v6557);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6559 = v6547 * v4;
-      const uint v6560 = v6559 + v68;
-      const uint v6561 = v6560 + v6549;
-      out[v6561] = v6558;
-    }
-    const uint v6562 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6563 = v1127 + v6562;
-    const uint v6564 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6565 = v1126 + v6564;
-    const bool v6566 = v6563 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6567 = v6565 < v15;
-    const bool v6568 = v6566 && v6567;
-    if (v6568) {
-      const float v6569 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6570 = v68 + v6565;
-      const bfloat v6571 = bias[v6570];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6572 = float(v6571);
-      const float v6573 = v6569 + v6572;
-      const bfloat v6574 = bfloat(v6573);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6575 = v6563 * v4;
-      const uint v6576 = v6575 + v68;
-      const uint v6577 = v6576 + v6565;
-      out[v6577] = v6574;
-    }
-    const uint v6578 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6579 = v1127 + v6578;
-    const uint v6580 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6581 = v1126 + v6580;
-    const bool v6582 = v6579 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6583 = v6581 < v15;
-    const bool v6584 = v6582 && v6583;
-    if (v6584) {
-      const float v6585 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6586 = v68 + v6581;
-      const bfloat v6587 = bias[v6586];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6588 = float(v6587);
-      const float v6589 = v6585 + v6588;
-      const bfloat v6590 = bfloat(v6589);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6591 = v6579 * v4;
-      const uint v6592 = v6591 + v68;
-      const uint v6593 = v6592 + v6581;
-      out[v6593] = v6590;
-    }
-    const uint v6594 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6595 = v1127 + v6594;
-    const uint v6596 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6597 = v1126 + v6596;
-    const bool v6598 = v6595 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6599 = v6597 < v15;
-    const bool v6600 = v6598 && v6599;
-    if (v6600) {
-      const float v6601 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6602 = v68 + v6597;
-      const bfloat v6603 = bias[v6602];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6604 = float(v6603);
-      const float v6605 = v6601 + v6604;
-      const bfloat v6606 = bfloat(v6605);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6607 = v6595 * v4;
-      const uint v6608 = v6607 + v68;
-      const uint v6609 = v6608 + v6597;
-      out[v6609] = v6606;
-    }
-    const uint v6610 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6611 = v1127 + v6610;
-    const uint v6612 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6613 = v1126 + v6612;
-    const bool v6614 = v6611 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6615 = v6613 < v15;
-    const bool v6616 = v6614 && v6615;
-    if (v6616) {
-      const float v6617 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6618 = v68 + v6613;
-      const bfloat v6619 = bias[v6618];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6620 = float(v6619);
-      const float v6621 = v6617 + v6620;
-      const bfloat v6622 = bfloat(v6621);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6623 = v6611 * v4;
-      const uint v6624 = v6623 + v68;
-      const uint v6625 = v6624 + v6613;
-      out[v6625] = v6622;
-    }
-    const uint v6626 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6627 = v1127 + v6626;
-    const uint v6628 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6629 = v1126 + v6628;
-    const bool v6630 = v6627 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6631 = v6629 < v15;
-    const bool v6632 = v6630 && v6631;
-    if (v6632) {
-      const float v6633 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6634 = v68 + v6629;
-      const bfloat v6635 = bias[v6634];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6636 = float(v6635);
-      const float v6637 = v6633 + v6636;
-      const bfloat v6638 = bfloat(v6637);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6639 = v6627 * v4;
-      const uint v6640 = v6639 + v68;
-      const uint v6641 = v6640 + v6629;
-      out[v6641] = v6638;
-    }
-    const uint v6642 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6643 = v1127 + v6642;
-    const uint v6644 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6645 = v1126 + v6644;
-    const bool v6646 = v6643 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6647 = v6645 < v15;
-    const bool v6648 = v6646 && v6647;
-    if (v6648) {
-      const float v6649 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6650 = v68 + v6645;
-      const bfloat v6651 = bias[v6650];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6652 = float(v6651);
-      const float v6653 = v6649 + v6652;
-      const bfloat v6654 = bfloat(v6653);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6655 = v6643 * v4;
-      const uint v6656 = v6655 + v68;
-      const uint v6657 = v6656 + v6645;
-      out[v6657] = v6654;
-    }
-    const uint v6658 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6659 = v1127 + v6658;
-    const uint v6660 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6661 = v1126 + v6660;
-    const bool v6662 = v6659 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6663 = v6661 < v15;
-    const bool v6664 = v6662 && v6663;
-    if (v6664) {
-      const float v6665 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6666 = v68 + v6661;
-      const bfloat v6667 = bias[v6666];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6668 = float(v6667);
-      const float v6669 = v6665 + v6668;
-      const bfloat v6670 = bfloat(v6669);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6671 = v6659 * v4;
-      const uint v6672 = v6671 + v68;
-      const uint v6673 = v6672 + v6661;
-      out[v6673] = v6670;
-    }
-    const uint v6674 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6675 = v1127 + v6674;
-    const uint v6676 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6677 = v1126 + v6676;
-    const bool v6678 = v6675 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6679 = v6677 < v15;
-    const bool v6680 = v6678 && v6679;
-    if (v6680) {
-      const float v6681 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6682 = v68 + v6677;
-      const bfloat v6683 = bias[v6682];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6684 = float(v6683);
-      const float v6685 = v6681 + v6684;
-      const bfloat v6686 = bfloat(v6685);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6687 = v6675 * v4;
-      const uint v6688 = v6687 + v68;
-      const uint v6689 = v6688 + v6677;
-      out[v6689] = v6686;
-    }
-    const uint v6690 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6691 = v1127 + v6690;
-    const uint v6692 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6693 = v1126 + v6692;
-    const bool v6694 = v6691 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6695 = v6693 < v15;
-    const bool v6696 = v6694 && v6695;
-    if (v6696) {
-      const float v6697 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6698 = v68 + v6693;
-      const bfloat v6699 = bias[v6698];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6700 = float(v6699);
-      const float v6701 = v6697 + v6700;
-      const bfloat v6702 = bfloat(v6701);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6703 = v6691 * v4;
-      const uint v6704 = v6703 + v68;
-      const uint v6705 = v6704 + v6693;
-      out[v6705] = v6702;
-    }
-    const uint v6706 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6707 = v1127 + v6706;
-    const uint v6708 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6709 = v1126 + v6708;
-    const bool v6710 = v6707 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6711 = v6709 < v15;
-    const bool v6712 = v6710 && v6711;
-    if (v6712) {
-      const float v6713 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6714 = v68 + v6709;
-      const bfloat v6715 = bias[v6714];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6716 = float(v6715);
-      const float v6717 = v6713 + v6716;
-      const bfloat v6718 = bfloat(v6717);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6719 = v6707 * v4;
-      const uint v6720 = v6719 + v68;
-      const uint v6721 = v6720 + v6709;
-      out[v6721] = v6718;
-    }
-    const uint v6722 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6723 = v1127 + v6722;
-    const uint v6724 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6725 = v1126 + v6724;
-    const bool v6726 = v6723 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6727 = v6725 < v15;
-    const bool v6728 = v6726 && v6727;
-    if (v6728) {
-      const float v6729 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6730 = v68 + v6725;
-      const bfloat v6731 = bias[v6730];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6732 = float(v6731);
-      const float v6733 = v6729 + v6732;
-      const bfloat v6734 = bfloat(v6733);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6735 = v6723 * v4;
-      const uint v6736 = v6735 + v68;
-      const uint v6737 = v6736 + v6725;
-      out[v6737] = v6734;
-    }
-    const uint v6738 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6739 = v1127 + v6738;
-    const uint v6740 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6741 = v1126 + v6740;
-    const bool v6742 = v6739 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6743 = v6741 < v15;
-    const bool v6744 = v6742 && v6743;
-    if (v6744) {
-      const float v6745 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6746 = v68 + v6741;
-      const bfloat v6747 = bias[v6746];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6748 = float(v6747);
-      const float v6749 = v6745 + v6748;
-      const bfloat v6750 = bfloat(v6749);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6751 = v6739 * v4;
-      const uint v6752 = v6751 + v68;
-      const uint v6753 = v6752 + v6741;
-      out[v6753] = v6750;
-    }
-    const uint v6754 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6755 = v1127 + v6754;
-    const uint v6756 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6757 = v1126 + v6756;
-    const bool v6758 = v6755 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6759 = v6757 < v15;
-    const bool v6760 = v6758 && v6759;
-    if (v6760) {
-      const float v6761 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6762 = v68 + v6757;
-      const bfloat v6763 = bias[v6762];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6764 = float(v6763);
-      const float v6765 = v6761 + v6764;
-      const bfloat v6766 = bfloat(v6765);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6767 = v6755 * v4;
-      const uint v6768 = v6767 + v68;
-      const uint v6769 = v6768 + v6757;
-      out[v6769] = v6766;
-    }
-    const uint v6770 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6771 = v1127 + v6770;
-    const uint v6772 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6773 = v1126 + v6772;
-    const bool v6774 = v6771 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6775 = v6773 < v15;
-    const bool v6776 = v6774 && v6775;
-    if (v6776) {
-      const float v6777 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6778 = v68 + v6773;
-      const bfloat v6779 = bias[v6778];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6780 = float(v6779);
-      const float v6781 = v6777 + v6780;
-      const bfloat v6782 = bfloat(v6781);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6783 = v6771 * v4;
-      const uint v6784 = v6783 + v68;
-      const uint v6785 = v6784 + v6773;
-      out[v6785] = v6782;
-    }
-    const uint v6786 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6787 = v1127 + v6786;
-    const uint v6788 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6789 = v1126 + v6788;
-    const bool v6790 = v6787 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6791 = v6789 < v15;
-    const bool v6792 = v6790 && v6791;
-    if (v6792) {
-      const float v6793 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6794 = v68 + v6789;
-      const bfloat v6795 = bias[v6794];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6796 = float(v6795);
-      const float v6797 = v6793 + v6796;
-      const bfloat v6798 = bfloat(v6797);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6799 = v6787 * v4;
-      const uint v6800 = v6799 + v68;
-      const uint v6801 = v6800 + v6789;
-      out[v6801] = v6798;
-    }
-    const uint v6802 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6803 = v1127 + v6802;
-    const uint v6804 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6805 = v1126 + v6804;
-    const bool v6806 = v6803 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6807 = v6805 < v15;
-    const bool v6808 = v6806 && v6807;
-    if (v6808) {
-      const float v6809 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6810 = v68 + v6805;
-      const bfloat v6811 = bias[v6810];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6812 = float(v6811);
-      const float v6813 = v6809 + v6812;
-      const bfloat v6814 = bfloat(v6813);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6815 = v6803 * v4;
-      const uint v6816 = v6815 + v68;
-      const uint v6817 = v6816 + v6805;
-      out[v6817] = v6814;
-    }
-    const uint v6818 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6819 = v1127 + v6818;
-    const uint v6820 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6821 = v1126 + v6820;
-    const bool v6822 = v6819 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6823 = v6821 < v15;
-    const bool v6824 = v6822 && v6823;
-    if (v6824) {
-      const float v6825 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6826 = v68 + v6821;
-      const bfloat v6827 = bias[v6826];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6828 = float(v6827);
-      const float v6829 = v6825 + v6828;
-      const bfloat v6830 = bfloat(v6829);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6831 = v6819 * v4;
-      const uint v6832 = v6831 + v68;
-      const uint v6833 = v6832 + v6821;
-      out[v6833] = v6830;
-    }
-    const uint v6834 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6835 = v1127 + v6834;
-    const uint v6836 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6837 = v1126 + v6836;
-    const bool v6838 = v6835 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6839 = v6837 < v15;
-    const bool v6840 = v6838 && v6839;
-    if (v6840) {
-      const float v6841 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6842 = v68 + v6837;
-      const bfloat v6843 = bias[v6842];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6844 = float(v6843);
-      const float v6845 = v6841 + v6844;
-      const bfloat v6846 = bfloat(v6845);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6847 = v6835 * v4;
-      const uint v6848 = v6847 + v68;
-      const uint v6849 = v6848 + v6837;
-      out[v6849] = v6846;
-    }
-    const uint v6850 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6851 = v1127 + v6850;
-    const uint v6852 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6853 = v1126 + v6852;
-    const bool v6854 = v6851 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6855 = v6853 < v15;
-    const bool v6856 = v6854 && v6855;
-    if (v6856) {
-      const float v6857 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6858 = v68 + v6853;
-      const bfloat v6859 = bias[v6858];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6860 = float(v6859);
-      const float v6861 = v6857 + v6860;
-      const bfloat v6862 = bfloat(v6861);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6863 = v6851 * v4;
-      const uint v6864 = v6863 + v68;
-      const uint v6865 = v6864 + v6853;
-      out[v6865] = v6862;
-    }
-    const uint v6866 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6867 = v1127 + v6866;
-    const uint v6868 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6869 = v1126 + v6868;
-    const bool v6870 = v6867 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6871 = v6869 < v15;
-    const bool v6872 = v6870 && v6871;
-    if (v6872) {
-      const float v6873 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6874 = v68 + v6869;
-      const bfloat v6875 = bias[v6874];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6876 = float(v6875);
-      const float v6877 = v6873 + v6876;
-      const bfloat v6878 = bfloat(v6877);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6879 = v6867 * v4;
-      const uint v6880 = v6879 + v68;
-      const uint v6881 = v6880 + v6869;
-      out[v6881] = v6878;
-    }
-    const uint v6882 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6883 = v1127 + v6882;
-    const uint v6884 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6885 = v1126 + v6884;
-    const bool v6886 = v6883 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6887 = v6885 < v15;
-    const bool v6888 = v6886 && v6887;
-    if (v6888) {
-      const float v6889 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6890 = v68 + v6885;
-      const bfloat v6891 = bias[v6890];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6892 = float(v6891);
-      const float v6893 = v6889 + v6892;
-      const bfloat v6894 = bfloat(v6893);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6895 = v6883 * v4;
-      const uint v6896 = v6895 + v68;
-      const uint v6897 = v6896 + v6885;
-      out[v6897] = v6894;
-    }
-    const uint v6898 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6899 = v1127 + v6898;
-    const uint v6900 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6901 = v1126 + v6900;
-    const bool v6902 = v6899 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6903 = v6901 < v15;
-    const bool v6904 = v6902 && v6903;
-    if (v6904) {
-      const float v6905 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6906 = v68 + v6901;
-      const bfloat v6907 = bias[v6906];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6908 = float(v6907);
-      const float v6909 = v6905 + v6908;
-      const bfloat v6910 = bfloat(v6909);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6911 = v6899 * v4;
-      const uint v6912 = v6911 + v68;
-      const uint v6913 = v6912 + v6901;
-      out[v6913] = v6910;
-    }
-    const uint v6914 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6915 = v1127 + v6914;
-    const uint v6916 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6917 = v1126 + v6916;
-    const bool v6918 = v6915 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6919 = v6917 < v15;
-    const bool v6920 = v6918 && v6919;
-    if (v6920) {
-      const float v6921 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6922 = v68 + v6917;
-      const bfloat v6923 = bias[v6922];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6924 = float(v6923);
-      const float v6925 = v6921 + v6924;
-      const bfloat v6926 = bfloat(v6925);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6927 = v6915 * v4;
-      const uint v6928 = v6927 + v68;
-      const uint v6929 = v6928 + v6917;
-      out[v6929] = v6926;
-    }
-    const uint v6930 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6931 = v1127 + v6930;
-    const uint v6932 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6933 = v1126 + v6932;
-    const bool v6934 = v6931 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6935 = v6933 < v15;
-    const bool v6936 = v6934 && v6935;
-    if (v6936) {
-      const float v6937 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6938 = v68 + v6933;
-      const bfloat v6939 = bias[v6938];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6940 = float(v6939);
-      const float v6941 = v6937 + v6940;
-      const bfloat v6942 = bfloat(v6941);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6943 = v6931 * v4;
-      const uint v6944 = v6943 + v68;
-      const uint v6945 = v6944 + v6933;
-      out[v6945] = v6942;
-    }
-    const uint v6946 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6947 = v1127 + v6946;
-    const uint v6948 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6949 = v1126 + v6948;
-    const bool v6950 = v6947 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6951 = v6949 < v15;
-    const bool v6952 = v6950 && v6951;
-    if (v6952) {
-      const float v6953 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6954 = v68 + v6949;
-      const bfloat v6955 = bias[v6954];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6956 = float(v6955);
-      const float v6957 = v6953 + v6956;
-      const bfloat v6958 = bfloat(v6957);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6959 = v6947 * v4;
-      const uint v6960 = v6959 + v68;
-      const uint v6961 = v6960 + v6949;
-      out[v6961] = v6958;
-    }
-    const uint v6962 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6963 = v1127 + v6962;
-    const uint v6964 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6965 = v1126 + v6964;
-    const bool v6966 = v6963 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6967 = v6965 < v15;
-    const bool v6968 = v6966 && v6967;
-    if (v6968) {
-      const float v6969 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6970 = v68 + v6965;
-      const bfloat v6971 = bias[v6970];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6972 = float(v6971);
-      const float v6973 = v6969 + v6972;
-      const bfloat v6974 = bfloat(v6973);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6975 = v6963 * v4;
-      const uint v6976 = v6975 + v68;
-      const uint v6977 = v6976 + v6965;
-      out[v6977] = v6974;
-    }
-    const uint v6978 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6979 = v1127 + v6978;
-    const uint v6980 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6981 = v1126 + v6980;
-    const bool v6982 = v6979 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6983 = v6981 < v15;
-    const bool v6984 = v6982 && v6983;
-    if (v6984) {
-      const float v6985 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6986 = v68 + v6981;
-      const bfloat v6987 = bias[v6986];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6988 = float(v6987);
-      const float v6989 = v6985 + v6988;
-      const bfloat v6990 = bfloat(v6989);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6991 = v6979 * v4;
-      const uint v6992 = v6991 + v68;
-      const uint v6993 = v6992 + v6981;
-      out[v6993] = v6990;
-    }
-    const uint v6994 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6995 = v1127 + v6994;
-    const uint v6996 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6997 = v1126 + v6996;
-    const bool v6998 = v6995 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6999 = v6997 < v15;
-    const bool v7000 = v6998 && v6999;
-    if (v7000) {
-      const float v7001 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7002 = v68 + v6997;
-      const bfloat v7003 = bias[v7002];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7004 = float(v7003);
-      const float v7005 = v7001 + v7004;
-      const bfloat v7006 = bfloat(v7005);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7007 = v6995 * v4;
-      const uint v7008 = v7007 + v68;
-      const uint v7009 = v7008 + v6997;
-      out[v7009] = v7006;
-    }
-    const uint v7010 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7011 = v1127 + v7010;
-    const uint v7012 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7013 = v1126 + v7012;
-    const bool v7014 = v7011 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7015 = v7013 < v15;
-    const bool v7016 = v7014 && v7015;
-    if (v7016) {
-      const float v7017 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7018 = v68 + v7013;
-      const bfloat v7019 = bias[v7018];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7020 = float(v7019);
-      const float v7021 = v7017 + v7020;
-      const bfloat v7022 = bfloat(v7021);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7023 = v7011 * v4;
-      const uint v7024 = v7023 + v68;
-      const uint v7025 = v7024 + v7013;
-      out[v7025] = v7022;
-    }
-    const uint v7026 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7027 = v1127 + v7026;
-    const uint v7028 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7029 = v1126 + v7028;
-    const bool v7030 = v7027 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7031 = v7029 < v15;
-    const bool v7032 = v7030 && v7031;
-    if (v7032) {
-      const float v7033 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7034 = v68 + v7029;
-      const bfloat v7035 = bias[v7034];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7036 = float(v7035);
-      const float v7037 = v7033 + v7036;
-      const bfloat v7038 = bfloat(v7037);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7039 = v7027 * v4;
-      const uint v7040 = v7039 + v68;
-      const uint v7041 = v7040 + v7029;
-      out[v7041] = v7038;
-    }
-    const uint v7042 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7043 = v1127 + v7042;
-    const uint v7044 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7045 = v1126 + v7044;
-    const bool v7046 = v7043 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7047 = v7045 < v15;
-    const bool v7048 = v7046 && v7047;
-    if (v7048) {
-      const float v7049 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7050 = v68 + v7045;
-      const bfloat v7051 = bias[v7050];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7052 = float(v7051);
-      const float v7053 = v7049 + v7052;
-      const bfloat v7054 = bfloat(v7053);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7055 = v7043 * v4;
-      const uint v7056 = v7055 + v68;
-      const uint v7057 = v7056 + v7045;
-      out[v7057] = v7054;
-    }
-    const uint v7058 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7059 = v1127 + v7058;
-    const uint v7060 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7061 = v1126 + v7060;
-    const bool v7062 = v7059 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7063 = v7061 < v15;
-    const bool v7064 = v7062 && v7063;
-    if (v7064) {
-      const float v7065 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7066 = v68 + v7061;
-      const bfloat v7067 = bias[v7066];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7068 = float(v7067);
-      const float v7069 = v7065 + v7068;
-      const bfloat v7070 = bfloat(v7069);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7071 = v7059 * v4;
-      const uint v7072 = v7071 + v68;
-      const uint v7073 = v7072 + v7061;
-      out[v7073] = v7070;
-    }
-    const uint v7074 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7075 = v1127 + v7074;
-    const uint v7076 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7077 = v1126 + v7076;
-    const bool v7078 = v7075 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7079 = v7077 < v15;
-    const bool v7080 = v7078 && v7079;
-    if (v7080) {
-      const float v7081 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7082 = v68 + v7077;
-      const bfloat v7083 = bias[v7082];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7084 = float(v7083);
-      const float v7085 = v7081 + v7084;
-      const bfloat v7086 = bfloat(v7085);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7087 = v7075 * v4;
-      const uint v7088 = v7087 + v68;
-      const uint v7089 = v7088 + v7077;
-      out[v7089] = v7086;
-    }
-    const uint v7090 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7091 = v1127 + v7090;
-    const uint v7092 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7093 = v1126 + v7092;
-    const bool v7094 = v7091 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7095 = v7093 < v15;
-    const bool v7096 = v7094 && v7095;
-    if (v7096) {
-      const float v7097 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7098 = v68 + v7093;
-      const bfloat v7099 = bias[v7098];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7100 = float(v7099);
-      const float v7101 = v7097 + v7100;
-      const bfloat v7102 = bfloat(v7101);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7103 = v7091 * v4;
-      const uint v7104 = v7103 + v68;
-      const uint v7105 = v7104 + v7093;
-      out[v7105] = v7102;
-    }
-    const uint v7106 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7107 = v1127 + v7106;
-    const uint v7108 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7109 = v1126 + v7108;
-    const bool v7110 = v7107 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7111 = v7109 < v15;
-    const bool v7112 = v7110 && v7111;
-    if (v7112) {
-      const float v7113 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7114 = v68 + v7109;
-      const bfloat v7115 = bias[v7114];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7116 = float(v7115);
-      const float v7117 = v7113 + v7116;
-      const bfloat v7118 = bfloat(v7117);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7119 = v7107 * v4;
-      const uint v7120 = v7119 + v68;
-      const uint v7121 = v7120 + v7109;
-      out[v7121] = v7118;
-    }
-    const uint v7122 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7123 = v1127 + v7122;
-    const uint v7124 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7125 = v1126 + v7124;
-    const bool v7126 = v7123 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7127 = v7125 < v15;
-    const bool v7128 = v7126 && v7127;
-    if (v7128) {
-      const float v7129 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7130 = v68 + v7125;
-      const bfloat v7131 = bias[v7130];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7132 = float(v7131);
-      const float v7133 = v7129 + v7132;
-      const bfloat v7134 = bfloat(v7133);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7135 = v7123 * v4;
-      const uint v7136 = v7135 + v68;
-      const uint v7137 = v7136 + v7125;
-      out[v7137] = v7134;
-    }
-    const uint v7138 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7139 = v1127 + v7138;
-    const uint v7140 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7141 = v1126 + v7140;
-    const bool v7142 = v7139 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7143 = v7141 < v15;
-    const bool v7144 = v7142 && v7143;
-    if (v7144) {
-      const float v7145 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7146 = v68 + v7141;
-      const bfloat v7147 = bias[v7146];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7148 = float(v7147);
-      const float v7149 = v7145 + v7148;
-      const bfloat v7150 = bfloat(v7149);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7151 = v7139 * v4;
-      const uint v7152 = v7151 + v68;
-      const uint v7153 = v7152 + v7141;
-      out[v7153] = v7150;
-    }
-    const uint v7154 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7155 = v1127 + v7154;
-    const uint v7156 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7157 = v1126 + v7156;
-    const bool v7158 = v7155 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7159 = v7157 < v15;
-    const bool v7160 = v7158 && v7159;
-    if (v7160) {
-      const float v7161 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7162 = v68 + v7157;
-      const bfloat v7163 = bias[v7162];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7164 = float(v7163);
-      const float v7165 = v7161 + v7164;
-      const bfloat v7166 = bfloat(v7165);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7167 = v7155 * v4;
-      const uint v7168 = v7167 + v68;
-      const uint v7169 = v7168 + v7157;
-      out[v7169] = v7166;
-    }
-    const uint v7170 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7171 = v1127 + v7170;
-    const uint v7172 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7173 = v1126 + v7172;
-    const bool v7174 = v7171 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7175 = v7173 < v15;
-    const bool v7176 = v7174 && v7175;
-    if (v7176) {
-      const float v7177 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7178 = v68 + v7173;
-      const bfloat v7179 = bias[v7178];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7180 = float(v7179);
-      const float v7181 = v7177 + v7180;
-      const bfloat v7182 = bfloat(v7181);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7183 = v7171 * v4;
-      const uint v7184 = v7183 + v68;
-      const uint v7185 = v7184 + v7173;
-      out[v7185] = v7182;
-    }
-    const uint v7186 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7187 = v1127 + v7186;
-    const uint v7188 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7189 = v1126 + v7188;
-    const bool v7190 = v7187 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7191 = v7189 < v15;
-    const bool v7192 = v7190 && v7191;
-    if (v7192) {
-      const float v7193 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7194 = v68 + v7189;
-      const bfloat v7195 = bias[v7194];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7196 = float(v7195);
-      const float v7197 = v7193 + v7196;
-      const bfloat v7198 = bfloat(v7197);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7199 = v7187 * v4;
-      const uint v7200 = v7199 + v68;
-      const uint v7201 = v7200 + v7189;
-      out[v7201] = v7198;
-    }
-    const uint v7202 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7203 = v1127 + v7202;
-    const uint v7204 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7205 = v1126 + v7204;
-    const bool v7206 = v7203 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7207 = v7205 < v15;
-    const bool v7208 = v7206 && v7207;
-    if (v7208) {
-      const float v7209 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7210 = v68 + v7205;
-      const bfloat v7211 = bias[v7210];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7212 = float(v7211);
-      const float v7213 = v7209 + v7212;
-      const bfloat v7214 = bfloat(v7213);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7215 = v7203 * v4;
-      const uint v7216 = v7215 + v68;
-      const uint v7217 = v7216 + v7205;
-      out[v7217] = v7214;
-    }
-    const uint v7218 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7219 = v1127 + v7218;
-    const uint v7220 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7221 = v1126 + v7220;
-    const bool v7222 = v7219 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7223 = v7221 < v15;
-    const bool v7224 = v7222 && v7223;
-    if (v7224) {
-      const float v7225 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7226 = v68 + v7221;
-      const bfloat v7227 = bias[v7226];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7228 = float(v7227);
-      const float v7229 = v7225 + v7228;
-      const bfloat v7230 = bfloat(v7229);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7231 = v7219 * v4;
-      const uint v7232 = v7231 + v68;
-      const uint v7233 = v7232 + v7221;
-      out[v7233] = v7230;
-    }
-    const uint v7234 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7235 = v1127 + v7234;
-    const uint v7236 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7237 = v1126 + v7236;
-    const bool v7238 = v7235 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7239 = v7237 < v15;
-    const bool v7240 = v7238 && v7239;
-    if (v7240) {
-      const float v7241 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7242 = v68 + v7237;
-      const bfloat v7243 = bias[v7242];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7244 = float(v7243);
-      const float v7245 = v7241 + v7244;
-      const bfloat v7246 = bfloat(v7245);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7247 = v7235 * v4;
-      const uint v7248 = v7247 + v68;
-      const uint v7249 = v7248 + v7237;
-      out[v7249] = v7246;
-    }
-    const uint v7250 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7251 = v1127 + v7250;
-    const uint v7252 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7253 = v1126 + v7252;
-    const bool v7254 = v7251 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7255 = v7253 < v15;
-    const bool v7256 = v7254 && v7255;
-    if (v7256) {
-      const float v7257 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7258 = v68 + v7253;
-      const bfloat v7259 = bias[v7258];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7260 = float(v7259);
-      const float v7261 = v7257 + v7260;
-      const bfloat v7262 = bfloat(v7261);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7263 = v7251 * v4;
-      const uint v7264 = v7263 + v68;
-      const uint v7265 = v7264 + v7253;
-      out[v7265] = v7262;
-    }
-    const uint v7266 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7267 = v1127 + v7266;
-    const uint v7268 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7269 = v1126 + v7268;
-    const bool v7270 = v7267 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7271 = v7269 < v15;
-    const bool v7272 = v7270 && v7271;
-    if (v7272) {
-      const float v7273 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7274 = v68 + v7269;
-      const bfloat v7275 = bias[v7274];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7276 = float(v7275);
-      const float v7277 = v7273 + v7276;
-      const bfloat v7278 = bfloat(v7277);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7279 = v7267 * v4;
-      const uint v7280 = v7279 + v68;
-      const uint v7281 = v7280 + v7269;
-      out[v7281] = v7278;
-    }
-    const uint v7282 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7283 = v1127 + v7282;
-    const uint v7284 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7285 = v1126 + v7284;
-    const bool v7286 = v7283 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7287 = v7285 < v15;
-    const bool v7288 = v7286 && v7287;
-    if (v7288) {
-      const float v7289 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7290 = v68 + v7285;
-      const bfloat v7291 = bias[v7290];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7292 = float(v7291);
-      const float v7293 = v7289 + v7292;
-      const bfloat v7294 = bfloat(v7293);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7295 = v7283 * v4;
-      const uint v7296 = v7295 + v68;
-      const uint v7297 = v7296 + v7285;
-      out[v7297] = v7294;
-    }
-    const uint v7298 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7299 = v1127 + v7298;
-    const uint v7300 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7301 = v1126 + v7300;
-    const bool v7302 = v7299 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7303 = v7301 < v15;
-    const bool v7304 = v7302 && v7303;
-    if (v7304) {
-      const float v7305 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7306 = v68 + v7301;
-      const bfloat v7307 = bias[v7306];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7308 = float(v7307);
-      const float v7309 = v7305 + v7308;
-      const bfloat v7310 = bfloat(v7309);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7311 = v7299 * v4;
-      const uint v7312 = v7311 + v68;
-      const uint v7313 = v7312 + v7301;
-      out[v7313] = v7310;
-    }
-    const uint v7314 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7315 = v1127 + v7314;
-    const uint v7316 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7317 = v1126 + v7316;
-    const bool v7318 = v7315 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7319 = v7317 < v15;
-    const bool v7320 = v7318 && v7319;
-    if (v7320) {
-      const float v7321 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7322 = v68 + v7317;
-      const bfloat v7323 = bias[v7322];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7324 = float(v7323);
-      const float v7325 = v7321 + v7324;
-      const bfloat v7326 = bfloat(v7325);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7327 = v7315 * v4;
-      const uint v7328 = v7327 + v68;
-      const uint v7329 = v7328 + v7317;
-      out[v7329] = v7326;
-    }
-    const uint v7330 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7331 = v1127 + v7330;
-    const uint v7332 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7333 = v1126 + v7332;
-    const bool v7334 = v7331 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7335 = v7333 < v15;
-    const bool v7336 = v7334 && v7335;
-    if (v7336) {
-      const float v7337 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7338 = v68 + v7333;
-      const bfloat v7339 = bias[v7338];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7340 = float(v7339);
-      const float v7341 = v7337 + v7340;
-      const bfloat v7342 = bfloat(v7341);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7343 = v7331 * v4;
-      const uint v7344 = v7343 + v68;
-      const uint v7345 = v7344 + v7333;
-      out[v7345] = v7342;
-    }
-    const uint v7346 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7347 = v1127 + v7346;
-    const uint v7348 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7349 = v1126 + v7348;
-    const bool v7350 = v7347 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7351 = v7349 < v15;
-    const bool v7352 = v7350 && v7351;
-    if (v7352) {
-      const float v7353 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7354 = v68 + v7349;
-      const bfloat v7355 = bias[v7354];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7356 = float(v7355);
-      const float v7357 = v7353 + v7356;
-      const bfloat v7358 = bfloat(v7357);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7359 = v7347 * v4;
-      const uint v7360 = v7359 + v68;
-      const uint v7361 = v7360 + v7349;
-      out[v7361] = v7358;
-    }
-    const uint v7362 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7363 = v1127 + v7362;
-    const uint v7364 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7365 = v1126 + v7364;
-    const bool v7366 = v7363 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7367 = v7365 < v15;
-    const bool v7368 = v7366 && v7367;
-    if (v7368) {
-      const float v7369 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7370 = v68 + v7365;
-      const bfloat v7371 = bias[v7370];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7372 = float(v7371);
-      const float v7373 = v7369 + v7372;
-      const bfloat v7374 = bfloat(v7373);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7375 = v7363 * v4;
-      const uint v7376 = v7375 + v68;
-      const uint v7377 = v7376 + v7365;
-      out[v7377] = v7374;
-    }
-    const uint v7378 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7379 = v1127 + v7378;
-    const uint v7380 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7381 = v1126 + v7380;
-    const bool v7382 = v7379 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7383 = v7381 < v15;
-    const bool v7384 = v7382 && v7383;
-    if (v7384) {
-      const float v7385 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7386 = v68 + v7381;
-      const bfloat v7387 = bias[v7386];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7388 = float(v7387);
-      const float v7389 = v7385 + v7388;
-      const bfloat v7390 = bfloat(v7389);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7391 = v7379 * v4;
-      const uint v7392 = v7391 + v68;
-      const uint v7393 = v7392 + v7381;
-      out[v7393] = v7390;
-    }
-    const uint v7394 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7395 = v1127 + v7394;
-    const uint v7396 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7397 = v1126 + v7396;
-    const bool v7398 = v7395 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7399 = v7397 < v15;
-    const bool v7400 = v7398 && v7399;
-    if (v7400) {
-      const float v7401 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7402 = v68 + v7397;
-      const bfloat v7403 = bias[v7402];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7404 = float(v7403);
-      const float v7405 = v7401 + v7404;
-      const bfloat v7406 = bfloat(v7405);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7407 = v7395 * v4;
-      const uint v7408 = v7407 + v68;
-      const uint v7409 = v7408 + v7397;
-      out[v7409] = v7406;
-    }
-    const uint v7410 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7411 = v1127 + v7410;
-    const uint v7412 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7413 = v1126 + v7412;
-    const bool v7414 = v7411 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7415 = v7413 < v15;
-    const bool v7416 = v7414 && v7415;
-    if (v7416) {
-      const float v7417 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7418 = v68 + v7413;
-      const bfloat v7419 = bias[v7418];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7420 = float(v7419);
-      const float v7421 = v7417 + v7420;
-      const bfloat v7422 = bfloat(v7421);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7423 = v7411 * v4;
-      const uint v7424 = v7423 + v68;
-      const uint v7425 = v7424 + v7413;
-      out[v7425] = v7422;
-    }
-    const uint v7426 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7427 = v1127 + v7426;
-    const uint v7428 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7429 = v1126 + v7428;
-    const bool v7430 = v7427 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7431 = v7429 < v15;
-    const bool v7432 = v7430 && v7431;
-    if (v7432) {
-      const float v7433 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7434 = v68 + v7429;
-      const bfloat v7435 = bias[v7434];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7436 = float(v7435);
-      const float v7437 = v7433 + v7436;
-      const bfloat v7438 = bfloat(v7437);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7439 = v7427 * v4;
-      const uint v7440 = v7439 + v68;
-      const uint v7441 = v7440 + v7429;
-      out[v7441] = v7438;
-    }
-    const uint v7442 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7443 = v1127 + v7442;
-    const uint v7444 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7445 = v1126 + v7444;
-    const bool v7446 = v7443 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7447 = v7445 < v15;
-    const bool v7448 = v7446 && v7447;
-    if (v7448) {
-      const float v7449 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7450 = v68 + v7445;
-      const bfloat v7451 = bias[v7450];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7452 = float(v7451);
-      const float v7453 = v7449 + v7452;
-      const bfloat v7454 = bfloat(v7453);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7455 = v7443 * v4;
-      const uint v7456 = v7455 + v68;
-      const uint v7457 = v7456 + v7445;
-      out[v7457] = v7454;
-    }
-    const uint v7458 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7459 = v1127 + v7458;
-    const uint v7460 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7461 = v1126 + v7460;
-    const bool v7462 = v7459 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7463 = v7461 < v15;
-    const bool v7464 = v7462 && v7463;
-    if (v7464) {
-      const float v7465 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7466 = v68 + v7461;
-      const bfloat v7467 = bias[v7466];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7468 = float(v7467);
-      const float v7469 = v7465 + v7468;
-      const bfloat v7470 = bfloat(v7469);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7471 = v7459 * v4;
-      const uint v7472 = v7471 + v68;
-      const uint v7473 = v7472 + v7461;
-      out[v7473] = v7470;
-    }
-    const uint v7474 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7475 = v1127 + v7474;
-    const uint v7476 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7477 = v1126 + v7476;
-    const bool v7478 = v7475 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7479 = v7477 < v15;
-    const bool v7480 = v7478 && v7479;
-    if (v7480) {
-      const float v7481 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7482 = v68 + v7477;
-      const bfloat v7483 = bias[v7482];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7484 = float(v7483);
-      const float v7485 = v7481 + v7484;
-      const bfloat v7486 = bfloat(v7485);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7487 = v7475 * v4;
-      const uint v7488 = v7487 + v68;
-      const uint v7489 = v7488 + v7477;
-      out[v7489] = v7486;
-    }
-    const uint v7490 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7491 = v1127 + v7490;
-    const uint v7492 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7493 = v1126 + v7492;
-    const bool v7494 = v7491 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7495 = v7493 < v15;
-    const bool v7496 = v7494 && v7495;
-    if (v7496) {
-      const float v7497 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7498 = v68 + v7493;
-      const bfloat v7499 = bias[v7498];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7500 = float(v7499);
-      const float v7501 = v7497 + v7500;
-      const bfloat v7502 = bfloat(v7501);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7503 = v7491 * v4;
-      const uint v7504 = v7503 + v68;
-      const uint v7505 = v7504 + v7493;
-      out[v7505] = v7502;
-    }
-    const uint v7506 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7507 = v1127 + v7506;
-    const uint v7508 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7509 = v1126 + v7508;
-    const bool v7510 = v7507 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7511 = v7509 < v15;
-    const bool v7512 = v7510 && v7511;
-    if (v7512) {
-      const float v7513 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7514 = v68 + v7509;
-      const bfloat v7515 = bias[v7514];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7516 = float(v7515);
-      const float v7517 = v7513 + v7516;
-      const bfloat v7518 = bfloat(v7517);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7519 = v7507 * v4;
-      const uint v7520 = v7519 + v68;
-      const uint v7521 = v7520 + v7509;
-      out[v7521] = v7518;
-    }
-    const uint v7522 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7523 = v1127 + v7522;
-    const uint v7524 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7525 = v1126 + v7524;
-    const bool v7526 = v7523 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7527 = v7525 < v15;
-    const bool v7528 = v7526 && v7527;
-    if (v7528) {
-      const float v7529 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7530 = v68 + v7525;
-      const bfloat v7531 = bias[v7530];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7532 = float(v7531);
-      const float v7533 = v7529 + v7532;
-      const bfloat v7534 = bfloat(v7533);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7535 = v7523 * v4;
-      const uint v7536 = v7535 + v68;
-      const uint v7537 = v7536 + v7525;
-      out[v7537] = v7534;
+    const uint v5491 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5492 = v1128 + v5491;
+    const uint v5493 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5494 = v1127 + v5493;
+    const bool v5495 = v5492 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5496 = v5494 < v15;
+    const bool v5497 = v5495 && v5496;
+    if (v5497) {
+      const float v5498 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5499 = v68 + v5494;
+      const bfloat v5500 = bias[v5499];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5501 = float(v5500);
+      const float v5502 = v5498 + v5501;
+      const bfloat v5503 = bfloat(v5502);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5504 = v5492 * v4;
+      const uint v5505 = v5504 + v68;
+      const uint v5506 = v5505 + v5494;
+      out[v5506] = v5503;
+    }
+    const uint v5507 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5508 = v1128 + v5507;
+    const uint v5509 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5510 = v1127 + v5509;
+    const bool v5511 = v5508 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5512 = v5510 < v15;
+    const bool v5513 = v5511 && v5512;
+    if (v5513) {
+      const float v5514 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5515 = v68 + v5510;
+      const bfloat v5516 = bias[v5515];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5517 = float(v5516);
+      const float v5518 = v5514 + v5517;
+      const bfloat v5519 = bfloat(v5518);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5520 = v5508 * v4;
+      const uint v5521 = v5520 + v68;
+      const uint v5522 = v5521 + v5510;
+      out[v5522] = v5519;
+    }
+    const uint v5523 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5524 = v1128 + v5523;
+    const uint v5525 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5526 = v1127 + v5525;
+    const bool v5527 = v5524 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5528 = v5526 < v15;
+    const bool v5529 = v5527 && v5528;
+    if (v5529) {
+      const float v5530 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5531 = v68 + v5526;
+      const bfloat v5532 = bias[v5531];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5533 = float(v5532);
+      const float v5534 = v5530 + v5533;
+      const bfloat v5535 = bfloat(v5534);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5536 = v5524 * v4;
+      const uint v5537 = v5536 + v68;
+      const uint v5538 = v5537 + v5526;
+      out[v5538] = v5535;
+    }
+    const uint v5539 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5540 = v1128 + v5539;
+    const uint v5541 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5542 = v1127 + v5541;
+    const bool v5543 = v5540 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5544 = v5542 < v15;
+    const bool v5545 = v5543 && v5544;
+    if (v5545) {
+      const float v5546 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5547 = v68 + v5542;
+      const bfloat v5548 = bias[v5547];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5549 = float(v5548);
+      const float v5550 = v5546 + v5549;
+      const bfloat v5551 = bfloat(v5550);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5552 = v5540 * v4;
+      const uint v5553 = v5552 + v68;
+      const uint v5554 = v5553 + v5542;
+      out[v5554] = v5551;
+    }
+    const uint v5555 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5556 = v1128 + v5555;
+    const uint v5557 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5558 = v1127 + v5557;
+    const bool v5559 = v5556 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5560 = v5558 < v15;
+    const bool v5561 = v5559 && v5560;
+    if (v5561) {
+      const float v5562 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5563 = v68 + v5558;
+      const bfloat v5564 = bias[v5563];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5565 = float(v5564);
+      const float v5566 = v5562 + v5565;
+      const bfloat v5567 = bfloat(v5566);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5568 = v5556 * v4;
+      const uint v5569 = v5568 + v68;
+      const uint v5570 = v5569 + v5558;
+      out[v5570] = v5567;
+    }
+    const uint v5571 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5572 = v1128 + v5571;
+    const uint v5573 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5574 = v1127 + v5573;
+    const bool v5575 = v5572 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5576 = v5574 < v15;
+    const bool v5577 = v5575 && v5576;
+    if (v5577) {
+      const float v5578 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5579 = v68 + v5574;
+      const bfloat v5580 = bias[v5579];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5581 = float(v5580);
+      const float v5582 = v5578 + v5581;
+      const bfloat v5583 = bfloat(v5582);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5584 = v5572 * v4;
+      const uint v5585 = v5584 + v68;
+      const uint v5586 = v5585 + v5574;
+      out[v5586] = v5583;
+    }
+    const uint v5587 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5588 = v1128 + v5587;
+    const uint v5589 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5590 = v1127 + v5589;
+    const bool v5591 = v5588 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5592 = v5590 < v15;
+    const bool v5593 = v5591 && v5592;
+    if (v5593) {
+      const float v5594 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5595 = v68 + v5590;
+      const bfloat v5596 = bias[v5595];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5597 = float(v5596);
+      const float v5598 = v5594 + v5597;
+      const bfloat v5599 = bfloat(v5598);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5600 = v5588 * v4;
+      const uint v5601 = v5600 + v68;
+      const uint v5602 = v5601 + v5590;
+      out[v5602] = v5599;
+    }
+    const uint v5603 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5604 = v1128 + v5603;
+    const uint v5605 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5606 = v1127 + v5605;
+    const bool v5607 = v5604 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5608 = v5606 < v15;
+    const bool v5609 = v5607 && v5608;
+    if (v5609) {
+      const float v5610 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5611 = v68 + v5606;
+      const bfloat v5612 = bias[v5611];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5613 = float(v5612);
+      const float v5614 = v5610 + v5613;
+      const bfloat v5615 = bfloat(v5614);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5616 = v5604 * v4;
+      const uint v5617 = v5616 + v68;
+      const uint v5618 = v5617 + v5606;
+      out[v5618] = v5615;
+    }
+    const uint v5619 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5620 = v1128 + v5619;
+    const uint v5621 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5622 = v1127 + v5621;
+    const bool v5623 = v5620 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5624 = v5622 < v15;
+    const bool v5625 = v5623 && v5624;
+    if (v5625) {
+      const float v5626 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5627 = v68 + v5622;
+      const bfloat v5628 = bias[v5627];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5629 = float(v5628);
+      const float v5630 = v5626 + v5629;
+      const bfloat v5631 = bfloat(v5630);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5632 = v5620 * v4;
+      const uint v5633 = v5632 + v68;
+      const uint v5634 = v5633 + v5622;
+      out[v5634] = v5631;
+    }
+    const uint v5635 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5636 = v1128 + v5635;
+    const uint v5637 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5638 = v1127 + v5637;
+    const bool v5639 = v5636 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5640 = v5638 < v15;
+    const bool v5641 = v5639 && v5640;
+    if (v5641) {
+      const float v5642 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5643 = v68 + v5638;
+      const bfloat v5644 = bias[v5643];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5645 = float(v5644);
+      const float v5646 = v5642 + v5645;
+      const bfloat v5647 = bfloat(v5646);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5648 = v5636 * v4;
+      const uint v5649 = v5648 + v68;
+      const uint v5650 = v5649 + v5638;
+      out[v5650] = v5647;
+    }
+    const uint v5651 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5652 = v1128 + v5651;
+    const uint v5653 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5654 = v1127 + v5653;
+    const bool v5655 = v5652 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5656 = v5654 < v15;
+    const bool v5657 = v5655 && v5656;
+    if (v5657) {
+      const float v5658 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5659 = v68 + v5654;
+      const bfloat v5660 = bias[v5659];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5661 = float(v5660);
+      const float v5662 = v5658 + v5661;
+      const bfloat v5663 = bfloat(v5662);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5664 = v5652 * v4;
+      const uint v5665 = v5664 + v68;
+      const uint v5666 = v5665 + v5654;
+      out[v5666] = v5663;
+    }
+    const uint v5667 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5668 = v1128 + v5667;
+    const uint v5669 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5670 = v1127 + v5669;
+    const bool v5671 = v5668 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5672 = v5670 < v15;
+    const bool v5673 = v5671 && v5672;
+    if (v5673) {
+      const float v5674 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5675 = v68 + v5670;
+      const bfloat v5676 = bias[v5675];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5677 = float(v5676);
+      const float v5678 = v5674 + v5677;
+      const bfloat v5679 = bfloat(v5678);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5680 = v5668 * v4;
+      const uint v5681 = v5680 + v68;
+      const uint v5682 = v5681 + v5670;
+      out[v5682] = v5679;
+    }
+    const uint v5683 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5684 = v1128 + v5683;
+    const uint v5685 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5686 = v1127 + v5685;
+    const bool v5687 = v5684 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5688 = v5686 < v15;
+    const bool v5689 = v5687 && v5688;
+    if (v5689) {
+      const float v5690 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5691 = v68 + v5686;
+      const bfloat v5692 = bias[v5691];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5693 = float(v5692);
+      const float v5694 = v5690 + v5693;
+      const bfloat v5695 = bfloat(v5694);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5696 = v5684 * v4;
+      const uint v5697 = v5696 + v68;
+      const uint v5698 = v5697 + v5686;
+      out[v5698] = v5695;
+    }
+    const uint v5699 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5700 = v1128 + v5699;
+    const uint v5701 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5702 = v1127 + v5701;
+    const bool v5703 = v5700 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5704 = v5702 < v15;
+    const bool v5705 = v5703 && v5704;
+    if (v5705) {
+      const float v5706 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5707 = v68 + v5702;
+      const bfloat v5708 = bias[v5707];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5709 = float(v5708);
+      const float v5710 = v5706 + v5709;
+      const bfloat v5711 = bfloat(v5710);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5712 = v5700 * v4;
+      const uint v5713 = v5712 + v68;
+      const uint v5714 = v5713 + v5702;
+      out[v5714] = v5711;
+    }
+    const uint v5715 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5716 = v1128 + v5715;
+    const uint v5717 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5718 = v1127 + v5717;
+    const bool v5719 = v5716 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5720 = v5718 < v15;
+    const bool v5721 = v5719 && v5720;
+    if (v5721) {
+      const float v5722 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5723 = v68 + v5718;
+      const bfloat v5724 = bias[v5723];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5725 = float(v5724);
+      const float v5726 = v5722 + v5725;
+      const bfloat v5727 = bfloat(v5726);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5728 = v5716 * v4;
+      const uint v5729 = v5728 + v68;
+      const uint v5730 = v5729 + v5718;
+      out[v5730] = v5727;
+    }
+    const uint v5731 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5732 = v1128 + v5731;
+    const uint v5733 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5734 = v1127 + v5733;
+    const bool v5735 = v5732 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5736 = v5734 < v15;
+    const bool v5737 = v5735 && v5736;
+    if (v5737) {
+      const float v5738 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5739 = v68 + v5734;
+      const bfloat v5740 = bias[v5739];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5741 = float(v5740);
+      const float v5742 = v5738 + v5741;
+      const bfloat v5743 = bfloat(v5742);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5744 = v5732 * v4;
+      const uint v5745 = v5744 + v68;
+      const uint v5746 = v5745 + v5734;
+      out[v5746] = v5743;
+    }
+    const uint v5747 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5748 = v1128 + v5747;
+    const uint v5749 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5750 = v1127 + v5749;
+    const bool v5751 = v5748 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5752 = v5750 < v15;
+    const bool v5753 = v5751 && v5752;
+    if (v5753) {
+      const float v5754 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5755 = v68 + v5750;
+      const bfloat v5756 = bias[v5755];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5757 = float(v5756);
+      const float v5758 = v5754 + v5757;
+      const bfloat v5759 = bfloat(v5758);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5760 = v5748 * v4;
+      const uint v5761 = v5760 + v68;
+      const uint v5762 = v5761 + v5750;
+      out[v5762] = v5759;
+    }
+    const uint v5763 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5764 = v1128 + v5763;
+    const uint v5765 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5766 = v1127 + v5765;
+    const bool v5767 = v5764 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5768 = v5766 < v15;
+    const bool v5769 = v5767 && v5768;
+    if (v5769) {
+      const float v5770 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5771 = v68 + v5766;
+      const bfloat v5772 = bias[v5771];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5773 = float(v5772);
+      const float v5774 = v5770 + v5773;
+      const bfloat v5775 = bfloat(v5774);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5776 = v5764 * v4;
+      const uint v5777 = v5776 + v68;
+      const uint v5778 = v5777 + v5766;
+      out[v5778] = v5775;
+    }
+    const uint v5779 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5780 = v1128 + v5779;
+    const uint v5781 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5782 = v1127 + v5781;
+    const bool v5783 = v5780 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5784 = v5782 < v15;
+    const bool v5785 = v5783 && v5784;
+    if (v5785) {
+      const float v5786 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5787 = v68 + v5782;
+      const bfloat v5788 = bias[v5787];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5789 = float(v5788);
+      const float v5790 = v5786 + v5789;
+      const bfloat v5791 = bfloat(v5790);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5792 = v5780 * v4;
+      const uint v5793 = v5792 + v68;
+      const uint v5794 = v5793 + v5782;
+      out[v5794] = v5791;
+    }
+    const uint v5795 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5796 = v1128 + v5795;
+    const uint v5797 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5798 = v1127 + v5797;
+    const bool v5799 = v5796 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5800 = v5798 < v15;
+    const bool v5801 = v5799 && v5800;
+    if (v5801) {
+      const float v5802 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5803 = v68 + v5798;
+      const bfloat v5804 = bias[v5803];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5805 = float(v5804);
+      const float v5806 = v5802 + v5805;
+      const bfloat v5807 = bfloat(v5806);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5808 = v5796 * v4;
+      const uint v5809 = v5808 + v68;
+      const uint v5810 = v5809 + v5798;
+      out[v5810] = v5807;
+    }
+    const uint v5811 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5812 = v1128 + v5811;
+    const uint v5813 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5814 = v1127 + v5813;
+    const bool v5815 = v5812 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5816 = v5814 < v15;
+    const bool v5817 = v5815 && v5816;
+    if (v5817) {
+      const float v5818 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5819 = v68 + v5814;
+      const bfloat v5820 = bias[v5819];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5821 = float(v5820);
+      const float v5822 = v5818 + v5821;
+      const bfloat v5823 = bfloat(v5822);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5824 = v5812 * v4;
+      const uint v5825 = v5824 + v68;
+      const uint v5826 = v5825 + v5814;
+      out[v5826] = v5823;
+    }
+    const uint v5827 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5828 = v1128 + v5827;
+    const uint v5829 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5830 = v1127 + v5829;
+    const bool v5831 = v5828 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5832 = v5830 < v15;
+    const bool v5833 = v5831 && v5832;
+    if (v5833) {
+      const float v5834 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5835 = v68 + v5830;
+      const bfloat v5836 = bias[v5835];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5837 = float(v5836);
+      const float v5838 = v5834 + v5837;
+      const bfloat v5839 = bfloat(v5838);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5840 = v5828 * v4;
+      const uint v5841 = v5840 + v68;
+      const uint v5842 = v5841 + v5830;
+      out[v5842] = v5839;
+    }
+    const uint v5843 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5844 = v1128 + v5843;
+    const uint v5845 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5846 = v1127 + v5845;
+    const bool v5847 = v5844 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5848 = v5846 < v15;
+    const bool v5849 = v5847 && v5848;
+    if (v5849) {
+      const float v5850 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5851 = v68 + v5846;
+      const bfloat v5852 = bias[v5851];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5853 = float(v5852);
+      const float v5854 = v5850 + v5853;
+      const bfloat v5855 = bfloat(v5854);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5856 = v5844 * v4;
+      const uint v5857 = v5856 + v68;
+      const uint v5858 = v5857 + v5846;
+      out[v5858] = v5855;
+    }
+    const uint v5859 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5860 = v1128 + v5859;
+    const uint v5861 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5862 = v1127 + v5861;
+    const bool v5863 = v5860 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5864 = v5862 < v15;
+    const bool v5865 = v5863 && v5864;
+    if (v5865) {
+      const float v5866 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5867 = v68 + v5862;
+      const bfloat v5868 = bias[v5867];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5869 = float(v5868);
+      const float v5870 = v5866 + v5869;
+      const bfloat v5871 = bfloat(v5870);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5872 = v5860 * v4;
+      const uint v5873 = v5872 + v68;
+      const uint v5874 = v5873 + v5862;
+      out[v5874] = v5871;
+    }
+    const uint v5875 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5876 = v1128 + v5875;
+    const uint v5877 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5878 = v1127 + v5877;
+    const bool v5879 = v5876 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5880 = v5878 < v15;
+    const bool v5881 = v5879 && v5880;
+    if (v5881) {
+      const float v5882 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5883 = v68 + v5878;
+      const bfloat v5884 = bias[v5883];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5885 = float(v5884);
+      const float v5886 = v5882 + v5885;
+      const bfloat v5887 = bfloat(v5886);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5888 = v5876 * v4;
+      const uint v5889 = v5888 + v68;
+      const uint v5890 = v5889 + v5878;
+      out[v5890] = v5887;
+    }
+    const uint v5891 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5892 = v1128 + v5891;
+    const uint v5893 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5894 = v1127 + v5893;
+    const bool v5895 = v5892 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5896 = v5894 < v15;
+    const bool v5897 = v5895 && v5896;
+    if (v5897) {
+      const float v5898 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5899 = v68 + v5894;
+      const bfloat v5900 = bias[v5899];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5901 = float(v5900);
+      const float v5902 = v5898 + v5901;
+      const bfloat v5903 = bfloat(v5902);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5904 = v5892 * v4;
+      const uint v5905 = v5904 + v68;
+      const uint v5906 = v5905 + v5894;
+      out[v5906] = v5903;
+    }
+    const uint v5907 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5908 = v1128 + v5907;
+    const uint v5909 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5910 = v1127 + v5909;
+    const bool v5911 = v5908 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5912 = v5910 < v15;
+    const bool v5913 = v5911 && v5912;
+    if (v5913) {
+      const float v5914 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5915 = v68 + v5910;
+      const bfloat v5916 = bias[v5915];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5917 = float(v5916);
+      const float v5918 = v5914 + v5917;
+      const bfloat v5919 = bfloat(v5918);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5920 = v5908 * v4;
+      const uint v5921 = v5920 + v68;
+      const uint v5922 = v5921 + v5910;
+      out[v5922] = v5919;
+    }
+    const uint v5923 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5924 = v1128 + v5923;
+    const uint v5925 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5926 = v1127 + v5925;
+    const bool v5927 = v5924 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5928 = v5926 < v15;
+    const bool v5929 = v5927 && v5928;
+    if (v5929) {
+      const float v5930 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5931 = v68 + v5926;
+      const bfloat v5932 = bias[v5931];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5933 = float(v5932);
+      const float v5934 = v5930 + v5933;
+      const bfloat v5935 = bfloat(v5934);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5936 = v5924 * v4;
+      const uint v5937 = v5936 + v68;
+      const uint v5938 = v5937 + v5926;
+      out[v5938] = v5935;
+    }
+    const uint v5939 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5940 = v1128 + v5939;
+    const uint v5941 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5942 = v1127 + v5941;
+    const bool v5943 = v5940 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5944 = v5942 < v15;
+    const bool v5945 = v5943 && v5944;
+    if (v5945) {
+      const float v5946 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5947 = v68 + v5942;
+      const bfloat v5948 = bias[v5947];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5949 = float(v5948);
+      const float v5950 = v5946 + v5949;
+      const bfloat v5951 = bfloat(v5950);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5952 = v5940 * v4;
+      const uint v5953 = v5952 + v68;
+      const uint v5954 = v5953 + v5942;
+      out[v5954] = v5951;
+    }
+    const uint v5955 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5956 = v1128 + v5955;
+    const uint v5957 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5958 = v1127 + v5957;
+    const bool v5959 = v5956 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5960 = v5958 < v15;
+    const bool v5961 = v5959 && v5960;
+    if (v5961) {
+      const float v5962 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5963 = v68 + v5958;
+      const bfloat v5964 = bias[v5963];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5965 = float(v5964);
+      const float v5966 = v5962 + v5965;
+      const bfloat v5967 = bfloat(v5966);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5968 = v5956 * v4;
+      const uint v5969 = v5968 + v68;
+      const uint v5970 = v5969 + v5958;
+      out[v5970] = v5967;
+    }
+    const uint v5971 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5972 = v1128 + v5971;
+    const uint v5973 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5974 = v1127 + v5973;
+    const bool v5975 = v5972 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5976 = v5974 < v15;
+    const bool v5977 = v5975 && v5976;
+    if (v5977) {
+      const float v5978 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5979 = v68 + v5974;
+      const bfloat v5980 = bias[v5979];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5981 = float(v5980);
+      const float v5982 = v5978 + v5981;
+      const bfloat v5983 = bfloat(v5982);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5984 = v5972 * v4;
+      const uint v5985 = v5984 + v68;
+      const uint v5986 = v5985 + v5974;
+      out[v5986] = v5983;
+    }
+    const uint v5987 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v5988 = v1128 + v5987;
+    const uint v5989 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v5990 = v1127 + v5989;
+    const bool v5991 = v5988 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v5992 = v5990 < v15;
+    const bool v5993 = v5991 && v5992;
+    if (v5993) {
+      const float v5994 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v5995 = v68 + v5990;
+      const bfloat v5996 = bias[v5995];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v5997 = float(v5996);
+      const float v5998 = v5994 + v5997;
+      const bfloat v5999 = bfloat(v5998);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6000 = v5988 * v4;
+      const uint v6001 = v6000 + v68;
+      const uint v6002 = v6001 + v5990;
+      out[v6002] = v5999;
+    }
+    const uint v6003 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6004 = v1128 + v6003;
+    const uint v6005 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6006 = v1127 + v6005;
+    const bool v6007 = v6004 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6008 = v6006 < v15;
+    const bool v6009 = v6007 && v6008;
+    if (v6009) {
+      const float v6010 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6011 = v68 + v6006;
+      const bfloat v6012 = bias[v6011];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6013 = float(v6012);
+      const float v6014 = v6010 + v6013;
+      const bfloat v6015 = bfloat(v6014);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6016 = v6004 * v4;
+      const uint v6017 = v6016 + v68;
+      const uint v6018 = v6017 + v6006;
+      out[v6018] = v6015;
+    }
+    const uint v6019 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6020 = v1128 + v6019;
+    const uint v6021 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6022 = v1127 + v6021;
+    const bool v6023 = v6020 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6024 = v6022 < v15;
+    const bool v6025 = v6023 && v6024;
+    if (v6025) {
+      const float v6026 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6027 = v68 + v6022;
+      const bfloat v6028 = bias[v6027];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6029 = float(v6028);
+      const float v6030 = v6026 + v6029;
+      const bfloat v6031 = bfloat(v6030);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6032 = v6020 * v4;
+      const uint v6033 = v6032 + v68;
+      const uint v6034 = v6033 + v6022;
+      out[v6034] = v6031;
+    }
+    const uint v6035 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6036 = v1128 + v6035;
+    const uint v6037 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6038 = v1127 + v6037;
+    const bool v6039 = v6036 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6040 = v6038 < v15;
+    const bool v6041 = v6039 && v6040;
+    if (v6041) {
+      const float v6042 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6043 = v68 + v6038;
+      const bfloat v6044 = bias[v6043];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6045 = float(v6044);
+      const float v6046 = v6042 + v6045;
+      const bfloat v6047 = bfloat(v6046);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6048 = v6036 * v4;
+      const uint v6049 = v6048 + v68;
+      const uint v6050 = v6049 + v6038;
+      out[v6050] = v6047;
+    }
+    const uint v6051 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6052 = v1128 + v6051;
+    const uint v6053 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6054 = v1127 + v6053;
+    const bool v6055 = v6052 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6056 = v6054 < v15;
+    const bool v6057 = v6055 && v6056;
+    if (v6057) {
+      const float v6058 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6059 = v68 + v6054;
+      const bfloat v6060 = bias[v6059];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6061 = float(v6060);
+      const float v6062 = v6058 + v6061;
+      const bfloat v6063 = bfloat(v6062);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6064 = v6052 * v4;
+      const uint v6065 = v6064 + v68;
+      const uint v6066 = v6065 + v6054;
+      out[v6066] = v6063;
+    }
+    const uint v6067 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6068 = v1128 + v6067;
+    const uint v6069 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6070 = v1127 + v6069;
+    const bool v6071 = v6068 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6072 = v6070 < v15;
+    const bool v6073 = v6071 && v6072;
+    if (v6073) {
+      const float v6074 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6075 = v68 + v6070;
+      const bfloat v6076 = bias[v6075];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6077 = float(v6076);
+      const float v6078 = v6074 + v6077;
+      const bfloat v6079 = bfloat(v6078);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6080 = v6068 * v4;
+      const uint v6081 = v6080 + v68;
+      const uint v6082 = v6081 + v6070;
+      out[v6082] = v6079;
+    }
+    const uint v6083 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6084 = v1128 + v6083;
+    const uint v6085 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6086 = v1127 + v6085;
+    const bool v6087 = v6084 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6088 = v6086 < v15;
+    const bool v6089 = v6087 && v6088;
+    if (v6089) {
+      const float v6090 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6091 = v68 + v6086;
+      const bfloat v6092 = bias[v6091];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6093 = float(v6092);
+      const float v6094 = v6090 + v6093;
+      const bfloat v6095 = bfloat(v6094);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6096 = v6084 * v4;
+      const uint v6097 = v6096 + v68;
+      const uint v6098 = v6097 + v6086;
+      out[v6098] = v6095;
+    }
+    const uint v6099 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6100 = v1128 + v6099;
+    const uint v6101 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6102 = v1127 + v6101;
+    const bool v6103 = v6100 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6104 = v6102 < v15;
+    const bool v6105 = v6103 && v6104;
+    if (v6105) {
+      const float v6106 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6107 = v68 + v6102;
+      const bfloat v6108 = bias[v6107];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6109 = float(v6108);
+      const float v6110 = v6106 + v6109;
+      const bfloat v6111 = bfloat(v6110);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6112 = v6100 * v4;
+      const uint v6113 = v6112 + v68;
+      const uint v6114 = v6113 + v6102;
+      out[v6114] = v6111;
+    }
+    const uint v6115 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6116 = v1128 + v6115;
+    const uint v6117 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6118 = v1127 + v6117;
+    const bool v6119 = v6116 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6120 = v6118 < v15;
+    const bool v6121 = v6119 && v6120;
+    if (v6121) {
+      const float v6122 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6123 = v68 + v6118;
+      const bfloat v6124 = bias[v6123];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6125 = float(v6124);
+      const float v6126 = v6122 + v6125;
+      const bfloat v6127 = bfloat(v6126);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6128 = v6116 * v4;
+      const uint v6129 = v6128 + v68;
+      const uint v6130 = v6129 + v6118;
+      out[v6130] = v6127;
+    }
+    const uint v6131 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6132 = v1128 + v6131;
+    const uint v6133 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6134 = v1127 + v6133;
+    const bool v6135 = v6132 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6136 = v6134 < v15;
+    const bool v6137 = v6135 && v6136;
+    if (v6137) {
+      const float v6138 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6139 = v68 + v6134;
+      const bfloat v6140 = bias[v6139];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6141 = float(v6140);
+      const float v6142 = v6138 + v6141;
+      const bfloat v6143 = bfloat(v6142);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6144 = v6132 * v4;
+      const uint v6145 = v6144 + v68;
+      const uint v6146 = v6145 + v6134;
+      out[v6146] = v6143;
+    }
+    const uint v6147 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6148 = v1128 + v6147;
+    const uint v6149 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6150 = v1127 + v6149;
+    const bool v6151 = v6148 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6152 = v6150 < v15;
+    const bool v6153 = v6151 && v6152;
+    if (v6153) {
+      const float v6154 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6155 = v68 + v6150;
+      const bfloat v6156 = bias[v6155];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6157 = float(v6156);
+      const float v6158 = v6154 + v6157;
+      const bfloat v6159 = bfloat(v6158);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6160 = v6148 * v4;
+      const uint v6161 = v6160 + v68;
+      const uint v6162 = v6161 + v6150;
+      out[v6162] = v6159;
+    }
+    const uint v6163 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6164 = v1128 + v6163;
+    const uint v6165 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6166 = v1127 + v6165;
+    const bool v6167 = v6164 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6168 = v6166 < v15;
+    const bool v6169 = v6167 && v6168;
+    if (v6169) {
+      const float v6170 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6171 = v68 + v6166;
+      const bfloat v6172 = bias[v6171];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6173 = float(v6172);
+      const float v6174 = v6170 + v6173;
+      const bfloat v6175 = bfloat(v6174);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6176 = v6164 * v4;
+      const uint v6177 = v6176 + v68;
+      const uint v6178 = v6177 + v6166;
+      out[v6178] = v6175;
+    }
+    const uint v6179 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6180 = v1128 + v6179;
+    const uint v6181 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6182 = v1127 + v6181;
+    const bool v6183 = v6180 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6184 = v6182 < v15;
+    const bool v6185 = v6183 && v6184;
+    if (v6185) {
+      const float v6186 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6187 = v68 + v6182;
+      const bfloat v6188 = bias[v6187];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6189 = float(v6188);
+      const float v6190 = v6186 + v6189;
+      const bfloat v6191 = bfloat(v6190);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6192 = v6180 * v4;
+      const uint v6193 = v6192 + v68;
+      const uint v6194 = v6193 + v6182;
+      out[v6194] = v6191;
+    }
+    const uint v6195 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6196 = v1128 + v6195;
+    const uint v6197 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6198 = v1127 + v6197;
+    const bool v6199 = v6196 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6200 = v6198 < v15;
+    const bool v6201 = v6199 && v6200;
+    if (v6201) {
+      const float v6202 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6203 = v68 + v6198;
+      const bfloat v6204 = bias[v6203];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6205 = float(v6204);
+      const float v6206 = v6202 + v6205;
+      const bfloat v6207 = bfloat(v6206);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6208 = v6196 * v4;
+      const uint v6209 = v6208 + v68;
+      const uint v6210 = v6209 + v6198;
+      out[v6210] = v6207;
+    }
+    const uint v6211 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6212 = v1128 + v6211;
+    const uint v6213 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6214 = v1127 + v6213;
+    const bool v6215 = v6212 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6216 = v6214 < v15;
+    const bool v6217 = v6215 && v6216;
+    if (v6217) {
+      const float v6218 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6219 = v68 + v6214;
+      const bfloat v6220 = bias[v6219];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6221 = float(v6220);
+      const float v6222 = v6218 + v6221;
+      const bfloat v6223 = bfloat(v6222);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6224 = v6212 * v4;
+      const uint v6225 = v6224 + v68;
+      const uint v6226 = v6225 + v6214;
+      out[v6226] = v6223;
+    }
+    const uint v6227 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6228 = v1128 + v6227;
+    const uint v6229 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6230 = v1127 + v6229;
+    const bool v6231 = v6228 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6232 = v6230 < v15;
+    const bool v6233 = v6231 && v6232;
+    if (v6233) {
+      const float v6234 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6235 = v68 + v6230;
+      const bfloat v6236 = bias[v6235];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6237 = float(v6236);
+      const float v6238 = v6234 + v6237;
+      const bfloat v6239 = bfloat(v6238);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6240 = v6228 * v4;
+      const uint v6241 = v6240 + v68;
+      const uint v6242 = v6241 + v6230;
+      out[v6242] = v6239;
+    }
+    const uint v6243 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6244 = v1128 + v6243;
+    const uint v6245 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6246 = v1127 + v6245;
+    const bool v6247 = v6244 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6248 = v6246 < v15;
+    const bool v6249 = v6247 && v6248;
+    if (v6249) {
+      const float v6250 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6251 = v68 + v6246;
+      const bfloat v6252 = bias[v6251];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6253 = float(v6252);
+      const float v6254 = v6250 + v6253;
+      const bfloat v6255 = bfloat(v6254);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6256 = v6244 * v4;
+      const uint v6257 = v6256 + v68;
+      const uint v6258 = v6257 + v6246;
+      out[v6258] = v6255;
+    }
+    const uint v6259 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6260 = v1128 + v6259;
+    const uint v6261 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6262 = v1127 + v6261;
+    const bool v6263 = v6260 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6264 = v6262 < v15;
+    const bool v6265 = v6263 && v6264;
+    if (v6265) {
+      const float v6266 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6267 = v68 + v6262;
+      const bfloat v6268 = bias[v6267];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6269 = float(v6268);
+      const float v6270 = v6266 + v6269;
+      const bfloat v6271 = bfloat(v6270);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6272 = v6260 * v4;
+      const uint v6273 = v6272 + v68;
+      const uint v6274 = v6273 + v6262;
+      out[v6274] = v6271;
+    }
+    const uint v6275 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6276 = v1128 + v6275;
+    const uint v6277 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6278 = v1127 + v6277;
+    const bool v6279 = v6276 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6280 = v6278 < v15;
+    const bool v6281 = v6279 && v6280;
+    if (v6281) {
+      const float v6282 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6283 = v68 + v6278;
+      const bfloat v6284 = bias[v6283];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6285 = float(v6284);
+      const float v6286 = v6282 + v6285;
+      const bfloat v6287 = bfloat(v6286);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6288 = v6276 * v4;
+      const uint v6289 = v6288 + v68;
+      const uint v6290 = v6289 + v6278;
+      out[v6290] = v6287;
+    }
+    const uint v6291 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6292 = v1128 + v6291;
+    const uint v6293 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6294 = v1127 + v6293;
+    const bool v6295 = v6292 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6296 = v6294 < v15;
+    const bool v6297 = v6295 && v6296;
+    if (v6297) {
+      const float v6298 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6299 = v68 + v6294;
+      const bfloat v6300 = bias[v6299];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6301 = float(v6300);
+      const float v6302 = v6298 + v6301;
+      const bfloat v6303 = bfloat(v6302);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6304 = v6292 * v4;
+      const uint v6305 = v6304 + v68;
+      const uint v6306 = v6305 + v6294;
+      out[v6306] = v6303;
+    }
+    const uint v6307 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6308 = v1128 + v6307;
+    const uint v6309 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6310 = v1127 + v6309;
+    const bool v6311 = v6308 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6312 = v6310 < v15;
+    const bool v6313 = v6311 && v6312;
+    if (v6313) {
+      const float v6314 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6315 = v68 + v6310;
+      const bfloat v6316 = bias[v6315];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6317 = float(v6316);
+      const float v6318 = v6314 + v6317;
+      const bfloat v6319 = bfloat(v6318);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6320 = v6308 * v4;
+      const uint v6321 = v6320 + v68;
+      const uint v6322 = v6321 + v6310;
+      out[v6322] = v6319;
+    }
+    const uint v6323 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6324 = v1128 + v6323;
+    const uint v6325 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6326 = v1127 + v6325;
+    const bool v6327 = v6324 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6328 = v6326 < v15;
+    const bool v6329 = v6327 && v6328;
+    if (v6329) {
+      const float v6330 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6331 = v68 + v6326;
+      const bfloat v6332 = bias[v6331];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6333 = float(v6332);
+      const float v6334 = v6330 + v6333;
+      const bfloat v6335 = bfloat(v6334);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6336 = v6324 * v4;
+      const uint v6337 = v6336 + v68;
+      const uint v6338 = v6337 + v6326;
+      out[v6338] = v6335;
+    }
+    const uint v6339 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6340 = v1128 + v6339;
+    const uint v6341 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6342 = v1127 + v6341;
+    const bool v6343 = v6340 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6344 = v6342 < v15;
+    const bool v6345 = v6343 && v6344;
+    if (v6345) {
+      const float v6346 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6347 = v68 + v6342;
+      const bfloat v6348 = bias[v6347];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6349 = float(v6348);
+      const float v6350 = v6346 + v6349;
+      const bfloat v6351 = bfloat(v6350);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6352 = v6340 * v4;
+      const uint v6353 = v6352 + v68;
+      const uint v6354 = v6353 + v6342;
+      out[v6354] = v6351;
+    }
+    const uint v6355 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6356 = v1128 + v6355;
+    const uint v6357 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6358 = v1127 + v6357;
+    const bool v6359 = v6356 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6360 = v6358 < v15;
+    const bool v6361 = v6359 && v6360;
+    if (v6361) {
+      const float v6362 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6363 = v68 + v6358;
+      const bfloat v6364 = bias[v6363];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6365 = float(v6364);
+      const float v6366 = v6362 + v6365;
+      const bfloat v6367 = bfloat(v6366);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6368 = v6356 * v4;
+      const uint v6369 = v6368 + v68;
+      const uint v6370 = v6369 + v6358;
+      out[v6370] = v6367;
+    }
+    const uint v6371 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6372 = v1128 + v6371;
+    const uint v6373 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6374 = v1127 + v6373;
+    const bool v6375 = v6372 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6376 = v6374 < v15;
+    const bool v6377 = v6375 && v6376;
+    if (v6377) {
+      const float v6378 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6379 = v68 + v6374;
+      const bfloat v6380 = bias[v6379];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6381 = float(v6380);
+      const float v6382 = v6378 + v6381;
+      const bfloat v6383 = bfloat(v6382);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6384 = v6372 * v4;
+      const uint v6385 = v6384 + v68;
+      const uint v6386 = v6385 + v6374;
+      out[v6386] = v6383;
+    }
+    const uint v6387 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6388 = v1128 + v6387;
+    const uint v6389 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6390 = v1127 + v6389;
+    const bool v6391 = v6388 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6392 = v6390 < v15;
+    const bool v6393 = v6391 && v6392;
+    if (v6393) {
+      const float v6394 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6395 = v68 + v6390;
+      const bfloat v6396 = bias[v6395];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6397 = float(v6396);
+      const float v6398 = v6394 + v6397;
+      const bfloat v6399 = bfloat(v6398);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6400 = v6388 * v4;
+      const uint v6401 = v6400 + v68;
+      const uint v6402 = v6401 + v6390;
+      out[v6402] = v6399;
+    }
+    const uint v6403 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6404 = v1128 + v6403;
+    const uint v6405 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6406 = v1127 + v6405;
+    const bool v6407 = v6404 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6408 = v6406 < v15;
+    const bool v6409 = v6407 && v6408;
+    if (v6409) {
+      const float v6410 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6411 = v68 + v6406;
+      const bfloat v6412 = bias[v6411];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6413 = float(v6412);
+      const float v6414 = v6410 + v6413;
+      const bfloat v6415 = bfloat(v6414);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6416 = v6404 * v4;
+      const uint v6417 = v6416 + v68;
+      const uint v6418 = v6417 + v6406;
+      out[v6418] = v6415;
+    }
+    const uint v6419 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6420 = v1128 + v6419;
+    const uint v6421 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6422 = v1127 + v6421;
+    const bool v6423 = v6420 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6424 = v6422 < v15;
+    const bool v6425 = v6423 && v6424;
+    if (v6425) {
+      const float v6426 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6427 = v68 + v6422;
+      const bfloat v6428 = bias[v6427];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6429 = float(v6428);
+      const float v6430 = v6426 + v6429;
+      const bfloat v6431 = bfloat(v6430);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6432 = v6420 * v4;
+      const uint v6433 = v6432 + v68;
+      const uint v6434 = v6433 + v6422;
+      out[v6434] = v6431;
+    }
+    const uint v6435 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6436 = v1128 + v6435;
+    const uint v6437 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6438 = v1127 + v6437;
+    const bool v6439 = v6436 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6440 = v6438 < v15;
+    const bool v6441 = v6439 && v6440;
+    if (v6441) {
+      const float v6442 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6443 = v68 + v6438;
+      const bfloat v6444 = bias[v6443];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6445 = float(v6444);
+      const float v6446 = v6442 + v6445;
+      const bfloat v6447 = bfloat(v6446);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6448 = v6436 * v4;
+      const uint v6449 = v6448 + v68;
+      const uint v6450 = v6449 + v6438;
+      out[v6450] = v6447;
+    }
+    const uint v6451 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6452 = v1128 + v6451;
+    const uint v6453 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6454 = v1127 + v6453;
+    const bool v6455 = v6452 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6456 = v6454 < v15;
+    const bool v6457 = v6455 && v6456;
+    if (v6457) {
+      const float v6458 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6459 = v68 + v6454;
+      const bfloat v6460 = bias[v6459];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6461 = float(v6460);
+      const float v6462 = v6458 + v6461;
+      const bfloat v6463 = bfloat(v6462);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6464 = v6452 * v4;
+      const uint v6465 = v6464 + v68;
+      const uint v6466 = v6465 + v6454;
+      out[v6466] = v6463;
+    }
+    const uint v6467 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6468 = v1128 + v6467;
+    const uint v6469 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6470 = v1127 + v6469;
+    const bool v6471 = v6468 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6472 = v6470 < v15;
+    const bool v6473 = v6471 && v6472;
+    if (v6473) {
+      const float v6474 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6475 = v68 + v6470;
+      const bfloat v6476 = bias[v6475];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6477 = float(v6476);
+      const float v6478 = v6474 + v6477;
+      const bfloat v6479 = bfloat(v6478);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6480 = v6468 * v4;
+      const uint v6481 = v6480 + v68;
+      const uint v6482 = v6481 + v6470;
+      out[v6482] = v6479;
+    }
+    const uint v6483 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6484 = v1128 + v6483;
+    const uint v6485 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6486 = v1127 + v6485;
+    const bool v6487 = v6484 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6488 = v6486 < v15;
+    const bool v6489 = v6487 && v6488;
+    if (v6489) {
+      const float v6490 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6491 = v68 + v6486;
+      const bfloat v6492 = bias[v6491];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6493 = float(v6492);
+      const float v6494 = v6490 + v6493;
+      const bfloat v6495 = bfloat(v6494);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6496 = v6484 * v4;
+      const uint v6497 = v6496 + v68;
+      const uint v6498 = v6497 + v6486;
+      out[v6498] = v6495;
+    }
+    const uint v6499 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6500 = v1128 + v6499;
+    const uint v6501 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6502 = v1127 + v6501;
+    const bool v6503 = v6500 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6504 = v6502 < v15;
+    const bool v6505 = v6503 && v6504;
+    if (v6505) {
+      const float v6506 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6507 = v68 + v6502;
+      const bfloat v6508 = bias[v6507];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6509 = float(v6508);
+      const float v6510 = v6506 + v6509;
+      const bfloat v6511 = bfloat(v6510);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6512 = v6500 * v4;
+      const uint v6513 = v6512 + v68;
+      const uint v6514 = v6513 + v6502;
+      out[v6514] = v6511;
+    }
+    const uint v6515 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6516 = v1128 + v6515;
+    const uint v6517 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6518 = v1127 + v6517;
+    const bool v6519 = v6516 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6520 = v6518 < v15;
+    const bool v6521 = v6519 && v6520;
+    if (v6521) {
+      const float v6522 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6523 = v68 + v6518;
+      const bfloat v6524 = bias[v6523];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6525 = float(v6524);
+      const float v6526 = v6522 + v6525;
+      const bfloat v6527 = bfloat(v6526);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6528 = v6516 * v4;
+      const uint v6529 = v6528 + v68;
+      const uint v6530 = v6529 + v6518;
+      out[v6530] = v6527;
+    }
+    const uint v6531 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6532 = v1128 + v6531;
+    const uint v6533 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6534 = v1127 + v6533;
+    const bool v6535 = v6532 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6536 = v6534 < v15;
+    const bool v6537 = v6535 && v6536;
+    if (v6537) {
+      const float v6538 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6539 = v68 + v6534;
+      const bfloat v6540 = bias[v6539];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6541 = float(v6540);
+      const float v6542 = v6538 + v6541;
+      const bfloat v6543 = bfloat(v6542);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6544 = v6532 * v4;
+      const uint v6545 = v6544 + v68;
+      const uint v6546 = v6545 + v6534;
+      out[v6546] = v6543;
+    }
+    const uint v6547 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6548 = v1128 + v6547;
+    const uint v6549 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6550 = v1127 + v6549;
+    const bool v6551 = v6548 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6552 = v6550 < v15;
+    const bool v6553 = v6551 && v6552;
+    if (v6553) {
+      const float v6554 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6555 = v68 + v6550;
+      const bfloat v6556 = bias[v6555];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6557 = float(v6556);
+      const float v6558 = v6554 + v6557;
+      const bfloat v6559 = bfloat(v6558);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6560 = v6548 * v4;
+      const uint v6561 = v6560 + v68;
+      const uint v6562 = v6561 + v6550;
+      out[v6562] = v6559;
+    }
+    const uint v6563 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6564 = v1128 + v6563;
+    const uint v6565 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6566 = v1127 + v6565;
+    const bool v6567 = v6564 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6568 = v6566 < v15;
+    const bool v6569 = v6567 && v6568;
+    if (v6569) {
+      const float v6570 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6571 = v68 + v6566;
+      const bfloat v6572 = bias[v6571];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6573 = float(v6572);
+      const float v6574 = v6570 + v6573;
+      const bfloat v6575 = bfloat(v6574);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6576 = v6564 * v4;
+      const uint v6577 = v6576 + v68;
+      const uint v6578 = v6577 + v6566;
+      out[v6578] = v6575;
+    }
+    const uint v6579 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6580 = v1128 + v6579;
+    const uint v6581 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6582 = v1127 + v6581;
+    const bool v6583 = v6580 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6584 = v6582 < v15;
+    const bool v6585 = v6583 && v6584;
+    if (v6585) {
+      const float v6586 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6587 = v68 + v6582;
+      const bfloat v6588 = bias[v6587];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6589 = float(v6588);
+      const float v6590 = v6586 + v6589;
+      const bfloat v6591 = bfloat(v6590);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6592 = v6580 * v4;
+      const uint v6593 = v6592 + v68;
+      const uint v6594 = v6593 + v6582;
+      out[v6594] = v6591;
+    }
+    const uint v6595 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6596 = v1128 + v6595;
+    const uint v6597 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6598 = v1127 + v6597;
+    const bool v6599 = v6596 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6600 = v6598 < v15;
+    const bool v6601 = v6599 && v6600;
+    if (v6601) {
+      const float v6602 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6603 = v68 + v6598;
+      const bfloat v6604 = bias[v6603];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6605 = float(v6604);
+      const float v6606 = v6602 + v6605;
+      const bfloat v6607 = bfloat(v6606);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6608 = v6596 * v4;
+      const uint v6609 = v6608 + v68;
+      const uint v6610 = v6609 + v6598;
+      out[v6610] = v6607;
+    }
+    const uint v6611 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6612 = v1128 + v6611;
+    const uint v6613 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6614 = v1127 + v6613;
+    const bool v6615 = v6612 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6616 = v6614 < v15;
+    const bool v6617 = v6615 && v6616;
+    if (v6617) {
+      const float v6618 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6619 = v68 + v6614;
+      const bfloat v6620 = bias[v6619];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6621 = float(v6620);
+      const float v6622 = v6618 + v6621;
+      const bfloat v6623 = bfloat(v6622);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6624 = v6612 * v4;
+      const uint v6625 = v6624 + v68;
+      const uint v6626 = v6625 + v6614;
+      out[v6626] = v6623;
+    }
+    const uint v6627 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6628 = v1128 + v6627;
+    const uint v6629 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6630 = v1127 + v6629;
+    const bool v6631 = v6628 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6632 = v6630 < v15;
+    const bool v6633 = v6631 && v6632;
+    if (v6633) {
+      const float v6634 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6635 = v68 + v6630;
+      const bfloat v6636 = bias[v6635];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6637 = float(v6636);
+      const float v6638 = v6634 + v6637;
+      const bfloat v6639 = bfloat(v6638);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6640 = v6628 * v4;
+      const uint v6641 = v6640 + v68;
+      const uint v6642 = v6641 + v6630;
+      out[v6642] = v6639;
+    }
+    const uint v6643 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6644 = v1128 + v6643;
+    const uint v6645 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6646 = v1127 + v6645;
+    const bool v6647 = v6644 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6648 = v6646 < v15;
+    const bool v6649 = v6647 && v6648;
+    if (v6649) {
+      const float v6650 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6651 = v68 + v6646;
+      const bfloat v6652 = bias[v6651];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6653 = float(v6652);
+      const float v6654 = v6650 + v6653;
+      const bfloat v6655 = bfloat(v6654);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6656 = v6644 * v4;
+      const uint v6657 = v6656 + v68;
+      const uint v6658 = v6657 + v6646;
+      out[v6658] = v6655;
+    }
+    const uint v6659 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6660 = v1128 + v6659;
+    const uint v6661 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6662 = v1127 + v6661;
+    const bool v6663 = v6660 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6664 = v6662 < v15;
+    const bool v6665 = v6663 && v6664;
+    if (v6665) {
+      const float v6666 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6667 = v68 + v6662;
+      const bfloat v6668 = bias[v6667];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6669 = float(v6668);
+      const float v6670 = v6666 + v6669;
+      const bfloat v6671 = bfloat(v6670);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6672 = v6660 * v4;
+      const uint v6673 = v6672 + v68;
+      const uint v6674 = v6673 + v6662;
+      out[v6674] = v6671;
+    }
+    const uint v6675 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6676 = v1128 + v6675;
+    const uint v6677 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6678 = v1127 + v6677;
+    const bool v6679 = v6676 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6680 = v6678 < v15;
+    const bool v6681 = v6679 && v6680;
+    if (v6681) {
+      const float v6682 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6683 = v68 + v6678;
+      const bfloat v6684 = bias[v6683];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6685 = float(v6684);
+      const float v6686 = v6682 + v6685;
+      const bfloat v6687 = bfloat(v6686);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6688 = v6676 * v4;
+      const uint v6689 = v6688 + v68;
+      const uint v6690 = v6689 + v6678;
+      out[v6690] = v6687;
+    }
+    const uint v6691 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6692 = v1128 + v6691;
+    const uint v6693 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6694 = v1127 + v6693;
+    const bool v6695 = v6692 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6696 = v6694 < v15;
+    const bool v6697 = v6695 && v6696;
+    if (v6697) {
+      const float v6698 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6699 = v68 + v6694;
+      const bfloat v6700 = bias[v6699];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6701 = float(v6700);
+      const float v6702 = v6698 + v6701;
+      const bfloat v6703 = bfloat(v6702);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6704 = v6692 * v4;
+      const uint v6705 = v6704 + v68;
+      const uint v6706 = v6705 + v6694;
+      out[v6706] = v6703;
+    }
+    const uint v6707 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6708 = v1128 + v6707;
+    const uint v6709 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6710 = v1127 + v6709;
+    const bool v6711 = v6708 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6712 = v6710 < v15;
+    const bool v6713 = v6711 && v6712;
+    if (v6713) {
+      const float v6714 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6715 = v68 + v6710;
+      const bfloat v6716 = bias[v6715];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6717 = float(v6716);
+      const float v6718 = v6714 + v6717;
+      const bfloat v6719 = bfloat(v6718);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6720 = v6708 * v4;
+      const uint v6721 = v6720 + v68;
+      const uint v6722 = v6721 + v6710;
+      out[v6722] = v6719;
+    }
+    const uint v6723 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6724 = v1128 + v6723;
+    const uint v6725 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6726 = v1127 + v6725;
+    const bool v6727 = v6724 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6728 = v6726 < v15;
+    const bool v6729 = v6727 && v6728;
+    if (v6729) {
+      const float v6730 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6731 = v68 + v6726;
+      const bfloat v6732 = bias[v6731];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6733 = float(v6732);
+      const float v6734 = v6730 + v6733;
+      const bfloat v6735 = bfloat(v6734);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6736 = v6724 * v4;
+      const uint v6737 = v6736 + v68;
+      const uint v6738 = v6737 + v6726;
+      out[v6738] = v6735;
+    }
+    const uint v6739 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6740 = v1128 + v6739;
+    const uint v6741 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6742 = v1127 + v6741;
+    const bool v6743 = v6740 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6744 = v6742 < v15;
+    const bool v6745 = v6743 && v6744;
+    if (v6745) {
+      const float v6746 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6747 = v68 + v6742;
+      const bfloat v6748 = bias[v6747];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6749 = float(v6748);
+      const float v6750 = v6746 + v6749;
+      const bfloat v6751 = bfloat(v6750);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6752 = v6740 * v4;
+      const uint v6753 = v6752 + v68;
+      const uint v6754 = v6753 + v6742;
+      out[v6754] = v6751;
+    }
+    const uint v6755 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6756 = v1128 + v6755;
+    const uint v6757 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6758 = v1127 + v6757;
+    const bool v6759 = v6756 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6760 = v6758 < v15;
+    const bool v6761 = v6759 && v6760;
+    if (v6761) {
+      const float v6762 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6763 = v68 + v6758;
+      const bfloat v6764 = bias[v6763];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6765 = float(v6764);
+      const float v6766 = v6762 + v6765;
+      const bfloat v6767 = bfloat(v6766);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6768 = v6756 * v4;
+      const uint v6769 = v6768 + v68;
+      const uint v6770 = v6769 + v6758;
+      out[v6770] = v6767;
+    }
+    const uint v6771 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6772 = v1128 + v6771;
+    const uint v6773 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6774 = v1127 + v6773;
+    const bool v6775 = v6772 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6776 = v6774 < v15;
+    const bool v6777 = v6775 && v6776;
+    if (v6777) {
+      const float v6778 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6779 = v68 + v6774;
+      const bfloat v6780 = bias[v6779];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6781 = float(v6780);
+      const float v6782 = v6778 + v6781;
+      const bfloat v6783 = bfloat(v6782);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6784 = v6772 * v4;
+      const uint v6785 = v6784 + v68;
+      const uint v6786 = v6785 + v6774;
+      out[v6786] = v6783;
+    }
+    const uint v6787 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6788 = v1128 + v6787;
+    const uint v6789 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6790 = v1127 + v6789;
+    const bool v6791 = v6788 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6792 = v6790 < v15;
+    const bool v6793 = v6791 && v6792;
+    if (v6793) {
+      const float v6794 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6795 = v68 + v6790;
+      const bfloat v6796 = bias[v6795];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6797 = float(v6796);
+      const float v6798 = v6794 + v6797;
+      const bfloat v6799 = bfloat(v6798);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6800 = v6788 * v4;
+      const uint v6801 = v6800 + v68;
+      const uint v6802 = v6801 + v6790;
+      out[v6802] = v6799;
+    }
+    const uint v6803 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6804 = v1128 + v6803;
+    const uint v6805 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6806 = v1127 + v6805;
+    const bool v6807 = v6804 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6808 = v6806 < v15;
+    const bool v6809 = v6807 && v6808;
+    if (v6809) {
+      const float v6810 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6811 = v68 + v6806;
+      const bfloat v6812 = bias[v6811];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6813 = float(v6812);
+      const float v6814 = v6810 + v6813;
+      const bfloat v6815 = bfloat(v6814);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6816 = v6804 * v4;
+      const uint v6817 = v6816 + v68;
+      const uint v6818 = v6817 + v6806;
+      out[v6818] = v6815;
+    }
+    const uint v6819 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6820 = v1128 + v6819;
+    const uint v6821 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6822 = v1127 + v6821;
+    const bool v6823 = v6820 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6824 = v6822 < v15;
+    const bool v6825 = v6823 && v6824;
+    if (v6825) {
+      const float v6826 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6827 = v68 + v6822;
+      const bfloat v6828 = bias[v6827];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6829 = float(v6828);
+      const float v6830 = v6826 + v6829;
+      const bfloat v6831 = bfloat(v6830);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6832 = v6820 * v4;
+      const uint v6833 = v6832 + v68;
+      const uint v6834 = v6833 + v6822;
+      out[v6834] = v6831;
+    }
+    const uint v6835 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6836 = v1128 + v6835;
+    const uint v6837 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6838 = v1127 + v6837;
+    const bool v6839 = v6836 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6840 = v6838 < v15;
+    const bool v6841 = v6839 && v6840;
+    if (v6841) {
+      const float v6842 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6843 = v68 + v6838;
+      const bfloat v6844 = bias[v6843];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6845 = float(v6844);
+      const float v6846 = v6842 + v6845;
+      const bfloat v6847 = bfloat(v6846);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6848 = v6836 * v4;
+      const uint v6849 = v6848 + v68;
+      const uint v6850 = v6849 + v6838;
+      out[v6850] = v6847;
+    }
+    const uint v6851 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6852 = v1128 + v6851;
+    const uint v6853 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6854 = v1127 + v6853;
+    const bool v6855 = v6852 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6856 = v6854 < v15;
+    const bool v6857 = v6855 && v6856;
+    if (v6857) {
+      const float v6858 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6859 = v68 + v6854;
+      const bfloat v6860 = bias[v6859];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6861 = float(v6860);
+      const float v6862 = v6858 + v6861;
+      const bfloat v6863 = bfloat(v6862);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6864 = v6852 * v4;
+      const uint v6865 = v6864 + v68;
+      const uint v6866 = v6865 + v6854;
+      out[v6866] = v6863;
+    }
+    const uint v6867 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6868 = v1128 + v6867;
+    const uint v6869 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6870 = v1127 + v6869;
+    const bool v6871 = v6868 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6872 = v6870 < v15;
+    const bool v6873 = v6871 && v6872;
+    if (v6873) {
+      const float v6874 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6875 = v68 + v6870;
+      const bfloat v6876 = bias[v6875];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6877 = float(v6876);
+      const float v6878 = v6874 + v6877;
+      const bfloat v6879 = bfloat(v6878);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6880 = v6868 * v4;
+      const uint v6881 = v6880 + v68;
+      const uint v6882 = v6881 + v6870;
+      out[v6882] = v6879;
+    }
+    const uint v6883 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6884 = v1128 + v6883;
+    const uint v6885 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6886 = v1127 + v6885;
+    const bool v6887 = v6884 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6888 = v6886 < v15;
+    const bool v6889 = v6887 && v6888;
+    if (v6889) {
+      const float v6890 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6891 = v68 + v6886;
+      const bfloat v6892 = bias[v6891];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6893 = float(v6892);
+      const float v6894 = v6890 + v6893;
+      const bfloat v6895 = bfloat(v6894);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6896 = v6884 * v4;
+      const uint v6897 = v6896 + v68;
+      const uint v6898 = v6897 + v6886;
+      out[v6898] = v6895;
+    }
+    const uint v6899 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6900 = v1128 + v6899;
+    const uint v6901 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6902 = v1127 + v6901;
+    const bool v6903 = v6900 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6904 = v6902 < v15;
+    const bool v6905 = v6903 && v6904;
+    if (v6905) {
+      const float v6906 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6907 = v68 + v6902;
+      const bfloat v6908 = bias[v6907];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6909 = float(v6908);
+      const float v6910 = v6906 + v6909;
+      const bfloat v6911 = bfloat(v6910);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6912 = v6900 * v4;
+      const uint v6913 = v6912 + v68;
+      const uint v6914 = v6913 + v6902;
+      out[v6914] = v6911;
+    }
+    const uint v6915 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6916 = v1128 + v6915;
+    const uint v6917 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6918 = v1127 + v6917;
+    const bool v6919 = v6916 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6920 = v6918 < v15;
+    const bool v6921 = v6919 && v6920;
+    if (v6921) {
+      const float v6922 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6923 = v68 + v6918;
+      const bfloat v6924 = bias[v6923];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6925 = float(v6924);
+      const float v6926 = v6922 + v6925;
+      const bfloat v6927 = bfloat(v6926);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6928 = v6916 * v4;
+      const uint v6929 = v6928 + v68;
+      const uint v6930 = v6929 + v6918;
+      out[v6930] = v6927;
+    }
+    const uint v6931 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6932 = v1128 + v6931;
+    const uint v6933 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6934 = v1127 + v6933;
+    const bool v6935 = v6932 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6936 = v6934 < v15;
+    const bool v6937 = v6935 && v6936;
+    if (v6937) {
+      const float v6938 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6939 = v68 + v6934;
+      const bfloat v6940 = bias[v6939];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6941 = float(v6940);
+      const float v6942 = v6938 + v6941;
+      const bfloat v6943 = bfloat(v6942);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6944 = v6932 * v4;
+      const uint v6945 = v6944 + v68;
+      const uint v6946 = v6945 + v6934;
+      out[v6946] = v6943;
+    }
+    const uint v6947 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6948 = v1128 + v6947;
+    const uint v6949 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6950 = v1127 + v6949;
+    const bool v6951 = v6948 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6952 = v6950 < v15;
+    const bool v6953 = v6951 && v6952;
+    if (v6953) {
+      const float v6954 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6955 = v68 + v6950;
+      const bfloat v6956 = bias[v6955];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6957 = float(v6956);
+      const float v6958 = v6954 + v6957;
+      const bfloat v6959 = bfloat(v6958);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6960 = v6948 * v4;
+      const uint v6961 = v6960 + v68;
+      const uint v6962 = v6961 + v6950;
+      out[v6962] = v6959;
+    }
+    const uint v6963 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6964 = v1128 + v6963;
+    const uint v6965 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6966 = v1127 + v6965;
+    const bool v6967 = v6964 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6968 = v6966 < v15;
+    const bool v6969 = v6967 && v6968;
+    if (v6969) {
+      const float v6970 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6971 = v68 + v6966;
+      const bfloat v6972 = bias[v6971];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6973 = float(v6972);
+      const float v6974 = v6970 + v6973;
+      const bfloat v6975 = bfloat(v6974);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6976 = v6964 * v4;
+      const uint v6977 = v6976 + v68;
+      const uint v6978 = v6977 + v6966;
+      out[v6978] = v6975;
+    }
+    const uint v6979 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6980 = v1128 + v6979;
+    const uint v6981 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6982 = v1127 + v6981;
+    const bool v6983 = v6980 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6984 = v6982 < v15;
+    const bool v6985 = v6983 && v6984;
+    if (v6985) {
+      const float v6986 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6987 = v68 + v6982;
+      const bfloat v6988 = bias[v6987];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6989 = float(v6988);
+      const float v6990 = v6986 + v6989;
+      const bfloat v6991 = bfloat(v6990);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6992 = v6980 * v4;
+      const uint v6993 = v6992 + v68;
+      const uint v6994 = v6993 + v6982;
+      out[v6994] = v6991;
+    }
+    const uint v6995 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6996 = v1128 + v6995;
+    const uint v6997 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6998 = v1127 + v6997;
+    const bool v6999 = v6996 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7000 = v6998 < v15;
+    const bool v7001 = v6999 && v7000;
+    if (v7001) {
+      const float v7002 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7003 = v68 + v6998;
+      const bfloat v7004 = bias[v7003];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7005 = float(v7004);
+      const float v7006 = v7002 + v7005;
+      const bfloat v7007 = bfloat(v7006);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7008 = v6996 * v4;
+      const uint v7009 = v7008 + v68;
+      const uint v7010 = v7009 + v6998;
+      out[v7010] = v7007;
+    }
+    const uint v7011 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7012 = v1128 + v7011;
+    const uint v7013 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7014 = v1127 + v7013;
+    const bool v7015 = v7012 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7016 = v7014 < v15;
+    const bool v7017 = v7015 && v7016;
+    if (v7017) {
+      const float v7018 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7019 = v68 + v7014;
+      const bfloat v7020 = bias[v7019];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7021 = float(v7020);
+      const float v7022 = v7018 + v7021;
+      const bfloat v7023 = bfloat(v7022);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7024 = v7012 * v4;
+      const uint v7025 = v7024 + v68;
+      const uint v7026 = v7025 + v7014;
+      out[v7026] = v7023;
+    }
+    const uint v7027 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7028 = v1128 + v7027;
+    const uint v7029 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7030 = v1127 + v7029;
+    const bool v7031 = v7028 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7032 = v7030 < v15;
+    const bool v7033 = v7031 && v7032;
+    if (v7033) {
+      const float v7034 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7035 = v68 + v7030;
+      const bfloat v7036 = bias[v7035];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7037 = float(v7036);
+      const float v7038 = v7034 + v7037;
+      const bfloat v7039 = bfloat(v7038);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7040 = v7028 * v4;
+      const uint v7041 = v7040 + v68;
+      const uint v7042 = v7041 + v7030;
+      out[v7042] = v7039;
+    }
+    const uint v7043 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7044 = v1128 + v7043;
+    const uint v7045 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7046 = v1127 + v7045;
+    const bool v7047 = v7044 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7048 = v7046 < v15;
+    const bool v7049 = v7047 && v7048;
+    if (v7049) {
+      const float v7050 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7051 = v68 + v7046;
+      const bfloat v7052 = bias[v7051];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7053 = float(v7052);
+      const float v7054 = v7050 + v7053;
+      const bfloat v7055 = bfloat(v7054);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7056 = v7044 * v4;
+      const uint v7057 = v7056 + v68;
+      const uint v7058 = v7057 + v7046;
+      out[v7058] = v7055;
+    }
+    const uint v7059 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7060 = v1128 + v7059;
+    const uint v7061 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7062 = v1127 + v7061;
+    const bool v7063 = v7060 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7064 = v7062 < v15;
+    const bool v7065 = v7063 && v7064;
+    if (v7065) {
+      const float v7066 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7067 = v68 + v7062;
+      const bfloat v7068 = bias[v7067];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7069 = float(v7068);
+      const float v7070 = v7066 + v7069;
+      const bfloat v7071 = bfloat(v7070);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7072 = v7060 * v4;
+      const uint v7073 = v7072 + v68;
+      const uint v7074 = v7073 + v7062;
+      out[v7074] = v7071;
+    }
+    const uint v7075 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7076 = v1128 + v7075;
+    const uint v7077 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7078 = v1127 + v7077;
+    const bool v7079 = v7076 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7080 = v7078 < v15;
+    const bool v7081 = v7079 && v7080;
+    if (v7081) {
+      const float v7082 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7083 = v68 + v7078;
+      const bfloat v7084 = bias[v7083];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7085 = float(v7084);
+      const float v7086 = v7082 + v7085;
+      const bfloat v7087 = bfloat(v7086);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7088 = v7076 * v4;
+      const uint v7089 = v7088 + v68;
+      const uint v7090 = v7089 + v7078;
+      out[v7090] = v7087;
+    }
+    const uint v7091 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7092 = v1128 + v7091;
+    const uint v7093 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7094 = v1127 + v7093;
+    const bool v7095 = v7092 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7096 = v7094 < v15;
+    const bool v7097 = v7095 && v7096;
+    if (v7097) {
+      const float v7098 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7099 = v68 + v7094;
+      const bfloat v7100 = bias[v7099];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7101 = float(v7100);
+      const float v7102 = v7098 + v7101;
+      const bfloat v7103 = bfloat(v7102);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7104 = v7092 * v4;
+      const uint v7105 = v7104 + v68;
+      const uint v7106 = v7105 + v7094;
+      out[v7106] = v7103;
+    }
+    const uint v7107 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7108 = v1128 + v7107;
+    const uint v7109 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7110 = v1127 + v7109;
+    const bool v7111 = v7108 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7112 = v7110 < v15;
+    const bool v7113 = v7111 && v7112;
+    if (v7113) {
+      const float v7114 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7115 = v68 + v7110;
+      const bfloat v7116 = bias[v7115];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7117 = float(v7116);
+      const float v7118 = v7114 + v7117;
+      const bfloat v7119 = bfloat(v7118);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7120 = v7108 * v4;
+      const uint v7121 = v7120 + v68;
+      const uint v7122 = v7121 + v7110;
+      out[v7122] = v7119;
+    }
+    const uint v7123 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7124 = v1128 + v7123;
+    const uint v7125 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7126 = v1127 + v7125;
+    const bool v7127 = v7124 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7128 = v7126 < v15;
+    const bool v7129 = v7127 && v7128;
+    if (v7129) {
+      const float v7130 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7131 = v68 + v7126;
+      const bfloat v7132 = bias[v7131];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7133 = float(v7132);
+      const float v7134 = v7130 + v7133;
+      const bfloat v7135 = bfloat(v7134);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7136 = v7124 * v4;
+      const uint v7137 = v7136 + v68;
+      const uint v7138 = v7137 + v7126;
+      out[v7138] = v7135;
+    }
+    const uint v7139 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7140 = v1128 + v7139;
+    const uint v7141 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7142 = v1127 + v7141;
+    const bool v7143 = v7140 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7144 = v7142 < v15;
+    const bool v7145 = v7143 && v7144;
+    if (v7145) {
+      const float v7146 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7147 = v68 + v7142;
+      const bfloat v7148 = bias[v7147];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7149 = float(v7148);
+      const float v7150 = v7146 + v7149;
+      const bfloat v7151 = bfloat(v7150);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7152 = v7140 * v4;
+      const uint v7153 = v7152 + v68;
+      const uint v7154 = v7153 + v7142;
+      out[v7154] = v7151;
+    }
+    const uint v7155 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7156 = v1128 + v7155;
+    const uint v7157 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7158 = v1127 + v7157;
+    const bool v7159 = v7156 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7160 = v7158 < v15;
+    const bool v7161 = v7159 && v7160;
+    if (v7161) {
+      const float v7162 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7163 = v68 + v7158;
+      const bfloat v7164 = bias[v7163];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7165 = float(v7164);
+      const float v7166 = v7162 + v7165;
+      const bfloat v7167 = bfloat(v7166);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7168 = v7156 * v4;
+      const uint v7169 = v7168 + v68;
+      const uint v7170 = v7169 + v7158;
+      out[v7170] = v7167;
+    }
+    const uint v7171 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7172 = v1128 + v7171;
+    const uint v7173 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7174 = v1127 + v7173;
+    const bool v7175 = v7172 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7176 = v7174 < v15;
+    const bool v7177 = v7175 && v7176;
+    if (v7177) {
+      const float v7178 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7179 = v68 + v7174;
+      const bfloat v7180 = bias[v7179];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7181 = float(v7180);
+      const float v7182 = v7178 + v7181;
+      const bfloat v7183 = bfloat(v7182);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7184 = v7172 * v4;
+      const uint v7185 = v7184 + v68;
+      const uint v7186 = v7185 + v7174;
+      out[v7186] = v7183;
+    }
+    const uint v7187 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7188 = v1128 + v7187;
+    const uint v7189 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7190 = v1127 + v7189;
+    const bool v7191 = v7188 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7192 = v7190 < v15;
+    const bool v7193 = v7191 && v7192;
+    if (v7193) {
+      const float v7194 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7195 = v68 + v7190;
+      const bfloat v7196 = bias[v7195];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7197 = float(v7196);
+      const float v7198 = v7194 + v7197;
+      const bfloat v7199 = bfloat(v7198);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7200 = v7188 * v4;
+      const uint v7201 = v7200 + v68;
+      const uint v7202 = v7201 + v7190;
+      out[v7202] = v7199;
+    }
+    const uint v7203 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7204 = v1128 + v7203;
+    const uint v7205 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7206 = v1127 + v7205;
+    const bool v7207 = v7204 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7208 = v7206 < v15;
+    const bool v7209 = v7207 && v7208;
+    if (v7209) {
+      const float v7210 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7211 = v68 + v7206;
+      const bfloat v7212 = bias[v7211];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7213 = float(v7212);
+      const float v7214 = v7210 + v7213;
+      const bfloat v7215 = bfloat(v7214);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7216 = v7204 * v4;
+      const uint v7217 = v7216 + v68;
+      const uint v7218 = v7217 + v7206;
+      out[v7218] = v7215;
+    }
+    const uint v7219 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7220 = v1128 + v7219;
+    const uint v7221 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7222 = v1127 + v7221;
+    const bool v7223 = v7220 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7224 = v7222 < v15;
+    const bool v7225 = v7223 && v7224;
+    if (v7225) {
+      const float v7226 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7227 = v68 + v7222;
+      const bfloat v7228 = bias[v7227];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7229 = float(v7228);
+      const float v7230 = v7226 + v7229;
+      const bfloat v7231 = bfloat(v7230);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7232 = v7220 * v4;
+      const uint v7233 = v7232 + v68;
+      const uint v7234 = v7233 + v7222;
+      out[v7234] = v7231;
+    }
+    const uint v7235 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7236 = v1128 + v7235;
+    const uint v7237 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7238 = v1127 + v7237;
+    const bool v7239 = v7236 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7240 = v7238 < v15;
+    const bool v7241 = v7239 && v7240;
+    if (v7241) {
+      const float v7242 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7243 = v68 + v7238;
+      const bfloat v7244 = bias[v7243];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7245 = float(v7244);
+      const float v7246 = v7242 + v7245;
+      const bfloat v7247 = bfloat(v7246);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7248 = v7236 * v4;
+      const uint v7249 = v7248 + v68;
+      const uint v7250 = v7249 + v7238;
+      out[v7250] = v7247;
+    }
+    const uint v7251 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7252 = v1128 + v7251;
+    const uint v7253 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7254 = v1127 + v7253;
+    const bool v7255 = v7252 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7256 = v7254 < v15;
+    const bool v7257 = v7255 && v7256;
+    if (v7257) {
+      const float v7258 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7259 = v68 + v7254;
+      const bfloat v7260 = bias[v7259];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7261 = float(v7260);
+      const float v7262 = v7258 + v7261;
+      const bfloat v7263 = bfloat(v7262);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7264 = v7252 * v4;
+      const uint v7265 = v7264 + v68;
+      const uint v7266 = v7265 + v7254;
+      out[v7266] = v7263;
+    }
+    const uint v7267 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7268 = v1128 + v7267;
+    const uint v7269 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7270 = v1127 + v7269;
+    const bool v7271 = v7268 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7272 = v7270 < v15;
+    const bool v7273 = v7271 && v7272;
+    if (v7273) {
+      const float v7274 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7275 = v68 + v7270;
+      const bfloat v7276 = bias[v7275];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7277 = float(v7276);
+      const float v7278 = v7274 + v7277;
+      const bfloat v7279 = bfloat(v7278);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7280 = v7268 * v4;
+      const uint v7281 = v7280 + v68;
+      const uint v7282 = v7281 + v7270;
+      out[v7282] = v7279;
+    }
+    const uint v7283 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7284 = v1128 + v7283;
+    const uint v7285 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7286 = v1127 + v7285;
+    const bool v7287 = v7284 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7288 = v7286 < v15;
+    const bool v7289 = v7287 && v7288;
+    if (v7289) {
+      const float v7290 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7291 = v68 + v7286;
+      const bfloat v7292 = bias[v7291];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7293 = float(v7292);
+      const float v7294 = v7290 + v7293;
+      const bfloat v7295 = bfloat(v7294);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7296 = v7284 * v4;
+      const uint v7297 = v7296 + v68;
+      const uint v7298 = v7297 + v7286;
+      out[v7298] = v7295;
+    }
+    const uint v7299 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7300 = v1128 + v7299;
+    const uint v7301 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7302 = v1127 + v7301;
+    const bool v7303 = v7300 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7304 = v7302 < v15;
+    const bool v7305 = v7303 && v7304;
+    if (v7305) {
+      const float v7306 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7307 = v68 + v7302;
+      const bfloat v7308 = bias[v7307];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7309 = float(v7308);
+      const float v7310 = v7306 + v7309;
+      const bfloat v7311 = bfloat(v7310);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7312 = v7300 * v4;
+      const uint v7313 = v7312 + v68;
+      const uint v7314 = v7313 + v7302;
+      out[v7314] = v7311;
+    }
+    const uint v7315 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7316 = v1128 + v7315;
+    const uint v7317 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7318 = v1127 + v7317;
+    const bool v7319 = v7316 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7320 = v7318 < v15;
+    const bool v7321 = v7319 && v7320;
+    if (v7321) {
+      const float v7322 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7323 = v68 + v7318;
+      const bfloat v7324 = bias[v7323];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7325 = float(v7324);
+      const float v7326 = v7322 + v7325;
+      const bfloat v7327 = bfloat(v7326);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7328 = v7316 * v4;
+      const uint v7329 = v7328 + v68;
+      const uint v7330 = v7329 + v7318;
+      out[v7330] = v7327;
+    }
+    const uint v7331 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7332 = v1128 + v7331;
+    const uint v7333 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7334 = v1127 + v7333;
+    const bool v7335 = v7332 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7336 = v7334 < v15;
+    const bool v7337 = v7335 && v7336;
+    if (v7337) {
+      const float v7338 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7339 = v68 + v7334;
+      const bfloat v7340 = bias[v7339];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7341 = float(v7340);
+      const float v7342 = v7338 + v7341;
+      const bfloat v7343 = bfloat(v7342);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7344 = v7332 * v4;
+      const uint v7345 = v7344 + v68;
+      const uint v7346 = v7345 + v7334;
+      out[v7346] = v7343;
+    }
+    const uint v7347 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7348 = v1128 + v7347;
+    const uint v7349 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7350 = v1127 + v7349;
+    const bool v7351 = v7348 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7352 = v7350 < v15;
+    const bool v7353 = v7351 && v7352;
+    if (v7353) {
+      const float v7354 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7355 = v68 + v7350;
+      const bfloat v7356 = bias[v7355];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7357 = float(v7356);
+      const float v7358 = v7354 + v7357;
+      const bfloat v7359 = bfloat(v7358);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7360 = v7348 * v4;
+      const uint v7361 = v7360 + v68;
+      const uint v7362 = v7361 + v7350;
+      out[v7362] = v7359;
+    }
+    const uint v7363 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7364 = v1128 + v7363;
+    const uint v7365 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7366 = v1127 + v7365;
+    const bool v7367 = v7364 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7368 = v7366 < v15;
+    const bool v7369 = v7367 && v7368;
+    if (v7369) {
+      const float v7370 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7371 = v68 + v7366;
+      const bfloat v7372 = bias[v7371];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7373 = float(v7372);
+      const float v7374 = v7370 + v7373;
+      const bfloat v7375 = bfloat(v7374);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7376 = v7364 * v4;
+      const uint v7377 = v7376 + v68;
+      const uint v7378 = v7377 + v7366;
+      out[v7378] = v7375;
+    }
+    const uint v7379 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7380 = v1128 + v7379;
+    const uint v7381 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7382 = v1127 + v7381;
+    const bool v7383 = v7380 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7384 = v7382 < v15;
+    const bool v7385 = v7383 && v7384;
+    if (v7385) {
+      const float v7386 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7387 = v68 + v7382;
+      const bfloat v7388 = bias[v7387];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7389 = float(v7388);
+      const float v7390 = v7386 + v7389;
+      const bfloat v7391 = bfloat(v7390);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7392 = v7380 * v4;
+      const uint v7393 = v7392 + v68;
+      const uint v7394 = v7393 + v7382;
+      out[v7394] = v7391;
+    }
+    const uint v7395 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7396 = v1128 + v7395;
+    const uint v7397 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7398 = v1127 + v7397;
+    const bool v7399 = v7396 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7400 = v7398 < v15;
+    const bool v7401 = v7399 && v7400;
+    if (v7401) {
+      const float v7402 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7403 = v68 + v7398;
+      const bfloat v7404 = bias[v7403];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7405 = float(v7404);
+      const float v7406 = v7402 + v7405;
+      const bfloat v7407 = bfloat(v7406);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7408 = v7396 * v4;
+      const uint v7409 = v7408 + v68;
+      const uint v7410 = v7409 + v7398;
+      out[v7410] = v7407;
+    }
+    const uint v7411 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7412 = v1128 + v7411;
+    const uint v7413 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7414 = v1127 + v7413;
+    const bool v7415 = v7412 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7416 = v7414 < v15;
+    const bool v7417 = v7415 && v7416;
+    if (v7417) {
+      const float v7418 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7419 = v68 + v7414;
+      const bfloat v7420 = bias[v7419];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7421 = float(v7420);
+      const float v7422 = v7418 + v7421;
+      const bfloat v7423 = bfloat(v7422);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7424 = v7412 * v4;
+      const uint v7425 = v7424 + v68;
+      const uint v7426 = v7425 + v7414;
+      out[v7426] = v7423;
+    }
+    const uint v7427 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7428 = v1128 + v7427;
+    const uint v7429 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7430 = v1127 + v7429;
+    const bool v7431 = v7428 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7432 = v7430 < v15;
+    const bool v7433 = v7431 && v7432;
+    if (v7433) {
+      const float v7434 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7435 = v68 + v7430;
+      const bfloat v7436 = bias[v7435];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7437 = float(v7436);
+      const float v7438 = v7434 + v7437;
+      const bfloat v7439 = bfloat(v7438);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7440 = v7428 * v4;
+      const uint v7441 = v7440 + v68;
+      const uint v7442 = v7441 + v7430;
+      out[v7442] = v7439;
+    }
+    const uint v7443 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7444 = v1128 + v7443;
+    const uint v7445 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7446 = v1127 + v7445;
+    const bool v7447 = v7444 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7448 = v7446 < v15;
+    const bool v7449 = v7447 && v7448;
+    if (v7449) {
+      const float v7450 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7451 = v68 + v7446;
+      const bfloat v7452 = bias[v7451];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7453 = float(v7452);
+      const float v7454 = v7450 + v7453;
+      const bfloat v7455 = bfloat(v7454);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7456 = v7444 * v4;
+      const uint v7457 = v7456 + v68;
+      const uint v7458 = v7457 + v7446;
+      out[v7458] = v7455;
+    }
+    const uint v7459 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7460 = v1128 + v7459;
+    const uint v7461 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7462 = v1127 + v7461;
+    const bool v7463 = v7460 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7464 = v7462 < v15;
+    const bool v7465 = v7463 && v7464;
+    if (v7465) {
+      const float v7466 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7467 = v68 + v7462;
+      const bfloat v7468 = bias[v7467];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7469 = float(v7468);
+      const float v7470 = v7466 + v7469;
+      const bfloat v7471 = bfloat(v7470);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7472 = v7460 * v4;
+      const uint v7473 = v7472 + v68;
+      const uint v7474 = v7473 + v7462;
+      out[v7474] = v7471;
+    }
+    const uint v7475 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7476 = v1128 + v7475;
+    const uint v7477 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7478 = v1127 + v7477;
+    const bool v7479 = v7476 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7480 = v7478 < v15;
+    const bool v7481 = v7479 && v7480;
+    if (v7481) {
+      const float v7482 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7483 = v68 + v7478;
+      const bfloat v7484 = bias[v7483];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7485 = float(v7484);
+      const float v7486 = v7482 + v7485;
+      const bfloat v7487 = bfloat(v7486);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7488 = v7476 * v4;
+      const uint v7489 = v7488 + v68;
+      const uint v7490 = v7489 + v7478;
+      out[v7490] = v7487;
+    }
+    const uint v7491 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7492 = v1128 + v7491;
+    const uint v7493 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7494 = v1127 + v7493;
+    const bool v7495 = v7492 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7496 = v7494 < v15;
+    const bool v7497 = v7495 && v7496;
+    if (v7497) {
+      const float v7498 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7499 = v68 + v7494;
+      const bfloat v7500 = bias[v7499];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7501 = float(v7500);
+      const float v7502 = v7498 + v7501;
+      const bfloat v7503 = bfloat(v7502);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7504 = v7492 * v4;
+      const uint v7505 = v7504 + v68;
+      const uint v7506 = v7505 + v7494;
+      out[v7506] = v7503;
+    }
+    const uint v7507 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7508 = v1128 + v7507;
+    const uint v7509 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7510 = v1127 + v7509;
+    const bool v7511 = v7508 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7512 = v7510 < v15;
+    const bool v7513 = v7511 && v7512;
+    if (v7513) {
+      const float v7514 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7515 = v68 + v7510;
+      const bfloat v7516 = bias[v7515];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7517 = float(v7516);
+      const float v7518 = v7514 + v7517;
+      const bfloat v7519 = bfloat(v7518);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7520 = v7508 * v4;
+      const uint v7521 = v7520 + v68;
+      const uint v7522 = v7521 + v7510;
+      out[v7522] = v7519;
+    }
+    const uint v7523 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7524 = v1128 + v7523;
+    const uint v7525 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7526 = v1127 + v7525;
+    const bool v7527 = v7524 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7528 = v7526 < v15;
+    const bool v7529 = v7527 && v7528;
+    if (v7529) {
+      const float v7530 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7531 = v68 + v7526;
+      const bfloat v7532 = bias[v7531];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7533 = float(v7532);
+      const float v7534 = v7530 + v7533;
+      const bfloat v7535 = bfloat(v7534);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7536 = v7524 * v4;
+      const uint v7537 = v7536 + v68;
+      const uint v7538 = v7537 + v7526;
+      out[v7538] = v7535;
     }
   }
 }

@@ -158,7949 +158,7950 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
   const uint v67 = v66 << 7u;
   const uint v68 = v14 * v15;  // kernels/convolution/conv_tiles.hpp:140
   const uint v69 = v68 * v18;
-  const uint v70 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:125
-  const bool v72 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
-  const bool v74 = v6 == 1u;
-  const bool v75 = v72 && v74;
-  const bool v77 = v7 == 1u;
-  const bool v78 = v75 && v77;
-  const bool v80 = v8 == 1u;
-  const bool v81 = v78 && v80;
-  const bool v83 = v9 == 0u;
-  const bool v84 = v81 && v83;
-  const bool v86 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v87 = v84 && v86;  // kernels/convolution/im2col_a.hpp:175
-  const bool v89 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:176
-  const bool v90 = v87 && v89;
-  const uint v115 = v42 * v30;  // kernels/convolution/im2col_a.hpp:180
-  const uint v117 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:181
-  const uint v118 = v117 >> 3u;
-  const uint v119 = v63 + v118;
-  const uint v122 = v119 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v123 = v122 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v124 = v119 - v123;
-  const uint v125 = v124 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v126 = v119 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v127 = v1 + v9;  // kernels/convolution/im2col_a.hpp:188
-  const uint v128 = v125 * v7;
-  const uint v129 = v126 ? v128 : v127;
-  const uint v131 = v125 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v132 = v124 - v131;
-  const uint v133 = v132 * v8;
-  const uint v134 = v126 ? v133 : 0u;
-  const uint v136 = v122 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v137 = v126 ? v136 : 0u;
-  const uint v139 = v119 + 16u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v140 = v139 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v141 = v140 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v142 = v139 - v141;
-  const uint v143 = v142 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v144 = v139 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v146 = v143 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v147 = v144 ? v146 : v127;
-  const uint v149 = v143 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v150 = v142 - v149;
-  const uint v151 = v150 * v8;
-  const uint v152 = v144 ? v151 : 0u;
-  const uint v154 = v140 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v155 = v144 ? v154 : 0u;
-  const uint v157 = v119 + 32u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v158 = v157 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v159 = v158 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v160 = v157 - v159;
-  const uint v161 = v160 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v162 = v157 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v164 = v161 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v165 = v162 ? v164 : v127;
-  const uint v167 = v161 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v168 = v160 - v167;
-  const uint v169 = v168 * v8;
-  const uint v170 = v162 ? v169 : 0u;
-  const uint v172 = v158 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v173 = v162 ? v172 : 0u;
-  const uint v175 = v119 + 48u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v176 = v175 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v177 = v176 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v178 = v175 - v177;
-  const uint v179 = v178 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v180 = v175 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v182 = v179 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v183 = v180 ? v182 : v127;
-  const uint v185 = v179 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v186 = v178 - v185;
-  const uint v187 = v186 * v8;
-  const uint v188 = v180 ? v187 : 0u;
-  const uint v190 = v176 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v191 = v180 ? v190 : 0u;
-  const uint v193 = v119 + 64u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v194 = v193 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v195 = v194 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v196 = v193 - v195;
-  const uint v197 = v196 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v198 = v193 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v200 = v197 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v201 = v198 ? v200 : v127;
-  const uint v203 = v197 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v204 = v196 - v203;
-  const uint v205 = v204 * v8;
-  const uint v206 = v198 ? v205 : 0u;
-  const uint v208 = v194 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v209 = v198 ? v208 : 0u;
-  const uint v211 = v119 + 80u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v212 = v211 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v213 = v212 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v214 = v211 - v213;
-  const uint v215 = v214 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v216 = v211 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v218 = v215 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v219 = v216 ? v218 : v127;
-  const uint v221 = v215 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v222 = v214 - v221;
-  const uint v223 = v222 * v8;
-  const uint v224 = v216 ? v223 : 0u;
-  const uint v226 = v212 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v227 = v216 ? v226 : 0u;
-  const uint v229 = v119 + 96u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v230 = v229 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v231 = v230 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v232 = v229 - v231;
-  const uint v233 = v232 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v234 = v229 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v236 = v233 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v237 = v234 ? v236 : v127;
-  const uint v239 = v233 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v240 = v232 - v239;
-  const uint v241 = v240 * v8;
-  const uint v242 = v234 ? v241 : 0u;
-  const uint v244 = v230 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v245 = v234 ? v244 : 0u;
-  const uint v247 = v119 + 112u;  // kernels/convolution/im2col_a.hpp:183
-  const uint v248 = v247 / v115;  // kernels/convolution/im2col_a.hpp:184
-  const uint v249 = v248 * v115;  // kernels/convolution/im2col_a.hpp:185
-  const uint v250 = v247 - v249;
-  const uint v251 = v250 / v30;  // kernels/convolution/im2col_a.hpp:186
-  const bool v252 = v247 < v44;  // kernels/convolution/im2col_a.hpp:187
-  const uint v254 = v251 * v7;  // kernels/convolution/im2col_a.hpp:188
-  const uint v255 = v252 ? v254 : v127;
-  const uint v257 = v251 * v30;  // kernels/convolution/im2col_a.hpp:189
-  const uint v258 = v250 - v257;
-  const uint v259 = v258 * v8;
-  const uint v260 = v252 ? v259 : 0u;
-  const uint v262 = v248 * v1;  // kernels/convolution/im2col_a.hpp:190
-  const uint v263 = v252 ? v262 : 0u;
-  const uint v264 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
-  const uint v267 = v264 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
-  const uint v268 = v267 << 6u;
-  const uint v271 = v264 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
-  const uint v272 = v271 << 6u;
-  iron_frag<float, 64, 64> v274;  // kernels/gemm/gemm_tiles.hpp:241
-  iron_frag_fill(v274, float(0.0f));
-  iron_frag<bfloat, 64, 16> v276;  // kernels/gemm/gemm_tiles.hpp:242
-  iron_frag_fill(v276, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v278;  // kernels/gemm/gemm_tiles.hpp:243
-  iron_frag_fill(v278, bfloat(bfloat(0.0f)));
-  const uint v281 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
-  const bool v282 = v281 == 0u;
-  const uint v286 = v16 & 7u;
-  const bool v287 = v286 == 0u;
-  const bool v288 = v282 && v287;
-  const uint v291 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
-  const bool v292 = v291 == 0u;
-  const uint v295 = v69 & 7u;
-  const bool v296 = v295 == 0u;
-  const bool v297 = v292 && v296;
-  const bool v298 = v288 && v297;  // kernels/gemm/gemm_tiles.hpp:256
-  if (v298) {
-    const uint v8733 = v117 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8734 = v8733 << 3u;
-    const uint v8735 = v67 + v118;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8736 = v8735 < v15;
-    const uint v8741 = v8735 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8742 = v69 + v8741;
-    const uint v8747 = v118 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8752 = v117 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8754 = v8752 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8757 = v8752 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8758 = v8757 << 3u;
-    const uint v8759 = v67 + v8754;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8760 = v8759 < v15;
-    const uint v8765 = v8759 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8766 = v69 + v8765;
-    const uint v8771 = v8754 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8776 = v117 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8778 = v8776 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8781 = v8776 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8782 = v8781 << 3u;
-    const uint v8783 = v67 + v8778;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8784 = v8783 < v15;
-    const uint v8789 = v8783 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8790 = v69 + v8789;
-    const uint v8795 = v8778 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8800 = v117 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8802 = v8800 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8805 = v8800 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8806 = v8805 << 3u;
-    const uint v8807 = v67 + v8802;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8808 = v8807 < v15;
-    const uint v8813 = v8807 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8814 = v69 + v8813;
-    const uint v8819 = v8802 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8824 = v117 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8826 = v8824 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8829 = v8824 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8830 = v8829 << 3u;
-    const uint v8831 = v67 + v8826;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8832 = v8831 < v15;
-    const uint v8837 = v8831 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8838 = v69 + v8837;
-    const uint v8843 = v8826 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8848 = v117 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8850 = v8848 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8853 = v8848 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8854 = v8853 << 3u;
-    const uint v8855 = v67 + v8850;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8856 = v8855 < v15;
-    const uint v8861 = v8855 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8862 = v69 + v8861;
-    const uint v8867 = v8850 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8872 = v117 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8874 = v8872 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8877 = v8872 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8878 = v8877 << 3u;
-    const uint v8879 = v67 + v8874;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8880 = v8879 < v15;
-    const uint v8885 = v8879 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8886 = v69 + v8885;
-    const uint v8891 = v8874 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8896 = v117 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
-    const uint v8898 = v8896 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
-    const uint v8901 = v8896 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
-    const uint v8902 = v8901 << 3u;
-    const uint v8903 = v67 + v8898;  // kernels/gemm/gemm_tiles.hpp:81
-    const bool v8904 = v8903 < v15;
-    const uint v8909 = v8903 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v8910 = v69 + v8909;
-    const uint v8915 = v8898 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v8925 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v8931 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+  const uint v70 = v15 * v18;
+  const uint v71 = v14 * v16;  // kernels/convolution/conv_tiles.hpp:125
+  const bool v73 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:175
+  const bool v75 = v6 == 1u;
+  const bool v76 = v73 && v75;
+  const bool v78 = v7 == 1u;
+  const bool v79 = v76 && v78;
+  const bool v81 = v8 == 1u;
+  const bool v82 = v79 && v81;
+  const bool v84 = v9 == 0u;
+  const bool v85 = v82 && v84;
+  const bool v87 = v10 == 0u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v88 = v85 && v87;  // kernels/convolution/im2col_a.hpp:175
+  const bool v90 = v13 == 1u;  // kernels/convolution/im2col_a.hpp:176
+  const bool v91 = v88 && v90;
+  const uint v116 = v42 * v30;  // kernels/convolution/im2col_a.hpp:180
+  const uint v118 = iron_tid.x;  // kernels/convolution/im2col_a.hpp:181
+  const uint v119 = v118 >> 3u;
+  const uint v120 = v63 + v119;
+  const uint v123 = v120 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v124 = v123 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v125 = v120 - v124;
+  const uint v126 = v125 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v127 = v120 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v128 = v1 + v9;  // kernels/convolution/im2col_a.hpp:188
+  const uint v129 = v126 * v7;
+  const uint v130 = v127 ? v129 : v128;
+  const uint v132 = v126 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v133 = v125 - v132;
+  const uint v134 = v133 * v8;
+  const uint v135 = v127 ? v134 : 0u;
+  const uint v137 = v123 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v138 = v127 ? v137 : 0u;
+  const uint v140 = v120 + 16u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v141 = v140 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v142 = v141 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v143 = v140 - v142;
+  const uint v144 = v143 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v145 = v140 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v147 = v144 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v148 = v145 ? v147 : v128;
+  const uint v150 = v144 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v151 = v143 - v150;
+  const uint v152 = v151 * v8;
+  const uint v153 = v145 ? v152 : 0u;
+  const uint v155 = v141 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v156 = v145 ? v155 : 0u;
+  const uint v158 = v120 + 32u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v159 = v158 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v160 = v159 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v161 = v158 - v160;
+  const uint v162 = v161 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v163 = v158 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v165 = v162 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v166 = v163 ? v165 : v128;
+  const uint v168 = v162 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v169 = v161 - v168;
+  const uint v170 = v169 * v8;
+  const uint v171 = v163 ? v170 : 0u;
+  const uint v173 = v159 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v174 = v163 ? v173 : 0u;
+  const uint v176 = v120 + 48u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v177 = v176 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v178 = v177 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v179 = v176 - v178;
+  const uint v180 = v179 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v181 = v176 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v183 = v180 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v184 = v181 ? v183 : v128;
+  const uint v186 = v180 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v187 = v179 - v186;
+  const uint v188 = v187 * v8;
+  const uint v189 = v181 ? v188 : 0u;
+  const uint v191 = v177 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v192 = v181 ? v191 : 0u;
+  const uint v194 = v120 + 64u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v195 = v194 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v196 = v195 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v197 = v194 - v196;
+  const uint v198 = v197 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v199 = v194 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v201 = v198 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v202 = v199 ? v201 : v128;
+  const uint v204 = v198 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v205 = v197 - v204;
+  const uint v206 = v205 * v8;
+  const uint v207 = v199 ? v206 : 0u;
+  const uint v209 = v195 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v210 = v199 ? v209 : 0u;
+  const uint v212 = v120 + 80u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v213 = v212 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v214 = v213 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v215 = v212 - v214;
+  const uint v216 = v215 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v217 = v212 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v219 = v216 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v220 = v217 ? v219 : v128;
+  const uint v222 = v216 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v223 = v215 - v222;
+  const uint v224 = v223 * v8;
+  const uint v225 = v217 ? v224 : 0u;
+  const uint v227 = v213 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v228 = v217 ? v227 : 0u;
+  const uint v230 = v120 + 96u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v231 = v230 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v232 = v231 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v233 = v230 - v232;
+  const uint v234 = v233 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v235 = v230 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v237 = v234 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v238 = v235 ? v237 : v128;
+  const uint v240 = v234 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v241 = v233 - v240;
+  const uint v242 = v241 * v8;
+  const uint v243 = v235 ? v242 : 0u;
+  const uint v245 = v231 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v246 = v235 ? v245 : 0u;
+  const uint v248 = v120 + 112u;  // kernels/convolution/im2col_a.hpp:183
+  const uint v249 = v248 / v116;  // kernels/convolution/im2col_a.hpp:184
+  const uint v250 = v249 * v116;  // kernels/convolution/im2col_a.hpp:185
+  const uint v251 = v248 - v250;
+  const uint v252 = v251 / v30;  // kernels/convolution/im2col_a.hpp:186
+  const bool v253 = v248 < v44;  // kernels/convolution/im2col_a.hpp:187
+  const uint v255 = v252 * v7;  // kernels/convolution/im2col_a.hpp:188
+  const uint v256 = v253 ? v255 : v128;
+  const uint v258 = v252 * v30;  // kernels/convolution/im2col_a.hpp:189
+  const uint v259 = v251 - v258;
+  const uint v260 = v259 * v8;
+  const uint v261 = v253 ? v260 : 0u;
+  const uint v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:190
+  const uint v264 = v253 ? v263 : 0u;
+  const uint v265 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
+  const uint v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v269 = v268 << 6u;
+  const uint v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v273 = v272 << 6u;
+  iron_frag<float, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag_fill(v275, float(0.0f));
+  iron_frag<bfloat, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag_fill(v277, bfloat(bfloat(0.0f)));
+  iron_frag<bfloat, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag_fill(v279, bfloat(bfloat(0.0f)));
+  const uint v282 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
+  const bool v283 = v282 == 0u;
+  const uint v287 = v16 & 7u;
+  const bool v288 = v287 == 0u;
+  const bool v289 = v283 && v288;
+  const uint v292 = v18 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
+  const bool v293 = v292 == 0u;
+  const uint v296 = v70 & 7u;
+  const bool v297 = v296 == 0u;
+  const bool v298 = v293 && v297;
+  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:259
+  if (v299) {
+    const uint v8734 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8735 = v8734 << 3u;
+    const uint v8736 = v67 + v119;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8737 = v8736 < v15;
+    const uint v8742 = v8736 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8743 = v69 + v8742;
+    const uint v8748 = v119 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8753 = v118 + 128u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8755 = v8753 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8758 = v8753 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8759 = v8758 << 3u;
+    const uint v8760 = v67 + v8755;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8761 = v8760 < v15;
+    const uint v8766 = v8760 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8767 = v69 + v8766;
+    const uint v8772 = v8755 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8777 = v118 + 256u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8779 = v8777 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8782 = v8777 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8783 = v8782 << 3u;
+    const uint v8784 = v67 + v8779;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8785 = v8784 < v15;
+    const uint v8790 = v8784 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8791 = v69 + v8790;
+    const uint v8796 = v8779 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8801 = v118 + 384u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8803 = v8801 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8806 = v8801 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8807 = v8806 << 3u;
+    const uint v8808 = v67 + v8803;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8809 = v8808 < v15;
+    const uint v8814 = v8808 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8815 = v69 + v8814;
+    const uint v8820 = v8803 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8825 = v118 + 512u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8827 = v8825 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8830 = v8825 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8831 = v8830 << 3u;
+    const uint v8832 = v67 + v8827;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8833 = v8832 < v15;
+    const uint v8838 = v8832 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8839 = v69 + v8838;
+    const uint v8844 = v8827 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8849 = v118 + 640u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8851 = v8849 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8854 = v8849 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8855 = v8854 << 3u;
+    const uint v8856 = v67 + v8851;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8857 = v8856 < v15;
+    const uint v8862 = v8856 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8863 = v69 + v8862;
+    const uint v8868 = v8851 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8873 = v118 + 768u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8875 = v8873 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8878 = v8873 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8879 = v8878 << 3u;
+    const uint v8880 = v67 + v8875;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8881 = v8880 < v15;
+    const uint v8886 = v8880 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8887 = v69 + v8886;
+    const uint v8892 = v8875 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8897 = v118 + 896u;  // kernels/gemm/gemm_tiles.hpp:78
+    const uint v8899 = v8897 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
+    const uint v8902 = v8897 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
+    const uint v8903 = v8902 << 3u;
+    const uint v8904 = v67 + v8899;  // kernels/gemm/gemm_tiles.hpp:81
+    const bool v8905 = v8904 < v15;
+    const uint v8910 = v8904 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+    const uint v8911 = v69 + v8910;
+    const uint v8916 = v8899 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
+    const uint v8926 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v8932 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
 
-    for (uint v8306 = 0u; v8306 < v18; v8306 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
-      const uint v8308 = v8306 >> 6u;
-      const uint v8310 = v8308 % 1u;
+    for (uint v8307 = 0u; v8307 < v18; v8307 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+      const uint v8309 = v8307 >> 6u;
+      const uint v8311 = v8309 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8312 = v8310 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
-      if (v90) {  // kernels/convolution/im2col_a.hpp:89
-        const uint v8325 = v8306 + v8734;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8326 = v8325 < v18;
-        const bool v8327 = v126 && v8326;
-        const uint v8329 = v119 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8331 = v8329 + v8306;
-        const uint v8332 = v8331 + v8734;
-        const uint v8333 = v8327 ? v8332 : 0u;
-        const uint v8336 = v8312 + v8747;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8337 = v8336 + v8734;
+      const uint v8313 = v8311 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+      if (v91) {  // kernels/convolution/im2col_a.hpp:89
+        const uint v8326 = v8307 + v8735;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8327 = v8326 < v18;
+        const bool v8328 = v127 && v8327;
+        const uint v8330 = v120 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8332 = v8330 + v8307;
+        const uint v8333 = v8332 + v8735;
+        const uint v8334 = v8328 ? v8333 : 0u;
+        const uint v8337 = v8313 + v8748;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v8338 = v8337 + v8735;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8337 + e] = v8327 ? x[v8333 + e] : bfloat(0);
+          shm0[v8338 + e] = v8328 ? x[v8334 + e] : bfloat(0);
         }
-        const uint v8347 = v63 + v8754;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8348 = v8347 < v44;
-        const uint v8349 = v8306 + v8758;
-        const bool v8350 = v8349 < v18;
-        const bool v8351 = v8348 && v8350;
-        const uint v8353 = v8347 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8355 = v8353 + v8306;
-        const uint v8356 = v8355 + v8758;
-        const uint v8357 = v8351 ? v8356 : 0u;
-        const uint v8360 = v8312 + v8771;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8361 = v8360 + v8758;
+        const uint v8348 = v63 + v8755;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8349 = v8348 < v44;
+        const uint v8350 = v8307 + v8759;
+        const bool v8351 = v8350 < v18;
+        const bool v8352 = v8349 && v8351;
+        const uint v8354 = v8348 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8356 = v8354 + v8307;
+        const uint v8357 = v8356 + v8759;
+        const uint v8358 = v8352 ? v8357 : 0u;
+        const uint v8361 = v8313 + v8772;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v8362 = v8361 + v8759;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8361 + e] = v8351 ? x[v8357 + e] : bfloat(0);
+          shm0[v8362 + e] = v8352 ? x[v8358 + e] : bfloat(0);
         }
-        const uint v8371 = v63 + v8778;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8372 = v8371 < v44;
-        const uint v8373 = v8306 + v8782;
-        const bool v8374 = v8373 < v18;
-        const bool v8375 = v8372 && v8374;
-        const uint v8377 = v8371 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8379 = v8377 + v8306;
-        const uint v8380 = v8379 + v8782;
-        const uint v8381 = v8375 ? v8380 : 0u;
-        const uint v8384 = v8312 + v8795;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8385 = v8384 + v8782;
+        const uint v8372 = v63 + v8779;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8373 = v8372 < v44;
+        const uint v8374 = v8307 + v8783;
+        const bool v8375 = v8374 < v18;
+        const bool v8376 = v8373 && v8375;
+        const uint v8378 = v8372 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8380 = v8378 + v8307;
+        const uint v8381 = v8380 + v8783;
+        const uint v8382 = v8376 ? v8381 : 0u;
+        const uint v8385 = v8313 + v8796;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v8386 = v8385 + v8783;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8385 + e] = v8375 ? x[v8381 + e] : bfloat(0);
+          shm0[v8386 + e] = v8376 ? x[v8382 + e] : bfloat(0);
         }
-        const uint v8395 = v63 + v8802;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8396 = v8395 < v44;
-        const uint v8397 = v8306 + v8806;
-        const bool v8398 = v8397 < v18;
-        const bool v8399 = v8396 && v8398;
-        const uint v8401 = v8395 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8403 = v8401 + v8306;
-        const uint v8404 = v8403 + v8806;
-        const uint v8405 = v8399 ? v8404 : 0u;
-        const uint v8408 = v8312 + v8819;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8409 = v8408 + v8806;
+        const uint v8396 = v63 + v8803;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8397 = v8396 < v44;
+        const uint v8398 = v8307 + v8807;
+        const bool v8399 = v8398 < v18;
+        const bool v8400 = v8397 && v8399;
+        const uint v8402 = v8396 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8404 = v8402 + v8307;
+        const uint v8405 = v8404 + v8807;
+        const uint v8406 = v8400 ? v8405 : 0u;
+        const uint v8409 = v8313 + v8820;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v8410 = v8409 + v8807;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8409 + e] = v8399 ? x[v8405 + e] : bfloat(0);
+          shm0[v8410 + e] = v8400 ? x[v8406 + e] : bfloat(0);
         }
-        const uint v8419 = v63 + v8826;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8420 = v8419 < v44;
-        const uint v8421 = v8306 + v8830;
-        const bool v8422 = v8421 < v18;
-        const bool v8423 = v8420 && v8422;
-        const uint v8425 = v8419 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8427 = v8425 + v8306;
-        const uint v8428 = v8427 + v8830;
-        const uint v8429 = v8423 ? v8428 : 0u;
-        const uint v8432 = v8312 + v8843;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8433 = v8432 + v8830;
+        const uint v8420 = v63 + v8827;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8421 = v8420 < v44;
+        const uint v8422 = v8307 + v8831;
+        const bool v8423 = v8422 < v18;
+        const bool v8424 = v8421 && v8423;
+        const uint v8426 = v8420 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8428 = v8426 + v8307;
+        const uint v8429 = v8428 + v8831;
+        const uint v8430 = v8424 ? v8429 : 0u;
+        const uint v8433 = v8313 + v8844;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v8434 = v8433 + v8831;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8433 + e] = v8423 ? x[v8429 + e] : bfloat(0);
+          shm0[v8434 + e] = v8424 ? x[v8430 + e] : bfloat(0);
         }
-        const uint v8443 = v63 + v8850;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8444 = v8443 < v44;
-        const uint v8445 = v8306 + v8854;
-        const bool v8446 = v8445 < v18;
-        const bool v8447 = v8444 && v8446;
-        const uint v8449 = v8443 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8451 = v8449 + v8306;
-        const uint v8452 = v8451 + v8854;
-        const uint v8453 = v8447 ? v8452 : 0u;
-        const uint v8456 = v8312 + v8867;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8457 = v8456 + v8854;
+        const uint v8444 = v63 + v8851;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8445 = v8444 < v44;
+        const uint v8446 = v8307 + v8855;
+        const bool v8447 = v8446 < v18;
+        const bool v8448 = v8445 && v8447;
+        const uint v8450 = v8444 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8452 = v8450 + v8307;
+        const uint v8453 = v8452 + v8855;
+        const uint v8454 = v8448 ? v8453 : 0u;
+        const uint v8457 = v8313 + v8868;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v8458 = v8457 + v8855;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8457 + e] = v8447 ? x[v8453 + e] : bfloat(0);
+          shm0[v8458 + e] = v8448 ? x[v8454 + e] : bfloat(0);
         }
-        const uint v8467 = v63 + v8874;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8468 = v8467 < v44;
-        const uint v8469 = v8306 + v8878;
-        const bool v8470 = v8469 < v18;
-        const bool v8471 = v8468 && v8470;
-        const uint v8473 = v8467 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8475 = v8473 + v8306;
-        const uint v8476 = v8475 + v8878;
-        const uint v8477 = v8471 ? v8476 : 0u;
-        const uint v8480 = v8312 + v8891;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8481 = v8480 + v8878;
+        const uint v8468 = v63 + v8875;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8469 = v8468 < v44;
+        const uint v8470 = v8307 + v8879;
+        const bool v8471 = v8470 < v18;
+        const bool v8472 = v8469 && v8471;
+        const uint v8474 = v8468 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8476 = v8474 + v8307;
+        const uint v8477 = v8476 + v8879;
+        const uint v8478 = v8472 ? v8477 : 0u;
+        const uint v8481 = v8313 + v8892;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v8482 = v8481 + v8879;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8481 + e] = v8471 ? x[v8477 + e] : bfloat(0);
+          shm0[v8482 + e] = v8472 ? x[v8478 + e] : bfloat(0);
         }
-        const uint v8491 = v63 + v8898;  // kernels/gemm/gemm_tiles.hpp:81
-        const bool v8492 = v8491 < v44;
-        const uint v8493 = v8306 + v8902;
-        const bool v8494 = v8493 < v18;
-        const bool v8495 = v8492 && v8494;
-        const uint v8497 = v8491 * v18;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v8499 = v8497 + v8306;
-        const uint v8500 = v8499 + v8902;
-        const uint v8501 = v8495 ? v8500 : 0u;
-        const uint v8504 = v8312 + v8915;  // kernels/gemm/gemm_tiles.hpp:83
-        const uint v8505 = v8504 + v8902;
+        const uint v8492 = v63 + v8899;  // kernels/gemm/gemm_tiles.hpp:81
+        const bool v8493 = v8492 < v44;
+        const uint v8494 = v8307 + v8903;
+        const bool v8495 = v8494 < v18;
+        const bool v8496 = v8493 && v8495;
+        const uint v8498 = v8492 * v18;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v8500 = v8498 + v8307;
+        const uint v8501 = v8500 + v8903;
+        const uint v8502 = v8496 ? v8501 : 0u;
+        const uint v8505 = v8313 + v8916;  // kernels/gemm/gemm_tiles.hpp:83
+        const uint v8506 = v8505 + v8903;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8505 + e] = v8495 ? x[v8501 + e] : bfloat(0);
+          shm0[v8506 + e] = v8496 ? x[v8502 + e] : bfloat(0);
         }
       } else {
-        const uint v8511 = v8306 + v8734;  // kernels/convolution/im2col_a.hpp:109
-        const uint v8513 = v8511 / v16;  // kernels/convolution/im2col_a.hpp:111
-        const uint v8515 = v8513 * v16;  // kernels/convolution/im2col_a.hpp:112
-        const uint v8516 = v8511 - v8515;
-        const uint v8517 = v8513 / v6;  // kernels/convolution/im2col_a.hpp:113
-        const uint v8518 = v8517 * v11;  // kernels/convolution/im2col_a.hpp:114
-        const uint v8519 = v8517 * v6;  // kernels/convolution/im2col_a.hpp:115
-        const uint v8520 = v8513 - v8519;
-        const uint v8521 = v8520 * v12;
-        const uint v8522 = v70 + v8516;  // kernels/convolution/im2col_a.hpp:116
-        const bool v8523 = v8511 < v18;  // kernels/convolution/im2col_a.hpp:117
-        const uint v8525 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
-        const uint v8531 = v8747 + v8734;  // kernels/convolution/im2col_a.hpp:120
-        const uint v8532 = v129 + v8518;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8533 = v134 + v8521;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8534 = v8532 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8535 = v8523 && v8534;
-        const bool v8536 = v8532 < v127;
-        const bool v8537 = v8535 && v8536;
-        const bool v8538 = v8533 >= v10;
-        const bool v8539 = v8537 && v8538;
-        const bool v8540 = v8533 < v8525;
-        const bool v8541 = v8539 && v8540;
-        const uint v8542 = max(v8532, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8543 = v8542 - v9;
-        const uint v8544 = max(v8533, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8545 = v8544 - v10;
-        const uint v8546 = v137 + v8543;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8547 = v8546 * v2;
-        const uint v8548 = v8547 + v8545;
-        const uint v8549 = v8548 * v3;
-        const uint v8550 = v8549 + v8522;
-        const uint v8552 = v8541 ? v8550 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8554 = v8312 + v8531;  // kernels/convolution/im2col_a.hpp:129
+        const uint v8512 = v8307 + v8735;  // kernels/convolution/im2col_a.hpp:109
+        const uint v8514 = v8512 / v16;  // kernels/convolution/im2col_a.hpp:111
+        const uint v8516 = v8514 * v16;  // kernels/convolution/im2col_a.hpp:112
+        const uint v8517 = v8512 - v8516;
+        const uint v8518 = v8514 / v6;  // kernels/convolution/im2col_a.hpp:113
+        const uint v8519 = v8518 * v11;  // kernels/convolution/im2col_a.hpp:114
+        const uint v8520 = v8518 * v6;  // kernels/convolution/im2col_a.hpp:115
+        const uint v8521 = v8514 - v8520;
+        const uint v8522 = v8521 * v12;
+        const uint v8523 = v71 + v8517;  // kernels/convolution/im2col_a.hpp:116
+        const bool v8524 = v8512 < v18;  // kernels/convolution/im2col_a.hpp:117
+        const uint v8526 = v2 + v10;  // kernels/convolution/im2col_a.hpp:119
+        const uint v8532 = v8748 + v8735;  // kernels/convolution/im2col_a.hpp:120
+        const uint v8533 = v130 + v8519;  // kernels/convolution/im2col_a.hpp:123
+        const uint v8534 = v135 + v8522;  // kernels/convolution/im2col_a.hpp:124
+        const bool v8535 = v8533 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v8536 = v8524 && v8535;
+        const bool v8537 = v8533 < v128;
+        const bool v8538 = v8536 && v8537;
+        const bool v8539 = v8534 >= v10;
+        const bool v8540 = v8538 && v8539;
+        const bool v8541 = v8534 < v8526;
+        const bool v8542 = v8540 && v8541;
+        const uint v8543 = max(v8533, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v8544 = v8543 - v9;
+        const uint v8545 = max(v8534, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v8546 = v8545 - v10;
+        const uint v8547 = v138 + v8544;  // kernels/convolution/im2col_a.hpp:128
+        const uint v8548 = v8547 * v2;
+        const uint v8549 = v8548 + v8546;
+        const uint v8550 = v8549 * v3;
+        const uint v8551 = v8550 + v8523;
+        const uint v8553 = v8542 ? v8551 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v8555 = v8313 + v8532;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8554 + e] = v8541 ? x[v8552 + e] : bfloat(0);
+          shm0[v8555 + e] = v8542 ? x[v8553 + e] : bfloat(0);
         }
-        const uint v8556 = v147 + v8518;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8557 = v152 + v8521;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8558 = v8556 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8559 = v8523 && v8558;
-        const bool v8560 = v8556 < v127;
-        const bool v8561 = v8559 && v8560;
-        const bool v8562 = v8557 >= v10;
-        const bool v8563 = v8561 && v8562;
-        const bool v8564 = v8557 < v8525;
-        const bool v8565 = v8563 && v8564;
-        const uint v8566 = max(v8556, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8567 = v8566 - v9;
-        const uint v8568 = max(v8557, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8569 = v8568 - v10;
-        const uint v8570 = v155 + v8567;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8571 = v8570 * v2;
-        const uint v8572 = v8571 + v8569;
-        const uint v8573 = v8572 * v3;
-        const uint v8574 = v8573 + v8522;
-        const uint v8576 = v8565 ? v8574 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8579 = v8554 + 1024u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v8557 = v148 + v8519;  // kernels/convolution/im2col_a.hpp:123
+        const uint v8558 = v153 + v8522;  // kernels/convolution/im2col_a.hpp:124
+        const bool v8559 = v8557 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v8560 = v8524 && v8559;
+        const bool v8561 = v8557 < v128;
+        const bool v8562 = v8560 && v8561;
+        const bool v8563 = v8558 >= v10;
+        const bool v8564 = v8562 && v8563;
+        const bool v8565 = v8558 < v8526;
+        const bool v8566 = v8564 && v8565;
+        const uint v8567 = max(v8557, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v8568 = v8567 - v9;
+        const uint v8569 = max(v8558, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v8570 = v8569 - v10;
+        const uint v8571 = v156 + v8568;  // kernels/convolution/im2col_a.hpp:128
+        const uint v8572 = v8571 * v2;
+        const uint v8573 = v8572 + v8570;
+        const uint v8574 = v8573 * v3;
+        const uint v8575 = v8574 + v8523;
+        const uint v8577 = v8566 ? v8575 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v8580 = v8555 + 1024u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8579 + e] = v8565 ? x[v8576 + e] : bfloat(0);
+          shm0[v8580 + e] = v8566 ? x[v8577 + e] : bfloat(0);
         }
-        const uint v8580 = v165 + v8518;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8581 = v170 + v8521;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8582 = v8580 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8583 = v8523 && v8582;
-        const bool v8584 = v8580 < v127;
-        const bool v8585 = v8583 && v8584;
-        const bool v8586 = v8581 >= v10;
-        const bool v8587 = v8585 && v8586;
-        const bool v8588 = v8581 < v8525;
-        const bool v8589 = v8587 && v8588;
-        const uint v8590 = max(v8580, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8591 = v8590 - v9;
-        const uint v8592 = max(v8581, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8593 = v8592 - v10;
-        const uint v8594 = v173 + v8591;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8595 = v8594 * v2;
-        const uint v8596 = v8595 + v8593;
-        const uint v8597 = v8596 * v3;
-        const uint v8598 = v8597 + v8522;
-        const uint v8600 = v8589 ? v8598 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8603 = v8554 + 2048u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v8581 = v166 + v8519;  // kernels/convolution/im2col_a.hpp:123
+        const uint v8582 = v171 + v8522;  // kernels/convolution/im2col_a.hpp:124
+        const bool v8583 = v8581 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v8584 = v8524 && v8583;
+        const bool v8585 = v8581 < v128;
+        const bool v8586 = v8584 && v8585;
+        const bool v8587 = v8582 >= v10;
+        const bool v8588 = v8586 && v8587;
+        const bool v8589 = v8582 < v8526;
+        const bool v8590 = v8588 && v8589;
+        const uint v8591 = max(v8581, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v8592 = v8591 - v9;
+        const uint v8593 = max(v8582, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v8594 = v8593 - v10;
+        const uint v8595 = v174 + v8592;  // kernels/convolution/im2col_a.hpp:128
+        const uint v8596 = v8595 * v2;
+        const uint v8597 = v8596 + v8594;
+        const uint v8598 = v8597 * v3;
+        const uint v8599 = v8598 + v8523;
+        const uint v8601 = v8590 ? v8599 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v8604 = v8555 + 2048u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8603 + e] = v8589 ? x[v8600 + e] : bfloat(0);
+          shm0[v8604 + e] = v8590 ? x[v8601 + e] : bfloat(0);
         }
-        const uint v8604 = v183 + v8518;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8605 = v188 + v8521;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8606 = v8604 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8607 = v8523 && v8606;
-        const bool v8608 = v8604 < v127;
-        const bool v8609 = v8607 && v8608;
-        const bool v8610 = v8605 >= v10;
-        const bool v8611 = v8609 && v8610;
-        const bool v8612 = v8605 < v8525;
-        const bool v8613 = v8611 && v8612;
-        const uint v8614 = max(v8604, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8615 = v8614 - v9;
-        const uint v8616 = max(v8605, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8617 = v8616 - v10;
-        const uint v8618 = v191 + v8615;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8619 = v8618 * v2;
-        const uint v8620 = v8619 + v8617;
-        const uint v8621 = v8620 * v3;
-        const uint v8622 = v8621 + v8522;
-        const uint v8624 = v8613 ? v8622 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8627 = v8554 + 3072u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v8605 = v184 + v8519;  // kernels/convolution/im2col_a.hpp:123
+        const uint v8606 = v189 + v8522;  // kernels/convolution/im2col_a.hpp:124
+        const bool v8607 = v8605 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v8608 = v8524 && v8607;
+        const bool v8609 = v8605 < v128;
+        const bool v8610 = v8608 && v8609;
+        const bool v8611 = v8606 >= v10;
+        const bool v8612 = v8610 && v8611;
+        const bool v8613 = v8606 < v8526;
+        const bool v8614 = v8612 && v8613;
+        const uint v8615 = max(v8605, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v8616 = v8615 - v9;
+        const uint v8617 = max(v8606, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v8618 = v8617 - v10;
+        const uint v8619 = v192 + v8616;  // kernels/convolution/im2col_a.hpp:128
+        const uint v8620 = v8619 * v2;
+        const uint v8621 = v8620 + v8618;
+        const uint v8622 = v8621 * v3;
+        const uint v8623 = v8622 + v8523;
+        const uint v8625 = v8614 ? v8623 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v8628 = v8555 + 3072u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8627 + e] = v8613 ? x[v8624 + e] : bfloat(0);
+          shm0[v8628 + e] = v8614 ? x[v8625 + e] : bfloat(0);
         }
-        const uint v8628 = v201 + v8518;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8629 = v206 + v8521;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8630 = v8628 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8631 = v8523 && v8630;
-        const bool v8632 = v8628 < v127;
-        const bool v8633 = v8631 && v8632;
-        const bool v8634 = v8629 >= v10;
-        const bool v8635 = v8633 && v8634;
-        const bool v8636 = v8629 < v8525;
-        const bool v8637 = v8635 && v8636;
-        const uint v8638 = max(v8628, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8639 = v8638 - v9;
-        const uint v8640 = max(v8629, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8641 = v8640 - v10;
-        const uint v8642 = v209 + v8639;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8643 = v8642 * v2;
-        const uint v8644 = v8643 + v8641;
-        const uint v8645 = v8644 * v3;
-        const uint v8646 = v8645 + v8522;
-        const uint v8648 = v8637 ? v8646 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8651 = v8554 + 4096u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v8629 = v202 + v8519;  // kernels/convolution/im2col_a.hpp:123
+        const uint v8630 = v207 + v8522;  // kernels/convolution/im2col_a.hpp:124
+        const bool v8631 = v8629 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v8632 = v8524 && v8631;
+        const bool v8633 = v8629 < v128;
+        const bool v8634 = v8632 && v8633;
+        const bool v8635 = v8630 >= v10;
+        const bool v8636 = v8634 && v8635;
+        const bool v8637 = v8630 < v8526;
+        const bool v8638 = v8636 && v8637;
+        const uint v8639 = max(v8629, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v8640 = v8639 - v9;
+        const uint v8641 = max(v8630, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v8642 = v8641 - v10;
+        const uint v8643 = v210 + v8640;  // kernels/convolution/im2col_a.hpp:128
+        const uint v8644 = v8643 * v2;
+        const uint v8645 = v8644 + v8642;
+        const uint v8646 = v8645 * v3;
+        const uint v8647 = v8646 + v8523;
+        const uint v8649 = v8638 ? v8647 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v8652 = v8555 + 4096u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8651 + e] = v8637 ? x[v8648 + e] : bfloat(0);
+          shm0[v8652 + e] = v8638 ? x[v8649 + e] : bfloat(0);
         }
-        const uint v8652 = v219 + v8518;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8653 = v224 + v8521;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8654 = v8652 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8655 = v8523 && v8654;
-        const bool v8656 = v8652 < v127;
-        const bool v8657 = v8655 && v8656;
-        const bool v8658 = v8653 >= v10;
-        const bool v8659 = v8657 && v8658;
-        const bool v8660 = v8653 < v8525;
-        const bool v8661 = v8659 && v8660;
-        const uint v8662 = max(v8652, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8663 = v8662 - v9;
-        const uint v8664 = max(v8653, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8665 = v8664 - v10;
-        const uint v8666 = v227 + v8663;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8667 = v8666 * v2;
-        const uint v8668 = v8667 + v8665;
-        const uint v8669 = v8668 * v3;
-        const uint v8670 = v8669 + v8522;
-        const uint v8672 = v8661 ? v8670 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8675 = v8554 + 5120u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v8653 = v220 + v8519;  // kernels/convolution/im2col_a.hpp:123
+        const uint v8654 = v225 + v8522;  // kernels/convolution/im2col_a.hpp:124
+        const bool v8655 = v8653 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v8656 = v8524 && v8655;
+        const bool v8657 = v8653 < v128;
+        const bool v8658 = v8656 && v8657;
+        const bool v8659 = v8654 >= v10;
+        const bool v8660 = v8658 && v8659;
+        const bool v8661 = v8654 < v8526;
+        const bool v8662 = v8660 && v8661;
+        const uint v8663 = max(v8653, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v8664 = v8663 - v9;
+        const uint v8665 = max(v8654, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v8666 = v8665 - v10;
+        const uint v8667 = v228 + v8664;  // kernels/convolution/im2col_a.hpp:128
+        const uint v8668 = v8667 * v2;
+        const uint v8669 = v8668 + v8666;
+        const uint v8670 = v8669 * v3;
+        const uint v8671 = v8670 + v8523;
+        const uint v8673 = v8662 ? v8671 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v8676 = v8555 + 5120u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8675 + e] = v8661 ? x[v8672 + e] : bfloat(0);
+          shm0[v8676 + e] = v8662 ? x[v8673 + e] : bfloat(0);
         }
-        const uint v8676 = v237 + v8518;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8677 = v242 + v8521;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8678 = v8676 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8679 = v8523 && v8678;
-        const bool v8680 = v8676 < v127;
-        const bool v8681 = v8679 && v8680;
-        const bool v8682 = v8677 >= v10;
-        const bool v8683 = v8681 && v8682;
-        const bool v8684 = v8677 < v8525;
-        const bool v8685 = v8683 && v8684;
-        const uint v8686 = max(v8676, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8687 = v8686 - v9;
-        const uint v8688 = max(v8677, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8689 = v8688 - v10;
-        const uint v8690 = v245 + v8687;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8691 = v8690 * v2;
-        const uint v8692 = v8691 + v8689;
-        const uint v8693 = v8692 * v3;
-        const uint v8694 = v8693 + v8522;
-        const uint v8696 = v8685 ? v8694 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8699 = v8554 + 6144u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v8677 = v238 + v8519;  // kernels/convolution/im2col_a.hpp:123
+        const uint v8678 = v243 + v8522;  // kernels/convolution/im2col_a.hpp:124
+        const bool v8679 = v8677 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v8680 = v8524 && v8679;
+        const bool v8681 = v8677 < v128;
+        const bool v8682 = v8680 && v8681;
+        const bool v8683 = v8678 >= v10;
+        const bool v8684 = v8682 && v8683;
+        const bool v8685 = v8678 < v8526;
+        const bool v8686 = v8684 && v8685;
+        const uint v8687 = max(v8677, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v8688 = v8687 - v9;
+        const uint v8689 = max(v8678, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v8690 = v8689 - v10;
+        const uint v8691 = v246 + v8688;  // kernels/convolution/im2col_a.hpp:128
+        const uint v8692 = v8691 * v2;
+        const uint v8693 = v8692 + v8690;
+        const uint v8694 = v8693 * v3;
+        const uint v8695 = v8694 + v8523;
+        const uint v8697 = v8686 ? v8695 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v8700 = v8555 + 6144u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8699 + e] = v8685 ? x[v8696 + e] : bfloat(0);
+          shm0[v8700 + e] = v8686 ? x[v8697 + e] : bfloat(0);
         }
-        const uint v8700 = v255 + v8518;  // kernels/convolution/im2col_a.hpp:123
-        const uint v8701 = v260 + v8521;  // kernels/convolution/im2col_a.hpp:124
-        const bool v8702 = v8700 >= v9;  // kernels/convolution/im2col_a.hpp:125
-        const bool v8703 = v8523 && v8702;
-        const bool v8704 = v8700 < v127;
-        const bool v8705 = v8703 && v8704;
-        const bool v8706 = v8701 >= v10;
-        const bool v8707 = v8705 && v8706;
-        const bool v8708 = v8701 < v8525;
-        const bool v8709 = v8707 && v8708;
-        const uint v8710 = max(v8700, v9);  // kernels/convolution/im2col_a.hpp:126
-        const uint v8711 = v8710 - v9;
-        const uint v8712 = max(v8701, v10);  // kernels/convolution/im2col_a.hpp:127
-        const uint v8713 = v8712 - v10;
-        const uint v8714 = v263 + v8711;  // kernels/convolution/im2col_a.hpp:128
-        const uint v8715 = v8714 * v2;
-        const uint v8716 = v8715 + v8713;
-        const uint v8717 = v8716 * v3;
-        const uint v8718 = v8717 + v8522;
-        const uint v8720 = v8709 ? v8718 : 0u;  // kernels/convolution/im2col_a.hpp:130
-        const uint v8723 = v8554 + 7168u;  // kernels/convolution/im2col_a.hpp:129
+        const uint v8701 = v256 + v8519;  // kernels/convolution/im2col_a.hpp:123
+        const uint v8702 = v261 + v8522;  // kernels/convolution/im2col_a.hpp:124
+        const bool v8703 = v8701 >= v9;  // kernels/convolution/im2col_a.hpp:125
+        const bool v8704 = v8524 && v8703;
+        const bool v8705 = v8701 < v128;
+        const bool v8706 = v8704 && v8705;
+        const bool v8707 = v8702 >= v10;
+        const bool v8708 = v8706 && v8707;
+        const bool v8709 = v8702 < v8526;
+        const bool v8710 = v8708 && v8709;
+        const uint v8711 = max(v8701, v9);  // kernels/convolution/im2col_a.hpp:126
+        const uint v8712 = v8711 - v9;
+        const uint v8713 = max(v8702, v10);  // kernels/convolution/im2col_a.hpp:127
+        const uint v8714 = v8713 - v10;
+        const uint v8715 = v264 + v8712;  // kernels/convolution/im2col_a.hpp:128
+        const uint v8716 = v8715 * v2;
+        const uint v8717 = v8716 + v8714;
+        const uint v8718 = v8717 * v3;
+        const uint v8719 = v8718 + v8523;
+        const uint v8721 = v8710 ? v8719 : 0u;  // kernels/convolution/im2col_a.hpp:130
+        const uint v8724 = v8555 + 7168u;  // kernels/convolution/im2col_a.hpp:129
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v8723 + e] = v8709 ? x[v8720 + e] : bfloat(0);
+          shm0[v8724 + e] = v8710 ? x[v8721 + e] : bfloat(0);
         }
       }
-      const uint v8737 = v8306 + v8734;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8738 = v8737 < v18;
-      const bool v8739 = v8736 && v8738;
-      const uint v8743 = v8742 + v8306;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8744 = v8743 + v8734;
-      const uint v8745 = v8739 ? v8744 : v69;
-      const uint v8748 = v8312 + v8747;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8749 = v8748 + v8734;
+      const uint v8738 = v8307 + v8735;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8739 = v8738 < v18;
+      const bool v8740 = v8737 && v8739;
+      const uint v8744 = v8743 + v8307;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8745 = v8744 + v8735;
+      const uint v8746 = v8740 ? v8745 : v69;
+      const uint v8749 = v8313 + v8748;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8750 = v8749 + v8735;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8749 + e] = v8739 ? weight[v8745 + e] : bfloat(0);
+        shm1[v8750 + e] = v8740 ? weight[v8746 + e] : bfloat(0);
       }
-      const uint v8761 = v8306 + v8758;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8762 = v8761 < v18;
-      const bool v8763 = v8760 && v8762;
-      const uint v8767 = v8766 + v8306;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8768 = v8767 + v8758;
-      const uint v8769 = v8763 ? v8768 : v69;
-      const uint v8772 = v8312 + v8771;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8773 = v8772 + v8758;
+      const uint v8762 = v8307 + v8759;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8763 = v8762 < v18;
+      const bool v8764 = v8761 && v8763;
+      const uint v8768 = v8767 + v8307;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8769 = v8768 + v8759;
+      const uint v8770 = v8764 ? v8769 : v69;
+      const uint v8773 = v8313 + v8772;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8774 = v8773 + v8759;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8773 + e] = v8763 ? weight[v8769 + e] : bfloat(0);
+        shm1[v8774 + e] = v8764 ? weight[v8770 + e] : bfloat(0);
       }
-      const uint v8785 = v8306 + v8782;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8786 = v8785 < v18;
-      const bool v8787 = v8784 && v8786;
-      const uint v8791 = v8790 + v8306;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8792 = v8791 + v8782;
-      const uint v8793 = v8787 ? v8792 : v69;
-      const uint v8796 = v8312 + v8795;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8797 = v8796 + v8782;
+      const uint v8786 = v8307 + v8783;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8787 = v8786 < v18;
+      const bool v8788 = v8785 && v8787;
+      const uint v8792 = v8791 + v8307;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8793 = v8792 + v8783;
+      const uint v8794 = v8788 ? v8793 : v69;
+      const uint v8797 = v8313 + v8796;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8798 = v8797 + v8783;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8797 + e] = v8787 ? weight[v8793 + e] : bfloat(0);
+        shm1[v8798 + e] = v8788 ? weight[v8794 + e] : bfloat(0);
       }
-      const uint v8809 = v8306 + v8806;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8810 = v8809 < v18;
-      const bool v8811 = v8808 && v8810;
-      const uint v8815 = v8814 + v8306;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8816 = v8815 + v8806;
-      const uint v8817 = v8811 ? v8816 : v69;
-      const uint v8820 = v8312 + v8819;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8821 = v8820 + v8806;
+      const uint v8810 = v8307 + v8807;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8811 = v8810 < v18;
+      const bool v8812 = v8809 && v8811;
+      const uint v8816 = v8815 + v8307;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8817 = v8816 + v8807;
+      const uint v8818 = v8812 ? v8817 : v69;
+      const uint v8821 = v8313 + v8820;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8822 = v8821 + v8807;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8821 + e] = v8811 ? weight[v8817 + e] : bfloat(0);
+        shm1[v8822 + e] = v8812 ? weight[v8818 + e] : bfloat(0);
       }
-      const uint v8833 = v8306 + v8830;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8834 = v8833 < v18;
-      const bool v8835 = v8832 && v8834;
-      const uint v8839 = v8838 + v8306;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8840 = v8839 + v8830;
-      const uint v8841 = v8835 ? v8840 : v69;
-      const uint v8844 = v8312 + v8843;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8845 = v8844 + v8830;
+      const uint v8834 = v8307 + v8831;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8835 = v8834 < v18;
+      const bool v8836 = v8833 && v8835;
+      const uint v8840 = v8839 + v8307;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8841 = v8840 + v8831;
+      const uint v8842 = v8836 ? v8841 : v69;
+      const uint v8845 = v8313 + v8844;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8846 = v8845 + v8831;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8845 + e] = v8835 ? weight[v8841 + e] : bfloat(0);
+        shm1[v8846 + e] = v8836 ? weight[v8842 + e] : bfloat(0);
       }
-      const uint v8857 = v8306 + v8854;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8858 = v8857 < v18;
-      const bool v8859 = v8856 && v8858;
-      const uint v8863 = v8862 + v8306;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8864 = v8863 + v8854;
-      const uint v8865 = v8859 ? v8864 : v69;
-      const uint v8868 = v8312 + v8867;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8869 = v8868 + v8854;
+      const uint v8858 = v8307 + v8855;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8859 = v8858 < v18;
+      const bool v8860 = v8857 && v8859;
+      const uint v8864 = v8863 + v8307;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8865 = v8864 + v8855;
+      const uint v8866 = v8860 ? v8865 : v69;
+      const uint v8869 = v8313 + v8868;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8870 = v8869 + v8855;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8869 + e] = v8859 ? weight[v8865 + e] : bfloat(0);
+        shm1[v8870 + e] = v8860 ? weight[v8866 + e] : bfloat(0);
       }
-      const uint v8881 = v8306 + v8878;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8882 = v8881 < v18;
-      const bool v8883 = v8880 && v8882;
-      const uint v8887 = v8886 + v8306;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8888 = v8887 + v8878;
-      const uint v8889 = v8883 ? v8888 : v69;
-      const uint v8892 = v8312 + v8891;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8893 = v8892 + v8878;
+      const uint v8882 = v8307 + v8879;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8883 = v8882 < v18;
+      const bool v8884 = v8881 && v8883;
+      const uint v8888 = v8887 + v8307;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8889 = v8888 + v8879;
+      const uint v8890 = v8884 ? v8889 : v69;
+      const uint v8893 = v8313 + v8892;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8894 = v8893 + v8879;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8893 + e] = v8883 ? weight[v8889 + e] : bfloat(0);
+        shm1[v8894 + e] = v8884 ? weight[v8890 + e] : bfloat(0);
       }
-      const uint v8905 = v8306 + v8902;  // kernels/gemm/gemm_tiles.hpp:81
-      const bool v8906 = v8905 < v18;
-      const bool v8907 = v8904 && v8906;
-      const uint v8911 = v8910 + v8306;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v8912 = v8911 + v8902;
-      const uint v8913 = v8907 ? v8912 : v69;
-      const uint v8916 = v8312 + v8915;  // kernels/gemm/gemm_tiles.hpp:83
-      const uint v8917 = v8916 + v8902;
+      const uint v8906 = v8307 + v8903;  // kernels/gemm/gemm_tiles.hpp:81
+      const bool v8907 = v8906 < v18;
+      const bool v8908 = v8905 && v8907;
+      const uint v8912 = v8911 + v8307;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v8913 = v8912 + v8903;
+      const uint v8914 = v8908 ? v8913 : v69;
+      const uint v8917 = v8313 + v8916;  // kernels/gemm/gemm_tiles.hpp:83
+      const uint v8918 = v8917 + v8903;
       for (uint e = 0; e < 8u; ++e) {
-        shm1[v8917 + e] = v8907 ? weight[v8913 + e] : bfloat(0);
+        shm1[v8918 + e] = v8908 ? weight[v8914 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8926 = v8312 + v8925;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v8926), long(64u));
-      const uint v8932 = v8312 + v8931;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v8932), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v8939 = v8926 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v8939), long(64u));
-      const uint v8945 = v8932 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v8945), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v8951 = v8926 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v8951), long(64u));
-      const uint v8957 = v8932 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v8957), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v8963 = v8926 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v276, shm0, long(v8963), long(64u));
-      const uint v8969 = v8932 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_load<true>(v278, shm1, long(v8969), long(64u));
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
+      const uint v8927 = v8313 + v8926;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v277, shm0, long(v8927), long(64u));
+      const uint v8933 = v8313 + v8932;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load<true>(v279, shm1, long(v8933), long(64u));
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v8940 = v8927 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v277, shm0, long(v8940), long(64u));
+      const uint v8946 = v8933 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load<true>(v279, shm1, long(v8946), long(64u));
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v8952 = v8927 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v277, shm0, long(v8952), long(64u));
+      const uint v8958 = v8933 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load<true>(v279, shm1, long(v8958), long(64u));
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v8964 = v8927 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v277, shm0, long(v8964), long(64u));
+      const uint v8970 = v8933 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_load<true>(v279, shm1, long(v8970), long(64u));
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
   } else {
-    const uint v968 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
-    const uint v1027 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1081 = v268 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1087 = v272 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1095 = v1081 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1101 = v1087 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1107 = v1081 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1113 = v1087 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v1119 = v1081 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v1125 = v1087 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v969 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
+    const uint v1028 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+    const uint v1082 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v1088 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
 
-    for (uint v967 = 0u; v967 < v18; v967 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
-      for (uint v971 = v117; v971 < 8192u; v971 += v968) {  // kernels/convolution/im2col_a.hpp:155
-        const uint v973 = v971 >> 6u;  // kernels/convolution/im2col_a.hpp:156
-        const uint v975 = v971 & 63u;  // kernels/convolution/im2col_a.hpp:157
-        const uint v976 = v967 + v975;  // kernels/convolution/im2col_a.hpp:158
-        const uint v977 = v63 + v973;
-        const uint v1003 = v977 / v115;  // kernels/convolution/im2col_a.hpp:63
-        const uint v1004 = v977 % v115;  // kernels/convolution/im2col_a.hpp:64
-        const uint v1006 = v976 / v16;  // kernels/convolution/im2col_a.hpp:66
-        const uint v1007 = v1006 / v6;  // kernels/convolution/im2col_a.hpp:68
-        const uint v1008 = v1007 * v11;
-        const uint v1009 = v1004 / v30;
-        const uint v1010 = v1009 * v7;
-        const uint v1011 = v1010 + v1008;
-        const uint v1012 = v1006 % v6;  // kernels/convolution/im2col_a.hpp:69
-        const uint v1013 = v1012 * v12;
-        const uint v1014 = v1004 % v30;
-        const uint v1015 = v1014 * v8;
-        const uint v1016 = v1015 + v1013;
-        const bool v1017 = v977 < v44;  // kernels/convolution/im2col_a.hpp:71
-        const bool v1018 = v976 < v18;
-        const bool v1019 = v1017 && v1018;
-        const bool v1020 = v1011 >= v9;
-        const bool v1021 = v1019 && v1020;
-        const bool v1023 = v1011 < v127;
-        const bool v1024 = v1021 && v1023;
-        const bool v1025 = v1016 >= v10;
-        const bool v1026 = v1024 && v1025;
-        const bool v1028 = v1016 < v1027;
-        const bool v1029 = v1026 && v1028;
-        const uint v1030 = max(v1011, v9);  // kernels/convolution/im2col_a.hpp:72
-        const uint v1031 = v1030 - v9;
-        const uint v1032 = max(v1016, v10);  // kernels/convolution/im2col_a.hpp:73
-        const uint v1033 = v1032 - v10;
-        const uint v1034 = v976 % v16;  // kernels/convolution/im2col_a.hpp:74
-        const uint v1035 = v1003 * v1;
-        const uint v1036 = v1035 + v1031;
-        const uint v1037 = v1036 * v2;
-        const uint v1038 = v1037 + v1033;
-        const uint v1039 = v1038 * v3;
-        const uint v1040 = v1039 + v70;
-        const uint v1041 = v1040 + v1034;
-        if (v1029) {  // kernels/convolution/im2col_a.hpp:159
-          const bfloat v1042 = x[v1041];
-          const uint v1044 = v973 << 6u;
-          const uint v1045 = v1044 + v975;
-          shm0[v1045] = v1042;
+    for (uint v968 = 0u; v968 < v18; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+      for (uint v972 = v118; v972 < 8192u; v972 += v969) {  // kernels/convolution/im2col_a.hpp:155
+        const uint v974 = v972 >> 6u;  // kernels/convolution/im2col_a.hpp:156
+        const uint v976 = v972 & 63u;  // kernels/convolution/im2col_a.hpp:157
+        const uint v977 = v968 + v976;  // kernels/convolution/im2col_a.hpp:158
+        const uint v978 = v63 + v974;
+        const uint v1004 = v978 / v116;  // kernels/convolution/im2col_a.hpp:63
+        const uint v1005 = v978 % v116;  // kernels/convolution/im2col_a.hpp:64
+        const uint v1007 = v977 / v16;  // kernels/convolution/im2col_a.hpp:66
+        const uint v1008 = v1007 / v6;  // kernels/convolution/im2col_a.hpp:68
+        const uint v1009 = v1008 * v11;
+        const uint v1010 = v1005 / v30;
+        const uint v1011 = v1010 * v7;
+        const uint v1012 = v1011 + v1009;
+        const uint v1013 = v1007 % v6;  // kernels/convolution/im2col_a.hpp:69
+        const uint v1014 = v1013 * v12;
+        const uint v1015 = v1005 % v30;
+        const uint v1016 = v1015 * v8;
+        const uint v1017 = v1016 + v1014;
+        const bool v1018 = v978 < v44;  // kernels/convolution/im2col_a.hpp:71
+        const bool v1019 = v977 < v18;
+        const bool v1020 = v1018 && v1019;
+        const bool v1021 = v1012 >= v9;
+        const bool v1022 = v1020 && v1021;
+        const bool v1024 = v1012 < v128;
+        const bool v1025 = v1022 && v1024;
+        const bool v1026 = v1017 >= v10;
+        const bool v1027 = v1025 && v1026;
+        const bool v1029 = v1017 < v1028;
+        const bool v1030 = v1027 && v1029;
+        const uint v1031 = max(v1012, v9);  // kernels/convolution/im2col_a.hpp:72
+        const uint v1032 = v1031 - v9;
+        const uint v1033 = max(v1017, v10);  // kernels/convolution/im2col_a.hpp:73
+        const uint v1034 = v1033 - v10;
+        const uint v1035 = v977 % v16;  // kernels/convolution/im2col_a.hpp:74
+        const uint v1036 = v1004 * v1;
+        const uint v1037 = v1036 + v1032;
+        const uint v1038 = v1037 * v2;
+        const uint v1039 = v1038 + v1034;
+        const uint v1040 = v1039 * v3;
+        const uint v1041 = v1040 + v71;
+        const uint v1042 = v1041 + v1035;
+        if (v1030) {  // kernels/convolution/im2col_a.hpp:159
+          const bfloat v1043 = x[v1042];
+          const uint v1045 = v974 << 6u;
+          const uint v1046 = v1045 + v976;
+          shm0[v1046] = v1043;
         } else {
-          const uint v1047 = v973 << 6u;  // kernels/convolution/im2col_a.hpp:160
-          const uint v1048 = v1047 + v975;
-          shm0[v1048] = bfloat(0.0f);
+          const uint v1048 = v974 << 6u;  // kernels/convolution/im2col_a.hpp:160
+          const uint v1049 = v1048 + v976;
+          shm0[v1049] = bfloat(0.0f);
         }
       }
 
-      for (uint v1053 = v117; v1053 < 8192u; v1053 += v968) {  // kernels/gemm/gemm_tiles.hpp:95
-        const uint v1055 = v1053 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1057 = v1053 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1058 = v67 + v1055;  // kernels/gemm/gemm_tiles.hpp:98
-        const bool v1059 = v1058 < v15;
-        const uint v1060 = v967 + v1057;
-        const bool v1061 = v1060 < v18;
-        const bool v1062 = v1059 && v1061;
-        if (v1062) {
-          const uint v1064 = v1058 * v18;  // kernels/gemm/gemm_tiles.hpp:99
-          const uint v1065 = v69 + v1064;
-          const uint v1066 = v1065 + v967;
-          const uint v1067 = v1066 + v1057;
-          const bfloat v1068 = weight[v1067];
-          const uint v1070 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
-          const uint v1071 = v1070 + v1057;
-          shm1[v1071] = v1068;
+      for (uint v1054 = v118; v1054 < 8192u; v1054 += v969) {  // kernels/gemm/gemm_tiles.hpp:95
+        const uint v1056 = v1054 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
+        const uint v1058 = v1054 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
+        const uint v1059 = v67 + v1056;  // kernels/gemm/gemm_tiles.hpp:98
+        const bool v1060 = v1059 < v15;
+        const uint v1061 = v968 + v1058;
+        const bool v1062 = v1061 < v18;
+        const bool v1063 = v1060 && v1062;
+        if (v1063) {
+          const uint v1065 = v1059 * v18;  // kernels/gemm/gemm_tiles.hpp:99
+          const uint v1066 = v69 + v1065;
+          const uint v1067 = v1066 + v968;
+          const uint v1068 = v1067 + v1058;
+          const bfloat v1069 = weight[v1068];
+          const uint v1071 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:101
+          const uint v1072 = v1071 + v1058;
+          shm1[v1072] = v1069;
         } else {
-          const uint v1073 = v1055 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1074 = v1073 + v1057;
-          shm1[v1074] = bfloat(0.0f);
+          const uint v1074 = v1056 << 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1075 = v1074 + v1058;
+          shm1[v1075] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v276, shm0, long(v1081), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1087), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v276, shm0, long(v1095), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1101), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v276, shm0, long(v1107), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1113), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v276, shm0, long(v1119), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v278, shm1, long(v1125), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v274, v276, v278);  // kernels/gemm/gemm_tiles.hpp:253
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
+      iron_frag_load<false>(v277, shm0, long(v1082), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v279, shm1, long(v1088), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<false>(v277, shm0, long(v1096), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v279, shm1, long(v1102), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<false>(v277, shm0, long(v1108), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v279, shm1, long(v1114), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<false>(v277, shm0, long(v1120), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v279, shm1, long(v1126), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
     }
   }
-  const uint v1126 = v67 + v272;  // kernels/gemm/gemm_tiles.hpp:276
-  const uint v1127 = v63 + v268;
-  const uint v1131 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
-  const bool v1132 = v1131 == 0u;
-  const uint v1135 = v15 & 1u;
-  const bool v1136 = v1135 == 0u;
-  const bool v1137 = v1132 && v1136;
-  if (v1137) {
-    const uint v1138 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1139 = v1127 + v1138;
-    const uint v1140 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1141 = v1126 + v1140;
-    const uint v1143 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1144 = v1143 == v1138;
-    const uint v1147 = v1140 + 1u;
-    const uint v1148 = iron_frag_coord<64>(1u, iron_lane, true);
-    const bool v1149 = v1148 == v1147;
-    const bool v1150 = v1144 && v1149;
-    const uint v1153 = v1141 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1154 = v1153 == 0u;
-    const bool v1155 = v1150 && v1154;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1155) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1156 = v1139 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1157 = v1141 < v15;
-      const bool v1158 = v1156 && v1157;
-      if (v1158) {
-        const uint v1159 = v68 + v1141;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1160 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1161 = bias[v1159];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1162 = float(v1161);
-        const float v1163 = v1160 + v1162;
-        const float v1165 = fmax(v1163, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1166 = bfloat(v1165);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1167 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1169 = v1159 + 1u;
-        const bfloat v1170 = bias[v1169];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1171 = float(v1170);
-        const float v1172 = v1167 + v1171;
-        const float v1174 = fmax(v1172, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1175 = bfloat(v1174);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1176 = v1139 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1177 = v1176 + v1159;
-        *(device bfloat2*)(out + v1177) = bfloat2(v1166, v1175);
+  const uint v1127 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v1128 = v63 + v269;
+  const uint v1132 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
+  const bool v1133 = v1132 == 0u;
+  const uint v1136 = v15 & 1u;
+  const bool v1137 = v1136 == 0u;
+  const bool v1138 = v1133 && v1137;
+  if (v1138) {
+    const uint v1139 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1140 = v1128 + v1139;
+    const uint v1141 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1142 = v1127 + v1141;
+    const uint v1144 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1145 = v1144 == v1139;
+    const uint v1148 = v1141 + 1u;
+    const uint v1149 = iron_frag_coord<64>(1u, iron_lane, true);
+    const bool v1150 = v1149 == v1148;
+    const bool v1151 = v1145 && v1150;
+    const uint v1154 = v1142 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1155 = v1154 == 0u;
+    const bool v1156 = v1151 && v1155;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1156) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1157 = v1140 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1158 = v1142 < v15;
+      const bool v1159 = v1157 && v1158;
+      if (v1159) {
+        const uint v1160 = v68 + v1142;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1161 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1162 = bias[v1160];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1163 = float(v1162);
+        const float v1164 = v1161 + v1163;
+        const float v1166 = fmax(v1164, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1167 = bfloat(v1166);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1168 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1170 = v1160 + 1u;
+        const bfloat v1171 = bias[v1170];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1172 = float(v1171);
+        const float v1173 = v1168 + v1172;
+        const float v1175 = fmax(v1173, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1176 = bfloat(v1175);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1177 = v1140 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1178 = v1177 + v1160;
+        *(device bfloat2*)(out + v1178) = bfloat2(v1167, v1176);
       }
     } else {
-      const bool v1182 = v1139 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1183 = v1141 < v15;
-      const bool v1184 = v1182 && v1183;
-      if (v1184) {
-        const float v1185 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1186 = v68 + v1141;
-        const bfloat v1187 = bias[v1186];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1188 = float(v1187);
-        const float v1189 = v1185 + v1188;
-        const float v1191 = fmax(v1189, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1192 = bfloat(v1191);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1193 = v1139 * v4;
-        const uint v1194 = v1193 + v68;
-        const uint v1195 = v1194 + v1141;
-        out[v1195] = v1192;
+      const bool v1183 = v1140 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1184 = v1142 < v15;
+      const bool v1185 = v1183 && v1184;
+      if (v1185) {
+        const float v1186 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1187 = v68 + v1142;
+        const bfloat v1188 = bias[v1187];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1189 = float(v1188);
+        const float v1190 = v1186 + v1189;
+        const float v1192 = fmax(v1190, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1193 = bfloat(v1192);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1194 = v1140 * v4;
+        const uint v1195 = v1194 + v68;
+        const uint v1196 = v1195 + v1142;
+        out[v1196] = v1193;
       }
-      const uint v1197 = v1127 + v1143;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1199 = v1126 + v1148;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1200 = v1197 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1201 = v1199 < v15;
-      const bool v1202 = v1200 && v1201;
-      if (v1202) {
-        const float v1203 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1204 = v68 + v1199;
-        const bfloat v1205 = bias[v1204];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1206 = float(v1205);
-        const float v1207 = v1203 + v1206;
-        const float v1209 = fmax(v1207, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1210 = bfloat(v1209);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1211 = v1197 * v4;
-        const uint v1212 = v1211 + v68;
-        const uint v1213 = v1212 + v1199;
-        out[v1213] = v1210;
-      }
-    }
-    const uint v1214 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1215 = v1127 + v1214;
-    const uint v1216 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1217 = v1126 + v1216;
-    const uint v1219 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1220 = v1219 == v1214;
-    const uint v1223 = v1216 + 1u;
-    const uint v1224 = iron_frag_coord<64>(3u, iron_lane, true);
-    const bool v1225 = v1224 == v1223;
-    const bool v1226 = v1220 && v1225;
-    const uint v1229 = v1217 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1230 = v1229 == 0u;
-    const bool v1231 = v1226 && v1230;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1231) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1232 = v1215 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1233 = v1217 < v15;
-      const bool v1234 = v1232 && v1233;
-      if (v1234) {
-        const uint v1235 = v68 + v1217;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1236 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1237 = bias[v1235];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1238 = float(v1237);
-        const float v1239 = v1236 + v1238;
-        const float v1241 = fmax(v1239, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1242 = bfloat(v1241);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1243 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1245 = v1235 + 1u;
-        const bfloat v1246 = bias[v1245];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1247 = float(v1246);
-        const float v1248 = v1243 + v1247;
-        const float v1250 = fmax(v1248, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1251 = bfloat(v1250);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1252 = v1215 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1253 = v1252 + v1235;
-        *(device bfloat2*)(out + v1253) = bfloat2(v1242, v1251);
-      }
-    } else {
-      const bool v1258 = v1215 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1259 = v1217 < v15;
-      const bool v1260 = v1258 && v1259;
-      if (v1260) {
-        const float v1261 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1262 = v68 + v1217;
-        const bfloat v1263 = bias[v1262];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1264 = float(v1263);
-        const float v1265 = v1261 + v1264;
-        const float v1267 = fmax(v1265, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1268 = bfloat(v1267);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1269 = v1215 * v4;
-        const uint v1270 = v1269 + v68;
-        const uint v1271 = v1270 + v1217;
-        out[v1271] = v1268;
-      }
-      const uint v1273 = v1127 + v1219;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1275 = v1126 + v1224;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1276 = v1273 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1277 = v1275 < v15;
-      const bool v1278 = v1276 && v1277;
-      if (v1278) {
-        const float v1279 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1280 = v68 + v1275;
-        const bfloat v1281 = bias[v1280];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1282 = float(v1281);
-        const float v1283 = v1279 + v1282;
-        const float v1285 = fmax(v1283, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1286 = bfloat(v1285);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1287 = v1273 * v4;
-        const uint v1288 = v1287 + v68;
-        const uint v1289 = v1288 + v1275;
-        out[v1289] = v1286;
+      const uint v1198 = v1128 + v1144;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1200 = v1127 + v1149;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1201 = v1198 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1202 = v1200 < v15;
+      const bool v1203 = v1201 && v1202;
+      if (v1203) {
+        const float v1204 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1205 = v68 + v1200;
+        const bfloat v1206 = bias[v1205];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1207 = float(v1206);
+        const float v1208 = v1204 + v1207;
+        const float v1210 = fmax(v1208, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1211 = bfloat(v1210);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1212 = v1198 * v4;
+        const uint v1213 = v1212 + v68;
+        const uint v1214 = v1213 + v1200;
+        out[v1214] = v1211;
       }
     }
-    const uint v1290 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1291 = v1127 + v1290;
-    const uint v1292 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1293 = v1126 + v1292;
-    const uint v1295 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1296 = v1295 == v1290;
-    const uint v1299 = v1292 + 1u;
-    const uint v1300 = iron_frag_coord<64>(5u, iron_lane, true);
-    const bool v1301 = v1300 == v1299;
-    const bool v1302 = v1296 && v1301;
-    const uint v1305 = v1293 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1306 = v1305 == 0u;
-    const bool v1307 = v1302 && v1306;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1307) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1308 = v1291 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1309 = v1293 < v15;
-      const bool v1310 = v1308 && v1309;
-      if (v1310) {
-        const uint v1311 = v68 + v1293;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1312 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1313 = bias[v1311];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1314 = float(v1313);
-        const float v1315 = v1312 + v1314;
-        const float v1317 = fmax(v1315, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1318 = bfloat(v1317);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1319 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1321 = v1311 + 1u;
-        const bfloat v1322 = bias[v1321];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1323 = float(v1322);
-        const float v1324 = v1319 + v1323;
-        const float v1326 = fmax(v1324, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1327 = bfloat(v1326);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1328 = v1291 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1329 = v1328 + v1311;
-        *(device bfloat2*)(out + v1329) = bfloat2(v1318, v1327);
+    const uint v1215 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1216 = v1128 + v1215;
+    const uint v1217 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1218 = v1127 + v1217;
+    const uint v1220 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1221 = v1220 == v1215;
+    const uint v1224 = v1217 + 1u;
+    const uint v1225 = iron_frag_coord<64>(3u, iron_lane, true);
+    const bool v1226 = v1225 == v1224;
+    const bool v1227 = v1221 && v1226;
+    const uint v1230 = v1218 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1231 = v1230 == 0u;
+    const bool v1232 = v1227 && v1231;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1232) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1233 = v1216 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1234 = v1218 < v15;
+      const bool v1235 = v1233 && v1234;
+      if (v1235) {
+        const uint v1236 = v68 + v1218;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1237 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1238 = bias[v1236];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1239 = float(v1238);
+        const float v1240 = v1237 + v1239;
+        const float v1242 = fmax(v1240, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1243 = bfloat(v1242);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1244 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1246 = v1236 + 1u;
+        const bfloat v1247 = bias[v1246];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1248 = float(v1247);
+        const float v1249 = v1244 + v1248;
+        const float v1251 = fmax(v1249, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1252 = bfloat(v1251);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1253 = v1216 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1254 = v1253 + v1236;
+        *(device bfloat2*)(out + v1254) = bfloat2(v1243, v1252);
       }
     } else {
-      const bool v1334 = v1291 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1335 = v1293 < v15;
-      const bool v1336 = v1334 && v1335;
-      if (v1336) {
-        const float v1337 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1338 = v68 + v1293;
-        const bfloat v1339 = bias[v1338];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1340 = float(v1339);
-        const float v1341 = v1337 + v1340;
-        const float v1343 = fmax(v1341, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1344 = bfloat(v1343);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1345 = v1291 * v4;
-        const uint v1346 = v1345 + v68;
-        const uint v1347 = v1346 + v1293;
-        out[v1347] = v1344;
+      const bool v1259 = v1216 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1260 = v1218 < v15;
+      const bool v1261 = v1259 && v1260;
+      if (v1261) {
+        const float v1262 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1263 = v68 + v1218;
+        const bfloat v1264 = bias[v1263];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1265 = float(v1264);
+        const float v1266 = v1262 + v1265;
+        const float v1268 = fmax(v1266, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1269 = bfloat(v1268);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1270 = v1216 * v4;
+        const uint v1271 = v1270 + v68;
+        const uint v1272 = v1271 + v1218;
+        out[v1272] = v1269;
       }
-      const uint v1349 = v1127 + v1295;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1351 = v1126 + v1300;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1352 = v1349 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1353 = v1351 < v15;
-      const bool v1354 = v1352 && v1353;
-      if (v1354) {
-        const float v1355 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1356 = v68 + v1351;
-        const bfloat v1357 = bias[v1356];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1358 = float(v1357);
-        const float v1359 = v1355 + v1358;
-        const float v1361 = fmax(v1359, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1362 = bfloat(v1361);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1363 = v1349 * v4;
-        const uint v1364 = v1363 + v68;
-        const uint v1365 = v1364 + v1351;
-        out[v1365] = v1362;
+      const uint v1274 = v1128 + v1220;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1276 = v1127 + v1225;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1277 = v1274 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1278 = v1276 < v15;
+      const bool v1279 = v1277 && v1278;
+      if (v1279) {
+        const float v1280 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1281 = v68 + v1276;
+        const bfloat v1282 = bias[v1281];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1283 = float(v1282);
+        const float v1284 = v1280 + v1283;
+        const float v1286 = fmax(v1284, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1287 = bfloat(v1286);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1288 = v1274 * v4;
+        const uint v1289 = v1288 + v68;
+        const uint v1290 = v1289 + v1276;
+        out[v1290] = v1287;
       }
     }
-    const uint v1366 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1367 = v1127 + v1366;
-    const uint v1368 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1369 = v1126 + v1368;
-    const uint v1371 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1372 = v1371 == v1366;
-    const uint v1375 = v1368 + 1u;
-    const uint v1376 = iron_frag_coord<64>(7u, iron_lane, true);
-    const bool v1377 = v1376 == v1375;
-    const bool v1378 = v1372 && v1377;
-    const uint v1381 = v1369 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1382 = v1381 == 0u;
-    const bool v1383 = v1378 && v1382;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1383) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1384 = v1367 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1385 = v1369 < v15;
-      const bool v1386 = v1384 && v1385;
-      if (v1386) {
-        const uint v1387 = v68 + v1369;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1388 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1389 = bias[v1387];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1390 = float(v1389);
-        const float v1391 = v1388 + v1390;
-        const float v1393 = fmax(v1391, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1394 = bfloat(v1393);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1395 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1397 = v1387 + 1u;
-        const bfloat v1398 = bias[v1397];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1399 = float(v1398);
-        const float v1400 = v1395 + v1399;
-        const float v1402 = fmax(v1400, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1403 = bfloat(v1402);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1404 = v1367 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1405 = v1404 + v1387;
-        *(device bfloat2*)(out + v1405) = bfloat2(v1394, v1403);
+    const uint v1291 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1292 = v1128 + v1291;
+    const uint v1293 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1294 = v1127 + v1293;
+    const uint v1296 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1297 = v1296 == v1291;
+    const uint v1300 = v1293 + 1u;
+    const uint v1301 = iron_frag_coord<64>(5u, iron_lane, true);
+    const bool v1302 = v1301 == v1300;
+    const bool v1303 = v1297 && v1302;
+    const uint v1306 = v1294 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1307 = v1306 == 0u;
+    const bool v1308 = v1303 && v1307;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1308) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1309 = v1292 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1310 = v1294 < v15;
+      const bool v1311 = v1309 && v1310;
+      if (v1311) {
+        const uint v1312 = v68 + v1294;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1313 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1314 = bias[v1312];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1315 = float(v1314);
+        const float v1316 = v1313 + v1315;
+        const float v1318 = fmax(v1316, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1319 = bfloat(v1318);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1320 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1322 = v1312 + 1u;
+        const bfloat v1323 = bias[v1322];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1324 = float(v1323);
+        const float v1325 = v1320 + v1324;
+        const float v1327 = fmax(v1325, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1328 = bfloat(v1327);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1329 = v1292 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1330 = v1329 + v1312;
+        *(device bfloat2*)(out + v1330) = bfloat2(v1319, v1328);
       }
     } else {
-      const bool v1410 = v1367 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1411 = v1369 < v15;
-      const bool v1412 = v1410 && v1411;
-      if (v1412) {
-        const float v1413 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1414 = v68 + v1369;
-        const bfloat v1415 = bias[v1414];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1416 = float(v1415);
-        const float v1417 = v1413 + v1416;
-        const float v1419 = fmax(v1417, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1420 = bfloat(v1419);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1421 = v1367 * v4;
-        const uint v1422 = v1421 + v68;
-        const uint v1423 = v1422 + v1369;
-        out[v1423] = v1420;
+      const bool v1335 = v1292 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1336 = v1294 < v15;
+      const bool v1337 = v1335 && v1336;
+      if (v1337) {
+        const float v1338 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1339 = v68 + v1294;
+        const bfloat v1340 = bias[v1339];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1341 = float(v1340);
+        const float v1342 = v1338 + v1341;
+        const float v1344 = fmax(v1342, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1345 = bfloat(v1344);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1346 = v1292 * v4;
+        const uint v1347 = v1346 + v68;
+        const uint v1348 = v1347 + v1294;
+        out[v1348] = v1345;
       }
-      const uint v1425 = v1127 + v1371;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1427 = v1126 + v1376;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1428 = v1425 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1429 = v1427 < v15;
-      const bool v1430 = v1428 && v1429;
-      if (v1430) {
-        const float v1431 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1432 = v68 + v1427;
-        const bfloat v1433 = bias[v1432];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1434 = float(v1433);
-        const float v1435 = v1431 + v1434;
-        const float v1437 = fmax(v1435, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1438 = bfloat(v1437);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1439 = v1425 * v4;
-        const uint v1440 = v1439 + v68;
-        const uint v1441 = v1440 + v1427;
-        out[v1441] = v1438;
+      const uint v1350 = v1128 + v1296;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1352 = v1127 + v1301;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1353 = v1350 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1354 = v1352 < v15;
+      const bool v1355 = v1353 && v1354;
+      if (v1355) {
+        const float v1356 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1357 = v68 + v1352;
+        const bfloat v1358 = bias[v1357];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1359 = float(v1358);
+        const float v1360 = v1356 + v1359;
+        const float v1362 = fmax(v1360, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1363 = bfloat(v1362);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1364 = v1350 * v4;
+        const uint v1365 = v1364 + v68;
+        const uint v1366 = v1365 + v1352;
+        out[v1366] = v1363;
       }
     }
-    const uint v1442 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1443 = v1127 + v1442;
-    const uint v1444 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1445 = v1126 + v1444;
-    const uint v1447 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1448 = v1447 == v1442;
-    const uint v1451 = v1444 + 1u;
-    const uint v1452 = iron_frag_coord<64>(9u, iron_lane, true);
-    const bool v1453 = v1452 == v1451;
-    const bool v1454 = v1448 && v1453;
-    const uint v1457 = v1445 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1458 = v1457 == 0u;
-    const bool v1459 = v1454 && v1458;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1459) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1460 = v1443 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1461 = v1445 < v15;
-      const bool v1462 = v1460 && v1461;
-      if (v1462) {
-        const uint v1463 = v68 + v1445;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1464 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1465 = bias[v1463];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1466 = float(v1465);
-        const float v1467 = v1464 + v1466;
-        const float v1469 = fmax(v1467, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1470 = bfloat(v1469);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1471 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1473 = v1463 + 1u;
-        const bfloat v1474 = bias[v1473];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1475 = float(v1474);
-        const float v1476 = v1471 + v1475;
-        const float v1478 = fmax(v1476, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1479 = bfloat(v1478);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1480 = v1443 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1481 = v1480 + v1463;
-        *(device bfloat2*)(out + v1481) = bfloat2(v1470, v1479);
+    const uint v1367 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1368 = v1128 + v1367;
+    const uint v1369 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1370 = v1127 + v1369;
+    const uint v1372 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1373 = v1372 == v1367;
+    const uint v1376 = v1369 + 1u;
+    const uint v1377 = iron_frag_coord<64>(7u, iron_lane, true);
+    const bool v1378 = v1377 == v1376;
+    const bool v1379 = v1373 && v1378;
+    const uint v1382 = v1370 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1383 = v1382 == 0u;
+    const bool v1384 = v1379 && v1383;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1384) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1385 = v1368 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1386 = v1370 < v15;
+      const bool v1387 = v1385 && v1386;
+      if (v1387) {
+        const uint v1388 = v68 + v1370;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1389 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1390 = bias[v1388];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1391 = float(v1390);
+        const float v1392 = v1389 + v1391;
+        const float v1394 = fmax(v1392, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1395 = bfloat(v1394);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1396 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1398 = v1388 + 1u;
+        const bfloat v1399 = bias[v1398];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1400 = float(v1399);
+        const float v1401 = v1396 + v1400;
+        const float v1403 = fmax(v1401, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1404 = bfloat(v1403);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1405 = v1368 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1406 = v1405 + v1388;
+        *(device bfloat2*)(out + v1406) = bfloat2(v1395, v1404);
       }
     } else {
-      const bool v1486 = v1443 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1487 = v1445 < v15;
-      const bool v1488 = v1486 && v1487;
-      if (v1488) {
-        const float v1489 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1490 = v68 + v1445;
-        const bfloat v1491 = bias[v1490];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1492 = float(v1491);
-        const float v1493 = v1489 + v1492;
-        const float v1495 = fmax(v1493, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1496 = bfloat(v1495);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1497 = v1443 * v4;
-        const uint v1498 = v1497 + v68;
-        const uint v1499 = v1498 + v1445;
-        out[v1499] = v1496;
+      const bool v1411 = v1368 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1412 = v1370 < v15;
+      const bool v1413 = v1411 && v1412;
+      if (v1413) {
+        const float v1414 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1415 = v68 + v1370;
+        const bfloat v1416 = bias[v1415];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1417 = float(v1416);
+        const float v1418 = v1414 + v1417;
+        const float v1420 = fmax(v1418, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1421 = bfloat(v1420);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1422 = v1368 * v4;
+        const uint v1423 = v1422 + v68;
+        const uint v1424 = v1423 + v1370;
+        out[v1424] = v1421;
       }
-      const uint v1501 = v1127 + v1447;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1503 = v1126 + v1452;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1504 = v1501 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1505 = v1503 < v15;
-      const bool v1506 = v1504 && v1505;
-      if (v1506) {
-        const float v1507 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1508 = v68 + v1503;
-        const bfloat v1509 = bias[v1508];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1510 = float(v1509);
-        const float v1511 = v1507 + v1510;
-        const float v1513 = fmax(v1511, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1514 = bfloat(v1513);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1515 = v1501 * v4;
-        const uint v1516 = v1515 + v68;
-        const uint v1517 = v1516 + v1503;
-        out[v1517] = v1514;
+      const uint v1426 = v1128 + v1372;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1428 = v1127 + v1377;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1429 = v1426 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1430 = v1428 < v15;
+      const bool v1431 = v1429 && v1430;
+      if (v1431) {
+        const float v1432 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1433 = v68 + v1428;
+        const bfloat v1434 = bias[v1433];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1435 = float(v1434);
+        const float v1436 = v1432 + v1435;
+        const float v1438 = fmax(v1436, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1439 = bfloat(v1438);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1440 = v1426 * v4;
+        const uint v1441 = v1440 + v68;
+        const uint v1442 = v1441 + v1428;
+        out[v1442] = v1439;
       }
     }
-    const uint v1518 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1519 = v1127 + v1518;
-    const uint v1520 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1521 = v1126 + v1520;
-    const uint v1523 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1524 = v1523 == v1518;
-    const uint v1527 = v1520 + 1u;
-    const uint v1528 = iron_frag_coord<64>(11u, iron_lane, true);
-    const bool v1529 = v1528 == v1527;
-    const bool v1530 = v1524 && v1529;
-    const uint v1533 = v1521 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1534 = v1533 == 0u;
-    const bool v1535 = v1530 && v1534;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1535) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1536 = v1519 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1537 = v1521 < v15;
-      const bool v1538 = v1536 && v1537;
-      if (v1538) {
-        const uint v1539 = v68 + v1521;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1540 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1541 = bias[v1539];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1542 = float(v1541);
-        const float v1543 = v1540 + v1542;
-        const float v1545 = fmax(v1543, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1546 = bfloat(v1545);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1547 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1549 = v1539 + 1u;
-        const bfloat v1550 = bias[v1549];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1551 = float(v1550);
-        const float v1552 = v1547 + v1551;
-        const float v1554 = fmax(v1552, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1555 = bfloat(v1554);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1556 = v1519 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1557 = v1556 + v1539;
-        *(device bfloat2*)(out + v1557) = bfloat2(v1546, v1555);
+    const uint v1443 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1444 = v1128 + v1443;
+    const uint v1445 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1446 = v1127 + v1445;
+    const uint v1448 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1449 = v1448 == v1443;
+    const uint v1452 = v1445 + 1u;
+    const uint v1453 = iron_frag_coord<64>(9u, iron_lane, true);
+    const bool v1454 = v1453 == v1452;
+    const bool v1455 = v1449 && v1454;
+    const uint v1458 = v1446 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1459 = v1458 == 0u;
+    const bool v1460 = v1455 && v1459;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1460) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1461 = v1444 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1462 = v1446 < v15;
+      const bool v1463 = v1461 && v1462;
+      if (v1463) {
+        const uint v1464 = v68 + v1446;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1465 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1466 = bias[v1464];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1467 = float(v1466);
+        const float v1468 = v1465 + v1467;
+        const float v1470 = fmax(v1468, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1471 = bfloat(v1470);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1472 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1474 = v1464 + 1u;
+        const bfloat v1475 = bias[v1474];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1476 = float(v1475);
+        const float v1477 = v1472 + v1476;
+        const float v1479 = fmax(v1477, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1480 = bfloat(v1479);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1481 = v1444 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1482 = v1481 + v1464;
+        *(device bfloat2*)(out + v1482) = bfloat2(v1471, v1480);
       }
     } else {
-      const bool v1562 = v1519 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1563 = v1521 < v15;
-      const bool v1564 = v1562 && v1563;
-      if (v1564) {
-        const float v1565 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1566 = v68 + v1521;
-        const bfloat v1567 = bias[v1566];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1568 = float(v1567);
-        const float v1569 = v1565 + v1568;
-        const float v1571 = fmax(v1569, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1572 = bfloat(v1571);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1573 = v1519 * v4;
-        const uint v1574 = v1573 + v68;
-        const uint v1575 = v1574 + v1521;
-        out[v1575] = v1572;
+      const bool v1487 = v1444 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1488 = v1446 < v15;
+      const bool v1489 = v1487 && v1488;
+      if (v1489) {
+        const float v1490 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1491 = v68 + v1446;
+        const bfloat v1492 = bias[v1491];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1493 = float(v1492);
+        const float v1494 = v1490 + v1493;
+        const float v1496 = fmax(v1494, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1497 = bfloat(v1496);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1498 = v1444 * v4;
+        const uint v1499 = v1498 + v68;
+        const uint v1500 = v1499 + v1446;
+        out[v1500] = v1497;
       }
-      const uint v1577 = v1127 + v1523;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1579 = v1126 + v1528;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1580 = v1577 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1581 = v1579 < v15;
-      const bool v1582 = v1580 && v1581;
-      if (v1582) {
-        const float v1583 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1584 = v68 + v1579;
-        const bfloat v1585 = bias[v1584];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1586 = float(v1585);
-        const float v1587 = v1583 + v1586;
-        const float v1589 = fmax(v1587, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1590 = bfloat(v1589);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1591 = v1577 * v4;
-        const uint v1592 = v1591 + v68;
-        const uint v1593 = v1592 + v1579;
-        out[v1593] = v1590;
+      const uint v1502 = v1128 + v1448;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1504 = v1127 + v1453;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1505 = v1502 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1506 = v1504 < v15;
+      const bool v1507 = v1505 && v1506;
+      if (v1507) {
+        const float v1508 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1509 = v68 + v1504;
+        const bfloat v1510 = bias[v1509];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1511 = float(v1510);
+        const float v1512 = v1508 + v1511;
+        const float v1514 = fmax(v1512, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1515 = bfloat(v1514);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1516 = v1502 * v4;
+        const uint v1517 = v1516 + v68;
+        const uint v1518 = v1517 + v1504;
+        out[v1518] = v1515;
       }
     }
-    const uint v1594 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1595 = v1127 + v1594;
-    const uint v1596 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1597 = v1126 + v1596;
-    const uint v1599 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1600 = v1599 == v1594;
-    const uint v1603 = v1596 + 1u;
-    const uint v1604 = iron_frag_coord<64>(13u, iron_lane, true);
-    const bool v1605 = v1604 == v1603;
-    const bool v1606 = v1600 && v1605;
-    const uint v1609 = v1597 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1610 = v1609 == 0u;
-    const bool v1611 = v1606 && v1610;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1611) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1612 = v1595 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1613 = v1597 < v15;
-      const bool v1614 = v1612 && v1613;
-      if (v1614) {
-        const uint v1615 = v68 + v1597;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1616 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1617 = bias[v1615];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1618 = float(v1617);
-        const float v1619 = v1616 + v1618;
-        const float v1621 = fmax(v1619, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1622 = bfloat(v1621);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1623 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1625 = v1615 + 1u;
-        const bfloat v1626 = bias[v1625];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1627 = float(v1626);
-        const float v1628 = v1623 + v1627;
-        const float v1630 = fmax(v1628, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1631 = bfloat(v1630);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1632 = v1595 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1633 = v1632 + v1615;
-        *(device bfloat2*)(out + v1633) = bfloat2(v1622, v1631);
+    const uint v1519 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1520 = v1128 + v1519;
+    const uint v1521 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1522 = v1127 + v1521;
+    const uint v1524 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1525 = v1524 == v1519;
+    const uint v1528 = v1521 + 1u;
+    const uint v1529 = iron_frag_coord<64>(11u, iron_lane, true);
+    const bool v1530 = v1529 == v1528;
+    const bool v1531 = v1525 && v1530;
+    const uint v1534 = v1522 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1535 = v1534 == 0u;
+    const bool v1536 = v1531 && v1535;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1536) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1537 = v1520 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1538 = v1522 < v15;
+      const bool v1539 = v1537 && v1538;
+      if (v1539) {
+        const uint v1540 = v68 + v1522;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1541 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1542 = bias[v1540];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1543 = float(v1542);
+        const float v1544 = v1541 + v1543;
+        const float v1546 = fmax(v1544, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1547 = bfloat(v1546);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1548 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1550 = v1540 + 1u;
+        const bfloat v1551 = bias[v1550];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1552 = float(v1551);
+        const float v1553 = v1548 + v1552;
+        const float v1555 = fmax(v1553, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1556 = bfloat(v1555);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1557 = v1520 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1558 = v1557 + v1540;
+        *(device bfloat2*)(out + v1558) = bfloat2(v1547, v1556);
       }
     } else {
-      const bool v1638 = v1595 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1639 = v1597 < v15;
-      const bool v1640 = v1638 && v1639;
-      if (v1640) {
-        const float v1641 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1642 = v68 + v1597;
-        const bfloat v1643 = bias[v1642];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1644 = float(v1643);
-        const float v1645 = v1641 + v1644;
-        const float v1647 = fmax(v1645, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1648 = bfloat(v1647);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1649 = v1595 * v4;
-        const uint v1650 = v1649 + v68;
-        const uint v1651 = v1650 + v1597;
-        out[v1651] = v1648;
+      const bool v1563 = v1520 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1564 = v1522 < v15;
+      const bool v1565 = v1563 && v1564;
+      if (v1565) {
+        const float v1566 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1567 = v68 + v1522;
+        const bfloat v1568 = bias[v1567];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1569 = float(v1568);
+        const float v1570 = v1566 + v1569;
+        const float v1572 = fmax(v1570, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1573 = bfloat(v1572);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1574 = v1520 * v4;
+        const uint v1575 = v1574 + v68;
+        const uint v1576 = v1575 + v1522;
+        out[v1576] = v1573;
       }
-      const uint v1653 = v1127 + v1599;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1655 = v1126 + v1604;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1656 = v1653 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1657 = v1655 < v15;
-      const bool v1658 = v1656 && v1657;
-      if (v1658) {
-        const float v1659 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1660 = v68 + v1655;
-        const bfloat v1661 = bias[v1660];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1662 = float(v1661);
-        const float v1663 = v1659 + v1662;
-        const float v1665 = fmax(v1663, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1666 = bfloat(v1665);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1667 = v1653 * v4;
-        const uint v1668 = v1667 + v68;
-        const uint v1669 = v1668 + v1655;
-        out[v1669] = v1666;
+      const uint v1578 = v1128 + v1524;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1580 = v1127 + v1529;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1581 = v1578 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1582 = v1580 < v15;
+      const bool v1583 = v1581 && v1582;
+      if (v1583) {
+        const float v1584 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1585 = v68 + v1580;
+        const bfloat v1586 = bias[v1585];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1587 = float(v1586);
+        const float v1588 = v1584 + v1587;
+        const float v1590 = fmax(v1588, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1591 = bfloat(v1590);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1592 = v1578 * v4;
+        const uint v1593 = v1592 + v68;
+        const uint v1594 = v1593 + v1580;
+        out[v1594] = v1591;
       }
     }
-    const uint v1670 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1671 = v1127 + v1670;
-    const uint v1672 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1673 = v1126 + v1672;
-    const uint v1675 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1676 = v1675 == v1670;
-    const uint v1679 = v1672 + 1u;
-    const uint v1680 = iron_frag_coord<64>(15u, iron_lane, true);
-    const bool v1681 = v1680 == v1679;
-    const bool v1682 = v1676 && v1681;
-    const uint v1685 = v1673 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1686 = v1685 == 0u;
-    const bool v1687 = v1682 && v1686;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1687) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1688 = v1671 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1689 = v1673 < v15;
-      const bool v1690 = v1688 && v1689;
-      if (v1690) {
-        const uint v1691 = v68 + v1673;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1692 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1693 = bias[v1691];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1694 = float(v1693);
-        const float v1695 = v1692 + v1694;
-        const float v1697 = fmax(v1695, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1698 = bfloat(v1697);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1699 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1701 = v1691 + 1u;
-        const bfloat v1702 = bias[v1701];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1703 = float(v1702);
-        const float v1704 = v1699 + v1703;
-        const float v1706 = fmax(v1704, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1707 = bfloat(v1706);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1708 = v1671 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1709 = v1708 + v1691;
-        *(device bfloat2*)(out + v1709) = bfloat2(v1698, v1707);
+    const uint v1595 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1596 = v1128 + v1595;
+    const uint v1597 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1598 = v1127 + v1597;
+    const uint v1600 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1601 = v1600 == v1595;
+    const uint v1604 = v1597 + 1u;
+    const uint v1605 = iron_frag_coord<64>(13u, iron_lane, true);
+    const bool v1606 = v1605 == v1604;
+    const bool v1607 = v1601 && v1606;
+    const uint v1610 = v1598 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1611 = v1610 == 0u;
+    const bool v1612 = v1607 && v1611;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1612) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1613 = v1596 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1614 = v1598 < v15;
+      const bool v1615 = v1613 && v1614;
+      if (v1615) {
+        const uint v1616 = v68 + v1598;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1617 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1618 = bias[v1616];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1619 = float(v1618);
+        const float v1620 = v1617 + v1619;
+        const float v1622 = fmax(v1620, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1623 = bfloat(v1622);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1624 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1626 = v1616 + 1u;
+        const bfloat v1627 = bias[v1626];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1628 = float(v1627);
+        const float v1629 = v1624 + v1628;
+        const float v1631 = fmax(v1629, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1632 = bfloat(v1631);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1633 = v1596 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1634 = v1633 + v1616;
+        *(device bfloat2*)(out + v1634) = bfloat2(v1623, v1632);
       }
     } else {
-      const bool v1714 = v1671 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1715 = v1673 < v15;
-      const bool v1716 = v1714 && v1715;
-      if (v1716) {
-        const float v1717 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1718 = v68 + v1673;
-        const bfloat v1719 = bias[v1718];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1720 = float(v1719);
-        const float v1721 = v1717 + v1720;
-        const float v1723 = fmax(v1721, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1724 = bfloat(v1723);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1725 = v1671 * v4;
-        const uint v1726 = v1725 + v68;
-        const uint v1727 = v1726 + v1673;
-        out[v1727] = v1724;
+      const bool v1639 = v1596 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1640 = v1598 < v15;
+      const bool v1641 = v1639 && v1640;
+      if (v1641) {
+        const float v1642 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1643 = v68 + v1598;
+        const bfloat v1644 = bias[v1643];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1645 = float(v1644);
+        const float v1646 = v1642 + v1645;
+        const float v1648 = fmax(v1646, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1649 = bfloat(v1648);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1650 = v1596 * v4;
+        const uint v1651 = v1650 + v68;
+        const uint v1652 = v1651 + v1598;
+        out[v1652] = v1649;
       }
-      const uint v1729 = v1127 + v1675;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1731 = v1126 + v1680;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1732 = v1729 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1733 = v1731 < v15;
-      const bool v1734 = v1732 && v1733;
-      if (v1734) {
-        const float v1735 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1736 = v68 + v1731;
-        const bfloat v1737 = bias[v1736];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1738 = float(v1737);
-        const float v1739 = v1735 + v1738;
-        const float v1741 = fmax(v1739, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1742 = bfloat(v1741);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1743 = v1729 * v4;
-        const uint v1744 = v1743 + v68;
-        const uint v1745 = v1744 + v1731;
-        out[v1745] = v1742;
+      const uint v1654 = v1128 + v1600;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1656 = v1127 + v1605;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1657 = v1654 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1658 = v1656 < v15;
+      const bool v1659 = v1657 && v1658;
+      if (v1659) {
+        const float v1660 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1661 = v68 + v1656;
+        const bfloat v1662 = bias[v1661];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1663 = float(v1662);
+        const float v1664 = v1660 + v1663;
+        const float v1666 = fmax(v1664, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1667 = bfloat(v1666);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1668 = v1654 * v4;
+        const uint v1669 = v1668 + v68;
+        const uint v1670 = v1669 + v1656;
+        out[v1670] = v1667;
       }
     }
-    const uint v1746 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1747 = v1127 + v1746;
-    const uint v1748 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1749 = v1126 + v1748;
-    const uint v1751 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1752 = v1751 == v1746;
-    const uint v1755 = v1748 + 1u;
-    const uint v1756 = iron_frag_coord<64>(17u, iron_lane, true);
-    const bool v1757 = v1756 == v1755;
-    const bool v1758 = v1752 && v1757;
-    const uint v1761 = v1749 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1762 = v1761 == 0u;
-    const bool v1763 = v1758 && v1762;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1763) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1764 = v1747 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1765 = v1749 < v15;
-      const bool v1766 = v1764 && v1765;
-      if (v1766) {
-        const uint v1767 = v68 + v1749;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1768 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1769 = bias[v1767];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1770 = float(v1769);
-        const float v1771 = v1768 + v1770;
-        const float v1773 = fmax(v1771, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1774 = bfloat(v1773);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1775 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1777 = v1767 + 1u;
-        const bfloat v1778 = bias[v1777];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1779 = float(v1778);
-        const float v1780 = v1775 + v1779;
-        const float v1782 = fmax(v1780, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1783 = bfloat(v1782);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1784 = v1747 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1785 = v1784 + v1767;
-        *(device bfloat2*)(out + v1785) = bfloat2(v1774, v1783);
+    const uint v1671 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1672 = v1128 + v1671;
+    const uint v1673 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1674 = v1127 + v1673;
+    const uint v1676 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1677 = v1676 == v1671;
+    const uint v1680 = v1673 + 1u;
+    const uint v1681 = iron_frag_coord<64>(15u, iron_lane, true);
+    const bool v1682 = v1681 == v1680;
+    const bool v1683 = v1677 && v1682;
+    const uint v1686 = v1674 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1687 = v1686 == 0u;
+    const bool v1688 = v1683 && v1687;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1688) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1689 = v1672 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1690 = v1674 < v15;
+      const bool v1691 = v1689 && v1690;
+      if (v1691) {
+        const uint v1692 = v68 + v1674;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1693 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1694 = bias[v1692];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1695 = float(v1694);
+        const float v1696 = v1693 + v1695;
+        const float v1698 = fmax(v1696, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1699 = bfloat(v1698);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1700 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1702 = v1692 + 1u;
+        const bfloat v1703 = bias[v1702];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1704 = float(v1703);
+        const float v1705 = v1700 + v1704;
+        const float v1707 = fmax(v1705, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1708 = bfloat(v1707);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1709 = v1672 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1710 = v1709 + v1692;
+        *(device bfloat2*)(out + v1710) = bfloat2(v1699, v1708);
       }
     } else {
-      const bool v1790 = v1747 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1791 = v1749 < v15;
-      const bool v1792 = v1790 && v1791;
-      if (v1792) {
-        const float v1793 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1794 = v68 + v1749;
-        const bfloat v1795 = bias[v1794];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1796 = float(v1795);
-        const float v1797 = v1793 + v1796;
-        const float v1799 = fmax(v1797, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1800 = bfloat(v1799);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1801 = v1747 * v4;
-        const uint v1802 = v1801 + v68;
-        const uint v1803 = v1802 + v1749;
-        out[v1803] = v1800;
+      const bool v1715 = v1672 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1716 = v1674 < v15;
+      const bool v1717 = v1715 && v1716;
+      if (v1717) {
+        const float v1718 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1719 = v68 + v1674;
+        const bfloat v1720 = bias[v1719];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1721 = float(v1720);
+        const float v1722 = v1718 + v1721;
+        const float v1724 = fmax(v1722, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1725 = bfloat(v1724);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1726 = v1672 * v4;
+        const uint v1727 = v1726 + v68;
+        const uint v1728 = v1727 + v1674;
+        out[v1728] = v1725;
       }
-      const uint v1805 = v1127 + v1751;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1807 = v1126 + v1756;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1808 = v1805 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1809 = v1807 < v15;
-      const bool v1810 = v1808 && v1809;
-      if (v1810) {
-        const float v1811 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1812 = v68 + v1807;
-        const bfloat v1813 = bias[v1812];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1814 = float(v1813);
-        const float v1815 = v1811 + v1814;
-        const float v1817 = fmax(v1815, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1818 = bfloat(v1817);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1819 = v1805 * v4;
-        const uint v1820 = v1819 + v68;
-        const uint v1821 = v1820 + v1807;
-        out[v1821] = v1818;
+      const uint v1730 = v1128 + v1676;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1732 = v1127 + v1681;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1733 = v1730 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1734 = v1732 < v15;
+      const bool v1735 = v1733 && v1734;
+      if (v1735) {
+        const float v1736 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1737 = v68 + v1732;
+        const bfloat v1738 = bias[v1737];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1739 = float(v1738);
+        const float v1740 = v1736 + v1739;
+        const float v1742 = fmax(v1740, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1743 = bfloat(v1742);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1744 = v1730 * v4;
+        const uint v1745 = v1744 + v68;
+        const uint v1746 = v1745 + v1732;
+        out[v1746] = v1743;
       }
     }
-    const uint v1822 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1823 = v1127 + v1822;
-    const uint v1824 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1825 = v1126 + v1824;
-    const uint v1827 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1828 = v1827 == v1822;
-    const uint v1831 = v1824 + 1u;
-    const uint v1832 = iron_frag_coord<64>(19u, iron_lane, true);
-    const bool v1833 = v1832 == v1831;
-    const bool v1834 = v1828 && v1833;
-    const uint v1837 = v1825 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1838 = v1837 == 0u;
-    const bool v1839 = v1834 && v1838;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1839) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1840 = v1823 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1841 = v1825 < v15;
-      const bool v1842 = v1840 && v1841;
-      if (v1842) {
-        const uint v1843 = v68 + v1825;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1844 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1845 = bias[v1843];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1846 = float(v1845);
-        const float v1847 = v1844 + v1846;
-        const float v1849 = fmax(v1847, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1850 = bfloat(v1849);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1851 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1853 = v1843 + 1u;
-        const bfloat v1854 = bias[v1853];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1855 = float(v1854);
-        const float v1856 = v1851 + v1855;
-        const float v1858 = fmax(v1856, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1859 = bfloat(v1858);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1860 = v1823 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1861 = v1860 + v1843;
-        *(device bfloat2*)(out + v1861) = bfloat2(v1850, v1859);
+    const uint v1747 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1748 = v1128 + v1747;
+    const uint v1749 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1750 = v1127 + v1749;
+    const uint v1752 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1753 = v1752 == v1747;
+    const uint v1756 = v1749 + 1u;
+    const uint v1757 = iron_frag_coord<64>(17u, iron_lane, true);
+    const bool v1758 = v1757 == v1756;
+    const bool v1759 = v1753 && v1758;
+    const uint v1762 = v1750 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1763 = v1762 == 0u;
+    const bool v1764 = v1759 && v1763;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1764) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1765 = v1748 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1766 = v1750 < v15;
+      const bool v1767 = v1765 && v1766;
+      if (v1767) {
+        const uint v1768 = v68 + v1750;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1769 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1770 = bias[v1768];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1771 = float(v1770);
+        const float v1772 = v1769 + v1771;
+        const float v1774 = fmax(v1772, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1775 = bfloat(v1774);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1776 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1778 = v1768 + 1u;
+        const bfloat v1779 = bias[v1778];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1780 = float(v1779);
+        const float v1781 = v1776 + v1780;
+        const float v1783 = fmax(v1781, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1784 = bfloat(v1783);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1785 = v1748 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1786 = v1785 + v1768;
+        *(device bfloat2*)(out + v1786) = bfloat2(v1775, v1784);
       }
     } else {
-      const bool v1866 = v1823 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1867 = v1825 < v15;
-      const bool v1868 = v1866 && v1867;
-      if (v1868) {
-        const float v1869 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1870 = v68 + v1825;
-        const bfloat v1871 = bias[v1870];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1872 = float(v1871);
-        const float v1873 = v1869 + v1872;
-        const float v1875 = fmax(v1873, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1876 = bfloat(v1875);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1877 = v1823 * v4;
-        const uint v1878 = v1877 + v68;
-        const uint v1879 = v1878 + v1825;
-        out[v1879] = v1876;
+      const bool v1791 = v1748 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1792 = v1750 < v15;
+      const bool v1793 = v1791 && v1792;
+      if (v1793) {
+        const float v1794 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1795 = v68 + v1750;
+        const bfloat v1796 = bias[v1795];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1797 = float(v1796);
+        const float v1798 = v1794 + v1797;
+        const float v1800 = fmax(v1798, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1801 = bfloat(v1800);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1802 = v1748 * v4;
+        const uint v1803 = v1802 + v68;
+        const uint v1804 = v1803 + v1750;
+        out[v1804] = v1801;
       }
-      const uint v1881 = v1127 + v1827;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1883 = v1126 + v1832;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1884 = v1881 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1885 = v1883 < v15;
-      const bool v1886 = v1884 && v1885;
-      if (v1886) {
-        const float v1887 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1888 = v68 + v1883;
-        const bfloat v1889 = bias[v1888];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1890 = float(v1889);
-        const float v1891 = v1887 + v1890;
-        const float v1893 = fmax(v1891, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1894 = bfloat(v1893);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1895 = v1881 * v4;
-        const uint v1896 = v1895 + v68;
-        const uint v1897 = v1896 + v1883;
-        out[v1897] = v1894;
+      const uint v1806 = v1128 + v1752;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1808 = v1127 + v1757;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1809 = v1806 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1810 = v1808 < v15;
+      const bool v1811 = v1809 && v1810;
+      if (v1811) {
+        const float v1812 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1813 = v68 + v1808;
+        const bfloat v1814 = bias[v1813];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1815 = float(v1814);
+        const float v1816 = v1812 + v1815;
+        const float v1818 = fmax(v1816, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1819 = bfloat(v1818);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1820 = v1806 * v4;
+        const uint v1821 = v1820 + v68;
+        const uint v1822 = v1821 + v1808;
+        out[v1822] = v1819;
       }
     }
-    const uint v1898 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1899 = v1127 + v1898;
-    const uint v1900 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1901 = v1126 + v1900;
-    const uint v1903 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1904 = v1903 == v1898;
-    const uint v1907 = v1900 + 1u;
-    const uint v1908 = iron_frag_coord<64>(21u, iron_lane, true);
-    const bool v1909 = v1908 == v1907;
-    const bool v1910 = v1904 && v1909;
-    const uint v1913 = v1901 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1914 = v1913 == 0u;
-    const bool v1915 = v1910 && v1914;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1915) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1916 = v1899 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1917 = v1901 < v15;
-      const bool v1918 = v1916 && v1917;
-      if (v1918) {
-        const uint v1919 = v68 + v1901;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1920 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1921 = bias[v1919];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1922 = float(v1921);
-        const float v1923 = v1920 + v1922;
-        const float v1925 = fmax(v1923, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1926 = bfloat(v1925);  // kernels/convolution/conv_tiles.hpp:94
-        const float v1927 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1929 = v1919 + 1u;
-        const bfloat v1930 = bias[v1929];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1931 = float(v1930);
-        const float v1932 = v1927 + v1931;
-        const float v1934 = fmax(v1932, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1935 = bfloat(v1934);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v1936 = v1899 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v1937 = v1936 + v1919;
-        *(device bfloat2*)(out + v1937) = bfloat2(v1926, v1935);
+    const uint v1823 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1824 = v1128 + v1823;
+    const uint v1825 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1826 = v1127 + v1825;
+    const uint v1828 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1829 = v1828 == v1823;
+    const uint v1832 = v1825 + 1u;
+    const uint v1833 = iron_frag_coord<64>(19u, iron_lane, true);
+    const bool v1834 = v1833 == v1832;
+    const bool v1835 = v1829 && v1834;
+    const uint v1838 = v1826 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1839 = v1838 == 0u;
+    const bool v1840 = v1835 && v1839;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1840) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1841 = v1824 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1842 = v1826 < v15;
+      const bool v1843 = v1841 && v1842;
+      if (v1843) {
+        const uint v1844 = v68 + v1826;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1845 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1846 = bias[v1844];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1847 = float(v1846);
+        const float v1848 = v1845 + v1847;
+        const float v1850 = fmax(v1848, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1851 = bfloat(v1850);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1852 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1854 = v1844 + 1u;
+        const bfloat v1855 = bias[v1854];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1856 = float(v1855);
+        const float v1857 = v1852 + v1856;
+        const float v1859 = fmax(v1857, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1860 = bfloat(v1859);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1861 = v1824 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1862 = v1861 + v1844;
+        *(device bfloat2*)(out + v1862) = bfloat2(v1851, v1860);
       }
     } else {
-      const bool v1942 = v1899 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1943 = v1901 < v15;
-      const bool v1944 = v1942 && v1943;
-      if (v1944) {
-        const float v1945 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1946 = v68 + v1901;
-        const bfloat v1947 = bias[v1946];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1948 = float(v1947);
-        const float v1949 = v1945 + v1948;
-        const float v1951 = fmax(v1949, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1952 = bfloat(v1951);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1953 = v1899 * v4;
-        const uint v1954 = v1953 + v68;
-        const uint v1955 = v1954 + v1901;
-        out[v1955] = v1952;
+      const bool v1867 = v1824 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1868 = v1826 < v15;
+      const bool v1869 = v1867 && v1868;
+      if (v1869) {
+        const float v1870 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1871 = v68 + v1826;
+        const bfloat v1872 = bias[v1871];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1873 = float(v1872);
+        const float v1874 = v1870 + v1873;
+        const float v1876 = fmax(v1874, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1877 = bfloat(v1876);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1878 = v1824 * v4;
+        const uint v1879 = v1878 + v68;
+        const uint v1880 = v1879 + v1826;
+        out[v1880] = v1877;
       }
-      const uint v1957 = v1127 + v1903;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v1959 = v1126 + v1908;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v1960 = v1957 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v1961 = v1959 < v15;
-      const bool v1962 = v1960 && v1961;
-      if (v1962) {
-        const float v1963 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1964 = v68 + v1959;
-        const bfloat v1965 = bias[v1964];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1966 = float(v1965);
-        const float v1967 = v1963 + v1966;
-        const float v1969 = fmax(v1967, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v1970 = bfloat(v1969);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v1971 = v1957 * v4;
-        const uint v1972 = v1971 + v68;
-        const uint v1973 = v1972 + v1959;
-        out[v1973] = v1970;
+      const uint v1882 = v1128 + v1828;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1884 = v1127 + v1833;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1885 = v1882 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1886 = v1884 < v15;
+      const bool v1887 = v1885 && v1886;
+      if (v1887) {
+        const float v1888 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1889 = v68 + v1884;
+        const bfloat v1890 = bias[v1889];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1891 = float(v1890);
+        const float v1892 = v1888 + v1891;
+        const float v1894 = fmax(v1892, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1895 = bfloat(v1894);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1896 = v1882 * v4;
+        const uint v1897 = v1896 + v68;
+        const uint v1898 = v1897 + v1884;
+        out[v1898] = v1895;
       }
     }
-    const uint v1974 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v1975 = v1127 + v1974;
-    const uint v1976 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v1977 = v1126 + v1976;
-    const uint v1979 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v1980 = v1979 == v1974;
-    const uint v1983 = v1976 + 1u;
-    const uint v1984 = iron_frag_coord<64>(23u, iron_lane, true);
-    const bool v1985 = v1984 == v1983;
-    const bool v1986 = v1980 && v1985;
-    const uint v1989 = v1977 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v1990 = v1989 == 0u;
-    const bool v1991 = v1986 && v1990;  // kernels/convolution/conv_tiles.hpp:87
-    if (v1991) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v1992 = v1975 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v1993 = v1977 < v15;
-      const bool v1994 = v1992 && v1993;
-      if (v1994) {
-        const uint v1995 = v68 + v1977;  // kernels/convolution/conv_tiles.hpp:92
-        const float v1996 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v1997 = bias[v1995];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v1998 = float(v1997);
-        const float v1999 = v1996 + v1998;
-        const float v2001 = fmax(v1999, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2002 = bfloat(v2001);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2003 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2005 = v1995 + 1u;
-        const bfloat v2006 = bias[v2005];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2007 = float(v2006);
-        const float v2008 = v2003 + v2007;
-        const float v2010 = fmax(v2008, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2011 = bfloat(v2010);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2012 = v1975 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2013 = v2012 + v1995;
-        *(device bfloat2*)(out + v2013) = bfloat2(v2002, v2011);
+    const uint v1899 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1900 = v1128 + v1899;
+    const uint v1901 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1902 = v1127 + v1901;
+    const uint v1904 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1905 = v1904 == v1899;
+    const uint v1908 = v1901 + 1u;
+    const uint v1909 = iron_frag_coord<64>(21u, iron_lane, true);
+    const bool v1910 = v1909 == v1908;
+    const bool v1911 = v1905 && v1910;
+    const uint v1914 = v1902 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1915 = v1914 == 0u;
+    const bool v1916 = v1911 && v1915;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1916) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1917 = v1900 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1918 = v1902 < v15;
+      const bool v1919 = v1917 && v1918;
+      if (v1919) {
+        const uint v1920 = v68 + v1902;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1921 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1922 = bias[v1920];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1923 = float(v1922);
+        const float v1924 = v1921 + v1923;
+        const float v1926 = fmax(v1924, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1927 = bfloat(v1926);  // kernels/convolution/conv_tiles.hpp:94
+        const float v1928 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1930 = v1920 + 1u;
+        const bfloat v1931 = bias[v1930];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1932 = float(v1931);
+        const float v1933 = v1928 + v1932;
+        const float v1935 = fmax(v1933, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1936 = bfloat(v1935);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v1937 = v1900 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v1938 = v1937 + v1920;
+        *(device bfloat2*)(out + v1938) = bfloat2(v1927, v1936);
       }
     } else {
-      const bool v2018 = v1975 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2019 = v1977 < v15;
-      const bool v2020 = v2018 && v2019;
-      if (v2020) {
-        const float v2021 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2022 = v68 + v1977;
-        const bfloat v2023 = bias[v2022];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2024 = float(v2023);
-        const float v2025 = v2021 + v2024;
-        const float v2027 = fmax(v2025, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2028 = bfloat(v2027);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2029 = v1975 * v4;
-        const uint v2030 = v2029 + v68;
-        const uint v2031 = v2030 + v1977;
-        out[v2031] = v2028;
+      const bool v1943 = v1900 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1944 = v1902 < v15;
+      const bool v1945 = v1943 && v1944;
+      if (v1945) {
+        const float v1946 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1947 = v68 + v1902;
+        const bfloat v1948 = bias[v1947];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1949 = float(v1948);
+        const float v1950 = v1946 + v1949;
+        const float v1952 = fmax(v1950, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1953 = bfloat(v1952);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1954 = v1900 * v4;
+        const uint v1955 = v1954 + v68;
+        const uint v1956 = v1955 + v1902;
+        out[v1956] = v1953;
       }
-      const uint v2033 = v1127 + v1979;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2035 = v1126 + v1984;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2036 = v2033 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2037 = v2035 < v15;
-      const bool v2038 = v2036 && v2037;
-      if (v2038) {
-        const float v2039 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2040 = v68 + v2035;
-        const bfloat v2041 = bias[v2040];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2042 = float(v2041);
-        const float v2043 = v2039 + v2042;
-        const float v2045 = fmax(v2043, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2046 = bfloat(v2045);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2047 = v2033 * v4;
-        const uint v2048 = v2047 + v68;
-        const uint v2049 = v2048 + v2035;
-        out[v2049] = v2046;
+      const uint v1958 = v1128 + v1904;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v1960 = v1127 + v1909;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v1961 = v1958 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v1962 = v1960 < v15;
+      const bool v1963 = v1961 && v1962;
+      if (v1963) {
+        const float v1964 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1965 = v68 + v1960;
+        const bfloat v1966 = bias[v1965];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1967 = float(v1966);
+        const float v1968 = v1964 + v1967;
+        const float v1970 = fmax(v1968, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v1971 = bfloat(v1970);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v1972 = v1958 * v4;
+        const uint v1973 = v1972 + v68;
+        const uint v1974 = v1973 + v1960;
+        out[v1974] = v1971;
       }
     }
-    const uint v2050 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2051 = v1127 + v2050;
-    const uint v2052 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2053 = v1126 + v2052;
-    const uint v2055 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2056 = v2055 == v2050;
-    const uint v2059 = v2052 + 1u;
-    const uint v2060 = iron_frag_coord<64>(25u, iron_lane, true);
-    const bool v2061 = v2060 == v2059;
-    const bool v2062 = v2056 && v2061;
-    const uint v2065 = v2053 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2066 = v2065 == 0u;
-    const bool v2067 = v2062 && v2066;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2067) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2068 = v2051 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2069 = v2053 < v15;
-      const bool v2070 = v2068 && v2069;
-      if (v2070) {
-        const uint v2071 = v68 + v2053;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2072 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2073 = bias[v2071];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2074 = float(v2073);
-        const float v2075 = v2072 + v2074;
-        const float v2077 = fmax(v2075, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2078 = bfloat(v2077);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2079 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2081 = v2071 + 1u;
-        const bfloat v2082 = bias[v2081];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2083 = float(v2082);
-        const float v2084 = v2079 + v2083;
-        const float v2086 = fmax(v2084, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2087 = bfloat(v2086);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2088 = v2051 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2089 = v2088 + v2071;
-        *(device bfloat2*)(out + v2089) = bfloat2(v2078, v2087);
+    const uint v1975 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v1976 = v1128 + v1975;
+    const uint v1977 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v1978 = v1127 + v1977;
+    const uint v1980 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v1981 = v1980 == v1975;
+    const uint v1984 = v1977 + 1u;
+    const uint v1985 = iron_frag_coord<64>(23u, iron_lane, true);
+    const bool v1986 = v1985 == v1984;
+    const bool v1987 = v1981 && v1986;
+    const uint v1990 = v1978 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v1991 = v1990 == 0u;
+    const bool v1992 = v1987 && v1991;  // kernels/convolution/conv_tiles.hpp:87
+    if (v1992) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v1993 = v1976 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v1994 = v1978 < v15;
+      const bool v1995 = v1993 && v1994;
+      if (v1995) {
+        const uint v1996 = v68 + v1978;  // kernels/convolution/conv_tiles.hpp:92
+        const float v1997 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v1998 = bias[v1996];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v1999 = float(v1998);
+        const float v2000 = v1997 + v1999;
+        const float v2002 = fmax(v2000, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2003 = bfloat(v2002);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2004 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2006 = v1996 + 1u;
+        const bfloat v2007 = bias[v2006];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2008 = float(v2007);
+        const float v2009 = v2004 + v2008;
+        const float v2011 = fmax(v2009, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2012 = bfloat(v2011);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2013 = v1976 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2014 = v2013 + v1996;
+        *(device bfloat2*)(out + v2014) = bfloat2(v2003, v2012);
       }
     } else {
-      const bool v2094 = v2051 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2095 = v2053 < v15;
-      const bool v2096 = v2094 && v2095;
-      if (v2096) {
-        const float v2097 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2098 = v68 + v2053;
-        const bfloat v2099 = bias[v2098];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2100 = float(v2099);
-        const float v2101 = v2097 + v2100;
-        const float v2103 = fmax(v2101, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2104 = bfloat(v2103);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2105 = v2051 * v4;
-        const uint v2106 = v2105 + v68;
-        const uint v2107 = v2106 + v2053;
-        out[v2107] = v2104;
+      const bool v2019 = v1976 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2020 = v1978 < v15;
+      const bool v2021 = v2019 && v2020;
+      if (v2021) {
+        const float v2022 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2023 = v68 + v1978;
+        const bfloat v2024 = bias[v2023];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2025 = float(v2024);
+        const float v2026 = v2022 + v2025;
+        const float v2028 = fmax(v2026, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2029 = bfloat(v2028);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2030 = v1976 * v4;
+        const uint v2031 = v2030 + v68;
+        const uint v2032 = v2031 + v1978;
+        out[v2032] = v2029;
       }
-      const uint v2109 = v1127 + v2055;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2111 = v1126 + v2060;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2112 = v2109 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2113 = v2111 < v15;
-      const bool v2114 = v2112 && v2113;
-      if (v2114) {
-        const float v2115 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2116 = v68 + v2111;
-        const bfloat v2117 = bias[v2116];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2118 = float(v2117);
-        const float v2119 = v2115 + v2118;
-        const float v2121 = fmax(v2119, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2122 = bfloat(v2121);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2123 = v2109 * v4;
-        const uint v2124 = v2123 + v68;
-        const uint v2125 = v2124 + v2111;
-        out[v2125] = v2122;
+      const uint v2034 = v1128 + v1980;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2036 = v1127 + v1985;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2037 = v2034 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2038 = v2036 < v15;
+      const bool v2039 = v2037 && v2038;
+      if (v2039) {
+        const float v2040 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2041 = v68 + v2036;
+        const bfloat v2042 = bias[v2041];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2043 = float(v2042);
+        const float v2044 = v2040 + v2043;
+        const float v2046 = fmax(v2044, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2047 = bfloat(v2046);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2048 = v2034 * v4;
+        const uint v2049 = v2048 + v68;
+        const uint v2050 = v2049 + v2036;
+        out[v2050] = v2047;
       }
     }
-    const uint v2126 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2127 = v1127 + v2126;
-    const uint v2128 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2129 = v1126 + v2128;
-    const uint v2131 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2132 = v2131 == v2126;
-    const uint v2135 = v2128 + 1u;
-    const uint v2136 = iron_frag_coord<64>(27u, iron_lane, true);
-    const bool v2137 = v2136 == v2135;
-    const bool v2138 = v2132 && v2137;
-    const uint v2141 = v2129 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2142 = v2141 == 0u;
-    const bool v2143 = v2138 && v2142;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2143) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2144 = v2127 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2145 = v2129 < v15;
-      const bool v2146 = v2144 && v2145;
-      if (v2146) {
-        const uint v2147 = v68 + v2129;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2148 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2149 = bias[v2147];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2150 = float(v2149);
-        const float v2151 = v2148 + v2150;
-        const float v2153 = fmax(v2151, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2154 = bfloat(v2153);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2155 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2157 = v2147 + 1u;
-        const bfloat v2158 = bias[v2157];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2159 = float(v2158);
-        const float v2160 = v2155 + v2159;
-        const float v2162 = fmax(v2160, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2163 = bfloat(v2162);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2164 = v2127 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2165 = v2164 + v2147;
-        *(device bfloat2*)(out + v2165) = bfloat2(v2154, v2163);
+    const uint v2051 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2052 = v1128 + v2051;
+    const uint v2053 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2054 = v1127 + v2053;
+    const uint v2056 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2057 = v2056 == v2051;
+    const uint v2060 = v2053 + 1u;
+    const uint v2061 = iron_frag_coord<64>(25u, iron_lane, true);
+    const bool v2062 = v2061 == v2060;
+    const bool v2063 = v2057 && v2062;
+    const uint v2066 = v2054 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2067 = v2066 == 0u;
+    const bool v2068 = v2063 && v2067;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2068) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2069 = v2052 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2070 = v2054 < v15;
+      const bool v2071 = v2069 && v2070;
+      if (v2071) {
+        const uint v2072 = v68 + v2054;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2073 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2074 = bias[v2072];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2075 = float(v2074);
+        const float v2076 = v2073 + v2075;
+        const float v2078 = fmax(v2076, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2079 = bfloat(v2078);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2080 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2082 = v2072 + 1u;
+        const bfloat v2083 = bias[v2082];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2084 = float(v2083);
+        const float v2085 = v2080 + v2084;
+        const float v2087 = fmax(v2085, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2088 = bfloat(v2087);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2089 = v2052 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2090 = v2089 + v2072;
+        *(device bfloat2*)(out + v2090) = bfloat2(v2079, v2088);
       }
     } else {
-      const bool v2170 = v2127 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2171 = v2129 < v15;
-      const bool v2172 = v2170 && v2171;
-      if (v2172) {
-        const float v2173 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2174 = v68 + v2129;
-        const bfloat v2175 = bias[v2174];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2176 = float(v2175);
-        const float v2177 = v2173 + v2176;
-        const float v2179 = fmax(v2177, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2180 = bfloat(v2179);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2181 = v2127 * v4;
-        const uint v2182 = v2181 + v68;
-        const uint v2183 = v2182 + v2129;
-        out[v2183] = v2180;
+      const bool v2095 = v2052 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2096 = v2054 < v15;
+      const bool v2097 = v2095 && v2096;
+      if (v2097) {
+        const float v2098 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2099 = v68 + v2054;
+        const bfloat v2100 = bias[v2099];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2101 = float(v2100);
+        const float v2102 = v2098 + v2101;
+        const float v2104 = fmax(v2102, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2105 = bfloat(v2104);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2106 = v2052 * v4;
+        const uint v2107 = v2106 + v68;
+        const uint v2108 = v2107 + v2054;
+        out[v2108] = v2105;
       }
-      const uint v2185 = v1127 + v2131;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2187 = v1126 + v2136;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2188 = v2185 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2189 = v2187 < v15;
-      const bool v2190 = v2188 && v2189;
-      if (v2190) {
-        const float v2191 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2192 = v68 + v2187;
-        const bfloat v2193 = bias[v2192];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2194 = float(v2193);
-        const float v2195 = v2191 + v2194;
-        const float v2197 = fmax(v2195, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2198 = bfloat(v2197);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2199 = v2185 * v4;
-        const uint v2200 = v2199 + v68;
-        const uint v2201 = v2200 + v2187;
-        out[v2201] = v2198;
+      const uint v2110 = v1128 + v2056;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2112 = v1127 + v2061;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2113 = v2110 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2114 = v2112 < v15;
+      const bool v2115 = v2113 && v2114;
+      if (v2115) {
+        const float v2116 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2117 = v68 + v2112;
+        const bfloat v2118 = bias[v2117];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2119 = float(v2118);
+        const float v2120 = v2116 + v2119;
+        const float v2122 = fmax(v2120, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2123 = bfloat(v2122);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2124 = v2110 * v4;
+        const uint v2125 = v2124 + v68;
+        const uint v2126 = v2125 + v2112;
+        out[v2126] = v2123;
       }
     }
-    const uint v2202 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2203 = v1127 + v2202;
-    const uint v2204 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2205 = v1126 + v2204;
-    const uint v2207 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2208 = v2207 == v2202;
-    const uint v2211 = v2204 + 1u;
-    const uint v2212 = iron_frag_coord<64>(29u, iron_lane, true);
-    const bool v2213 = v2212 == v2211;
-    const bool v2214 = v2208 && v2213;
-    const uint v2217 = v2205 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2218 = v2217 == 0u;
-    const bool v2219 = v2214 && v2218;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2219) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2220 = v2203 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2221 = v2205 < v15;
-      const bool v2222 = v2220 && v2221;
-      if (v2222) {
-        const uint v2223 = v68 + v2205;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2224 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2225 = bias[v2223];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2226 = float(v2225);
-        const float v2227 = v2224 + v2226;
-        const float v2229 = fmax(v2227, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2230 = bfloat(v2229);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2231 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2233 = v2223 + 1u;
-        const bfloat v2234 = bias[v2233];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2235 = float(v2234);
-        const float v2236 = v2231 + v2235;
-        const float v2238 = fmax(v2236, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2239 = bfloat(v2238);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2240 = v2203 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2241 = v2240 + v2223;
-        *(device bfloat2*)(out + v2241) = bfloat2(v2230, v2239);
+    const uint v2127 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2128 = v1128 + v2127;
+    const uint v2129 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2130 = v1127 + v2129;
+    const uint v2132 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2133 = v2132 == v2127;
+    const uint v2136 = v2129 + 1u;
+    const uint v2137 = iron_frag_coord<64>(27u, iron_lane, true);
+    const bool v2138 = v2137 == v2136;
+    const bool v2139 = v2133 && v2138;
+    const uint v2142 = v2130 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2143 = v2142 == 0u;
+    const bool v2144 = v2139 && v2143;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2144) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2145 = v2128 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2146 = v2130 < v15;
+      const bool v2147 = v2145 && v2146;
+      if (v2147) {
+        const uint v2148 = v68 + v2130;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2149 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2150 = bias[v2148];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2151 = float(v2150);
+        const float v2152 = v2149 + v2151;
+        const float v2154 = fmax(v2152, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2155 = bfloat(v2154);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2156 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2158 = v2148 + 1u;
+        const bfloat v2159 = bias[v2158];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2160 = float(v2159);
+        const float v2161 = v2156 + v2160;
+        const float v2163 = fmax(v2161, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2164 = bfloat(v2163);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2165 = v2128 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2166 = v2165 + v2148;
+        *(device bfloat2*)(out + v2166) = bfloat2(v2155, v2164);
       }
     } else {
-      const bool v2246 = v2203 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2247 = v2205 < v15;
-      const bool v2248 = v2246 && v2247;
-      if (v2248) {
-        const float v2249 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2250 = v68 + v2205;
-        const bfloat v2251 = bias[v2250];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2252 = float(v2251);
-        const float v2253 = v2249 + v2252;
-        const float v2255 = fmax(v2253, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2256 = bfloat(v2255);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2257 = v2203 * v4;
-        const uint v2258 = v2257 + v68;
-        const uint v2259 = v2258 + v2205;
-        out[v2259] = v2256;
+      const bool v2171 = v2128 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2172 = v2130 < v15;
+      const bool v2173 = v2171 && v2172;
+      if (v2173) {
+        const float v2174 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2175 = v68 + v2130;
+        const bfloat v2176 = bias[v2175];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2177 = float(v2176);
+        const float v2178 = v2174 + v2177;
+        const float v2180 = fmax(v2178, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2181 = bfloat(v2180);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2182 = v2128 * v4;
+        const uint v2183 = v2182 + v68;
+        const uint v2184 = v2183 + v2130;
+        out[v2184] = v2181;
       }
-      const uint v2261 = v1127 + v2207;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2263 = v1126 + v2212;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2264 = v2261 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2265 = v2263 < v15;
-      const bool v2266 = v2264 && v2265;
-      if (v2266) {
-        const float v2267 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2268 = v68 + v2263;
-        const bfloat v2269 = bias[v2268];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2270 = float(v2269);
-        const float v2271 = v2267 + v2270;
-        const float v2273 = fmax(v2271, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2274 = bfloat(v2273);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2275 = v2261 * v4;
-        const uint v2276 = v2275 + v68;
-        const uint v2277 = v2276 + v2263;
-        out[v2277] = v2274;
+      const uint v2186 = v1128 + v2132;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2188 = v1127 + v2137;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2189 = v2186 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2190 = v2188 < v15;
+      const bool v2191 = v2189 && v2190;
+      if (v2191) {
+        const float v2192 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2193 = v68 + v2188;
+        const bfloat v2194 = bias[v2193];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2195 = float(v2194);
+        const float v2196 = v2192 + v2195;
+        const float v2198 = fmax(v2196, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2199 = bfloat(v2198);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2200 = v2186 * v4;
+        const uint v2201 = v2200 + v68;
+        const uint v2202 = v2201 + v2188;
+        out[v2202] = v2199;
       }
     }
-    const uint v2278 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2279 = v1127 + v2278;
-    const uint v2280 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2281 = v1126 + v2280;
-    const uint v2283 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2284 = v2283 == v2278;
-    const uint v2287 = v2280 + 1u;
-    const uint v2288 = iron_frag_coord<64>(31u, iron_lane, true);
-    const bool v2289 = v2288 == v2287;
-    const bool v2290 = v2284 && v2289;
-    const uint v2293 = v2281 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2294 = v2293 == 0u;
-    const bool v2295 = v2290 && v2294;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2295) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2296 = v2279 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2297 = v2281 < v15;
-      const bool v2298 = v2296 && v2297;
-      if (v2298) {
-        const uint v2299 = v68 + v2281;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2300 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2301 = bias[v2299];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2302 = float(v2301);
-        const float v2303 = v2300 + v2302;
-        const float v2305 = fmax(v2303, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2306 = bfloat(v2305);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2307 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2309 = v2299 + 1u;
-        const bfloat v2310 = bias[v2309];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2311 = float(v2310);
-        const float v2312 = v2307 + v2311;
-        const float v2314 = fmax(v2312, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2315 = bfloat(v2314);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2316 = v2279 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2317 = v2316 + v2299;
-        *(device bfloat2*)(out + v2317) = bfloat2(v2306, v2315);
+    const uint v2203 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2204 = v1128 + v2203;
+    const uint v2205 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2206 = v1127 + v2205;
+    const uint v2208 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2209 = v2208 == v2203;
+    const uint v2212 = v2205 + 1u;
+    const uint v2213 = iron_frag_coord<64>(29u, iron_lane, true);
+    const bool v2214 = v2213 == v2212;
+    const bool v2215 = v2209 && v2214;
+    const uint v2218 = v2206 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2219 = v2218 == 0u;
+    const bool v2220 = v2215 && v2219;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2220) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2221 = v2204 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2222 = v2206 < v15;
+      const bool v2223 = v2221 && v2222;
+      if (v2223) {
+        const uint v2224 = v68 + v2206;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2225 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2226 = bias[v2224];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2227 = float(v2226);
+        const float v2228 = v2225 + v2227;
+        const float v2230 = fmax(v2228, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2231 = bfloat(v2230);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2232 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2234 = v2224 + 1u;
+        const bfloat v2235 = bias[v2234];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2236 = float(v2235);
+        const float v2237 = v2232 + v2236;
+        const float v2239 = fmax(v2237, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2240 = bfloat(v2239);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2241 = v2204 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2242 = v2241 + v2224;
+        *(device bfloat2*)(out + v2242) = bfloat2(v2231, v2240);
       }
     } else {
-      const bool v2322 = v2279 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2323 = v2281 < v15;
-      const bool v2324 = v2322 && v2323;
-      if (v2324) {
-        const float v2325 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2326 = v68 + v2281;
-        const bfloat v2327 = bias[v2326];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2328 = float(v2327);
-        const float v2329 = v2325 + v2328;
-        const float v2331 = fmax(v2329, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2332 = bfloat(v2331);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2333 = v2279 * v4;
-        const uint v2334 = v2333 + v68;
-        const uint v2335 = v2334 + v2281;
-        out[v2335] = v2332;
+      const bool v2247 = v2204 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2248 = v2206 < v15;
+      const bool v2249 = v2247 && v2248;
+      if (v2249) {
+        const float v2250 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2251 = v68 + v2206;
+        const bfloat v2252 = bias[v2251];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2253 = float(v2252);
+        const float v2254 = v2250 + v2253;
+        const float v2256 = fmax(v2254, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2257 = bfloat(v2256);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2258 = v2204 * v4;
+        const uint v2259 = v2258 + v68;
+        const uint v2260 = v2259 + v2206;
+        out[v2260] = v2257;
       }
-      const uint v2337 = v1127 + v2283;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2339 = v1126 + v2288;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2340 = v2337 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2341 = v2339 < v15;
-      const bool v2342 = v2340 && v2341;
-      if (v2342) {
-        const float v2343 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2344 = v68 + v2339;
-        const bfloat v2345 = bias[v2344];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2346 = float(v2345);
-        const float v2347 = v2343 + v2346;
-        const float v2349 = fmax(v2347, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2350 = bfloat(v2349);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2351 = v2337 * v4;
-        const uint v2352 = v2351 + v68;
-        const uint v2353 = v2352 + v2339;
-        out[v2353] = v2350;
+      const uint v2262 = v1128 + v2208;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2264 = v1127 + v2213;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2265 = v2262 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2266 = v2264 < v15;
+      const bool v2267 = v2265 && v2266;
+      if (v2267) {
+        const float v2268 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2269 = v68 + v2264;
+        const bfloat v2270 = bias[v2269];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2271 = float(v2270);
+        const float v2272 = v2268 + v2271;
+        const float v2274 = fmax(v2272, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2275 = bfloat(v2274);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2276 = v2262 * v4;
+        const uint v2277 = v2276 + v68;
+        const uint v2278 = v2277 + v2264;
+        out[v2278] = v2275;
       }
     }
-    const uint v2354 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2355 = v1127 + v2354;
-    const uint v2356 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2357 = v1126 + v2356;
-    const uint v2359 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2360 = v2359 == v2354;
-    const uint v2363 = v2356 + 1u;
-    const uint v2364 = iron_frag_coord<64>(33u, iron_lane, true);
-    const bool v2365 = v2364 == v2363;
-    const bool v2366 = v2360 && v2365;
-    const uint v2369 = v2357 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2370 = v2369 == 0u;
-    const bool v2371 = v2366 && v2370;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2371) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2372 = v2355 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2373 = v2357 < v15;
-      const bool v2374 = v2372 && v2373;
-      if (v2374) {
-        const uint v2375 = v68 + v2357;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2376 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2377 = bias[v2375];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2378 = float(v2377);
-        const float v2379 = v2376 + v2378;
-        const float v2381 = fmax(v2379, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2382 = bfloat(v2381);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2383 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2385 = v2375 + 1u;
-        const bfloat v2386 = bias[v2385];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2387 = float(v2386);
-        const float v2388 = v2383 + v2387;
-        const float v2390 = fmax(v2388, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2391 = bfloat(v2390);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2392 = v2355 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2393 = v2392 + v2375;
-        *(device bfloat2*)(out + v2393) = bfloat2(v2382, v2391);
+    const uint v2279 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2280 = v1128 + v2279;
+    const uint v2281 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2282 = v1127 + v2281;
+    const uint v2284 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2285 = v2284 == v2279;
+    const uint v2288 = v2281 + 1u;
+    const uint v2289 = iron_frag_coord<64>(31u, iron_lane, true);
+    const bool v2290 = v2289 == v2288;
+    const bool v2291 = v2285 && v2290;
+    const uint v2294 = v2282 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2295 = v2294 == 0u;
+    const bool v2296 = v2291 && v2295;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2296) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2297 = v2280 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2298 = v2282 < v15;
+      const bool v2299 = v2297 && v2298;
+      if (v2299) {
+        const uint v2300 = v68 + v2282;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2301 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2302 = bias[v2300];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2303 = float(v2302);
+        const float v2304 = v2301 + v2303;
+        const float v2306 = fmax(v2304, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2307 = bfloat(v2306);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2308 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2310 = v2300 + 1u;
+        const bfloat v2311 = bias[v2310];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2312 = float(v2311);
+        const float v2313 = v2308 + v2312;
+        const float v2315 = fmax(v2313, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2316 = bfloat(v2315);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2317 = v2280 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2318 = v2317 + v2300;
+        *(device bfloat2*)(out + v2318) = bfloat2(v2307, v2316);
       }
     } else {
-      const bool v2398 = v2355 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2399 = v2357 < v15;
-      const bool v2400 = v2398 && v2399;
-      if (v2400) {
-        const float v2401 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2402 = v68 + v2357;
-        const bfloat v2403 = bias[v2402];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2404 = float(v2403);
-        const float v2405 = v2401 + v2404;
-        const float v2407 = fmax(v2405, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2408 = bfloat(v2407);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2409 = v2355 * v4;
-        const uint v2410 = v2409 + v68;
-        const uint v2411 = v2410 + v2357;
-        out[v2411] = v2408;
+      const bool v2323 = v2280 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2324 = v2282 < v15;
+      const bool v2325 = v2323 && v2324;
+      if (v2325) {
+        const float v2326 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2327 = v68 + v2282;
+        const bfloat v2328 = bias[v2327];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2329 = float(v2328);
+        const float v2330 = v2326 + v2329;
+        const float v2332 = fmax(v2330, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2333 = bfloat(v2332);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2334 = v2280 * v4;
+        const uint v2335 = v2334 + v68;
+        const uint v2336 = v2335 + v2282;
+        out[v2336] = v2333;
       }
-      const uint v2413 = v1127 + v2359;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2415 = v1126 + v2364;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2416 = v2413 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2417 = v2415 < v15;
-      const bool v2418 = v2416 && v2417;
-      if (v2418) {
-        const float v2419 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2420 = v68 + v2415;
-        const bfloat v2421 = bias[v2420];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2422 = float(v2421);
-        const float v2423 = v2419 + v2422;
-        const float v2425 = fmax(v2423, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2426 = bfloat(v2425);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2427 = v2413 * v4;
-        const uint v2428 = v2427 + v68;
-        const uint v2429 = v2428 + v2415;
-        out[v2429] = v2426;
+      const uint v2338 = v1128 + v2284;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2340 = v1127 + v2289;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2341 = v2338 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2342 = v2340 < v15;
+      const bool v2343 = v2341 && v2342;
+      if (v2343) {
+        const float v2344 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2345 = v68 + v2340;
+        const bfloat v2346 = bias[v2345];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2347 = float(v2346);
+        const float v2348 = v2344 + v2347;
+        const float v2350 = fmax(v2348, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2351 = bfloat(v2350);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2352 = v2338 * v4;
+        const uint v2353 = v2352 + v68;
+        const uint v2354 = v2353 + v2340;
+        out[v2354] = v2351;
       }
     }
-    const uint v2430 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2431 = v1127 + v2430;
-    const uint v2432 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2433 = v1126 + v2432;
-    const uint v2435 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2436 = v2435 == v2430;
-    const uint v2439 = v2432 + 1u;
-    const uint v2440 = iron_frag_coord<64>(35u, iron_lane, true);
-    const bool v2441 = v2440 == v2439;
-    const bool v2442 = v2436 && v2441;
-    const uint v2445 = v2433 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2446 = v2445 == 0u;
-    const bool v2447 = v2442 && v2446;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2447) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2448 = v2431 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2449 = v2433 < v15;
-      const bool v2450 = v2448 && v2449;
-      if (v2450) {
-        const uint v2451 = v68 + v2433;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2452 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2453 = bias[v2451];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2454 = float(v2453);
-        const float v2455 = v2452 + v2454;
-        const float v2457 = fmax(v2455, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2458 = bfloat(v2457);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2459 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2461 = v2451 + 1u;
-        const bfloat v2462 = bias[v2461];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2463 = float(v2462);
-        const float v2464 = v2459 + v2463;
-        const float v2466 = fmax(v2464, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2467 = bfloat(v2466);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2468 = v2431 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2469 = v2468 + v2451;
-        *(device bfloat2*)(out + v2469) = bfloat2(v2458, v2467);
+    const uint v2355 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2356 = v1128 + v2355;
+    const uint v2357 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2358 = v1127 + v2357;
+    const uint v2360 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2361 = v2360 == v2355;
+    const uint v2364 = v2357 + 1u;
+    const uint v2365 = iron_frag_coord<64>(33u, iron_lane, true);
+    const bool v2366 = v2365 == v2364;
+    const bool v2367 = v2361 && v2366;
+    const uint v2370 = v2358 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2371 = v2370 == 0u;
+    const bool v2372 = v2367 && v2371;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2372) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2373 = v2356 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2374 = v2358 < v15;
+      const bool v2375 = v2373 && v2374;
+      if (v2375) {
+        const uint v2376 = v68 + v2358;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2377 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2378 = bias[v2376];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2379 = float(v2378);
+        const float v2380 = v2377 + v2379;
+        const float v2382 = fmax(v2380, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2383 = bfloat(v2382);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2384 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2386 = v2376 + 1u;
+        const bfloat v2387 = bias[v2386];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2388 = float(v2387);
+        const float v2389 = v2384 + v2388;
+        const float v2391 = fmax(v2389, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2392 = bfloat(v2391);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2393 = v2356 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2394 = v2393 + v2376;
+        *(device bfloat2*)(out + v2394) = bfloat2(v2383, v2392);
       }
     } else {
-      const bool v2474 = v2431 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2475 = v2433 < v15;
-      const bool v2476 = v2474 && v2475;
-      if (v2476) {
-        const float v2477 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2478 = v68 + v2433;
-        const bfloat v2479 = bias[v2478];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2480 = float(v2479);
-        const float v2481 = v2477 + v2480;
-        const float v2483 = fmax(v2481, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2484 = bfloat(v2483);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2485 = v2431 * v4;
-        const uint v2486 = v2485 + v68;
-        const uint v2487 = v2486 + v2433;
-        out[v2487] = v2484;
+      const bool v2399 = v2356 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2400 = v2358 < v15;
+      const bool v2401 = v2399 && v2400;
+      if (v2401) {
+        const float v2402 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2403 = v68 + v2358;
+        const bfloat v2404 = bias[v2403];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2405 = float(v2404);
+        const float v2406 = v2402 + v2405;
+        const float v2408 = fmax(v2406, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2409 = bfloat(v2408);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2410 = v2356 * v4;
+        const uint v2411 = v2410 + v68;
+        const uint v2412 = v2411 + v2358;
+        out[v2412] = v2409;
       }
-      const uint v2489 = v1127 + v2435;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2491 = v1126 + v2440;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2492 = v2489 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2493 = v2491 < v15;
-      const bool v2494 = v2492 && v2493;
-      if (v2494) {
-        const float v2495 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2496 = v68 + v2491;
-        const bfloat v2497 = bias[v2496];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2498 = float(v2497);
-        const float v2499 = v2495 + v2498;
-        const float v2501 = fmax(v2499, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2502 = bfloat(v2501);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2503 = v2489 * v4;
-        const uint v2504 = v2503 + v68;
-        const uint v2505 = v2504 + v2491;
-        out[v2505] = v2502;
+      const uint v2414 = v1128 + v2360;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2416 = v1127 + v2365;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2417 = v2414 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2418 = v2416 < v15;
+      const bool v2419 = v2417 && v2418;
+      if (v2419) {
+        const float v2420 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2421 = v68 + v2416;
+        const bfloat v2422 = bias[v2421];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2423 = float(v2422);
+        const float v2424 = v2420 + v2423;
+        const float v2426 = fmax(v2424, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2427 = bfloat(v2426);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2428 = v2414 * v4;
+        const uint v2429 = v2428 + v68;
+        const uint v2430 = v2429 + v2416;
+        out[v2430] = v2427;
       }
     }
-    const uint v2506 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2507 = v1127 + v2506;
-    const uint v2508 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2509 = v1126 + v2508;
-    const uint v2511 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2512 = v2511 == v2506;
-    const uint v2515 = v2508 + 1u;
-    const uint v2516 = iron_frag_coord<64>(37u, iron_lane, true);
-    const bool v2517 = v2516 == v2515;
-    const bool v2518 = v2512 && v2517;
-    const uint v2521 = v2509 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2522 = v2521 == 0u;
-    const bool v2523 = v2518 && v2522;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2523) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2524 = v2507 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2525 = v2509 < v15;
-      const bool v2526 = v2524 && v2525;
-      if (v2526) {
-        const uint v2527 = v68 + v2509;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2528 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2529 = bias[v2527];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2530 = float(v2529);
-        const float v2531 = v2528 + v2530;
-        const float v2533 = fmax(v2531, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2534 = bfloat(v2533);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2535 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2537 = v2527 + 1u;
-        const bfloat v2538 = bias[v2537];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2539 = float(v2538);
-        const float v2540 = v2535 + v2539;
-        const float v2542 = fmax(v2540, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2543 = bfloat(v2542);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2544 = v2507 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2545 = v2544 + v2527;
-        *(device bfloat2*)(out + v2545) = bfloat2(v2534, v2543);
+    const uint v2431 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2432 = v1128 + v2431;
+    const uint v2433 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2434 = v1127 + v2433;
+    const uint v2436 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2437 = v2436 == v2431;
+    const uint v2440 = v2433 + 1u;
+    const uint v2441 = iron_frag_coord<64>(35u, iron_lane, true);
+    const bool v2442 = v2441 == v2440;
+    const bool v2443 = v2437 && v2442;
+    const uint v2446 = v2434 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2447 = v2446 == 0u;
+    const bool v2448 = v2443 && v2447;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2448) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2449 = v2432 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2450 = v2434 < v15;
+      const bool v2451 = v2449 && v2450;
+      if (v2451) {
+        const uint v2452 = v68 + v2434;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2453 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2454 = bias[v2452];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2455 = float(v2454);
+        const float v2456 = v2453 + v2455;
+        const float v2458 = fmax(v2456, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2459 = bfloat(v2458);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2460 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2462 = v2452 + 1u;
+        const bfloat v2463 = bias[v2462];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2464 = float(v2463);
+        const float v2465 = v2460 + v2464;
+        const float v2467 = fmax(v2465, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2468 = bfloat(v2467);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2469 = v2432 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2470 = v2469 + v2452;
+        *(device bfloat2*)(out + v2470) = bfloat2(v2459, v2468);
       }
     } else {
-      const bool v2550 = v2507 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2551 = v2509 < v15;
-      const bool v2552 = v2550 && v2551;
-      if (v2552) {
-        const float v2553 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2554 = v68 + v2509;
-        const bfloat v2555 = bias[v2554];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2556 = float(v2555);
-        const float v2557 = v2553 + v2556;
-        const float v2559 = fmax(v2557, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2560 = bfloat(v2559);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2561 = v2507 * v4;
-        const uint v2562 = v2561 + v68;
-        const uint v2563 = v2562 + v2509;
-        out[v2563] = v2560;
+      const bool v2475 = v2432 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2476 = v2434 < v15;
+      const bool v2477 = v2475 && v2476;
+      if (v2477) {
+        const float v2478 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2479 = v68 + v2434;
+        const bfloat v2480 = bias[v2479];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2481 = float(v2480);
+        const float v2482 = v2478 + v2481;
+        const float v2484 = fmax(v2482, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2485 = bfloat(v2484);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2486 = v2432 * v4;
+        const uint v2487 = v2486 + v68;
+        const uint v2488 = v2487 + v2434;
+        out[v2488] = v2485;
       }
-      const uint v2565 = v1127 + v2511;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2567 = v1126 + v2516;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2568 = v2565 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2569 = v2567 < v15;
-      const bool v2570 = v2568 && v2569;
-      if (v2570) {
-        const float v2571 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2572 = v68 + v2567;
-        const bfloat v2573 = bias[v2572];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2574 = float(v2573);
-        const float v2575 = v2571 + v2574;
-        const float v2577 = fmax(v2575, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2578 = bfloat(v2577);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2579 = v2565 * v4;
-        const uint v2580 = v2579 + v68;
-        const uint v2581 = v2580 + v2567;
-        out[v2581] = v2578;
+      const uint v2490 = v1128 + v2436;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2492 = v1127 + v2441;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2493 = v2490 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2494 = v2492 < v15;
+      const bool v2495 = v2493 && v2494;
+      if (v2495) {
+        const float v2496 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2497 = v68 + v2492;
+        const bfloat v2498 = bias[v2497];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2499 = float(v2498);
+        const float v2500 = v2496 + v2499;
+        const float v2502 = fmax(v2500, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2503 = bfloat(v2502);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2504 = v2490 * v4;
+        const uint v2505 = v2504 + v68;
+        const uint v2506 = v2505 + v2492;
+        out[v2506] = v2503;
       }
     }
-    const uint v2582 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2583 = v1127 + v2582;
-    const uint v2584 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2585 = v1126 + v2584;
-    const uint v2587 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2588 = v2587 == v2582;
-    const uint v2591 = v2584 + 1u;
-    const uint v2592 = iron_frag_coord<64>(39u, iron_lane, true);
-    const bool v2593 = v2592 == v2591;
-    const bool v2594 = v2588 && v2593;
-    const uint v2597 = v2585 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2598 = v2597 == 0u;
-    const bool v2599 = v2594 && v2598;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2599) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2600 = v2583 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2601 = v2585 < v15;
-      const bool v2602 = v2600 && v2601;
-      if (v2602) {
-        const uint v2603 = v68 + v2585;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2604 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2605 = bias[v2603];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2606 = float(v2605);
-        const float v2607 = v2604 + v2606;
-        const float v2609 = fmax(v2607, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2610 = bfloat(v2609);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2611 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2613 = v2603 + 1u;
-        const bfloat v2614 = bias[v2613];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2615 = float(v2614);
-        const float v2616 = v2611 + v2615;
-        const float v2618 = fmax(v2616, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2619 = bfloat(v2618);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2620 = v2583 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2621 = v2620 + v2603;
-        *(device bfloat2*)(out + v2621) = bfloat2(v2610, v2619);
+    const uint v2507 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2508 = v1128 + v2507;
+    const uint v2509 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2510 = v1127 + v2509;
+    const uint v2512 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2513 = v2512 == v2507;
+    const uint v2516 = v2509 + 1u;
+    const uint v2517 = iron_frag_coord<64>(37u, iron_lane, true);
+    const bool v2518 = v2517 == v2516;
+    const bool v2519 = v2513 && v2518;
+    const uint v2522 = v2510 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2523 = v2522 == 0u;
+    const bool v2524 = v2519 && v2523;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2524) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2525 = v2508 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2526 = v2510 < v15;
+      const bool v2527 = v2525 && v2526;
+      if (v2527) {
+        const uint v2528 = v68 + v2510;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2529 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2530 = bias[v2528];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2531 = float(v2530);
+        const float v2532 = v2529 + v2531;
+        const float v2534 = fmax(v2532, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2535 = bfloat(v2534);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2536 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2538 = v2528 + 1u;
+        const bfloat v2539 = bias[v2538];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2540 = float(v2539);
+        const float v2541 = v2536 + v2540;
+        const float v2543 = fmax(v2541, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2544 = bfloat(v2543);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2545 = v2508 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2546 = v2545 + v2528;
+        *(device bfloat2*)(out + v2546) = bfloat2(v2535, v2544);
       }
     } else {
-      const bool v2626 = v2583 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2627 = v2585 < v15;
-      const bool v2628 = v2626 && v2627;
-      if (v2628) {
-        const float v2629 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2630 = v68 + v2585;
-        const bfloat v2631 = bias[v2630];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2632 = float(v2631);
-        const float v2633 = v2629 + v2632;
-        const float v2635 = fmax(v2633, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2636 = bfloat(v2635);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2637 = v2583 * v4;
-        const uint v2638 = v2637 + v68;
-        const uint v2639 = v2638 + v2585;
-        out[v2639] = v2636;
+      const bool v2551 = v2508 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2552 = v2510 < v15;
+      const bool v2553 = v2551 && v2552;
+      if (v2553) {
+        const float v2554 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2555 = v68 + v2510;
+        const bfloat v2556 = bias[v2555];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2557 = float(v2556);
+        const float v2558 = v2554 + v2557;
+        const float v2560 = fmax(v2558, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2561 = bfloat(v2560);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2562 = v2508 * v4;
+        const uint v2563 = v2562 + v68;
+        const uint v2564 = v2563 + v2510;
+        out[v2564] = v2561;
       }
-      const uint v2641 = v1127 + v2587;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2643 = v1126 + v2592;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2644 = v2641 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2645 = v2643 < v15;
-      const bool v2646 = v2644 && v2645;
-      if (v2646) {
-        const float v2647 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2648 = v68 + v2643;
-        const bfloat v2649 = bias[v2648];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2650 = float(v2649);
-        const float v2651 = v2647 + v2650;
-        const float v2653 = fmax(v2651, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2654 = bfloat(v2653);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2655 = v2641 * v4;
-        const uint v2656 = v2655 + v68;
-        const uint v2657 = v2656 + v2643;
-        out[v2657] = v2654;
+      const uint v2566 = v1128 + v2512;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2568 = v1127 + v2517;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2569 = v2566 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2570 = v2568 < v15;
+      const bool v2571 = v2569 && v2570;
+      if (v2571) {
+        const float v2572 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2573 = v68 + v2568;
+        const bfloat v2574 = bias[v2573];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2575 = float(v2574);
+        const float v2576 = v2572 + v2575;
+        const float v2578 = fmax(v2576, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2579 = bfloat(v2578);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2580 = v2566 * v4;
+        const uint v2581 = v2580 + v68;
+        const uint v2582 = v2581 + v2568;
+        out[v2582] = v2579;
       }
     }
-    const uint v2658 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2659 = v1127 + v2658;
-    const uint v2660 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2661 = v1126 + v2660;
-    const uint v2663 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2664 = v2663 == v2658;
-    const uint v2667 = v2660 + 1u;
-    const uint v2668 = iron_frag_coord<64>(41u, iron_lane, true);
-    const bool v2669 = v2668 == v2667;
-    const bool v2670 = v2664 && v2669;
-    const uint v2673 = v2661 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2674 = v2673 == 0u;
-    const bool v2675 = v2670 && v2674;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2675) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2676 = v2659 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2677 = v2661 < v15;
-      const bool v2678 = v2676 && v2677;
-      if (v2678) {
-        const uint v2679 = v68 + v2661;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2680 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2681 = bias[v2679];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2682 = float(v2681);
-        const float v2683 = v2680 + v2682;
-        const float v2685 = fmax(v2683, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2686 = bfloat(v2685);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2687 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2689 = v2679 + 1u;
-        const bfloat v2690 = bias[v2689];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2691 = float(v2690);
-        const float v2692 = v2687 + v2691;
-        const float v2694 = fmax(v2692, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2695 = bfloat(v2694);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2696 = v2659 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2697 = v2696 + v2679;
-        *(device bfloat2*)(out + v2697) = bfloat2(v2686, v2695);
+    const uint v2583 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2584 = v1128 + v2583;
+    const uint v2585 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2586 = v1127 + v2585;
+    const uint v2588 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2589 = v2588 == v2583;
+    const uint v2592 = v2585 + 1u;
+    const uint v2593 = iron_frag_coord<64>(39u, iron_lane, true);
+    const bool v2594 = v2593 == v2592;
+    const bool v2595 = v2589 && v2594;
+    const uint v2598 = v2586 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2599 = v2598 == 0u;
+    const bool v2600 = v2595 && v2599;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2600) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2601 = v2584 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2602 = v2586 < v15;
+      const bool v2603 = v2601 && v2602;
+      if (v2603) {
+        const uint v2604 = v68 + v2586;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2605 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2606 = bias[v2604];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2607 = float(v2606);
+        const float v2608 = v2605 + v2607;
+        const float v2610 = fmax(v2608, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2611 = bfloat(v2610);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2612 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2614 = v2604 + 1u;
+        const bfloat v2615 = bias[v2614];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2616 = float(v2615);
+        const float v2617 = v2612 + v2616;
+        const float v2619 = fmax(v2617, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2620 = bfloat(v2619);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2621 = v2584 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2622 = v2621 + v2604;
+        *(device bfloat2*)(out + v2622) = bfloat2(v2611, v2620);
       }
     } else {
-      const bool v2702 = v2659 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2703 = v2661 < v15;
-      const bool v2704 = v2702 && v2703;
-      if (v2704) {
-        const float v2705 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2706 = v68 + v2661;
-        const bfloat v2707 = bias[v2706];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2708 = float(v2707);
-        const float v2709 = v2705 + v2708;
-        const float v2711 = fmax(v2709, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2712 = bfloat(v2711);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2713 = v2659 * v4;
-        const uint v2714 = v2713 + v68;
-        const uint v2715 = v2714 + v2661;
-        out[v2715] = v2712;
+      const bool v2627 = v2584 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2628 = v2586 < v15;
+      const bool v2629 = v2627 && v2628;
+      if (v2629) {
+        const float v2630 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2631 = v68 + v2586;
+        const bfloat v2632 = bias[v2631];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2633 = float(v2632);
+        const float v2634 = v2630 + v2633;
+        const float v2636 = fmax(v2634, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2637 = bfloat(v2636);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2638 = v2584 * v4;
+        const uint v2639 = v2638 + v68;
+        const uint v2640 = v2639 + v2586;
+        out[v2640] = v2637;
       }
-      const uint v2717 = v1127 + v2663;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2719 = v1126 + v2668;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2720 = v2717 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2721 = v2719 < v15;
-      const bool v2722 = v2720 && v2721;
-      if (v2722) {
-        const float v2723 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2724 = v68 + v2719;
-        const bfloat v2725 = bias[v2724];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2726 = float(v2725);
-        const float v2727 = v2723 + v2726;
-        const float v2729 = fmax(v2727, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2730 = bfloat(v2729);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2731 = v2717 * v4;
-        const uint v2732 = v2731 + v68;
-        const uint v2733 = v2732 + v2719;
-        out[v2733] = v2730;
+      const uint v2642 = v1128 + v2588;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2644 = v1127 + v2593;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2645 = v2642 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2646 = v2644 < v15;
+      const bool v2647 = v2645 && v2646;
+      if (v2647) {
+        const float v2648 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2649 = v68 + v2644;
+        const bfloat v2650 = bias[v2649];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2651 = float(v2650);
+        const float v2652 = v2648 + v2651;
+        const float v2654 = fmax(v2652, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2655 = bfloat(v2654);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2656 = v2642 * v4;
+        const uint v2657 = v2656 + v68;
+        const uint v2658 = v2657 + v2644;
+        out[v2658] = v2655;
       }
     }
-    const uint v2734 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2735 = v1127 + v2734;
-    const uint v2736 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2737 = v1126 + v2736;
-    const uint v2739 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2740 = v2739 == v2734;
-    const uint v2743 = v2736 + 1u;
-    const uint v2744 = iron_frag_coord<64>(43u, iron_lane, true);
-    const bool v2745 = v2744 == v2743;
-    const bool v2746 = v2740 && v2745;
-    const uint v2749 = v2737 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2750 = v2749 == 0u;
-    const bool v2751 = v2746 && v2750;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2751) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2752 = v2735 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2753 = v2737 < v15;
-      const bool v2754 = v2752 && v2753;
-      if (v2754) {
-        const uint v2755 = v68 + v2737;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2756 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2757 = bias[v2755];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2758 = float(v2757);
-        const float v2759 = v2756 + v2758;
-        const float v2761 = fmax(v2759, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2762 = bfloat(v2761);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2763 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2765 = v2755 + 1u;
-        const bfloat v2766 = bias[v2765];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2767 = float(v2766);
-        const float v2768 = v2763 + v2767;
-        const float v2770 = fmax(v2768, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2771 = bfloat(v2770);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2772 = v2735 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2773 = v2772 + v2755;
-        *(device bfloat2*)(out + v2773) = bfloat2(v2762, v2771);
+    const uint v2659 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2660 = v1128 + v2659;
+    const uint v2661 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2662 = v1127 + v2661;
+    const uint v2664 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2665 = v2664 == v2659;
+    const uint v2668 = v2661 + 1u;
+    const uint v2669 = iron_frag_coord<64>(41u, iron_lane, true);
+    const bool v2670 = v2669 == v2668;
+    const bool v2671 = v2665 && v2670;
+    const uint v2674 = v2662 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2675 = v2674 == 0u;
+    const bool v2676 = v2671 && v2675;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2676) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2677 = v2660 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2678 = v2662 < v15;
+      const bool v2679 = v2677 && v2678;
+      if (v2679) {
+        const uint v2680 = v68 + v2662;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2681 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2682 = bias[v2680];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2683 = float(v2682);
+        const float v2684 = v2681 + v2683;
+        const float v2686 = fmax(v2684, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2687 = bfloat(v2686);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2688 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2690 = v2680 + 1u;
+        const bfloat v2691 = bias[v2690];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2692 = float(v2691);
+        const float v2693 = v2688 + v2692;
+        const float v2695 = fmax(v2693, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2696 = bfloat(v2695);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2697 = v2660 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2698 = v2697 + v2680;
+        *(device bfloat2*)(out + v2698) = bfloat2(v2687, v2696);
       }
     } else {
-      const bool v2778 = v2735 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2779 = v2737 < v15;
-      const bool v2780 = v2778 && v2779;
-      if (v2780) {
-        const float v2781 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2782 = v68 + v2737;
-        const bfloat v2783 = bias[v2782];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2784 = float(v2783);
-        const float v2785 = v2781 + v2784;
-        const float v2787 = fmax(v2785, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2788 = bfloat(v2787);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2789 = v2735 * v4;
-        const uint v2790 = v2789 + v68;
-        const uint v2791 = v2790 + v2737;
-        out[v2791] = v2788;
+      const bool v2703 = v2660 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2704 = v2662 < v15;
+      const bool v2705 = v2703 && v2704;
+      if (v2705) {
+        const float v2706 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2707 = v68 + v2662;
+        const bfloat v2708 = bias[v2707];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2709 = float(v2708);
+        const float v2710 = v2706 + v2709;
+        const float v2712 = fmax(v2710, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2713 = bfloat(v2712);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2714 = v2660 * v4;
+        const uint v2715 = v2714 + v68;
+        const uint v2716 = v2715 + v2662;
+        out[v2716] = v2713;
       }
-      const uint v2793 = v1127 + v2739;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2795 = v1126 + v2744;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2796 = v2793 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2797 = v2795 < v15;
-      const bool v2798 = v2796 && v2797;
-      if (v2798) {
-        const float v2799 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2800 = v68 + v2795;
-        const bfloat v2801 = bias[v2800];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2802 = float(v2801);
-        const float v2803 = v2799 + v2802;
-        const float v2805 = fmax(v2803, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2806 = bfloat(v2805);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2807 = v2793 * v4;
-        const uint v2808 = v2807 + v68;
-        const uint v2809 = v2808 + v2795;
-        out[v2809] = v2806;
+      const uint v2718 = v1128 + v2664;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2720 = v1127 + v2669;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2721 = v2718 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2722 = v2720 < v15;
+      const bool v2723 = v2721 && v2722;
+      if (v2723) {
+        const float v2724 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2725 = v68 + v2720;
+        const bfloat v2726 = bias[v2725];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2727 = float(v2726);
+        const float v2728 = v2724 + v2727;
+        const float v2730 = fmax(v2728, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2731 = bfloat(v2730);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2732 = v2718 * v4;
+        const uint v2733 = v2732 + v68;
+        const uint v2734 = v2733 + v2720;
+        out[v2734] = v2731;
       }
     }
-    const uint v2810 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2811 = v1127 + v2810;
-    const uint v2812 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2813 = v1126 + v2812;
-    const uint v2815 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2816 = v2815 == v2810;
-    const uint v2819 = v2812 + 1u;
-    const uint v2820 = iron_frag_coord<64>(45u, iron_lane, true);
-    const bool v2821 = v2820 == v2819;
-    const bool v2822 = v2816 && v2821;
-    const uint v2825 = v2813 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2826 = v2825 == 0u;
-    const bool v2827 = v2822 && v2826;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2827) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2828 = v2811 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2829 = v2813 < v15;
-      const bool v2830 = v2828 && v2829;
-      if (v2830) {
-        const uint v2831 = v68 + v2813;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2832 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2833 = bias[v2831];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2834 = float(v2833);
-        const float v2835 = v2832 + v2834;
-        const float v2837 = fmax(v2835, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2838 = bfloat(v2837);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2839 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2841 = v2831 + 1u;
-        const bfloat v2842 = bias[v2841];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2843 = float(v2842);
-        const float v2844 = v2839 + v2843;
-        const float v2846 = fmax(v2844, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2847 = bfloat(v2846);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2848 = v2811 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2849 = v2848 + v2831;
-        *(device bfloat2*)(out + v2849) = bfloat2(v2838, v2847);
+    const uint v2735 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2736 = v1128 + v2735;
+    const uint v2737 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2738 = v1127 + v2737;
+    const uint v2740 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2741 = v2740 == v2735;
+    const uint v2744 = v2737 + 1u;
+    const uint v2745 = iron_frag_coord<64>(43u, iron_lane, true);
+    const bool v2746 = v2745 == v2744;
+    const bool v2747 = v2741 && v2746;
+    const uint v2750 = v2738 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2751 = v2750 == 0u;
+    const bool v2752 = v2747 && v2751;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2752) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2753 = v2736 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2754 = v2738 < v15;
+      const bool v2755 = v2753 && v2754;
+      if (v2755) {
+        const uint v2756 = v68 + v2738;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2757 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2758 = bias[v2756];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2759 = float(v2758);
+        const float v2760 = v2757 + v2759;
+        const float v2762 = fmax(v2760, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2763 = bfloat(v2762);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2764 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2766 = v2756 + 1u;
+        const bfloat v2767 = bias[v2766];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2768 = float(v2767);
+        const float v2769 = v2764 + v2768;
+        const float v2771 = fmax(v2769, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2772 = bfloat(v2771);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2773 = v2736 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2774 = v2773 + v2756;
+        *(device bfloat2*)(out + v2774) = bfloat2(v2763, v2772);
       }
     } else {
-      const bool v2854 = v2811 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2855 = v2813 < v15;
-      const bool v2856 = v2854 && v2855;
-      if (v2856) {
-        const float v2857 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2858 = v68 + v2813;
-        const bfloat v2859 = bias[v2858];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2860 = float(v2859);
-        const float v2861 = v2857 + v2860;
-        const float v2863 = fmax(v2861, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2864 = bfloat(v2863);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2865 = v2811 * v4;
-        const uint v2866 = v2865 + v68;
-        const uint v2867 = v2866 + v2813;
-        out[v2867] = v2864;
+      const bool v2779 = v2736 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2780 = v2738 < v15;
+      const bool v2781 = v2779 && v2780;
+      if (v2781) {
+        const float v2782 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2783 = v68 + v2738;
+        const bfloat v2784 = bias[v2783];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2785 = float(v2784);
+        const float v2786 = v2782 + v2785;
+        const float v2788 = fmax(v2786, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2789 = bfloat(v2788);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2790 = v2736 * v4;
+        const uint v2791 = v2790 + v68;
+        const uint v2792 = v2791 + v2738;
+        out[v2792] = v2789;
       }
-      const uint v2869 = v1127 + v2815;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2871 = v1126 + v2820;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2872 = v2869 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2873 = v2871 < v15;
-      const bool v2874 = v2872 && v2873;
-      if (v2874) {
-        const float v2875 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2876 = v68 + v2871;
-        const bfloat v2877 = bias[v2876];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2878 = float(v2877);
-        const float v2879 = v2875 + v2878;
-        const float v2881 = fmax(v2879, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2882 = bfloat(v2881);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2883 = v2869 * v4;
-        const uint v2884 = v2883 + v68;
-        const uint v2885 = v2884 + v2871;
-        out[v2885] = v2882;
+      const uint v2794 = v1128 + v2740;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2796 = v1127 + v2745;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2797 = v2794 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2798 = v2796 < v15;
+      const bool v2799 = v2797 && v2798;
+      if (v2799) {
+        const float v2800 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2801 = v68 + v2796;
+        const bfloat v2802 = bias[v2801];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2803 = float(v2802);
+        const float v2804 = v2800 + v2803;
+        const float v2806 = fmax(v2804, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2807 = bfloat(v2806);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2808 = v2794 * v4;
+        const uint v2809 = v2808 + v68;
+        const uint v2810 = v2809 + v2796;
+        out[v2810] = v2807;
       }
     }
-    const uint v2886 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2887 = v1127 + v2886;
-    const uint v2888 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2889 = v1126 + v2888;
-    const uint v2891 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2892 = v2891 == v2886;
-    const uint v2895 = v2888 + 1u;
-    const uint v2896 = iron_frag_coord<64>(47u, iron_lane, true);
-    const bool v2897 = v2896 == v2895;
-    const bool v2898 = v2892 && v2897;
-    const uint v2901 = v2889 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2902 = v2901 == 0u;
-    const bool v2903 = v2898 && v2902;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2903) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2904 = v2887 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2905 = v2889 < v15;
-      const bool v2906 = v2904 && v2905;
-      if (v2906) {
-        const uint v2907 = v68 + v2889;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2908 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2909 = bias[v2907];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2910 = float(v2909);
-        const float v2911 = v2908 + v2910;
-        const float v2913 = fmax(v2911, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2914 = bfloat(v2913);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2915 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2917 = v2907 + 1u;
-        const bfloat v2918 = bias[v2917];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2919 = float(v2918);
-        const float v2920 = v2915 + v2919;
-        const float v2922 = fmax(v2920, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2923 = bfloat(v2922);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2924 = v2887 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v2925 = v2924 + v2907;
-        *(device bfloat2*)(out + v2925) = bfloat2(v2914, v2923);
+    const uint v2811 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2812 = v1128 + v2811;
+    const uint v2813 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2814 = v1127 + v2813;
+    const uint v2816 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2817 = v2816 == v2811;
+    const uint v2820 = v2813 + 1u;
+    const uint v2821 = iron_frag_coord<64>(45u, iron_lane, true);
+    const bool v2822 = v2821 == v2820;
+    const bool v2823 = v2817 && v2822;
+    const uint v2826 = v2814 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2827 = v2826 == 0u;
+    const bool v2828 = v2823 && v2827;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2828) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2829 = v2812 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2830 = v2814 < v15;
+      const bool v2831 = v2829 && v2830;
+      if (v2831) {
+        const uint v2832 = v68 + v2814;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2833 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2834 = bias[v2832];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2835 = float(v2834);
+        const float v2836 = v2833 + v2835;
+        const float v2838 = fmax(v2836, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2839 = bfloat(v2838);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2840 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2842 = v2832 + 1u;
+        const bfloat v2843 = bias[v2842];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2844 = float(v2843);
+        const float v2845 = v2840 + v2844;
+        const float v2847 = fmax(v2845, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2848 = bfloat(v2847);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2849 = v2812 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2850 = v2849 + v2832;
+        *(device bfloat2*)(out + v2850) = bfloat2(v2839, v2848);
       }
     } else {
-      const bool v2930 = v2887 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2931 = v2889 < v15;
-      const bool v2932 = v2930 && v2931;
-      if (v2932) {
-        const float v2933 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2934 = v68 + v2889;
-        const bfloat v2935 = bias[v2934];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2936 = float(v2935);
-        const float v2937 = v2933 + v2936;
-        const float v2939 = fmax(v2937, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2940 = bfloat(v2939);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2941 = v2887 * v4;
-        const uint v2942 = v2941 + v68;
-        const uint v2943 = v2942 + v2889;
-        out[v2943] = v2940;
+      const bool v2855 = v2812 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2856 = v2814 < v15;
+      const bool v2857 = v2855 && v2856;
+      if (v2857) {
+        const float v2858 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2859 = v68 + v2814;
+        const bfloat v2860 = bias[v2859];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2861 = float(v2860);
+        const float v2862 = v2858 + v2861;
+        const float v2864 = fmax(v2862, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2865 = bfloat(v2864);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2866 = v2812 * v4;
+        const uint v2867 = v2866 + v68;
+        const uint v2868 = v2867 + v2814;
+        out[v2868] = v2865;
       }
-      const uint v2945 = v1127 + v2891;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v2947 = v1126 + v2896;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v2948 = v2945 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v2949 = v2947 < v15;
-      const bool v2950 = v2948 && v2949;
-      if (v2950) {
-        const float v2951 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2952 = v68 + v2947;
-        const bfloat v2953 = bias[v2952];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2954 = float(v2953);
-        const float v2955 = v2951 + v2954;
-        const float v2957 = fmax(v2955, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2958 = bfloat(v2957);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v2959 = v2945 * v4;
-        const uint v2960 = v2959 + v68;
-        const uint v2961 = v2960 + v2947;
-        out[v2961] = v2958;
+      const uint v2870 = v1128 + v2816;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2872 = v1127 + v2821;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2873 = v2870 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2874 = v2872 < v15;
+      const bool v2875 = v2873 && v2874;
+      if (v2875) {
+        const float v2876 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2877 = v68 + v2872;
+        const bfloat v2878 = bias[v2877];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2879 = float(v2878);
+        const float v2880 = v2876 + v2879;
+        const float v2882 = fmax(v2880, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2883 = bfloat(v2882);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2884 = v2870 * v4;
+        const uint v2885 = v2884 + v68;
+        const uint v2886 = v2885 + v2872;
+        out[v2886] = v2883;
       }
     }
-    const uint v2962 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v2963 = v1127 + v2962;
-    const uint v2964 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v2965 = v1126 + v2964;
-    const uint v2967 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v2968 = v2967 == v2962;
-    const uint v2971 = v2964 + 1u;
-    const uint v2972 = iron_frag_coord<64>(49u, iron_lane, true);
-    const bool v2973 = v2972 == v2971;
-    const bool v2974 = v2968 && v2973;
-    const uint v2977 = v2965 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v2978 = v2977 == 0u;
-    const bool v2979 = v2974 && v2978;  // kernels/convolution/conv_tiles.hpp:87
-    if (v2979) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v2980 = v2963 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v2981 = v2965 < v15;
-      const bool v2982 = v2980 && v2981;
-      if (v2982) {
-        const uint v2983 = v68 + v2965;  // kernels/convolution/conv_tiles.hpp:92
-        const float v2984 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v2985 = bias[v2983];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2986 = float(v2985);
-        const float v2987 = v2984 + v2986;
-        const float v2989 = fmax(v2987, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2990 = bfloat(v2989);  // kernels/convolution/conv_tiles.hpp:94
-        const float v2991 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v2993 = v2983 + 1u;
-        const bfloat v2994 = bias[v2993];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2995 = float(v2994);
-        const float v2996 = v2991 + v2995;
-        const float v2998 = fmax(v2996, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v2999 = bfloat(v2998);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3000 = v2963 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3001 = v3000 + v2983;
-        *(device bfloat2*)(out + v3001) = bfloat2(v2990, v2999);
+    const uint v2887 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2888 = v1128 + v2887;
+    const uint v2889 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2890 = v1127 + v2889;
+    const uint v2892 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2893 = v2892 == v2887;
+    const uint v2896 = v2889 + 1u;
+    const uint v2897 = iron_frag_coord<64>(47u, iron_lane, true);
+    const bool v2898 = v2897 == v2896;
+    const bool v2899 = v2893 && v2898;
+    const uint v2902 = v2890 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2903 = v2902 == 0u;
+    const bool v2904 = v2899 && v2903;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2904) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2905 = v2888 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2906 = v2890 < v15;
+      const bool v2907 = v2905 && v2906;
+      if (v2907) {
+        const uint v2908 = v68 + v2890;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2909 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2910 = bias[v2908];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2911 = float(v2910);
+        const float v2912 = v2909 + v2911;
+        const float v2914 = fmax(v2912, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2915 = bfloat(v2914);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2916 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2918 = v2908 + 1u;
+        const bfloat v2919 = bias[v2918];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2920 = float(v2919);
+        const float v2921 = v2916 + v2920;
+        const float v2923 = fmax(v2921, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2924 = bfloat(v2923);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2925 = v2888 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v2926 = v2925 + v2908;
+        *(device bfloat2*)(out + v2926) = bfloat2(v2915, v2924);
       }
     } else {
-      const bool v3006 = v2963 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3007 = v2965 < v15;
-      const bool v3008 = v3006 && v3007;
-      if (v3008) {
-        const float v3009 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3010 = v68 + v2965;
-        const bfloat v3011 = bias[v3010];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3012 = float(v3011);
-        const float v3013 = v3009 + v3012;
-        const float v3015 = fmax(v3013, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3016 = bfloat(v3015);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3017 = v2963 * v4;
-        const uint v3018 = v3017 + v68;
-        const uint v3019 = v3018 + v2965;
-        out[v3019] = v3016;
+      const bool v2931 = v2888 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2932 = v2890 < v15;
+      const bool v2933 = v2931 && v2932;
+      if (v2933) {
+        const float v2934 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2935 = v68 + v2890;
+        const bfloat v2936 = bias[v2935];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2937 = float(v2936);
+        const float v2938 = v2934 + v2937;
+        const float v2940 = fmax(v2938, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2941 = bfloat(v2940);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2942 = v2888 * v4;
+        const uint v2943 = v2942 + v68;
+        const uint v2944 = v2943 + v2890;
+        out[v2944] = v2941;
       }
-      const uint v3021 = v1127 + v2967;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3023 = v1126 + v2972;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3024 = v3021 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3025 = v3023 < v15;
-      const bool v3026 = v3024 && v3025;
-      if (v3026) {
-        const float v3027 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3028 = v68 + v3023;
-        const bfloat v3029 = bias[v3028];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3030 = float(v3029);
-        const float v3031 = v3027 + v3030;
-        const float v3033 = fmax(v3031, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3034 = bfloat(v3033);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3035 = v3021 * v4;
-        const uint v3036 = v3035 + v68;
-        const uint v3037 = v3036 + v3023;
-        out[v3037] = v3034;
+      const uint v2946 = v1128 + v2892;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v2948 = v1127 + v2897;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v2949 = v2946 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v2950 = v2948 < v15;
+      const bool v2951 = v2949 && v2950;
+      if (v2951) {
+        const float v2952 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2953 = v68 + v2948;
+        const bfloat v2954 = bias[v2953];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2955 = float(v2954);
+        const float v2956 = v2952 + v2955;
+        const float v2958 = fmax(v2956, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2959 = bfloat(v2958);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v2960 = v2946 * v4;
+        const uint v2961 = v2960 + v68;
+        const uint v2962 = v2961 + v2948;
+        out[v2962] = v2959;
       }
     }
-    const uint v3038 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3039 = v1127 + v3038;
-    const uint v3040 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3041 = v1126 + v3040;
-    const uint v3043 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3044 = v3043 == v3038;
-    const uint v3047 = v3040 + 1u;
-    const uint v3048 = iron_frag_coord<64>(51u, iron_lane, true);
-    const bool v3049 = v3048 == v3047;
-    const bool v3050 = v3044 && v3049;
-    const uint v3053 = v3041 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3054 = v3053 == 0u;
-    const bool v3055 = v3050 && v3054;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3055) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3056 = v3039 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3057 = v3041 < v15;
-      const bool v3058 = v3056 && v3057;
-      if (v3058) {
-        const uint v3059 = v68 + v3041;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3060 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3061 = bias[v3059];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3062 = float(v3061);
-        const float v3063 = v3060 + v3062;
-        const float v3065 = fmax(v3063, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3066 = bfloat(v3065);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3067 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3069 = v3059 + 1u;
-        const bfloat v3070 = bias[v3069];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3071 = float(v3070);
-        const float v3072 = v3067 + v3071;
-        const float v3074 = fmax(v3072, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3075 = bfloat(v3074);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3076 = v3039 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3077 = v3076 + v3059;
-        *(device bfloat2*)(out + v3077) = bfloat2(v3066, v3075);
+    const uint v2963 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v2964 = v1128 + v2963;
+    const uint v2965 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v2966 = v1127 + v2965;
+    const uint v2968 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v2969 = v2968 == v2963;
+    const uint v2972 = v2965 + 1u;
+    const uint v2973 = iron_frag_coord<64>(49u, iron_lane, true);
+    const bool v2974 = v2973 == v2972;
+    const bool v2975 = v2969 && v2974;
+    const uint v2978 = v2966 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v2979 = v2978 == 0u;
+    const bool v2980 = v2975 && v2979;  // kernels/convolution/conv_tiles.hpp:87
+    if (v2980) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v2981 = v2964 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v2982 = v2966 < v15;
+      const bool v2983 = v2981 && v2982;
+      if (v2983) {
+        const uint v2984 = v68 + v2966;  // kernels/convolution/conv_tiles.hpp:92
+        const float v2985 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v2986 = bias[v2984];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2987 = float(v2986);
+        const float v2988 = v2985 + v2987;
+        const float v2990 = fmax(v2988, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2991 = bfloat(v2990);  // kernels/convolution/conv_tiles.hpp:94
+        const float v2992 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v2994 = v2984 + 1u;
+        const bfloat v2995 = bias[v2994];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2996 = float(v2995);
+        const float v2997 = v2992 + v2996;
+        const float v2999 = fmax(v2997, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3000 = bfloat(v2999);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3001 = v2964 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3002 = v3001 + v2984;
+        *(device bfloat2*)(out + v3002) = bfloat2(v2991, v3000);
       }
     } else {
-      const bool v3082 = v3039 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3083 = v3041 < v15;
-      const bool v3084 = v3082 && v3083;
-      if (v3084) {
-        const float v3085 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3086 = v68 + v3041;
-        const bfloat v3087 = bias[v3086];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3088 = float(v3087);
-        const float v3089 = v3085 + v3088;
-        const float v3091 = fmax(v3089, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3092 = bfloat(v3091);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3093 = v3039 * v4;
-        const uint v3094 = v3093 + v68;
-        const uint v3095 = v3094 + v3041;
-        out[v3095] = v3092;
+      const bool v3007 = v2964 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3008 = v2966 < v15;
+      const bool v3009 = v3007 && v3008;
+      if (v3009) {
+        const float v3010 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3011 = v68 + v2966;
+        const bfloat v3012 = bias[v3011];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3013 = float(v3012);
+        const float v3014 = v3010 + v3013;
+        const float v3016 = fmax(v3014, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3017 = bfloat(v3016);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3018 = v2964 * v4;
+        const uint v3019 = v3018 + v68;
+        const uint v3020 = v3019 + v2966;
+        out[v3020] = v3017;
       }
-      const uint v3097 = v1127 + v3043;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3099 = v1126 + v3048;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3100 = v3097 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3101 = v3099 < v15;
-      const bool v3102 = v3100 && v3101;
-      if (v3102) {
-        const float v3103 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3104 = v68 + v3099;
-        const bfloat v3105 = bias[v3104];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3106 = float(v3105);
-        const float v3107 = v3103 + v3106;
-        const float v3109 = fmax(v3107, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3110 = bfloat(v3109);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3111 = v3097 * v4;
-        const uint v3112 = v3111 + v68;
-        const uint v3113 = v3112 + v3099;
-        out[v3113] = v3110;
+      const uint v3022 = v1128 + v2968;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3024 = v1127 + v2973;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3025 = v3022 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3026 = v3024 < v15;
+      const bool v3027 = v3025 && v3026;
+      if (v3027) {
+        const float v3028 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3029 = v68 + v3024;
+        const bfloat v3030 = bias[v3029];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3031 = float(v3030);
+        const float v3032 = v3028 + v3031;
+        const float v3034 = fmax(v3032, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3035 = bfloat(v3034);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3036 = v3022 * v4;
+        const uint v3037 = v3036 + v68;
+        const uint v3038 = v3037 + v3024;
+        out[v3038] = v3035;
       }
     }
-    const uint v3114 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3115 = v1127 + v3114;
-    const uint v3116 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3117 = v1126 + v3116;
-    const uint v3119 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3120 = v3119 == v3114;
-    const uint v3123 = v3116 + 1u;
-    const uint v3124 = iron_frag_coord<64>(53u, iron_lane, true);
-    const bool v3125 = v3124 == v3123;
-    const bool v3126 = v3120 && v3125;
-    const uint v3129 = v3117 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3130 = v3129 == 0u;
-    const bool v3131 = v3126 && v3130;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3131) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3132 = v3115 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3133 = v3117 < v15;
-      const bool v3134 = v3132 && v3133;
-      if (v3134) {
-        const uint v3135 = v68 + v3117;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3136 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3137 = bias[v3135];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3138 = float(v3137);
-        const float v3139 = v3136 + v3138;
-        const float v3141 = fmax(v3139, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3142 = bfloat(v3141);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3143 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3145 = v3135 + 1u;
-        const bfloat v3146 = bias[v3145];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3147 = float(v3146);
-        const float v3148 = v3143 + v3147;
-        const float v3150 = fmax(v3148, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3151 = bfloat(v3150);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3152 = v3115 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3153 = v3152 + v3135;
-        *(device bfloat2*)(out + v3153) = bfloat2(v3142, v3151);
+    const uint v3039 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3040 = v1128 + v3039;
+    const uint v3041 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3042 = v1127 + v3041;
+    const uint v3044 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3045 = v3044 == v3039;
+    const uint v3048 = v3041 + 1u;
+    const uint v3049 = iron_frag_coord<64>(51u, iron_lane, true);
+    const bool v3050 = v3049 == v3048;
+    const bool v3051 = v3045 && v3050;
+    const uint v3054 = v3042 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3055 = v3054 == 0u;
+    const bool v3056 = v3051 && v3055;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3056) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3057 = v3040 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3058 = v3042 < v15;
+      const bool v3059 = v3057 && v3058;
+      if (v3059) {
+        const uint v3060 = v68 + v3042;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3061 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3062 = bias[v3060];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3063 = float(v3062);
+        const float v3064 = v3061 + v3063;
+        const float v3066 = fmax(v3064, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3067 = bfloat(v3066);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3068 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3070 = v3060 + 1u;
+        const bfloat v3071 = bias[v3070];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3072 = float(v3071);
+        const float v3073 = v3068 + v3072;
+        const float v3075 = fmax(v3073, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3076 = bfloat(v3075);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3077 = v3040 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3078 = v3077 + v3060;
+        *(device bfloat2*)(out + v3078) = bfloat2(v3067, v3076);
       }
     } else {
-      const bool v3158 = v3115 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3159 = v3117 < v15;
-      const bool v3160 = v3158 && v3159;
-      if (v3160) {
-        const float v3161 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3162 = v68 + v3117;
-        const bfloat v3163 = bias[v3162];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3164 = float(v3163);
-        const float v3165 = v3161 + v3164;
-        const float v3167 = fmax(v3165, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3168 = bfloat(v3167);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3169 = v3115 * v4;
-        const uint v3170 = v3169 + v68;
-        const uint v3171 = v3170 + v3117;
-        out[v3171] = v3168;
+      const bool v3083 = v3040 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3084 = v3042 < v15;
+      const bool v3085 = v3083 && v3084;
+      if (v3085) {
+        const float v3086 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3087 = v68 + v3042;
+        const bfloat v3088 = bias[v3087];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3089 = float(v3088);
+        const float v3090 = v3086 + v3089;
+        const float v3092 = fmax(v3090, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3093 = bfloat(v3092);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3094 = v3040 * v4;
+        const uint v3095 = v3094 + v68;
+        const uint v3096 = v3095 + v3042;
+        out[v3096] = v3093;
       }
-      const uint v3173 = v1127 + v3119;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3175 = v1126 + v3124;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3176 = v3173 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3177 = v3175 < v15;
-      const bool v3178 = v3176 && v3177;
-      if (v3178) {
-        const float v3179 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3180 = v68 + v3175;
-        const bfloat v3181 = bias[v3180];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3182 = float(v3181);
-        const float v3183 = v3179 + v3182;
-        const float v3185 = fmax(v3183, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3186 = bfloat(v3185);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3187 = v3173 * v4;
-        const uint v3188 = v3187 + v68;
-        const uint v3189 = v3188 + v3175;
-        out[v3189] = v3186;
+      const uint v3098 = v1128 + v3044;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3100 = v1127 + v3049;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3101 = v3098 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3102 = v3100 < v15;
+      const bool v3103 = v3101 && v3102;
+      if (v3103) {
+        const float v3104 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3105 = v68 + v3100;
+        const bfloat v3106 = bias[v3105];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3107 = float(v3106);
+        const float v3108 = v3104 + v3107;
+        const float v3110 = fmax(v3108, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3111 = bfloat(v3110);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3112 = v3098 * v4;
+        const uint v3113 = v3112 + v68;
+        const uint v3114 = v3113 + v3100;
+        out[v3114] = v3111;
       }
     }
-    const uint v3190 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3191 = v1127 + v3190;
-    const uint v3192 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3193 = v1126 + v3192;
-    const uint v3195 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3196 = v3195 == v3190;
-    const uint v3199 = v3192 + 1u;
-    const uint v3200 = iron_frag_coord<64>(55u, iron_lane, true);
-    const bool v3201 = v3200 == v3199;
-    const bool v3202 = v3196 && v3201;
-    const uint v3205 = v3193 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3206 = v3205 == 0u;
-    const bool v3207 = v3202 && v3206;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3207) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3208 = v3191 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3209 = v3193 < v15;
-      const bool v3210 = v3208 && v3209;
-      if (v3210) {
-        const uint v3211 = v68 + v3193;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3212 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3213 = bias[v3211];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3214 = float(v3213);
-        const float v3215 = v3212 + v3214;
-        const float v3217 = fmax(v3215, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3218 = bfloat(v3217);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3219 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3221 = v3211 + 1u;
-        const bfloat v3222 = bias[v3221];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3223 = float(v3222);
-        const float v3224 = v3219 + v3223;
-        const float v3226 = fmax(v3224, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3227 = bfloat(v3226);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3228 = v3191 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3229 = v3228 + v3211;
-        *(device bfloat2*)(out + v3229) = bfloat2(v3218, v3227);
+    const uint v3115 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3116 = v1128 + v3115;
+    const uint v3117 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3118 = v1127 + v3117;
+    const uint v3120 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3121 = v3120 == v3115;
+    const uint v3124 = v3117 + 1u;
+    const uint v3125 = iron_frag_coord<64>(53u, iron_lane, true);
+    const bool v3126 = v3125 == v3124;
+    const bool v3127 = v3121 && v3126;
+    const uint v3130 = v3118 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3131 = v3130 == 0u;
+    const bool v3132 = v3127 && v3131;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3132) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3133 = v3116 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3134 = v3118 < v15;
+      const bool v3135 = v3133 && v3134;
+      if (v3135) {
+        const uint v3136 = v68 + v3118;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3137 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3138 = bias[v3136];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3139 = float(v3138);
+        const float v3140 = v3137 + v3139;
+        const float v3142 = fmax(v3140, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3143 = bfloat(v3142);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3144 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3146 = v3136 + 1u;
+        const bfloat v3147 = bias[v3146];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3148 = float(v3147);
+        const float v3149 = v3144 + v3148;
+        const float v3151 = fmax(v3149, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3152 = bfloat(v3151);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3153 = v3116 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3154 = v3153 + v3136;
+        *(device bfloat2*)(out + v3154) = bfloat2(v3143, v3152);
       }
     } else {
-      const bool v3234 = v3191 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3235 = v3193 < v15;
-      const bool v3236 = v3234 && v3235;
-      if (v3236) {
-        const float v3237 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3238 = v68 + v3193;
-        const bfloat v3239 = bias[v3238];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3240 = float(v3239);
-        const float v3241 = v3237 + v3240;
-        const float v3243 = fmax(v3241, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3244 = bfloat(v3243);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3245 = v3191 * v4;
-        const uint v3246 = v3245 + v68;
-        const uint v3247 = v3246 + v3193;
-        out[v3247] = v3244;
+      const bool v3159 = v3116 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3160 = v3118 < v15;
+      const bool v3161 = v3159 && v3160;
+      if (v3161) {
+        const float v3162 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3163 = v68 + v3118;
+        const bfloat v3164 = bias[v3163];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3165 = float(v3164);
+        const float v3166 = v3162 + v3165;
+        const float v3168 = fmax(v3166, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3169 = bfloat(v3168);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3170 = v3116 * v4;
+        const uint v3171 = v3170 + v68;
+        const uint v3172 = v3171 + v3118;
+        out[v3172] = v3169;
       }
-      const uint v3249 = v1127 + v3195;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3251 = v1126 + v3200;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3252 = v3249 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3253 = v3251 < v15;
-      const bool v3254 = v3252 && v3253;
-      if (v3254) {
-        const float v3255 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3256 = v68 + v3251;
-        const bfloat v3257 = bias[v3256];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3258 = float(v3257);
-        const float v3259 = v3255 + v3258;
-        const float v3261 = fmax(v3259, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3262 = bfloat(v3261);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3263 = v3249 * v4;
-        const uint v3264 = v3263 + v68;
-        const uint v3265 = v3264 + v3251;
-        out[v3265] = v3262;
+      const uint v3174 = v1128 + v3120;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3176 = v1127 + v3125;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3177 = v3174 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3178 = v3176 < v15;
+      const bool v3179 = v3177 && v3178;
+      if (v3179) {
+        const float v3180 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3181 = v68 + v3176;
+        const bfloat v3182 = bias[v3181];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3183 = float(v3182);
+        const float v3184 = v3180 + v3183;
+        const float v3186 = fmax(v3184, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3187 = bfloat(v3186);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3188 = v3174 * v4;
+        const uint v3189 = v3188 + v68;
+        const uint v3190 = v3189 + v3176;
+        out[v3190] = v3187;
       }
     }
-    const uint v3266 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3267 = v1127 + v3266;
-    const uint v3268 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3269 = v1126 + v3268;
-    const uint v3271 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3272 = v3271 == v3266;
-    const uint v3275 = v3268 + 1u;
-    const uint v3276 = iron_frag_coord<64>(57u, iron_lane, true);
-    const bool v3277 = v3276 == v3275;
-    const bool v3278 = v3272 && v3277;
-    const uint v3281 = v3269 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3282 = v3281 == 0u;
-    const bool v3283 = v3278 && v3282;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3283) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3284 = v3267 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3285 = v3269 < v15;
-      const bool v3286 = v3284 && v3285;
-      if (v3286) {
-        const uint v3287 = v68 + v3269;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3288 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3289 = bias[v3287];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3290 = float(v3289);
-        const float v3291 = v3288 + v3290;
-        const float v3293 = fmax(v3291, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3294 = bfloat(v3293);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3295 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3297 = v3287 + 1u;
-        const bfloat v3298 = bias[v3297];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3299 = float(v3298);
-        const float v3300 = v3295 + v3299;
-        const float v3302 = fmax(v3300, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3303 = bfloat(v3302);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3304 = v3267 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3305 = v3304 + v3287;
-        *(device bfloat2*)(out + v3305) = bfloat2(v3294, v3303);
+    const uint v3191 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3192 = v1128 + v3191;
+    const uint v3193 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3194 = v1127 + v3193;
+    const uint v3196 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3197 = v3196 == v3191;
+    const uint v3200 = v3193 + 1u;
+    const uint v3201 = iron_frag_coord<64>(55u, iron_lane, true);
+    const bool v3202 = v3201 == v3200;
+    const bool v3203 = v3197 && v3202;
+    const uint v3206 = v3194 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3207 = v3206 == 0u;
+    const bool v3208 = v3203 && v3207;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3208) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3209 = v3192 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3210 = v3194 < v15;
+      const bool v3211 = v3209 && v3210;
+      if (v3211) {
+        const uint v3212 = v68 + v3194;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3213 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3214 = bias[v3212];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3215 = float(v3214);
+        const float v3216 = v3213 + v3215;
+        const float v3218 = fmax(v3216, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3219 = bfloat(v3218);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3220 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3222 = v3212 + 1u;
+        const bfloat v3223 = bias[v3222];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3224 = float(v3223);
+        const float v3225 = v3220 + v3224;
+        const float v3227 = fmax(v3225, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3228 = bfloat(v3227);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3229 = v3192 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3230 = v3229 + v3212;
+        *(device bfloat2*)(out + v3230) = bfloat2(v3219, v3228);
       }
     } else {
-      const bool v3310 = v3267 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3311 = v3269 < v15;
-      const bool v3312 = v3310 && v3311;
-      if (v3312) {
-        const float v3313 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3314 = v68 + v3269;
-        const bfloat v3315 = bias[v3314];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3316 = float(v3315);
-        const float v3317 = v3313 + v3316;
-        const float v3319 = fmax(v3317, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3320 = bfloat(v3319);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3321 = v3267 * v4;
-        const uint v3322 = v3321 + v68;
-        const uint v3323 = v3322 + v3269;
-        out[v3323] = v3320;
+      const bool v3235 = v3192 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3236 = v3194 < v15;
+      const bool v3237 = v3235 && v3236;
+      if (v3237) {
+        const float v3238 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3239 = v68 + v3194;
+        const bfloat v3240 = bias[v3239];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3241 = float(v3240);
+        const float v3242 = v3238 + v3241;
+        const float v3244 = fmax(v3242, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3245 = bfloat(v3244);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3246 = v3192 * v4;
+        const uint v3247 = v3246 + v68;
+        const uint v3248 = v3247 + v3194;
+        out[v3248] = v3245;
       }
-      const uint v3325 = v1127 + v3271;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3327 = v1126 + v3276;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3328 = v3325 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3329 = v3327 < v15;
-      const bool v3330 = v3328 && v3329;
-      if (v3330) {
-        const float v3331 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3332 = v68 + v3327;
-        const bfloat v3333 = bias[v3332];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3334 = float(v3333);
-        const float v3335 = v3331 + v3334;
-        const float v3337 = fmax(v3335, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3338 = bfloat(v3337);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3339 = v3325 * v4;
-        const uint v3340 = v3339 + v68;
-        const uint v3341 = v3340 + v3327;
-        out[v3341] = v3338;
+      const uint v3250 = v1128 + v3196;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3252 = v1127 + v3201;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3253 = v3250 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3254 = v3252 < v15;
+      const bool v3255 = v3253 && v3254;
+      if (v3255) {
+        const float v3256 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3257 = v68 + v3252;
+        const bfloat v3258 = bias[v3257];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3259 = float(v3258);
+        const float v3260 = v3256 + v3259;
+        const float v3262 = fmax(v3260, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3263 = bfloat(v3262);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3264 = v3250 * v4;
+        const uint v3265 = v3264 + v68;
+        const uint v3266 = v3265 + v3252;
+        out[v3266] = v3263;
       }
     }
-    const uint v3342 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3343 = v1127 + v3342;
-    const uint v3344 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3345 = v1126 + v3344;
-    const uint v3347 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3348 = v3347 == v3342;
-    const uint v3351 = v3344 + 1u;
-    const uint v3352 = iron_frag_coord<64>(59u, iron_lane, true);
-    const bool v3353 = v3352 == v3351;
-    const bool v3354 = v3348 && v3353;
-    const uint v3357 = v3345 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3358 = v3357 == 0u;
-    const bool v3359 = v3354 && v3358;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3359) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3360 = v3343 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3361 = v3345 < v15;
-      const bool v3362 = v3360 && v3361;
-      if (v3362) {
-        const uint v3363 = v68 + v3345;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3364 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3365 = bias[v3363];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3366 = float(v3365);
-        const float v3367 = v3364 + v3366;
-        const float v3369 = fmax(v3367, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3370 = bfloat(v3369);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3371 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3373 = v3363 + 1u;
-        const bfloat v3374 = bias[v3373];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3375 = float(v3374);
-        const float v3376 = v3371 + v3375;
-        const float v3378 = fmax(v3376, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3379 = bfloat(v3378);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3380 = v3343 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3381 = v3380 + v3363;
-        *(device bfloat2*)(out + v3381) = bfloat2(v3370, v3379);
+    const uint v3267 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3268 = v1128 + v3267;
+    const uint v3269 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3270 = v1127 + v3269;
+    const uint v3272 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3273 = v3272 == v3267;
+    const uint v3276 = v3269 + 1u;
+    const uint v3277 = iron_frag_coord<64>(57u, iron_lane, true);
+    const bool v3278 = v3277 == v3276;
+    const bool v3279 = v3273 && v3278;
+    const uint v3282 = v3270 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3283 = v3282 == 0u;
+    const bool v3284 = v3279 && v3283;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3284) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3285 = v3268 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3286 = v3270 < v15;
+      const bool v3287 = v3285 && v3286;
+      if (v3287) {
+        const uint v3288 = v68 + v3270;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3289 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3290 = bias[v3288];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3291 = float(v3290);
+        const float v3292 = v3289 + v3291;
+        const float v3294 = fmax(v3292, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3295 = bfloat(v3294);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3296 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3298 = v3288 + 1u;
+        const bfloat v3299 = bias[v3298];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3300 = float(v3299);
+        const float v3301 = v3296 + v3300;
+        const float v3303 = fmax(v3301, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3304 = bfloat(v3303);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3305 = v3268 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3306 = v3305 + v3288;
+        *(device bfloat2*)(out + v3306) = bfloat2(v3295, v3304);
       }
     } else {
-      const bool v3386 = v3343 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3387 = v3345 < v15;
-      const bool v3388 = v3386 && v3387;
-      if (v3388) {
-        const float v3389 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3390 = v68 + v3345;
-        const bfloat v3391 = bias[v3390];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3392 = float(v3391);
-        const float v3393 = v3389 + v3392;
-        const float v3395 = fmax(v3393, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3396 = bfloat(v3395);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3397 = v3343 * v4;
-        const uint v3398 = v3397 + v68;
-        const uint v3399 = v3398 + v3345;
-        out[v3399] = v3396;
+      const bool v3311 = v3268 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3312 = v3270 < v15;
+      const bool v3313 = v3311 && v3312;
+      if (v3313) {
+        const float v3314 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3315 = v68 + v3270;
+        const bfloat v3316 = bias[v3315];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3317 = float(v3316);
+        const float v3318 = v3314 + v3317;
+        const float v3320 = fmax(v3318, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3321 = bfloat(v3320);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3322 = v3268 * v4;
+        const uint v3323 = v3322 + v68;
+        const uint v3324 = v3323 + v3270;
+        out[v3324] = v3321;
       }
-      const uint v3401 = v1127 + v3347;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3403 = v1126 + v3352;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3404 = v3401 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3405 = v3403 < v15;
-      const bool v3406 = v3404 && v3405;
-      if (v3406) {
-        const float v3407 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3408 = v68 + v3403;
-        const bfloat v3409 = bias[v3408];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3410 = float(v3409);
-        const float v3411 = v3407 + v3410;
-        const float v3413 = fmax(v3411, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3414 = bfloat(v3413);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3415 = v3401 * v4;
-        const uint v3416 = v3415 + v68;
-        const uint v3417 = v3416 + v3403;
-        out[v3417] = v3414;
+      const uint v3326 = v1128 + v3272;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3328 = v1127 + v3277;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3329 = v3326 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3330 = v3328 < v15;
+      const bool v3331 = v3329 && v3330;
+      if (v3331) {
+        const float v3332 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3333 = v68 + v3328;
+        const bfloat v3334 = bias[v3333];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3335 = float(v3334);
+        const float v3336 = v3332 + v3335;
+        const float v3338 = fmax(v3336, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3339 = bfloat(v3338);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3340 = v3326 * v4;
+        const uint v3341 = v3340 + v68;
+        const uint v3342 = v3341 + v3328;
+        out[v3342] = v3339;
       }
     }
-    const uint v3418 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3419 = v1127 + v3418;
-    const uint v3420 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3421 = v1126 + v3420;
-    const uint v3423 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3424 = v3423 == v3418;
-    const uint v3427 = v3420 + 1u;
-    const uint v3428 = iron_frag_coord<64>(61u, iron_lane, true);
-    const bool v3429 = v3428 == v3427;
-    const bool v3430 = v3424 && v3429;
-    const uint v3433 = v3421 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3434 = v3433 == 0u;
-    const bool v3435 = v3430 && v3434;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3435) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3436 = v3419 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3437 = v3421 < v15;
-      const bool v3438 = v3436 && v3437;
-      if (v3438) {
-        const uint v3439 = v68 + v3421;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3440 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3441 = bias[v3439];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3442 = float(v3441);
-        const float v3443 = v3440 + v3442;
-        const float v3445 = fmax(v3443, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3446 = bfloat(v3445);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3447 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3449 = v3439 + 1u;
-        const bfloat v3450 = bias[v3449];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3451 = float(v3450);
-        const float v3452 = v3447 + v3451;
-        const float v3454 = fmax(v3452, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3455 = bfloat(v3454);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3456 = v3419 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3457 = v3456 + v3439;
-        *(device bfloat2*)(out + v3457) = bfloat2(v3446, v3455);
+    const uint v3343 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3344 = v1128 + v3343;
+    const uint v3345 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3346 = v1127 + v3345;
+    const uint v3348 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3349 = v3348 == v3343;
+    const uint v3352 = v3345 + 1u;
+    const uint v3353 = iron_frag_coord<64>(59u, iron_lane, true);
+    const bool v3354 = v3353 == v3352;
+    const bool v3355 = v3349 && v3354;
+    const uint v3358 = v3346 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3359 = v3358 == 0u;
+    const bool v3360 = v3355 && v3359;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3360) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3361 = v3344 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3362 = v3346 < v15;
+      const bool v3363 = v3361 && v3362;
+      if (v3363) {
+        const uint v3364 = v68 + v3346;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3365 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3366 = bias[v3364];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3367 = float(v3366);
+        const float v3368 = v3365 + v3367;
+        const float v3370 = fmax(v3368, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3371 = bfloat(v3370);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3372 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3374 = v3364 + 1u;
+        const bfloat v3375 = bias[v3374];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3376 = float(v3375);
+        const float v3377 = v3372 + v3376;
+        const float v3379 = fmax(v3377, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3380 = bfloat(v3379);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3381 = v3344 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3382 = v3381 + v3364;
+        *(device bfloat2*)(out + v3382) = bfloat2(v3371, v3380);
       }
     } else {
-      const bool v3462 = v3419 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3463 = v3421 < v15;
-      const bool v3464 = v3462 && v3463;
-      if (v3464) {
-        const float v3465 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3466 = v68 + v3421;
-        const bfloat v3467 = bias[v3466];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3468 = float(v3467);
-        const float v3469 = v3465 + v3468;
-        const float v3471 = fmax(v3469, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3472 = bfloat(v3471);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3473 = v3419 * v4;
-        const uint v3474 = v3473 + v68;
-        const uint v3475 = v3474 + v3421;
-        out[v3475] = v3472;
+      const bool v3387 = v3344 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3388 = v3346 < v15;
+      const bool v3389 = v3387 && v3388;
+      if (v3389) {
+        const float v3390 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3391 = v68 + v3346;
+        const bfloat v3392 = bias[v3391];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3393 = float(v3392);
+        const float v3394 = v3390 + v3393;
+        const float v3396 = fmax(v3394, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3397 = bfloat(v3396);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3398 = v3344 * v4;
+        const uint v3399 = v3398 + v68;
+        const uint v3400 = v3399 + v3346;
+        out[v3400] = v3397;
       }
-      const uint v3477 = v1127 + v3423;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3479 = v1126 + v3428;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3480 = v3477 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3481 = v3479 < v15;
-      const bool v3482 = v3480 && v3481;
-      if (v3482) {
-        const float v3483 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3484 = v68 + v3479;
-        const bfloat v3485 = bias[v3484];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3486 = float(v3485);
-        const float v3487 = v3483 + v3486;
-        const float v3489 = fmax(v3487, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3490 = bfloat(v3489);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3491 = v3477 * v4;
-        const uint v3492 = v3491 + v68;
-        const uint v3493 = v3492 + v3479;
-        out[v3493] = v3490;
+      const uint v3402 = v1128 + v3348;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3404 = v1127 + v3353;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3405 = v3402 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3406 = v3404 < v15;
+      const bool v3407 = v3405 && v3406;
+      if (v3407) {
+        const float v3408 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3409 = v68 + v3404;
+        const bfloat v3410 = bias[v3409];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3411 = float(v3410);
+        const float v3412 = v3408 + v3411;
+        const float v3414 = fmax(v3412, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3415 = bfloat(v3414);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3416 = v3402 * v4;
+        const uint v3417 = v3416 + v68;
+        const uint v3418 = v3417 + v3404;
+        out[v3418] = v3415;
       }
     }
-    const uint v3494 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3495 = v1127 + v3494;
-    const uint v3496 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3497 = v1126 + v3496;
-    const uint v3499 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3500 = v3499 == v3494;
-    const uint v3503 = v3496 + 1u;
-    const uint v3504 = iron_frag_coord<64>(63u, iron_lane, true);
-    const bool v3505 = v3504 == v3503;
-    const bool v3506 = v3500 && v3505;
-    const uint v3509 = v3497 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3510 = v3509 == 0u;
-    const bool v3511 = v3506 && v3510;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3511) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3512 = v3495 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3513 = v3497 < v15;
-      const bool v3514 = v3512 && v3513;
-      if (v3514) {
-        const uint v3515 = v68 + v3497;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3516 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3517 = bias[v3515];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3518 = float(v3517);
-        const float v3519 = v3516 + v3518;
-        const float v3521 = fmax(v3519, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3522 = bfloat(v3521);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3523 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3525 = v3515 + 1u;
-        const bfloat v3526 = bias[v3525];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3527 = float(v3526);
-        const float v3528 = v3523 + v3527;
-        const float v3530 = fmax(v3528, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3531 = bfloat(v3530);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3532 = v3495 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3533 = v3532 + v3515;
-        *(device bfloat2*)(out + v3533) = bfloat2(v3522, v3531);
+    const uint v3419 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3420 = v1128 + v3419;
+    const uint v3421 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3422 = v1127 + v3421;
+    const uint v3424 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3425 = v3424 == v3419;
+    const uint v3428 = v3421 + 1u;
+    const uint v3429 = iron_frag_coord<64>(61u, iron_lane, true);
+    const bool v3430 = v3429 == v3428;
+    const bool v3431 = v3425 && v3430;
+    const uint v3434 = v3422 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3435 = v3434 == 0u;
+    const bool v3436 = v3431 && v3435;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3436) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3437 = v3420 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3438 = v3422 < v15;
+      const bool v3439 = v3437 && v3438;
+      if (v3439) {
+        const uint v3440 = v68 + v3422;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3441 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3442 = bias[v3440];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3443 = float(v3442);
+        const float v3444 = v3441 + v3443;
+        const float v3446 = fmax(v3444, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3447 = bfloat(v3446);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3448 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3450 = v3440 + 1u;
+        const bfloat v3451 = bias[v3450];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3452 = float(v3451);
+        const float v3453 = v3448 + v3452;
+        const float v3455 = fmax(v3453, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3456 = bfloat(v3455);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3457 = v3420 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3458 = v3457 + v3440;
+        *(device bfloat2*)(out + v3458) = bfloat2(v3447, v3456);
       }
     } else {
-      const bool v3538 = v3495 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3539 = v3497 < v15;
-      const bool v3540 = v3538 && v3539;
-      if (v3540) {
-        const float v3541 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3542 = v68 + v3497;
-        const bfloat v3543 = bias[v3542];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3544 = float(v3543);
-        const float v3545 = v3541 + v3544;
-        const float v3547 = fmax(v3545, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3548 = bfloat(v3547);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3549 = v3495 * v4;
-        const uint v3550 = v3549 + v68;
-        const uint v3551 = v3550 + v3497;
-        out[v3551] = v3548;
+      const bool v3463 = v3420 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3464 = v3422 < v15;
+      const bool v3465 = v3463 && v3464;
+      if (v3465) {
+        const float v3466 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3467 = v68 + v3422;
+        const bfloat v3468 = bias[v3467];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3469 = float(v3468);
+        const float v3470 = v3466 + v3469;
+        const float v3472 = fmax(v3470, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3473 = bfloat(v3472);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3474 = v3420 * v4;
+        const uint v3475 = v3474 + v68;
+        const uint v3476 = v3475 + v3422;
+        out[v3476] = v3473;
       }
-      const uint v3553 = v1127 + v3499;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3555 = v1126 + v3504;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3556 = v3553 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3557 = v3555 < v15;
-      const bool v3558 = v3556 && v3557;
-      if (v3558) {
-        const float v3559 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3560 = v68 + v3555;
-        const bfloat v3561 = bias[v3560];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3562 = float(v3561);
-        const float v3563 = v3559 + v3562;
-        const float v3565 = fmax(v3563, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3566 = bfloat(v3565);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3567 = v3553 * v4;
-        const uint v3568 = v3567 + v68;
-        const uint v3569 = v3568 + v3555;
-        out[v3569] = v3566;
+      const uint v3478 = v1128 + v3424;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3480 = v1127 + v3429;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3481 = v3478 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3482 = v3480 < v15;
+      const bool v3483 = v3481 && v3482;
+      if (v3483) {
+        const float v3484 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3485 = v68 + v3480;
+        const bfloat v3486 = bias[v3485];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3487 = float(v3486);
+        const float v3488 = v3484 + v3487;
+        const float v3490 = fmax(v3488, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3491 = bfloat(v3490);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3492 = v3478 * v4;
+        const uint v3493 = v3492 + v68;
+        const uint v3494 = v3493 + v3480;
+        out[v3494] = v3491;
       }
     }
-    const uint v3570 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3571 = v1127 + v3570;
-    const uint v3572 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3573 = v1126 + v3572;
-    const uint v3575 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3576 = v3575 == v3570;
-    const uint v3579 = v3572 + 1u;
-    const uint v3580 = iron_frag_coord<64>(65u, iron_lane, true);
-    const bool v3581 = v3580 == v3579;
-    const bool v3582 = v3576 && v3581;
-    const uint v3585 = v3573 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3586 = v3585 == 0u;
-    const bool v3587 = v3582 && v3586;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3587) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3588 = v3571 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3589 = v3573 < v15;
-      const bool v3590 = v3588 && v3589;
-      if (v3590) {
-        const uint v3591 = v68 + v3573;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3592 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3593 = bias[v3591];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3594 = float(v3593);
-        const float v3595 = v3592 + v3594;
-        const float v3597 = fmax(v3595, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3598 = bfloat(v3597);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3599 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3601 = v3591 + 1u;
-        const bfloat v3602 = bias[v3601];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3603 = float(v3602);
-        const float v3604 = v3599 + v3603;
-        const float v3606 = fmax(v3604, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3607 = bfloat(v3606);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3608 = v3571 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3609 = v3608 + v3591;
-        *(device bfloat2*)(out + v3609) = bfloat2(v3598, v3607);
+    const uint v3495 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3496 = v1128 + v3495;
+    const uint v3497 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3498 = v1127 + v3497;
+    const uint v3500 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3501 = v3500 == v3495;
+    const uint v3504 = v3497 + 1u;
+    const uint v3505 = iron_frag_coord<64>(63u, iron_lane, true);
+    const bool v3506 = v3505 == v3504;
+    const bool v3507 = v3501 && v3506;
+    const uint v3510 = v3498 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3511 = v3510 == 0u;
+    const bool v3512 = v3507 && v3511;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3512) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3513 = v3496 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3514 = v3498 < v15;
+      const bool v3515 = v3513 && v3514;
+      if (v3515) {
+        const uint v3516 = v68 + v3498;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3517 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3518 = bias[v3516];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3519 = float(v3518);
+        const float v3520 = v3517 + v3519;
+        const float v3522 = fmax(v3520, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3523 = bfloat(v3522);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3524 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3526 = v3516 + 1u;
+        const bfloat v3527 = bias[v3526];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3528 = float(v3527);
+        const float v3529 = v3524 + v3528;
+        const float v3531 = fmax(v3529, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3532 = bfloat(v3531);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3533 = v3496 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3534 = v3533 + v3516;
+        *(device bfloat2*)(out + v3534) = bfloat2(v3523, v3532);
       }
     } else {
-      const bool v3614 = v3571 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3615 = v3573 < v15;
-      const bool v3616 = v3614 && v3615;
-      if (v3616) {
-        const float v3617 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3618 = v68 + v3573;
-        const bfloat v3619 = bias[v3618];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3620 = float(v3619);
-        const float v3621 = v3617 + v3620;
-        const float v3623 = fmax(v3621, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3624 = bfloat(v3623);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3625 = v3571 * v4;
-        const uint v3626 = v3625 + v68;
-        const uint v3627 = v3626 + v3573;
-        out[v3627] = v3624;
+      const bool v3539 = v3496 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3540 = v3498 < v15;
+      const bool v3541 = v3539 && v3540;
+      if (v3541) {
+        const float v3542 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3543 = v68 + v3498;
+        const bfloat v3544 = bias[v3543];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3545 = float(v3544);
+        const float v3546 = v3542 + v3545;
+        const float v3548 = fmax(v3546, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3549 = bfloat(v3548);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3550 = v3496 * v4;
+        const uint v3551 = v3550 + v68;
+        const uint v3552 = v3551 + v3498;
+        out[v3552] = v3549;
       }
-      const uint v3629 = v1127 + v3575;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3631 = v1126 + v3580;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3632 = v3629 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3633 = v3631 < v15;
-      const bool v3634 = v3632 && v3633;
-      if (v3634) {
-        const float v3635 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3636 = v68 + v3631;
-        const bfloat v3637 = bias[v3636];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3638 = float(v3637);
-        const float v3639 = v3635 + v3638;
-        const float v3641 = fmax(v3639, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3642 = bfloat(v3641);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3643 = v3629 * v4;
-        const uint v3644 = v3643 + v68;
-        const uint v3645 = v3644 + v3631;
-        out[v3645] = v3642;
+      const uint v3554 = v1128 + v3500;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3556 = v1127 + v3505;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3557 = v3554 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3558 = v3556 < v15;
+      const bool v3559 = v3557 && v3558;
+      if (v3559) {
+        const float v3560 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3561 = v68 + v3556;
+        const bfloat v3562 = bias[v3561];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3563 = float(v3562);
+        const float v3564 = v3560 + v3563;
+        const float v3566 = fmax(v3564, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3567 = bfloat(v3566);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3568 = v3554 * v4;
+        const uint v3569 = v3568 + v68;
+        const uint v3570 = v3569 + v3556;
+        out[v3570] = v3567;
       }
     }
-    const uint v3646 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3647 = v1127 + v3646;
-    const uint v3648 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3649 = v1126 + v3648;
-    const uint v3651 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3652 = v3651 == v3646;
-    const uint v3655 = v3648 + 1u;
-    const uint v3656 = iron_frag_coord<64>(67u, iron_lane, true);
-    const bool v3657 = v3656 == v3655;
-    const bool v3658 = v3652 && v3657;
-    const uint v3661 = v3649 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3662 = v3661 == 0u;
-    const bool v3663 = v3658 && v3662;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3663) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3664 = v3647 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3665 = v3649 < v15;
-      const bool v3666 = v3664 && v3665;
-      if (v3666) {
-        const uint v3667 = v68 + v3649;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3668 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3669 = bias[v3667];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3670 = float(v3669);
-        const float v3671 = v3668 + v3670;
-        const float v3673 = fmax(v3671, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3674 = bfloat(v3673);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3675 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3677 = v3667 + 1u;
-        const bfloat v3678 = bias[v3677];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3679 = float(v3678);
-        const float v3680 = v3675 + v3679;
-        const float v3682 = fmax(v3680, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3683 = bfloat(v3682);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3684 = v3647 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3685 = v3684 + v3667;
-        *(device bfloat2*)(out + v3685) = bfloat2(v3674, v3683);
+    const uint v3571 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3572 = v1128 + v3571;
+    const uint v3573 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3574 = v1127 + v3573;
+    const uint v3576 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3577 = v3576 == v3571;
+    const uint v3580 = v3573 + 1u;
+    const uint v3581 = iron_frag_coord<64>(65u, iron_lane, true);
+    const bool v3582 = v3581 == v3580;
+    const bool v3583 = v3577 && v3582;
+    const uint v3586 = v3574 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3587 = v3586 == 0u;
+    const bool v3588 = v3583 && v3587;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3588) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3589 = v3572 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3590 = v3574 < v15;
+      const bool v3591 = v3589 && v3590;
+      if (v3591) {
+        const uint v3592 = v68 + v3574;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3593 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3594 = bias[v3592];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3595 = float(v3594);
+        const float v3596 = v3593 + v3595;
+        const float v3598 = fmax(v3596, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3599 = bfloat(v3598);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3600 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3602 = v3592 + 1u;
+        const bfloat v3603 = bias[v3602];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3604 = float(v3603);
+        const float v3605 = v3600 + v3604;
+        const float v3607 = fmax(v3605, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3608 = bfloat(v3607);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3609 = v3572 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3610 = v3609 + v3592;
+        *(device bfloat2*)(out + v3610) = bfloat2(v3599, v3608);
       }
     } else {
-      const bool v3690 = v3647 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3691 = v3649 < v15;
-      const bool v3692 = v3690 && v3691;
-      if (v3692) {
-        const float v3693 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3694 = v68 + v3649;
-        const bfloat v3695 = bias[v3694];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3696 = float(v3695);
-        const float v3697 = v3693 + v3696;
-        const float v3699 = fmax(v3697, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3700 = bfloat(v3699);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3701 = v3647 * v4;
-        const uint v3702 = v3701 + v68;
-        const uint v3703 = v3702 + v3649;
-        out[v3703] = v3700;
+      const bool v3615 = v3572 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3616 = v3574 < v15;
+      const bool v3617 = v3615 && v3616;
+      if (v3617) {
+        const float v3618 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3619 = v68 + v3574;
+        const bfloat v3620 = bias[v3619];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3621 = float(v3620);
+        const float v3622 = v3618 + v3621;
+        const float v3624 = fmax(v3622, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3625 = bfloat(v3624);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3626 = v3572 * v4;
+        const uint v3627 = v3626 + v68;
+        const uint v3628 = v3627 + v3574;
+        out[v3628] = v3625;
       }
-      const uint v3705 = v1127 + v3651;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3707 = v1126 + v3656;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3708 = v3705 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3709 = v3707 < v15;
-      const bool v3710 = v3708 && v3709;
-      if (v3710) {
-        const float v3711 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3712 = v68 + v3707;
-        const bfloat v3713 = bias[v3712];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3714 = float(v3713);
-        const float v3715 = v3711 + v3714;
-        const float v3717 = fmax(v3715, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3718 = bfloat(v3717);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3719 = v3705 * v4;
-        const uint v3720 = v3719 + v68;
-        const uint v3721 = v3720 + v3707;
-        out[v3721] = v3718;
+      const uint v3630 = v1128 + v3576;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3632 = v1127 + v3581;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3633 = v3630 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3634 = v3632 < v15;
+      const bool v3635 = v3633 && v3634;
+      if (v3635) {
+        const float v3636 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3637 = v68 + v3632;
+        const bfloat v3638 = bias[v3637];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3639 = float(v3638);
+        const float v3640 = v3636 + v3639;
+        const float v3642 = fmax(v3640, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3643 = bfloat(v3642);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3644 = v3630 * v4;
+        const uint v3645 = v3644 + v68;
+        const uint v3646 = v3645 + v3632;
+        out[v3646] = v3643;
       }
     }
-    const uint v3722 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3723 = v1127 + v3722;
-    const uint v3724 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3725 = v1126 + v3724;
-    const uint v3727 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3728 = v3727 == v3722;
-    const uint v3731 = v3724 + 1u;
-    const uint v3732 = iron_frag_coord<64>(69u, iron_lane, true);
-    const bool v3733 = v3732 == v3731;
-    const bool v3734 = v3728 && v3733;
-    const uint v3737 = v3725 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3738 = v3737 == 0u;
-    const bool v3739 = v3734 && v3738;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3739) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3740 = v3723 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3741 = v3725 < v15;
-      const bool v3742 = v3740 && v3741;
-      if (v3742) {
-        const uint v3743 = v68 + v3725;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3744 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3745 = bias[v3743];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3746 = float(v3745);
-        const float v3747 = v3744 + v3746;
-        const float v3749 = fmax(v3747, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3750 = bfloat(v3749);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3751 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3753 = v3743 + 1u;
-        const bfloat v3754 = bias[v3753];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3755 = float(v3754);
-        const float v3756 = v3751 + v3755;
-        const float v3758 = fmax(v3756, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3759 = bfloat(v3758);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3760 = v3723 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3761 = v3760 + v3743;
-        *(device bfloat2*)(out + v3761) = bfloat2(v3750, v3759);
+    const uint v3647 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3648 = v1128 + v3647;
+    const uint v3649 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3650 = v1127 + v3649;
+    const uint v3652 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3653 = v3652 == v3647;
+    const uint v3656 = v3649 + 1u;
+    const uint v3657 = iron_frag_coord<64>(67u, iron_lane, true);
+    const bool v3658 = v3657 == v3656;
+    const bool v3659 = v3653 && v3658;
+    const uint v3662 = v3650 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3663 = v3662 == 0u;
+    const bool v3664 = v3659 && v3663;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3664) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3665 = v3648 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3666 = v3650 < v15;
+      const bool v3667 = v3665 && v3666;
+      if (v3667) {
+        const uint v3668 = v68 + v3650;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3669 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3670 = bias[v3668];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3671 = float(v3670);
+        const float v3672 = v3669 + v3671;
+        const float v3674 = fmax(v3672, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3675 = bfloat(v3674);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3676 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3678 = v3668 + 1u;
+        const bfloat v3679 = bias[v3678];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3680 = float(v3679);
+        const float v3681 = v3676 + v3680;
+        const float v3683 = fmax(v3681, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3684 = bfloat(v3683);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3685 = v3648 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3686 = v3685 + v3668;
+        *(device bfloat2*)(out + v3686) = bfloat2(v3675, v3684);
       }
     } else {
-      const bool v3766 = v3723 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3767 = v3725 < v15;
-      const bool v3768 = v3766 && v3767;
-      if (v3768) {
-        const float v3769 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3770 = v68 + v3725;
-        const bfloat v3771 = bias[v3770];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3772 = float(v3771);
-        const float v3773 = v3769 + v3772;
-        const float v3775 = fmax(v3773, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3776 = bfloat(v3775);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3777 = v3723 * v4;
-        const uint v3778 = v3777 + v68;
-        const uint v3779 = v3778 + v3725;
-        out[v3779] = v3776;
+      const bool v3691 = v3648 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3692 = v3650 < v15;
+      const bool v3693 = v3691 && v3692;
+      if (v3693) {
+        const float v3694 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3695 = v68 + v3650;
+        const bfloat v3696 = bias[v3695];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3697 = float(v3696);
+        const float v3698 = v3694 + v3697;
+        const float v3700 = fmax(v3698, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3701 = bfloat(v3700);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3702 = v3648 * v4;
+        const uint v3703 = v3702 + v68;
+        const uint v3704 = v3703 + v3650;
+        out[v3704] = v3701;
       }
-      const uint v3781 = v1127 + v3727;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3783 = v1126 + v3732;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3784 = v3781 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3785 = v3783 < v15;
-      const bool v3786 = v3784 && v3785;
-      if (v3786) {
-        const float v3787 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3788 = v68 + v3783;
-        const bfloat v3789 = bias[v3788];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3790 = float(v3789);
-        const float v3791 = v3787 + v3790;
-        const float v3793 = fmax(v3791, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3794 = bfloat(v3793);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3795 = v3781 * v4;
-        const uint v3796 = v3795 + v68;
-        const uint v3797 = v3796 + v3783;
-        out[v3797] = v3794;
+      const uint v3706 = v1128 + v3652;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3708 = v1127 + v3657;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3709 = v3706 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3710 = v3708 < v15;
+      const bool v3711 = v3709 && v3710;
+      if (v3711) {
+        const float v3712 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3713 = v68 + v3708;
+        const bfloat v3714 = bias[v3713];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3715 = float(v3714);
+        const float v3716 = v3712 + v3715;
+        const float v3718 = fmax(v3716, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3719 = bfloat(v3718);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3720 = v3706 * v4;
+        const uint v3721 = v3720 + v68;
+        const uint v3722 = v3721 + v3708;
+        out[v3722] = v3719;
       }
     }
-    const uint v3798 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3799 = v1127 + v3798;
-    const uint v3800 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3801 = v1126 + v3800;
-    const uint v3803 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3804 = v3803 == v3798;
-    const uint v3807 = v3800 + 1u;
-    const uint v3808 = iron_frag_coord<64>(71u, iron_lane, true);
-    const bool v3809 = v3808 == v3807;
-    const bool v3810 = v3804 && v3809;
-    const uint v3813 = v3801 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3814 = v3813 == 0u;
-    const bool v3815 = v3810 && v3814;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3815) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3816 = v3799 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3817 = v3801 < v15;
-      const bool v3818 = v3816 && v3817;
-      if (v3818) {
-        const uint v3819 = v68 + v3801;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3820 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3821 = bias[v3819];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3822 = float(v3821);
-        const float v3823 = v3820 + v3822;
-        const float v3825 = fmax(v3823, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3826 = bfloat(v3825);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3827 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3829 = v3819 + 1u;
-        const bfloat v3830 = bias[v3829];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3831 = float(v3830);
-        const float v3832 = v3827 + v3831;
-        const float v3834 = fmax(v3832, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3835 = bfloat(v3834);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3836 = v3799 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3837 = v3836 + v3819;
-        *(device bfloat2*)(out + v3837) = bfloat2(v3826, v3835);
+    const uint v3723 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3724 = v1128 + v3723;
+    const uint v3725 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3726 = v1127 + v3725;
+    const uint v3728 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3729 = v3728 == v3723;
+    const uint v3732 = v3725 + 1u;
+    const uint v3733 = iron_frag_coord<64>(69u, iron_lane, true);
+    const bool v3734 = v3733 == v3732;
+    const bool v3735 = v3729 && v3734;
+    const uint v3738 = v3726 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3739 = v3738 == 0u;
+    const bool v3740 = v3735 && v3739;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3740) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3741 = v3724 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3742 = v3726 < v15;
+      const bool v3743 = v3741 && v3742;
+      if (v3743) {
+        const uint v3744 = v68 + v3726;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3745 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3746 = bias[v3744];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3747 = float(v3746);
+        const float v3748 = v3745 + v3747;
+        const float v3750 = fmax(v3748, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3751 = bfloat(v3750);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3752 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3754 = v3744 + 1u;
+        const bfloat v3755 = bias[v3754];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3756 = float(v3755);
+        const float v3757 = v3752 + v3756;
+        const float v3759 = fmax(v3757, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3760 = bfloat(v3759);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3761 = v3724 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3762 = v3761 + v3744;
+        *(device bfloat2*)(out + v3762) = bfloat2(v3751, v3760);
       }
     } else {
-      const bool v3842 = v3799 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3843 = v3801 < v15;
-      const bool v3844 = v3842 && v3843;
-      if (v3844) {
-        const float v3845 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3846 = v68 + v3801;
-        const bfloat v3847 = bias[v3846];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3848 = float(v3847);
-        const float v3849 = v3845 + v3848;
-        const float v3851 = fmax(v3849, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3852 = bfloat(v3851);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3853 = v3799 * v4;
-        const uint v3854 = v3853 + v68;
-        const uint v3855 = v3854 + v3801;
-        out[v3855] = v3852;
+      const bool v3767 = v3724 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3768 = v3726 < v15;
+      const bool v3769 = v3767 && v3768;
+      if (v3769) {
+        const float v3770 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3771 = v68 + v3726;
+        const bfloat v3772 = bias[v3771];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3773 = float(v3772);
+        const float v3774 = v3770 + v3773;
+        const float v3776 = fmax(v3774, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3777 = bfloat(v3776);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3778 = v3724 * v4;
+        const uint v3779 = v3778 + v68;
+        const uint v3780 = v3779 + v3726;
+        out[v3780] = v3777;
       }
-      const uint v3857 = v1127 + v3803;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3859 = v1126 + v3808;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3860 = v3857 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3861 = v3859 < v15;
-      const bool v3862 = v3860 && v3861;
-      if (v3862) {
-        const float v3863 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3864 = v68 + v3859;
-        const bfloat v3865 = bias[v3864];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3866 = float(v3865);
-        const float v3867 = v3863 + v3866;
-        const float v3869 = fmax(v3867, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3870 = bfloat(v3869);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3871 = v3857 * v4;
-        const uint v3872 = v3871 + v68;
-        const uint v3873 = v3872 + v3859;
-        out[v3873] = v3870;
+      const uint v3782 = v1128 + v3728;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3784 = v1127 + v3733;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3785 = v3782 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3786 = v3784 < v15;
+      const bool v3787 = v3785 && v3786;
+      if (v3787) {
+        const float v3788 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3789 = v68 + v3784;
+        const bfloat v3790 = bias[v3789];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3791 = float(v3790);
+        const float v3792 = v3788 + v3791;
+        const float v3794 = fmax(v3792, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3795 = bfloat(v3794);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3796 = v3782 * v4;
+        const uint v3797 = v3796 + v68;
+        const uint v3798 = v3797 + v3784;
+        out[v3798] = v3795;
       }
     }
-    const uint v3874 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3875 = v1127 + v3874;
-    const uint v3876 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3877 = v1126 + v3876;
-    const uint v3879 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3880 = v3879 == v3874;
-    const uint v3883 = v3876 + 1u;
-    const uint v3884 = iron_frag_coord<64>(73u, iron_lane, true);
-    const bool v3885 = v3884 == v3883;
-    const bool v3886 = v3880 && v3885;
-    const uint v3889 = v3877 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3890 = v3889 == 0u;
-    const bool v3891 = v3886 && v3890;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3891) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3892 = v3875 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3893 = v3877 < v15;
-      const bool v3894 = v3892 && v3893;
-      if (v3894) {
-        const uint v3895 = v68 + v3877;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3896 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3897 = bias[v3895];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3898 = float(v3897);
-        const float v3899 = v3896 + v3898;
-        const float v3901 = fmax(v3899, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3902 = bfloat(v3901);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3903 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3905 = v3895 + 1u;
-        const bfloat v3906 = bias[v3905];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3907 = float(v3906);
-        const float v3908 = v3903 + v3907;
-        const float v3910 = fmax(v3908, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3911 = bfloat(v3910);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3912 = v3875 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3913 = v3912 + v3895;
-        *(device bfloat2*)(out + v3913) = bfloat2(v3902, v3911);
+    const uint v3799 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3800 = v1128 + v3799;
+    const uint v3801 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3802 = v1127 + v3801;
+    const uint v3804 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3805 = v3804 == v3799;
+    const uint v3808 = v3801 + 1u;
+    const uint v3809 = iron_frag_coord<64>(71u, iron_lane, true);
+    const bool v3810 = v3809 == v3808;
+    const bool v3811 = v3805 && v3810;
+    const uint v3814 = v3802 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3815 = v3814 == 0u;
+    const bool v3816 = v3811 && v3815;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3816) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3817 = v3800 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3818 = v3802 < v15;
+      const bool v3819 = v3817 && v3818;
+      if (v3819) {
+        const uint v3820 = v68 + v3802;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3821 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3822 = bias[v3820];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3823 = float(v3822);
+        const float v3824 = v3821 + v3823;
+        const float v3826 = fmax(v3824, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3827 = bfloat(v3826);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3828 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3830 = v3820 + 1u;
+        const bfloat v3831 = bias[v3830];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3832 = float(v3831);
+        const float v3833 = v3828 + v3832;
+        const float v3835 = fmax(v3833, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3836 = bfloat(v3835);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3837 = v3800 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3838 = v3837 + v3820;
+        *(device bfloat2*)(out + v3838) = bfloat2(v3827, v3836);
       }
     } else {
-      const bool v3918 = v3875 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3919 = v3877 < v15;
-      const bool v3920 = v3918 && v3919;
-      if (v3920) {
-        const float v3921 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3922 = v68 + v3877;
-        const bfloat v3923 = bias[v3922];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3924 = float(v3923);
-        const float v3925 = v3921 + v3924;
-        const float v3927 = fmax(v3925, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3928 = bfloat(v3927);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3929 = v3875 * v4;
-        const uint v3930 = v3929 + v68;
-        const uint v3931 = v3930 + v3877;
-        out[v3931] = v3928;
+      const bool v3843 = v3800 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3844 = v3802 < v15;
+      const bool v3845 = v3843 && v3844;
+      if (v3845) {
+        const float v3846 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3847 = v68 + v3802;
+        const bfloat v3848 = bias[v3847];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3849 = float(v3848);
+        const float v3850 = v3846 + v3849;
+        const float v3852 = fmax(v3850, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3853 = bfloat(v3852);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3854 = v3800 * v4;
+        const uint v3855 = v3854 + v68;
+        const uint v3856 = v3855 + v3802;
+        out[v3856] = v3853;
       }
-      const uint v3933 = v1127 + v3879;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v3935 = v1126 + v3884;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v3936 = v3933 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3937 = v3935 < v15;
-      const bool v3938 = v3936 && v3937;
-      if (v3938) {
-        const float v3939 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3940 = v68 + v3935;
-        const bfloat v3941 = bias[v3940];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3942 = float(v3941);
-        const float v3943 = v3939 + v3942;
-        const float v3945 = fmax(v3943, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3946 = bfloat(v3945);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3947 = v3933 * v4;
-        const uint v3948 = v3947 + v68;
-        const uint v3949 = v3948 + v3935;
-        out[v3949] = v3946;
+      const uint v3858 = v1128 + v3804;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3860 = v1127 + v3809;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3861 = v3858 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3862 = v3860 < v15;
+      const bool v3863 = v3861 && v3862;
+      if (v3863) {
+        const float v3864 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3865 = v68 + v3860;
+        const bfloat v3866 = bias[v3865];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3867 = float(v3866);
+        const float v3868 = v3864 + v3867;
+        const float v3870 = fmax(v3868, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3871 = bfloat(v3870);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3872 = v3858 * v4;
+        const uint v3873 = v3872 + v68;
+        const uint v3874 = v3873 + v3860;
+        out[v3874] = v3871;
       }
     }
-    const uint v3950 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v3951 = v1127 + v3950;
-    const uint v3952 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v3953 = v1126 + v3952;
-    const uint v3955 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v3956 = v3955 == v3950;
-    const uint v3959 = v3952 + 1u;
-    const uint v3960 = iron_frag_coord<64>(75u, iron_lane, true);
-    const bool v3961 = v3960 == v3959;
-    const bool v3962 = v3956 && v3961;
-    const uint v3965 = v3953 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v3966 = v3965 == 0u;
-    const bool v3967 = v3962 && v3966;  // kernels/convolution/conv_tiles.hpp:87
-    if (v3967) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v3968 = v3951 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v3969 = v3953 < v15;
-      const bool v3970 = v3968 && v3969;
-      if (v3970) {
-        const uint v3971 = v68 + v3953;  // kernels/convolution/conv_tiles.hpp:92
-        const float v3972 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v3973 = bias[v3971];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3974 = float(v3973);
-        const float v3975 = v3972 + v3974;
-        const float v3977 = fmax(v3975, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3978 = bfloat(v3977);  // kernels/convolution/conv_tiles.hpp:94
-        const float v3979 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3981 = v3971 + 1u;
-        const bfloat v3982 = bias[v3981];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3983 = float(v3982);
-        const float v3984 = v3979 + v3983;
-        const float v3986 = fmax(v3984, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v3987 = bfloat(v3986);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v3988 = v3951 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v3989 = v3988 + v3971;
-        *(device bfloat2*)(out + v3989) = bfloat2(v3978, v3987);
+    const uint v3875 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3876 = v1128 + v3875;
+    const uint v3877 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3878 = v1127 + v3877;
+    const uint v3880 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3881 = v3880 == v3875;
+    const uint v3884 = v3877 + 1u;
+    const uint v3885 = iron_frag_coord<64>(73u, iron_lane, true);
+    const bool v3886 = v3885 == v3884;
+    const bool v3887 = v3881 && v3886;
+    const uint v3890 = v3878 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3891 = v3890 == 0u;
+    const bool v3892 = v3887 && v3891;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3892) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3893 = v3876 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3894 = v3878 < v15;
+      const bool v3895 = v3893 && v3894;
+      if (v3895) {
+        const uint v3896 = v68 + v3878;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3897 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3898 = bias[v3896];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3899 = float(v3898);
+        const float v3900 = v3897 + v3899;
+        const float v3902 = fmax(v3900, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3903 = bfloat(v3902);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3904 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3906 = v3896 + 1u;
+        const bfloat v3907 = bias[v3906];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3908 = float(v3907);
+        const float v3909 = v3904 + v3908;
+        const float v3911 = fmax(v3909, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3912 = bfloat(v3911);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3913 = v3876 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3914 = v3913 + v3896;
+        *(device bfloat2*)(out + v3914) = bfloat2(v3903, v3912);
       }
     } else {
-      const bool v3994 = v3951 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v3995 = v3953 < v15;
-      const bool v3996 = v3994 && v3995;
-      if (v3996) {
-        const float v3997 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v3998 = v68 + v3953;
-        const bfloat v3999 = bias[v3998];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4000 = float(v3999);
-        const float v4001 = v3997 + v4000;
-        const float v4003 = fmax(v4001, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4004 = bfloat(v4003);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4005 = v3951 * v4;
-        const uint v4006 = v4005 + v68;
-        const uint v4007 = v4006 + v3953;
-        out[v4007] = v4004;
+      const bool v3919 = v3876 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3920 = v3878 < v15;
+      const bool v3921 = v3919 && v3920;
+      if (v3921) {
+        const float v3922 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3923 = v68 + v3878;
+        const bfloat v3924 = bias[v3923];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3925 = float(v3924);
+        const float v3926 = v3922 + v3925;
+        const float v3928 = fmax(v3926, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3929 = bfloat(v3928);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3930 = v3876 * v4;
+        const uint v3931 = v3930 + v68;
+        const uint v3932 = v3931 + v3878;
+        out[v3932] = v3929;
       }
-      const uint v4009 = v1127 + v3955;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4011 = v1126 + v3960;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4012 = v4009 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4013 = v4011 < v15;
-      const bool v4014 = v4012 && v4013;
-      if (v4014) {
-        const float v4015 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4016 = v68 + v4011;
-        const bfloat v4017 = bias[v4016];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4018 = float(v4017);
-        const float v4019 = v4015 + v4018;
-        const float v4021 = fmax(v4019, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4022 = bfloat(v4021);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4023 = v4009 * v4;
-        const uint v4024 = v4023 + v68;
-        const uint v4025 = v4024 + v4011;
-        out[v4025] = v4022;
+      const uint v3934 = v1128 + v3880;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v3936 = v1127 + v3885;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v3937 = v3934 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3938 = v3936 < v15;
+      const bool v3939 = v3937 && v3938;
+      if (v3939) {
+        const float v3940 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3941 = v68 + v3936;
+        const bfloat v3942 = bias[v3941];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3943 = float(v3942);
+        const float v3944 = v3940 + v3943;
+        const float v3946 = fmax(v3944, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3947 = bfloat(v3946);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3948 = v3934 * v4;
+        const uint v3949 = v3948 + v68;
+        const uint v3950 = v3949 + v3936;
+        out[v3950] = v3947;
       }
     }
-    const uint v4026 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4027 = v1127 + v4026;
-    const uint v4028 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4029 = v1126 + v4028;
-    const uint v4031 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4032 = v4031 == v4026;
-    const uint v4035 = v4028 + 1u;
-    const uint v4036 = iron_frag_coord<64>(77u, iron_lane, true);
-    const bool v4037 = v4036 == v4035;
-    const bool v4038 = v4032 && v4037;
-    const uint v4041 = v4029 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4042 = v4041 == 0u;
-    const bool v4043 = v4038 && v4042;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4043) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4044 = v4027 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4045 = v4029 < v15;
-      const bool v4046 = v4044 && v4045;
-      if (v4046) {
-        const uint v4047 = v68 + v4029;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4048 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4049 = bias[v4047];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4050 = float(v4049);
-        const float v4051 = v4048 + v4050;
-        const float v4053 = fmax(v4051, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4054 = bfloat(v4053);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4055 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4057 = v4047 + 1u;
-        const bfloat v4058 = bias[v4057];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4059 = float(v4058);
-        const float v4060 = v4055 + v4059;
-        const float v4062 = fmax(v4060, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4063 = bfloat(v4062);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4064 = v4027 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4065 = v4064 + v4047;
-        *(device bfloat2*)(out + v4065) = bfloat2(v4054, v4063);
+    const uint v3951 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v3952 = v1128 + v3951;
+    const uint v3953 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v3954 = v1127 + v3953;
+    const uint v3956 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v3957 = v3956 == v3951;
+    const uint v3960 = v3953 + 1u;
+    const uint v3961 = iron_frag_coord<64>(75u, iron_lane, true);
+    const bool v3962 = v3961 == v3960;
+    const bool v3963 = v3957 && v3962;
+    const uint v3966 = v3954 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v3967 = v3966 == 0u;
+    const bool v3968 = v3963 && v3967;  // kernels/convolution/conv_tiles.hpp:87
+    if (v3968) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v3969 = v3952 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v3970 = v3954 < v15;
+      const bool v3971 = v3969 && v3970;
+      if (v3971) {
+        const uint v3972 = v68 + v3954;  // kernels/convolution/conv_tiles.hpp:92
+        const float v3973 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v3974 = bias[v3972];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3975 = float(v3974);
+        const float v3976 = v3973 + v3975;
+        const float v3978 = fmax(v3976, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3979 = bfloat(v3978);  // kernels/convolution/conv_tiles.hpp:94
+        const float v3980 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3982 = v3972 + 1u;
+        const bfloat v3983 = bias[v3982];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3984 = float(v3983);
+        const float v3985 = v3980 + v3984;
+        const float v3987 = fmax(v3985, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3988 = bfloat(v3987);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v3989 = v3952 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v3990 = v3989 + v3972;
+        *(device bfloat2*)(out + v3990) = bfloat2(v3979, v3988);
       }
     } else {
-      const bool v4070 = v4027 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4071 = v4029 < v15;
-      const bool v4072 = v4070 && v4071;
-      if (v4072) {
-        const float v4073 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4074 = v68 + v4029;
-        const bfloat v4075 = bias[v4074];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4076 = float(v4075);
-        const float v4077 = v4073 + v4076;
-        const float v4079 = fmax(v4077, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4080 = bfloat(v4079);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4081 = v4027 * v4;
-        const uint v4082 = v4081 + v68;
-        const uint v4083 = v4082 + v4029;
-        out[v4083] = v4080;
+      const bool v3995 = v3952 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v3996 = v3954 < v15;
+      const bool v3997 = v3995 && v3996;
+      if (v3997) {
+        const float v3998 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v3999 = v68 + v3954;
+        const bfloat v4000 = bias[v3999];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4001 = float(v4000);
+        const float v4002 = v3998 + v4001;
+        const float v4004 = fmax(v4002, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4005 = bfloat(v4004);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4006 = v3952 * v4;
+        const uint v4007 = v4006 + v68;
+        const uint v4008 = v4007 + v3954;
+        out[v4008] = v4005;
       }
-      const uint v4085 = v1127 + v4031;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4087 = v1126 + v4036;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4088 = v4085 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4089 = v4087 < v15;
-      const bool v4090 = v4088 && v4089;
-      if (v4090) {
-        const float v4091 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4092 = v68 + v4087;
-        const bfloat v4093 = bias[v4092];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4094 = float(v4093);
-        const float v4095 = v4091 + v4094;
-        const float v4097 = fmax(v4095, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4098 = bfloat(v4097);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4099 = v4085 * v4;
-        const uint v4100 = v4099 + v68;
-        const uint v4101 = v4100 + v4087;
-        out[v4101] = v4098;
+      const uint v4010 = v1128 + v3956;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4012 = v1127 + v3961;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4013 = v4010 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4014 = v4012 < v15;
+      const bool v4015 = v4013 && v4014;
+      if (v4015) {
+        const float v4016 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4017 = v68 + v4012;
+        const bfloat v4018 = bias[v4017];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4019 = float(v4018);
+        const float v4020 = v4016 + v4019;
+        const float v4022 = fmax(v4020, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4023 = bfloat(v4022);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4024 = v4010 * v4;
+        const uint v4025 = v4024 + v68;
+        const uint v4026 = v4025 + v4012;
+        out[v4026] = v4023;
       }
     }
-    const uint v4102 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4103 = v1127 + v4102;
-    const uint v4104 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4105 = v1126 + v4104;
-    const uint v4107 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4108 = v4107 == v4102;
-    const uint v4111 = v4104 + 1u;
-    const uint v4112 = iron_frag_coord<64>(79u, iron_lane, true);
-    const bool v4113 = v4112 == v4111;
-    const bool v4114 = v4108 && v4113;
-    const uint v4117 = v4105 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4118 = v4117 == 0u;
-    const bool v4119 = v4114 && v4118;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4119) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4120 = v4103 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4121 = v4105 < v15;
-      const bool v4122 = v4120 && v4121;
-      if (v4122) {
-        const uint v4123 = v68 + v4105;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4124 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4125 = bias[v4123];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4126 = float(v4125);
-        const float v4127 = v4124 + v4126;
-        const float v4129 = fmax(v4127, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4130 = bfloat(v4129);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4131 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4133 = v4123 + 1u;
-        const bfloat v4134 = bias[v4133];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4135 = float(v4134);
-        const float v4136 = v4131 + v4135;
-        const float v4138 = fmax(v4136, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4139 = bfloat(v4138);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4140 = v4103 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4141 = v4140 + v4123;
-        *(device bfloat2*)(out + v4141) = bfloat2(v4130, v4139);
+    const uint v4027 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4028 = v1128 + v4027;
+    const uint v4029 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4030 = v1127 + v4029;
+    const uint v4032 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4033 = v4032 == v4027;
+    const uint v4036 = v4029 + 1u;
+    const uint v4037 = iron_frag_coord<64>(77u, iron_lane, true);
+    const bool v4038 = v4037 == v4036;
+    const bool v4039 = v4033 && v4038;
+    const uint v4042 = v4030 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4043 = v4042 == 0u;
+    const bool v4044 = v4039 && v4043;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4044) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4045 = v4028 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4046 = v4030 < v15;
+      const bool v4047 = v4045 && v4046;
+      if (v4047) {
+        const uint v4048 = v68 + v4030;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4049 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4050 = bias[v4048];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4051 = float(v4050);
+        const float v4052 = v4049 + v4051;
+        const float v4054 = fmax(v4052, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4055 = bfloat(v4054);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4056 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4058 = v4048 + 1u;
+        const bfloat v4059 = bias[v4058];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4060 = float(v4059);
+        const float v4061 = v4056 + v4060;
+        const float v4063 = fmax(v4061, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4064 = bfloat(v4063);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4065 = v4028 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4066 = v4065 + v4048;
+        *(device bfloat2*)(out + v4066) = bfloat2(v4055, v4064);
       }
     } else {
-      const bool v4146 = v4103 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4147 = v4105 < v15;
-      const bool v4148 = v4146 && v4147;
-      if (v4148) {
-        const float v4149 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4150 = v68 + v4105;
-        const bfloat v4151 = bias[v4150];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4152 = float(v4151);
-        const float v4153 = v4149 + v4152;
-        const float v4155 = fmax(v4153, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4156 = bfloat(v4155);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4157 = v4103 * v4;
-        const uint v4158 = v4157 + v68;
-        const uint v4159 = v4158 + v4105;
-        out[v4159] = v4156;
+      const bool v4071 = v4028 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4072 = v4030 < v15;
+      const bool v4073 = v4071 && v4072;
+      if (v4073) {
+        const float v4074 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4075 = v68 + v4030;
+        const bfloat v4076 = bias[v4075];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4077 = float(v4076);
+        const float v4078 = v4074 + v4077;
+        const float v4080 = fmax(v4078, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4081 = bfloat(v4080);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4082 = v4028 * v4;
+        const uint v4083 = v4082 + v68;
+        const uint v4084 = v4083 + v4030;
+        out[v4084] = v4081;
       }
-      const uint v4161 = v1127 + v4107;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4163 = v1126 + v4112;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4164 = v4161 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4165 = v4163 < v15;
-      const bool v4166 = v4164 && v4165;
-      if (v4166) {
-        const float v4167 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4168 = v68 + v4163;
-        const bfloat v4169 = bias[v4168];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4170 = float(v4169);
-        const float v4171 = v4167 + v4170;
-        const float v4173 = fmax(v4171, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4174 = bfloat(v4173);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4175 = v4161 * v4;
-        const uint v4176 = v4175 + v68;
-        const uint v4177 = v4176 + v4163;
-        out[v4177] = v4174;
+      const uint v4086 = v1128 + v4032;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4088 = v1127 + v4037;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4089 = v4086 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4090 = v4088 < v15;
+      const bool v4091 = v4089 && v4090;
+      if (v4091) {
+        const float v4092 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4093 = v68 + v4088;
+        const bfloat v4094 = bias[v4093];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4095 = float(v4094);
+        const float v4096 = v4092 + v4095;
+        const float v4098 = fmax(v4096, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4099 = bfloat(v4098);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4100 = v4086 * v4;
+        const uint v4101 = v4100 + v68;
+        const uint v4102 = v4101 + v4088;
+        out[v4102] = v4099;
       }
     }
-    const uint v4178 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4179 = v1127 + v4178;
-    const uint v4180 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4181 = v1126 + v4180;
-    const uint v4183 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4184 = v4183 == v4178;
-    const uint v4187 = v4180 + 1u;
-    const uint v4188 = iron_frag_coord<64>(81u, iron_lane, true);
-    const bool v4189 = v4188 == v4187;
-    const bool v4190 = v4184 && v4189;
-    const uint v4193 = v4181 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4194 = v4193 == 0u;
-    const bool v4195 = v4190 && v4194;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4195) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4196 = v4179 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4197 = v4181 < v15;
-      const bool v4198 = v4196 && v4197;
-      if (v4198) {
-        const uint v4199 = v68 + v4181;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4200 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4201 = bias[v4199];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4202 = float(v4201);
-        const float v4203 = v4200 + v4202;
-        const float v4205 = fmax(v4203, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4206 = bfloat(v4205);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4207 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4209 = v4199 + 1u;
-        const bfloat v4210 = bias[v4209];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4211 = float(v4210);
-        const float v4212 = v4207 + v4211;
-        const float v4214 = fmax(v4212, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4215 = bfloat(v4214);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4216 = v4179 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4217 = v4216 + v4199;
-        *(device bfloat2*)(out + v4217) = bfloat2(v4206, v4215);
+    const uint v4103 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4104 = v1128 + v4103;
+    const uint v4105 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4106 = v1127 + v4105;
+    const uint v4108 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4109 = v4108 == v4103;
+    const uint v4112 = v4105 + 1u;
+    const uint v4113 = iron_frag_coord<64>(79u, iron_lane, true);
+    const bool v4114 = v4113 == v4112;
+    const bool v4115 = v4109 && v4114;
+    const uint v4118 = v4106 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4119 = v4118 == 0u;
+    const bool v4120 = v4115 && v4119;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4120) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4121 = v4104 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4122 = v4106 < v15;
+      const bool v4123 = v4121 && v4122;
+      if (v4123) {
+        const uint v4124 = v68 + v4106;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4125 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4126 = bias[v4124];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4127 = float(v4126);
+        const float v4128 = v4125 + v4127;
+        const float v4130 = fmax(v4128, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4131 = bfloat(v4130);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4132 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4134 = v4124 + 1u;
+        const bfloat v4135 = bias[v4134];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4136 = float(v4135);
+        const float v4137 = v4132 + v4136;
+        const float v4139 = fmax(v4137, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4140 = bfloat(v4139);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4141 = v4104 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4142 = v4141 + v4124;
+        *(device bfloat2*)(out + v4142) = bfloat2(v4131, v4140);
       }
     } else {
-      const bool v4222 = v4179 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4223 = v4181 < v15;
-      const bool v4224 = v4222 && v4223;
-      if (v4224) {
-        const float v4225 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4226 = v68 + v4181;
-        const bfloat v4227 = bias[v4226];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4228 = float(v4227);
-        const float v4229 = v4225 + v4228;
-        const float v4231 = fmax(v4229, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4232 = bfloat(v4231);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4233 = v4179 * v4;
-        const uint v4234 = v4233 + v68;
-        const uint v4235 = v4234 + v4181;
-        out[v4235] = v4232;
+      const bool v4147 = v4104 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4148 = v4106 < v15;
+      const bool v4149 = v4147 && v4148;
+      if (v4149) {
+        const float v4150 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4151 = v68 + v4106;
+        const bfloat v4152 = bias[v4151];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4153 = float(v4152);
+        const float v4154 = v4150 + v4153;
+        const float v4156 = fmax(v4154, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4157 = bfloat(v4156);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4158 = v4104 * v4;
+        const uint v4159 = v4158 + v68;
+        const uint v4160 = v4159 + v4106;
+        out[v4160] = v4157;
       }
-      const uint v4237 = v1127 + v4183;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4239 = v1126 + v4188;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4240 = v4237 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4241 = v4239 < v15;
-      const bool v4242 = v4240 && v4241;
-      if (v4242) {
-        const float v4243 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4244 = v68 + v4239;
-        const bfloat v4245 = bias[v4244];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4246 = float(v4245);
-        const float v4247 = v4243 + v4246;
-        const float v4249 = fmax(v4247, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4250 = bfloat(v4249);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4251 = v4237 * v4;
-        const uint v4252 = v4251 + v68;
-        const uint v4253 = v4252 + v4239;
-        out[v4253] = v4250;
+      const uint v4162 = v1128 + v4108;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4164 = v1127 + v4113;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4165 = v4162 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4166 = v4164 < v15;
+      const bool v4167 = v4165 && v4166;
+      if (v4167) {
+        const float v4168 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4169 = v68 + v4164;
+        const bfloat v4170 = bias[v4169];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4171 = float(v4170);
+        const float v4172 = v4168 + v4171;
+        const float v4174 = fmax(v4172, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4175 = bfloat(v4174);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4176 = v4162 * v4;
+        const uint v4177 = v4176 + v68;
+        const uint v4178 = v4177 + v4164;
+        out[v4178] = v4175;
       }
     }
-    const uint v4254 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4255 = v1127 + v4254;
-    const uint v4256 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4257 = v1126 + v4256;
-    const uint v4259 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4260 = v4259 == v4254;
-    const uint v4263 = v4256 + 1u;
-    const uint v4264 = iron_frag_coord<64>(83u, iron_lane, true);
-    const bool v4265 = v4264 == v4263;
-    const bool v4266 = v4260 && v4265;
-    const uint v4269 = v4257 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4270 = v4269 == 0u;
-    const bool v4271 = v4266 && v4270;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4271) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4272 = v4255 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4273 = v4257 < v15;
-      const bool v4274 = v4272 && v4273;
-      if (v4274) {
-        const uint v4275 = v68 + v4257;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4276 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4277 = bias[v4275];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4278 = float(v4277);
-        const float v4279 = v4276 + v4278;
-        const float v4281 = fmax(v4279, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4282 = bfloat(v4281);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4283 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4285 = v4275 + 1u;
-        const bfloat v4286 = bias[v4285];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4287 = float(v4286);
-        const float v4288 = v4283 + v4287;
-        const float v4290 = fmax(v4288, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4291 = bfloat(v4290);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4292 = v4255 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4293 = v4292 + v4275;
-        *(device bfloat2*)(out + v4293) = bfloat2(v4282, v4291);
+    const uint v4179 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4180 = v1128 + v4179;
+    const uint v4181 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4182 = v1127 + v4181;
+    const uint v4184 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4185 = v4184 == v4179;
+    const uint v4188 = v4181 + 1u;
+    const uint v4189 = iron_frag_coord<64>(81u, iron_lane, true);
+    const bool v4190 = v4189 == v4188;
+    const bool v4191 = v4185 && v4190;
+    const uint v4194 = v4182 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4195 = v4194 == 0u;
+    const bool v4196 = v4191 && v4195;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4196) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4197 = v4180 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4198 = v4182 < v15;
+      const bool v4199 = v4197 && v4198;
+      if (v4199) {
+        const uint v4200 = v68 + v4182;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4201 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4202 = bias[v4200];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4203 = float(v4202);
+        const float v4204 = v4201 + v4203;
+        const float v4206 = fmax(v4204, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4207 = bfloat(v4206);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4208 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4210 = v4200 + 1u;
+        const bfloat v4211 = bias[v4210];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4212 = float(v4211);
+        const float v4213 = v4208 + v4212;
+        const float v4215 = fmax(v4213, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4216 = bfloat(v4215);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4217 = v4180 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4218 = v4217 + v4200;
+        *(device bfloat2*)(out + v4218) = bfloat2(v4207, v4216);
       }
     } else {
-      const bool v4298 = v4255 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4299 = v4257 < v15;
-      const bool v4300 = v4298 && v4299;
-      if (v4300) {
-        const float v4301 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4302 = v68 + v4257;
-        const bfloat v4303 = bias[v4302];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4304 = float(v4303);
-        const float v4305 = v4301 + v4304;
-        const float v4307 = fmax(v4305, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4308 = bfloat(v4307);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4309 = v4255 * v4;
-        const uint v4310 = v4309 + v68;
-        const uint v4311 = v4310 + v4257;
-        out[v4311] = v4308;
+      const bool v4223 = v4180 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4224 = v4182 < v15;
+      const bool v4225 = v4223 && v4224;
+      if (v4225) {
+        const float v4226 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4227 = v68 + v4182;
+        const bfloat v4228 = bias[v4227];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4229 = float(v4228);
+        const float v4230 = v4226 + v4229;
+        const float v4232 = fmax(v4230, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4233 = bfloat(v4232);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4234 = v4180 * v4;
+        const uint v4235 = v4234 + v68;
+        const uint v4236 = v4235 + v4182;
+        out[v4236] = v4233;
       }
-      const uint v4313 = v1127 + v4259;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4315 = v1126 + v4264;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4316 = v4313 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4317 = v4315 < v15;
-      const bool v4318 = v4316 && v4317;
-      if (v4318) {
-        const float v4319 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4320 = v68 + v4315;
-        const bfloat v4321 = bias[v4320];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4322 = float(v4321);
-        const float v4323 = v4319 + v4322;
-        const float v4325 = fmax(v4323, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4326 = bfloat(v4325);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4327 = v4313 * v4;
-        const uint v4328 = v4327 + v68;
-        const uint v4329 = v4328 + v4315;
-        out[v4329] = v4326;
+      const uint v4238 = v1128 + v4184;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4240 = v1127 + v4189;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4241 = v4238 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4242 = v4240 < v15;
+      const bool v4243 = v4241 && v4242;
+      if (v4243) {
+        const float v4244 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4245 = v68 + v4240;
+        const bfloat v4246 = bias[v4245];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4247 = float(v4246);
+        const float v4248 = v4244 + v4247;
+        const float v4250 = fmax(v4248, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4251 = bfloat(v4250);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4252 = v4238 * v4;
+        const uint v4253 = v4252 + v68;
+        const uint v4254 = v4253 + v4240;
+        out[v4254] = v4251;
       }
     }
-    const uint v4330 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4331 = v1127 + v4330;
-    const uint v4332 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4333 = v1126 + v4332;
-    const uint v4335 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4336 = v4335 == v4330;
-    const uint v4339 = v4332 + 1u;
-    const uint v4340 = iron_frag_coord<64>(85u, iron_lane, true);
-    const bool v4341 = v4340 == v4339;
-    const bool v4342 = v4336 && v4341;
-    const uint v4345 = v4333 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4346 = v4345 == 0u;
-    const bool v4347 = v4342 && v4346;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4347) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4348 = v4331 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4349 = v4333 < v15;
-      const bool v4350 = v4348 && v4349;
-      if (v4350) {
-        const uint v4351 = v68 + v4333;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4352 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4353 = bias[v4351];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4354 = float(v4353);
-        const float v4355 = v4352 + v4354;
-        const float v4357 = fmax(v4355, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4358 = bfloat(v4357);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4359 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4361 = v4351 + 1u;
-        const bfloat v4362 = bias[v4361];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4363 = float(v4362);
-        const float v4364 = v4359 + v4363;
-        const float v4366 = fmax(v4364, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4367 = bfloat(v4366);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4368 = v4331 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4369 = v4368 + v4351;
-        *(device bfloat2*)(out + v4369) = bfloat2(v4358, v4367);
+    const uint v4255 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4256 = v1128 + v4255;
+    const uint v4257 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4258 = v1127 + v4257;
+    const uint v4260 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4261 = v4260 == v4255;
+    const uint v4264 = v4257 + 1u;
+    const uint v4265 = iron_frag_coord<64>(83u, iron_lane, true);
+    const bool v4266 = v4265 == v4264;
+    const bool v4267 = v4261 && v4266;
+    const uint v4270 = v4258 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4271 = v4270 == 0u;
+    const bool v4272 = v4267 && v4271;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4272) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4273 = v4256 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4274 = v4258 < v15;
+      const bool v4275 = v4273 && v4274;
+      if (v4275) {
+        const uint v4276 = v68 + v4258;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4277 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4278 = bias[v4276];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4279 = float(v4278);
+        const float v4280 = v4277 + v4279;
+        const float v4282 = fmax(v4280, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4283 = bfloat(v4282);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4284 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4286 = v4276 + 1u;
+        const bfloat v4287 = bias[v4286];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4288 = float(v4287);
+        const float v4289 = v4284 + v4288;
+        const float v4291 = fmax(v4289, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4292 = bfloat(v4291);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4293 = v4256 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4294 = v4293 + v4276;
+        *(device bfloat2*)(out + v4294) = bfloat2(v4283, v4292);
       }
     } else {
-      const bool v4374 = v4331 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4375 = v4333 < v15;
-      const bool v4376 = v4374 && v4375;
-      if (v4376) {
-        const float v4377 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4378 = v68 + v4333;
-        const bfloat v4379 = bias[v4378];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4380 = float(v4379);
-        const float v4381 = v4377 + v4380;
-        const float v4383 = fmax(v4381, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4384 = bfloat(v4383);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4385 = v4331 * v4;
-        const uint v4386 = v4385 + v68;
-        const uint v4387 = v4386 + v4333;
-        out[v4387] = v4384;
+      const bool v4299 = v4256 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4300 = v4258 < v15;
+      const bool v4301 = v4299 && v4300;
+      if (v4301) {
+        const float v4302 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4303 = v68 + v4258;
+        const bfloat v4304 = bias[v4303];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4305 = float(v4304);
+        const float v4306 = v4302 + v4305;
+        const float v4308 = fmax(v4306, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4309 = bfloat(v4308);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4310 = v4256 * v4;
+        const uint v4311 = v4310 + v68;
+        const uint v4312 = v4311 + v4258;
+        out[v4312] = v4309;
       }
-      const uint v4389 = v1127 + v4335;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4391 = v1126 + v4340;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4392 = v4389 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4393 = v4391 < v15;
-      const bool v4394 = v4392 && v4393;
-      if (v4394) {
-        const float v4395 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4396 = v68 + v4391;
-        const bfloat v4397 = bias[v4396];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4398 = float(v4397);
-        const float v4399 = v4395 + v4398;
-        const float v4401 = fmax(v4399, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4402 = bfloat(v4401);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4403 = v4389 * v4;
-        const uint v4404 = v4403 + v68;
-        const uint v4405 = v4404 + v4391;
-        out[v4405] = v4402;
+      const uint v4314 = v1128 + v4260;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4316 = v1127 + v4265;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4317 = v4314 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4318 = v4316 < v15;
+      const bool v4319 = v4317 && v4318;
+      if (v4319) {
+        const float v4320 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4321 = v68 + v4316;
+        const bfloat v4322 = bias[v4321];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4323 = float(v4322);
+        const float v4324 = v4320 + v4323;
+        const float v4326 = fmax(v4324, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4327 = bfloat(v4326);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4328 = v4314 * v4;
+        const uint v4329 = v4328 + v68;
+        const uint v4330 = v4329 + v4316;
+        out[v4330] = v4327;
       }
     }
-    const uint v4406 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4407 = v1127 + v4406;
-    const uint v4408 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4409 = v1126 + v4408;
-    const uint v4411 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4412 = v4411 == v4406;
-    const uint v4415 = v4408 + 1u;
-    const uint v4416 = iron_frag_coord<64>(87u, iron_lane, true);
-    const bool v4417 = v4416 == v4415;
-    const bool v4418 = v4412 && v4417;
-    const uint v4421 = v4409 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4422 = v4421 == 0u;
-    const bool v4423 = v4418 && v4422;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4423) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4424 = v4407 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4425 = v4409 < v15;
-      const bool v4426 = v4424 && v4425;
-      if (v4426) {
-        const uint v4427 = v68 + v4409;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4428 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4429 = bias[v4427];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4430 = float(v4429);
-        const float v4431 = v4428 + v4430;
-        const float v4433 = fmax(v4431, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4434 = bfloat(v4433);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4435 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4437 = v4427 + 1u;
-        const bfloat v4438 = bias[v4437];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4439 = float(v4438);
-        const float v4440 = v4435 + v4439;
-        const float v4442 = fmax(v4440, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4443 = bfloat(v4442);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4444 = v4407 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4445 = v4444 + v4427;
-        *(device bfloat2*)(out + v4445) = bfloat2(v4434, v4443);
+    const uint v4331 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4332 = v1128 + v4331;
+    const uint v4333 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4334 = v1127 + v4333;
+    const uint v4336 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4337 = v4336 == v4331;
+    const uint v4340 = v4333 + 1u;
+    const uint v4341 = iron_frag_coord<64>(85u, iron_lane, true);
+    const bool v4342 = v4341 == v4340;
+    const bool v4343 = v4337 && v4342;
+    const uint v4346 = v4334 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4347 = v4346 == 0u;
+    const bool v4348 = v4343 && v4347;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4348) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4349 = v4332 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4350 = v4334 < v15;
+      const bool v4351 = v4349 && v4350;
+      if (v4351) {
+        const uint v4352 = v68 + v4334;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4353 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4354 = bias[v4352];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4355 = float(v4354);
+        const float v4356 = v4353 + v4355;
+        const float v4358 = fmax(v4356, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4359 = bfloat(v4358);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4360 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4362 = v4352 + 1u;
+        const bfloat v4363 = bias[v4362];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4364 = float(v4363);
+        const float v4365 = v4360 + v4364;
+        const float v4367 = fmax(v4365, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4368 = bfloat(v4367);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4369 = v4332 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4370 = v4369 + v4352;
+        *(device bfloat2*)(out + v4370) = bfloat2(v4359, v4368);
       }
     } else {
-      const bool v4450 = v4407 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4451 = v4409 < v15;
-      const bool v4452 = v4450 && v4451;
-      if (v4452) {
-        const float v4453 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4454 = v68 + v4409;
-        const bfloat v4455 = bias[v4454];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4456 = float(v4455);
-        const float v4457 = v4453 + v4456;
-        const float v4459 = fmax(v4457, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4460 = bfloat(v4459);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4461 = v4407 * v4;
-        const uint v4462 = v4461 + v68;
-        const uint v4463 = v4462 + v4409;
-        out[v4463] = v4460;
+      const bool v4375 = v4332 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4376 = v4334 < v15;
+      const bool v4377 = v4375 && v4376;
+      if (v4377) {
+        const float v4378 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4379 = v68 + v4334;
+        const bfloat v4380 = bias[v4379];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4381 = float(v4380);
+        const float v4382 = v4378 + v4381;
+        const float v4384 = fmax(v4382, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4385 = bfloat(v4384);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4386 = v4332 * v4;
+        const uint v4387 = v4386 + v68;
+        const uint v4388 = v4387 + v4334;
+        out[v4388] = v4385;
       }
-      const uint v4465 = v1127 + v4411;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4467 = v1126 + v4416;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4468 = v4465 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4469 = v4467 < v15;
-      const bool v4470 = v4468 && v4469;
-      if (v4470) {
-        const float v4471 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4472 = v68 + v4467;
-        const bfloat v4473 = bias[v4472];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4474 = float(v4473);
-        const float v4475 = v4471 + v4474;
-        const float v4477 = fmax(v4475, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4478 = bfloat(v4477);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4479 = v4465 * v4;
-        const uint v4480 = v4479 + v68;
-        const uint v4481 = v4480 + v4467;
-        out[v4481] = v4478;
+      const uint v4390 = v1128 + v4336;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4392 = v1127 + v4341;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4393 = v4390 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4394 = v4392 < v15;
+      const bool v4395 = v4393 && v4394;
+      if (v4395) {
+        const float v4396 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4397 = v68 + v4392;
+        const bfloat v4398 = bias[v4397];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4399 = float(v4398);
+        const float v4400 = v4396 + v4399;
+        const float v4402 = fmax(v4400, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4403 = bfloat(v4402);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4404 = v4390 * v4;
+        const uint v4405 = v4404 + v68;
+        const uint v4406 = v4405 + v4392;
+        out[v4406] = v4403;
       }
     }
-    const uint v4482 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4483 = v1127 + v4482;
-    const uint v4484 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4485 = v1126 + v4484;
-    const uint v4487 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4488 = v4487 == v4482;
-    const uint v4491 = v4484 + 1u;
-    const uint v4492 = iron_frag_coord<64>(89u, iron_lane, true);
-    const bool v4493 = v4492 == v4491;
-    const bool v4494 = v4488 && v4493;
-    const uint v4497 = v4485 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4498 = v4497 == 0u;
-    const bool v4499 = v4494 && v4498;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4499) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4500 = v4483 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4501 = v4485 < v15;
-      const bool v4502 = v4500 && v4501;
-      if (v4502) {
-        const uint v4503 = v68 + v4485;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4504 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4505 = bias[v4503];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4506 = float(v4505);
-        const float v4507 = v4504 + v4506;
-        const float v4509 = fmax(v4507, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4510 = bfloat(v4509);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4511 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4513 = v4503 + 1u;
-        const bfloat v4514 = bias[v4513];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4515 = float(v4514);
-        const float v4516 = v4511 + v4515;
-        const float v4518 = fmax(v4516, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4519 = bfloat(v4518);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4520 = v4483 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4521 = v4520 + v4503;
-        *(device bfloat2*)(out + v4521) = bfloat2(v4510, v4519);
+    const uint v4407 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4408 = v1128 + v4407;
+    const uint v4409 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4410 = v1127 + v4409;
+    const uint v4412 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4413 = v4412 == v4407;
+    const uint v4416 = v4409 + 1u;
+    const uint v4417 = iron_frag_coord<64>(87u, iron_lane, true);
+    const bool v4418 = v4417 == v4416;
+    const bool v4419 = v4413 && v4418;
+    const uint v4422 = v4410 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4423 = v4422 == 0u;
+    const bool v4424 = v4419 && v4423;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4424) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4425 = v4408 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4426 = v4410 < v15;
+      const bool v4427 = v4425 && v4426;
+      if (v4427) {
+        const uint v4428 = v68 + v4410;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4429 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4430 = bias[v4428];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4431 = float(v4430);
+        const float v4432 = v4429 + v4431;
+        const float v4434 = fmax(v4432, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4435 = bfloat(v4434);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4436 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4438 = v4428 + 1u;
+        const bfloat v4439 = bias[v4438];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4440 = float(v4439);
+        const float v4441 = v4436 + v4440;
+        const float v4443 = fmax(v4441, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4444 = bfloat(v4443);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4445 = v4408 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4446 = v4445 + v4428;
+        *(device bfloat2*)(out + v4446) = bfloat2(v4435, v4444);
       }
     } else {
-      const bool v4526 = v4483 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4527 = v4485 < v15;
-      const bool v4528 = v4526 && v4527;
-      if (v4528) {
-        const float v4529 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4530 = v68 + v4485;
-        const bfloat v4531 = bias[v4530];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4532 = float(v4531);
-        const float v4533 = v4529 + v4532;
-        const float v4535 = fmax(v4533, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4536 = bfloat(v4535);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4537 = v4483 * v4;
-        const uint v4538 = v4537 + v68;
-        const uint v4539 = v4538 + v4485;
-        out[v4539] = v4536;
+      const bool v4451 = v4408 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4452 = v4410 < v15;
+      const bool v4453 = v4451 && v4452;
+      if (v4453) {
+        const float v4454 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4455 = v68 + v4410;
+        const bfloat v4456 = bias[v4455];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4457 = float(v4456);
+        const float v4458 = v4454 + v4457;
+        const float v4460 = fmax(v4458, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4461 = bfloat(v4460);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4462 = v4408 * v4;
+        const uint v4463 = v4462 + v68;
+        const uint v4464 = v4463 + v4410;
+        out[v4464] = v4461;
       }
-      const uint v4541 = v1127 + v4487;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4543 = v1126 + v4492;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4544 = v4541 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4545 = v4543 < v15;
-      const bool v4546 = v4544 && v4545;
-      if (v4546) {
-        const float v4547 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4548 = v68 + v4543;
-        const bfloat v4549 = bias[v4548];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4550 = float(v4549);
-        const float v4551 = v4547 + v4550;
-        const float v4553 = fmax(v4551, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4554 = bfloat(v4553);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4555 = v4541 * v4;
-        const uint v4556 = v4555 + v68;
-        const uint v4557 = v4556 + v4543;
-        out[v4557] = v4554;
+      const uint v4466 = v1128 + v4412;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4468 = v1127 + v4417;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4469 = v4466 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4470 = v4468 < v15;
+      const bool v4471 = v4469 && v4470;
+      if (v4471) {
+        const float v4472 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4473 = v68 + v4468;
+        const bfloat v4474 = bias[v4473];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4475 = float(v4474);
+        const float v4476 = v4472 + v4475;
+        const float v4478 = fmax(v4476, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4479 = bfloat(v4478);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4480 = v4466 * v4;
+        const uint v4481 = v4480 + v68;
+        const uint v4482 = v4481 + v4468;
+        out[v4482] = v4479;
       }
     }
-    const uint v4558 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4559 = v1127 + v4558;
-    const uint v4560 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4561 = v1126 + v4560;
-    const uint v4563 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4564 = v4563 == v4558;
-    const uint v4567 = v4560 + 1u;
-    const uint v4568 = iron_frag_coord<64>(91u, iron_lane, true);
-    const bool v4569 = v4568 == v4567;
-    const bool v4570 = v4564 && v4569;
-    const uint v4573 = v4561 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4574 = v4573 == 0u;
-    const bool v4575 = v4570 && v4574;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4575) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4576 = v4559 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4577 = v4561 < v15;
-      const bool v4578 = v4576 && v4577;
-      if (v4578) {
-        const uint v4579 = v68 + v4561;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4580 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4581 = bias[v4579];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4582 = float(v4581);
-        const float v4583 = v4580 + v4582;
-        const float v4585 = fmax(v4583, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4586 = bfloat(v4585);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4587 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4589 = v4579 + 1u;
-        const bfloat v4590 = bias[v4589];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4591 = float(v4590);
-        const float v4592 = v4587 + v4591;
-        const float v4594 = fmax(v4592, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4595 = bfloat(v4594);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4596 = v4559 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4597 = v4596 + v4579;
-        *(device bfloat2*)(out + v4597) = bfloat2(v4586, v4595);
+    const uint v4483 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4484 = v1128 + v4483;
+    const uint v4485 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4486 = v1127 + v4485;
+    const uint v4488 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4489 = v4488 == v4483;
+    const uint v4492 = v4485 + 1u;
+    const uint v4493 = iron_frag_coord<64>(89u, iron_lane, true);
+    const bool v4494 = v4493 == v4492;
+    const bool v4495 = v4489 && v4494;
+    const uint v4498 = v4486 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4499 = v4498 == 0u;
+    const bool v4500 = v4495 && v4499;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4500) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4501 = v4484 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4502 = v4486 < v15;
+      const bool v4503 = v4501 && v4502;
+      if (v4503) {
+        const uint v4504 = v68 + v4486;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4505 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4506 = bias[v4504];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4507 = float(v4506);
+        const float v4508 = v4505 + v4507;
+        const float v4510 = fmax(v4508, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4511 = bfloat(v4510);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4512 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4514 = v4504 + 1u;
+        const bfloat v4515 = bias[v4514];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4516 = float(v4515);
+        const float v4517 = v4512 + v4516;
+        const float v4519 = fmax(v4517, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4520 = bfloat(v4519);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4521 = v4484 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4522 = v4521 + v4504;
+        *(device bfloat2*)(out + v4522) = bfloat2(v4511, v4520);
       }
     } else {
-      const bool v4602 = v4559 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4603 = v4561 < v15;
-      const bool v4604 = v4602 && v4603;
-      if (v4604) {
-        const float v4605 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4606 = v68 + v4561;
-        const bfloat v4607 = bias[v4606];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4608 = float(v4607);
-        const float v4609 = v4605 + v4608;
-        const float v4611 = fmax(v4609, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4612 = bfloat(v4611);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4613 = v4559 * v4;
-        const uint v4614 = v4613 + v68;
-        const uint v4615 = v4614 + v4561;
-        out[v4615] = v4612;
+      const bool v4527 = v4484 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4528 = v4486 < v15;
+      const bool v4529 = v4527 && v4528;
+      if (v4529) {
+        const float v4530 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4531 = v68 + v4486;
+        const bfloat v4532 = bias[v4531];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4533 = float(v4532);
+        const float v4534 = v4530 + v4533;
+        const float v4536 = fmax(v4534, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4537 = bfloat(v4536);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4538 = v4484 * v4;
+        const uint v4539 = v4538 + v68;
+        const uint v4540 = v4539 + v4486;
+        out[v4540] = v4537;
       }
-      const uint v4617 = v1127 + v4563;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4619 = v1126 + v4568;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4620 = v4617 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4621 = v4619 < v15;
-      const bool v4622 = v4620 && v4621;
-      if (v4622) {
-        const float v4623 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4624 = v68 + v4619;
-        const bfloat v4625 = bias[v4624];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4626 = float(v4625);
-        const float v4627 = v4623 + v4626;
-        const float v4629 = fmax(v4627, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4630 = bfloat(v4629);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4631 = v4617 * v4;
-        const uint v4632 = v4631 + v68;
-        const uint v4633 = v4632 + v4619;
-        out[v4633] = v4630;
+      const uint v4542 = v1128 + v4488;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4544 = v1127 + v4493;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4545 = v4542 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4546 = v4544 < v15;
+      const bool v4547 = v4545 && v4546;
+      if (v4547) {
+        const float v4548 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4549 = v68 + v4544;
+        const bfloat v4550 = bias[v4549];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4551 = float(v4550);
+        const float v4552 = v4548 + v4551;
+        const float v4554 = fmax(v4552, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4555 = bfloat(v4554);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4556 = v4542 * v4;
+        const uint v4557 = v4556 + v68;
+        const uint v4558 = v4557 + v4544;
+        out[v4558] = v4555;
       }
     }
-    const uint v4634 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4635 = v1127 + v4634;
-    const uint v4636 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4637 = v1126 + v4636;
-    const uint v4639 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4640 = v4639 == v4634;
-    const uint v4643 = v4636 + 1u;
-    const uint v4644 = iron_frag_coord<64>(93u, iron_lane, true);
-    const bool v4645 = v4644 == v4643;
-    const bool v4646 = v4640 && v4645;
-    const uint v4649 = v4637 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4650 = v4649 == 0u;
-    const bool v4651 = v4646 && v4650;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4651) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4652 = v4635 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4653 = v4637 < v15;
-      const bool v4654 = v4652 && v4653;
-      if (v4654) {
-        const uint v4655 = v68 + v4637;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4656 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4657 = bias[v4655];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4658 = float(v4657);
-        const float v4659 = v4656 + v4658;
-        const float v4661 = fmax(v4659, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4662 = bfloat(v4661);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4663 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4665 = v4655 + 1u;
-        const bfloat v4666 = bias[v4665];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4667 = float(v4666);
-        const float v4668 = v4663 + v4667;
-        const float v4670 = fmax(v4668, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4671 = bfloat(v4670);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4672 = v4635 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4673 = v4672 + v4655;
-        *(device bfloat2*)(out + v4673) = bfloat2(v4662, v4671);
+    const uint v4559 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4560 = v1128 + v4559;
+    const uint v4561 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4562 = v1127 + v4561;
+    const uint v4564 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4565 = v4564 == v4559;
+    const uint v4568 = v4561 + 1u;
+    const uint v4569 = iron_frag_coord<64>(91u, iron_lane, true);
+    const bool v4570 = v4569 == v4568;
+    const bool v4571 = v4565 && v4570;
+    const uint v4574 = v4562 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4575 = v4574 == 0u;
+    const bool v4576 = v4571 && v4575;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4576) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4577 = v4560 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4578 = v4562 < v15;
+      const bool v4579 = v4577 && v4578;
+      if (v4579) {
+        const uint v4580 = v68 + v4562;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4581 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4582 = bias[v4580];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4583 = float(v4582);
+        const float v4584 = v4581 + v4583;
+        const float v4586 = fmax(v4584, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4587 = bfloat(v4586);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4588 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4590 = v4580 + 1u;
+        const bfloat v4591 = bias[v4590];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4592 = float(v4591);
+        const float v4593 = v4588 + v4592;
+        const float v4595 = fmax(v4593, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4596 = bfloat(v4595);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4597 = v4560 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4598 = v4597 + v4580;
+        *(device bfloat2*)(out + v4598) = bfloat2(v4587, v4596);
       }
     } else {
-      const bool v4678 = v4635 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4679 = v4637 < v15;
-      const bool v4680 = v4678 && v4679;
-      if (v4680) {
-        const float v4681 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4682 = v68 + v4637;
-        const bfloat v4683 = bias[v4682];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4684 = float(v4683);
-        const float v4685 = v4681 + v4684;
-        const float v4687 = fmax(v4685, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4688 = bfloat(v4687);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4689 = v4635 * v4;
-        const uint v4690 = v4689 + v68;
-        const uint v4691 = v4690 + v4637;
-        out[v4691] = v4688;
+      const bool v4603 = v4560 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4604 = v4562 < v15;
+      const bool v4605 = v4603 && v4604;
+      if (v4605) {
+        const float v4606 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4607 = v68 + v4562;
+        const bfloat v4608 = bias[v4607];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4609 = float(v4608);
+        const float v4610 = v4606 + v4609;
+        const float v4612 = fmax(v4610, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4613 = bfloat(v4612);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4614 = v4560 * v4;
+        const uint v4615 = v4614 + v68;
+        const uint v4616 = v4615 + v4562;
+        out[v4616] = v4613;
       }
-      const uint v4693 = v1127 + v4639;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4695 = v1126 + v4644;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4696 = v4693 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4697 = v4695 < v15;
-      const bool v4698 = v4696 && v4697;
-      if (v4698) {
-        const float v4699 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4700 = v68 + v4695;
-        const bfloat v4701 = bias[v4700];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4702 = float(v4701);
-        const float v4703 = v4699 + v4702;
-        const float v4705 = fmax(v4703, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4706 = bfloat(v4705);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4707 = v4693 * v4;
-        const uint v4708 = v4707 + v68;
-        const uint v4709 = v4708 + v4695;
-        out[v4709] = v4706;
+      const uint v4618 = v1128 + v4564;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4620 = v1127 + v4569;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4621 = v4618 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4622 = v4620 < v15;
+      const bool v4623 = v4621 && v4622;
+      if (v4623) {
+        const float v4624 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4625 = v68 + v4620;
+        const bfloat v4626 = bias[v4625];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4627 = float(v4626);
+        const float v4628 = v4624 + v4627;
+        const float v4630 = fmax(v4628, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4631 = bfloat(v4630);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4632 = v4618 * v4;
+        const uint v4633 = v4632 + v68;
+        const uint v4634 = v4633 + v4620;
+        out[v4634] = v4631;
       }
     }
-    const uint v4710 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4711 = v1127 + v4710;
-    const uint v4712 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4713 = v1126 + v4712;
-    const uint v4715 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4716 = v4715 == v4710;
-    const uint v4719 = v4712 + 1u;
-    const uint v4720 = iron_frag_coord<64>(95u, iron_lane, true);
-    const bool v4721 = v4720 == v4719;
-    const bool v4722 = v4716 && v4721;
-    const uint v4725 = v4713 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4726 = v4725 == 0u;
-    const bool v4727 = v4722 && v4726;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4727) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4728 = v4711 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4729 = v4713 < v15;
-      const bool v4730 = v4728 && v4729;
-      if (v4730) {
-        const uint v4731 = v68 + v4713;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4732 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4733 = bias[v4731];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4734 = float(v4733);
-        const float v4735 = v4732 + v4734;
-        const float v4737 = fmax(v4735, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4738 = bfloat(v4737);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4739 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4741 = v4731 + 1u;
-        const bfloat v4742 = bias[v4741];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4743 = float(v4742);
-        const float v4744 = v4739 + v4743;
-        const float v4746 = fmax(v4744, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4747 = bfloat(v4746);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4748 = v4711 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4749 = v4748 + v4731;
-        *(device bfloat2*)(out + v4749) = bfloat2(v4738, v4747);
+    const uint v4635 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4636 = v1128 + v4635;
+    const uint v4637 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4638 = v1127 + v4637;
+    const uint v4640 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4641 = v4640 == v4635;
+    const uint v4644 = v4637 + 1u;
+    const uint v4645 = iron_frag_coord<64>(93u, iron_lane, true);
+    const bool v4646 = v4645 == v4644;
+    const bool v4647 = v4641 && v4646;
+    const uint v4650 = v4638 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4651 = v4650 == 0u;
+    const bool v4652 = v4647 && v4651;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4652) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4653 = v4636 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4654 = v4638 < v15;
+      const bool v4655 = v4653 && v4654;
+      if (v4655) {
+        const uint v4656 = v68 + v4638;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4657 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4658 = bias[v4656];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4659 = float(v4658);
+        const float v4660 = v4657 + v4659;
+        const float v4662 = fmax(v4660, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4663 = bfloat(v4662);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4664 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4666 = v4656 + 1u;
+        const bfloat v4667 = bias[v4666];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4668 = float(v4667);
+        const float v4669 = v4664 + v4668;
+        const float v4671 = fmax(v4669, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4672 = bfloat(v4671);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4673 = v4636 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4674 = v4673 + v4656;
+        *(device bfloat2*)(out + v4674) = bfloat2(v4663, v4672);
       }
     } else {
-      const bool v4754 = v4711 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4755 = v4713 < v15;
-      const bool v4756 = v4754 && v4755;
-      if (v4756) {
-        const float v4757 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4758 = v68 + v4713;
-        const bfloat v4759 = bias[v4758];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4760 = float(v4759);
-        const float v4761 = v4757 + v4760;
-        const float v4763 = fmax(v4761, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4764 = bfloat(v4763);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4765 = v4711 * v4;
-        const uint v4766 = v4765 + v68;
-        const uint v4767 = v4766 + v4713;
-        out[v4767] = v4764;
+      const bool v4679 = v4636 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4680 = v4638 < v15;
+      const bool v4681 = v4679 && v4680;
+      if (v4681) {
+        const float v4682 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4683 = v68 + v4638;
+        const bfloat v4684 = bias[v4683];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4685 = float(v4684);
+        const float v4686 = v4682 + v4685;
+        const float v4688 = fmax(v4686, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4689 = bfloat(v4688);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4690 = v4636 * v4;
+        const uint v4691 = v4690 + v68;
+        const uint v4692 = v4691 + v4638;
+        out[v4692] = v4689;
       }
-      const uint v4769 = v1127 + v4715;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4771 = v1126 + v4720;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4772 = v4769 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4773 = v4771 < v15;
-      const bool v4774 = v4772 && v4773;
-      if (v4774) {
-        const float v4775 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4776 = v68 + v4771;
-        const bfloat v4777 = bias[v4776];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4778 = float(v4777);
-        const float v4779 = v4775 + v4778;
-        const float v4781 = fmax(v4779, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4782 = bfloat(v4781);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4783 = v4769 * v4;
-        const uint v4784 = v4783 + v68;
-        const uint v4785 = v4784 + v4771;
-        out[v4785] = v4782;
+      const uint v4694 = v1128 + v4640;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4696 = v1127 + v4645;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4697 = v4694 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4698 = v4696 < v15;
+      const bool v4699 = v4697 && v4698;
+      if (v4699) {
+        const float v4700 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4701 = v68 + v4696;
+        const bfloat v4702 = bias[v4701];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4703 = float(v4702);
+        const float v4704 = v4700 + v4703;
+        const float v4706 = fmax(v4704, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4707 = bfloat(v4706);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4708 = v4694 * v4;
+        const uint v4709 = v4708 + v68;
+        const uint v4710 = v4709 + v4696;
+        out[v4710] = v4707;
       }
     }
-    const uint v4786 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4787 = v1127 + v4786;
-    const uint v4788 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4789 = v1126 + v4788;
-    const uint v4791 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4792 = v4791 == v4786;
-    const uint v4795 = v4788 + 1u;
-    const uint v4796 = iron_frag_coord<64>(97u, iron_lane, true);
-    const bool v4797 = v4796 == v4795;
-    const bool v4798 = v4792 && v4797;
-    const uint v4801 = v4789 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4802 = v4801 == 0u;
-    const bool v4803 = v4798 && v4802;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4803) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4804 = v4787 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4805 = v4789 < v15;
-      const bool v4806 = v4804 && v4805;
-      if (v4806) {
-        const uint v4807 = v68 + v4789;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4808 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4809 = bias[v4807];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4810 = float(v4809);
-        const float v4811 = v4808 + v4810;
-        const float v4813 = fmax(v4811, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4814 = bfloat(v4813);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4815 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4817 = v4807 + 1u;
-        const bfloat v4818 = bias[v4817];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4819 = float(v4818);
-        const float v4820 = v4815 + v4819;
-        const float v4822 = fmax(v4820, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4823 = bfloat(v4822);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4824 = v4787 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4825 = v4824 + v4807;
-        *(device bfloat2*)(out + v4825) = bfloat2(v4814, v4823);
+    const uint v4711 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4712 = v1128 + v4711;
+    const uint v4713 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4714 = v1127 + v4713;
+    const uint v4716 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4717 = v4716 == v4711;
+    const uint v4720 = v4713 + 1u;
+    const uint v4721 = iron_frag_coord<64>(95u, iron_lane, true);
+    const bool v4722 = v4721 == v4720;
+    const bool v4723 = v4717 && v4722;
+    const uint v4726 = v4714 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4727 = v4726 == 0u;
+    const bool v4728 = v4723 && v4727;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4728) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4729 = v4712 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4730 = v4714 < v15;
+      const bool v4731 = v4729 && v4730;
+      if (v4731) {
+        const uint v4732 = v68 + v4714;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4733 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4734 = bias[v4732];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4735 = float(v4734);
+        const float v4736 = v4733 + v4735;
+        const float v4738 = fmax(v4736, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4739 = bfloat(v4738);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4740 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4742 = v4732 + 1u;
+        const bfloat v4743 = bias[v4742];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4744 = float(v4743);
+        const float v4745 = v4740 + v4744;
+        const float v4747 = fmax(v4745, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4748 = bfloat(v4747);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4749 = v4712 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4750 = v4749 + v4732;
+        *(device bfloat2*)(out + v4750) = bfloat2(v4739, v4748);
       }
     } else {
-      const bool v4830 = v4787 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4831 = v4789 < v15;
-      const bool v4832 = v4830 && v4831;
-      if (v4832) {
-        const float v4833 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4834 = v68 + v4789;
-        const bfloat v4835 = bias[v4834];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4836 = float(v4835);
-        const float v4837 = v4833 + v4836;
-        const float v4839 = fmax(v4837, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4840 = bfloat(v4839);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4841 = v4787 * v4;
-        const uint v4842 = v4841 + v68;
-        const uint v4843 = v4842 + v4789;
-        out[v4843] = v4840;
+      const bool v4755 = v4712 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4756 = v4714 < v15;
+      const bool v4757 = v4755 && v4756;
+      if (v4757) {
+        const float v4758 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4759 = v68 + v4714;
+        const bfloat v4760 = bias[v4759];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4761 = float(v4760);
+        const float v4762 = v4758 + v4761;
+        const float v4764 = fmax(v4762, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4765 = bfloat(v4764);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4766 = v4712 * v4;
+        const uint v4767 = v4766 + v68;
+        const uint v4768 = v4767 + v4714;
+        out[v4768] = v4765;
       }
-      const uint v4845 = v1127 + v4791;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4847 = v1126 + v4796;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4848 = v4845 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4849 = v4847 < v15;
-      const bool v4850 = v4848 && v4849;
-      if (v4850) {
-        const float v4851 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4852 = v68 + v4847;
-        const bfloat v4853 = bias[v4852];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4854 = float(v4853);
-        const float v4855 = v4851 + v4854;
-        const float v4857 = fmax(v4855, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4858 = bfloat(v4857);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4859 = v4845 * v4;
-        const uint v4860 = v4859 + v68;
-        const uint v4861 = v4860 + v4847;
-        out[v4861] = v4858;
+      const uint v4770 = v1128 + v4716;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4772 = v1127 + v4721;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4773 = v4770 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4774 = v4772 < v15;
+      const bool v4775 = v4773 && v4774;
+      if (v4775) {
+        const float v4776 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4777 = v68 + v4772;
+        const bfloat v4778 = bias[v4777];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4779 = float(v4778);
+        const float v4780 = v4776 + v4779;
+        const float v4782 = fmax(v4780, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4783 = bfloat(v4782);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4784 = v4770 * v4;
+        const uint v4785 = v4784 + v68;
+        const uint v4786 = v4785 + v4772;
+        out[v4786] = v4783;
       }
     }
-    const uint v4862 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4863 = v1127 + v4862;
-    const uint v4864 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4865 = v1126 + v4864;
-    const uint v4867 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4868 = v4867 == v4862;
-    const uint v4871 = v4864 + 1u;
-    const uint v4872 = iron_frag_coord<64>(99u, iron_lane, true);
-    const bool v4873 = v4872 == v4871;
-    const bool v4874 = v4868 && v4873;
-    const uint v4877 = v4865 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4878 = v4877 == 0u;
-    const bool v4879 = v4874 && v4878;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4879) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4880 = v4863 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4881 = v4865 < v15;
-      const bool v4882 = v4880 && v4881;
-      if (v4882) {
-        const uint v4883 = v68 + v4865;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4884 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4885 = bias[v4883];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4886 = float(v4885);
-        const float v4887 = v4884 + v4886;
-        const float v4889 = fmax(v4887, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4890 = bfloat(v4889);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4891 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4893 = v4883 + 1u;
-        const bfloat v4894 = bias[v4893];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4895 = float(v4894);
-        const float v4896 = v4891 + v4895;
-        const float v4898 = fmax(v4896, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4899 = bfloat(v4898);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4900 = v4863 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4901 = v4900 + v4883;
-        *(device bfloat2*)(out + v4901) = bfloat2(v4890, v4899);
+    const uint v4787 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4788 = v1128 + v4787;
+    const uint v4789 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4790 = v1127 + v4789;
+    const uint v4792 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4793 = v4792 == v4787;
+    const uint v4796 = v4789 + 1u;
+    const uint v4797 = iron_frag_coord<64>(97u, iron_lane, true);
+    const bool v4798 = v4797 == v4796;
+    const bool v4799 = v4793 && v4798;
+    const uint v4802 = v4790 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4803 = v4802 == 0u;
+    const bool v4804 = v4799 && v4803;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4804) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4805 = v4788 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4806 = v4790 < v15;
+      const bool v4807 = v4805 && v4806;
+      if (v4807) {
+        const uint v4808 = v68 + v4790;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4809 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4810 = bias[v4808];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4811 = float(v4810);
+        const float v4812 = v4809 + v4811;
+        const float v4814 = fmax(v4812, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4815 = bfloat(v4814);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4816 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4818 = v4808 + 1u;
+        const bfloat v4819 = bias[v4818];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4820 = float(v4819);
+        const float v4821 = v4816 + v4820;
+        const float v4823 = fmax(v4821, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4824 = bfloat(v4823);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4825 = v4788 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4826 = v4825 + v4808;
+        *(device bfloat2*)(out + v4826) = bfloat2(v4815, v4824);
       }
     } else {
-      const bool v4906 = v4863 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4907 = v4865 < v15;
-      const bool v4908 = v4906 && v4907;
-      if (v4908) {
-        const float v4909 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4910 = v68 + v4865;
-        const bfloat v4911 = bias[v4910];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4912 = float(v4911);
-        const float v4913 = v4909 + v4912;
-        const float v4915 = fmax(v4913, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4916 = bfloat(v4915);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4917 = v4863 * v4;
-        const uint v4918 = v4917 + v68;
-        const uint v4919 = v4918 + v4865;
-        out[v4919] = v4916;
+      const bool v4831 = v4788 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4832 = v4790 < v15;
+      const bool v4833 = v4831 && v4832;
+      if (v4833) {
+        const float v4834 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4835 = v68 + v4790;
+        const bfloat v4836 = bias[v4835];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4837 = float(v4836);
+        const float v4838 = v4834 + v4837;
+        const float v4840 = fmax(v4838, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4841 = bfloat(v4840);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4842 = v4788 * v4;
+        const uint v4843 = v4842 + v68;
+        const uint v4844 = v4843 + v4790;
+        out[v4844] = v4841;
       }
-      const uint v4921 = v1127 + v4867;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4923 = v1126 + v4872;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v4924 = v4921 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4925 = v4923 < v15;
-      const bool v4926 = v4924 && v4925;
-      if (v4926) {
-        const float v4927 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4928 = v68 + v4923;
-        const bfloat v4929 = bias[v4928];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4930 = float(v4929);
-        const float v4931 = v4927 + v4930;
-        const float v4933 = fmax(v4931, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4934 = bfloat(v4933);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4935 = v4921 * v4;
-        const uint v4936 = v4935 + v68;
-        const uint v4937 = v4936 + v4923;
-        out[v4937] = v4934;
+      const uint v4846 = v1128 + v4792;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4848 = v1127 + v4797;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4849 = v4846 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4850 = v4848 < v15;
+      const bool v4851 = v4849 && v4850;
+      if (v4851) {
+        const float v4852 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4853 = v68 + v4848;
+        const bfloat v4854 = bias[v4853];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4855 = float(v4854);
+        const float v4856 = v4852 + v4855;
+        const float v4858 = fmax(v4856, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4859 = bfloat(v4858);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4860 = v4846 * v4;
+        const uint v4861 = v4860 + v68;
+        const uint v4862 = v4861 + v4848;
+        out[v4862] = v4859;
       }
     }
-    const uint v4938 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v4939 = v1127 + v4938;
-    const uint v4940 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v4941 = v1126 + v4940;
-    const uint v4943 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v4944 = v4943 == v4938;
-    const uint v4947 = v4940 + 1u;
-    const uint v4948 = iron_frag_coord<64>(101u, iron_lane, true);
-    const bool v4949 = v4948 == v4947;
-    const bool v4950 = v4944 && v4949;
-    const uint v4953 = v4941 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v4954 = v4953 == 0u;
-    const bool v4955 = v4950 && v4954;  // kernels/convolution/conv_tiles.hpp:87
-    if (v4955) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v4956 = v4939 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v4957 = v4941 < v15;
-      const bool v4958 = v4956 && v4957;
-      if (v4958) {
-        const uint v4959 = v68 + v4941;  // kernels/convolution/conv_tiles.hpp:92
-        const float v4960 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v4961 = bias[v4959];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4962 = float(v4961);
-        const float v4963 = v4960 + v4962;
-        const float v4965 = fmax(v4963, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4966 = bfloat(v4965);  // kernels/convolution/conv_tiles.hpp:94
-        const float v4967 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4969 = v4959 + 1u;
-        const bfloat v4970 = bias[v4969];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4971 = float(v4970);
-        const float v4972 = v4967 + v4971;
-        const float v4974 = fmax(v4972, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4975 = bfloat(v4974);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v4976 = v4939 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v4977 = v4976 + v4959;
-        *(device bfloat2*)(out + v4977) = bfloat2(v4966, v4975);
+    const uint v4863 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4864 = v1128 + v4863;
+    const uint v4865 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4866 = v1127 + v4865;
+    const uint v4868 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4869 = v4868 == v4863;
+    const uint v4872 = v4865 + 1u;
+    const uint v4873 = iron_frag_coord<64>(99u, iron_lane, true);
+    const bool v4874 = v4873 == v4872;
+    const bool v4875 = v4869 && v4874;
+    const uint v4878 = v4866 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4879 = v4878 == 0u;
+    const bool v4880 = v4875 && v4879;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4880) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4881 = v4864 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4882 = v4866 < v15;
+      const bool v4883 = v4881 && v4882;
+      if (v4883) {
+        const uint v4884 = v68 + v4866;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4885 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4886 = bias[v4884];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4887 = float(v4886);
+        const float v4888 = v4885 + v4887;
+        const float v4890 = fmax(v4888, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4891 = bfloat(v4890);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4892 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4894 = v4884 + 1u;
+        const bfloat v4895 = bias[v4894];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4896 = float(v4895);
+        const float v4897 = v4892 + v4896;
+        const float v4899 = fmax(v4897, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4900 = bfloat(v4899);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4901 = v4864 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4902 = v4901 + v4884;
+        *(device bfloat2*)(out + v4902) = bfloat2(v4891, v4900);
       }
     } else {
-      const bool v4982 = v4939 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v4983 = v4941 < v15;
-      const bool v4984 = v4982 && v4983;
-      if (v4984) {
-        const float v4985 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4986 = v68 + v4941;
-        const bfloat v4987 = bias[v4986];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v4988 = float(v4987);
-        const float v4989 = v4985 + v4988;
-        const float v4991 = fmax(v4989, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v4992 = bfloat(v4991);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v4993 = v4939 * v4;
-        const uint v4994 = v4993 + v68;
-        const uint v4995 = v4994 + v4941;
-        out[v4995] = v4992;
+      const bool v4907 = v4864 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4908 = v4866 < v15;
+      const bool v4909 = v4907 && v4908;
+      if (v4909) {
+        const float v4910 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4911 = v68 + v4866;
+        const bfloat v4912 = bias[v4911];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4913 = float(v4912);
+        const float v4914 = v4910 + v4913;
+        const float v4916 = fmax(v4914, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4917 = bfloat(v4916);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4918 = v4864 * v4;
+        const uint v4919 = v4918 + v68;
+        const uint v4920 = v4919 + v4866;
+        out[v4920] = v4917;
       }
-      const uint v4997 = v1127 + v4943;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v4999 = v1126 + v4948;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5000 = v4997 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5001 = v4999 < v15;
-      const bool v5002 = v5000 && v5001;
-      if (v5002) {
-        const float v5003 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5004 = v68 + v4999;
-        const bfloat v5005 = bias[v5004];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5006 = float(v5005);
-        const float v5007 = v5003 + v5006;
-        const float v5009 = fmax(v5007, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5010 = bfloat(v5009);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5011 = v4997 * v4;
-        const uint v5012 = v5011 + v68;
-        const uint v5013 = v5012 + v4999;
-        out[v5013] = v5010;
+      const uint v4922 = v1128 + v4868;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v4924 = v1127 + v4873;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v4925 = v4922 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4926 = v4924 < v15;
+      const bool v4927 = v4925 && v4926;
+      if (v4927) {
+        const float v4928 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4929 = v68 + v4924;
+        const bfloat v4930 = bias[v4929];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4931 = float(v4930);
+        const float v4932 = v4928 + v4931;
+        const float v4934 = fmax(v4932, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4935 = bfloat(v4934);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4936 = v4922 * v4;
+        const uint v4937 = v4936 + v68;
+        const uint v4938 = v4937 + v4924;
+        out[v4938] = v4935;
       }
     }
-    const uint v5014 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5015 = v1127 + v5014;
-    const uint v5016 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5017 = v1126 + v5016;
-    const uint v5019 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5020 = v5019 == v5014;
-    const uint v5023 = v5016 + 1u;
-    const uint v5024 = iron_frag_coord<64>(103u, iron_lane, true);
-    const bool v5025 = v5024 == v5023;
-    const bool v5026 = v5020 && v5025;
-    const uint v5029 = v5017 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5030 = v5029 == 0u;
-    const bool v5031 = v5026 && v5030;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5031) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5032 = v5015 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5033 = v5017 < v15;
-      const bool v5034 = v5032 && v5033;
-      if (v5034) {
-        const uint v5035 = v68 + v5017;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5036 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5037 = bias[v5035];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5038 = float(v5037);
-        const float v5039 = v5036 + v5038;
-        const float v5041 = fmax(v5039, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5042 = bfloat(v5041);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5043 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5045 = v5035 + 1u;
-        const bfloat v5046 = bias[v5045];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5047 = float(v5046);
-        const float v5048 = v5043 + v5047;
-        const float v5050 = fmax(v5048, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5051 = bfloat(v5050);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5052 = v5015 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5053 = v5052 + v5035;
-        *(device bfloat2*)(out + v5053) = bfloat2(v5042, v5051);
+    const uint v4939 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v4940 = v1128 + v4939;
+    const uint v4941 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v4942 = v1127 + v4941;
+    const uint v4944 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v4945 = v4944 == v4939;
+    const uint v4948 = v4941 + 1u;
+    const uint v4949 = iron_frag_coord<64>(101u, iron_lane, true);
+    const bool v4950 = v4949 == v4948;
+    const bool v4951 = v4945 && v4950;
+    const uint v4954 = v4942 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v4955 = v4954 == 0u;
+    const bool v4956 = v4951 && v4955;  // kernels/convolution/conv_tiles.hpp:87
+    if (v4956) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v4957 = v4940 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v4958 = v4942 < v15;
+      const bool v4959 = v4957 && v4958;
+      if (v4959) {
+        const uint v4960 = v68 + v4942;  // kernels/convolution/conv_tiles.hpp:92
+        const float v4961 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v4962 = bias[v4960];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4963 = float(v4962);
+        const float v4964 = v4961 + v4963;
+        const float v4966 = fmax(v4964, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4967 = bfloat(v4966);  // kernels/convolution/conv_tiles.hpp:94
+        const float v4968 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4970 = v4960 + 1u;
+        const bfloat v4971 = bias[v4970];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4972 = float(v4971);
+        const float v4973 = v4968 + v4972;
+        const float v4975 = fmax(v4973, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4976 = bfloat(v4975);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v4977 = v4940 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v4978 = v4977 + v4960;
+        *(device bfloat2*)(out + v4978) = bfloat2(v4967, v4976);
       }
     } else {
-      const bool v5058 = v5015 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5059 = v5017 < v15;
-      const bool v5060 = v5058 && v5059;
-      if (v5060) {
-        const float v5061 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5062 = v68 + v5017;
-        const bfloat v5063 = bias[v5062];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5064 = float(v5063);
-        const float v5065 = v5061 + v5064;
-        const float v5067 = fmax(v5065, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5068 = bfloat(v5067);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5069 = v5015 * v4;
-        const uint v5070 = v5069 + v68;
-        const uint v5071 = v5070 + v5017;
-        out[v5071] = v5068;
+      const bool v4983 = v4940 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v4984 = v4942 < v15;
+      const bool v4985 = v4983 && v4984;
+      if (v4985) {
+        const float v4986 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4987 = v68 + v4942;
+        const bfloat v4988 = bias[v4987];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v4989 = float(v4988);
+        const float v4990 = v4986 + v4989;
+        const float v4992 = fmax(v4990, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v4993 = bfloat(v4992);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v4994 = v4940 * v4;
+        const uint v4995 = v4994 + v68;
+        const uint v4996 = v4995 + v4942;
+        out[v4996] = v4993;
       }
-      const uint v5073 = v1127 + v5019;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5075 = v1126 + v5024;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5076 = v5073 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5077 = v5075 < v15;
-      const bool v5078 = v5076 && v5077;
-      if (v5078) {
-        const float v5079 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5080 = v68 + v5075;
-        const bfloat v5081 = bias[v5080];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5082 = float(v5081);
-        const float v5083 = v5079 + v5082;
-        const float v5085 = fmax(v5083, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5086 = bfloat(v5085);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5087 = v5073 * v4;
-        const uint v5088 = v5087 + v68;
-        const uint v5089 = v5088 + v5075;
-        out[v5089] = v5086;
+      const uint v4998 = v1128 + v4944;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5000 = v1127 + v4949;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5001 = v4998 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5002 = v5000 < v15;
+      const bool v5003 = v5001 && v5002;
+      if (v5003) {
+        const float v5004 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5005 = v68 + v5000;
+        const bfloat v5006 = bias[v5005];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5007 = float(v5006);
+        const float v5008 = v5004 + v5007;
+        const float v5010 = fmax(v5008, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5011 = bfloat(v5010);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5012 = v4998 * v4;
+        const uint v5013 = v5012 + v68;
+        const uint v5014 = v5013 + v5000;
+        out[v5014] = v5011;
       }
     }
-    const uint v5090 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5091 = v1127 + v5090;
-    const uint v5092 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5093 = v1126 + v5092;
-    const uint v5095 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5096 = v5095 == v5090;
-    const uint v5099 = v5092 + 1u;
-    const uint v5100 = iron_frag_coord<64>(105u, iron_lane, true);
-    const bool v5101 = v5100 == v5099;
-    const bool v5102 = v5096 && v5101;
-    const uint v5105 = v5093 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5106 = v5105 == 0u;
-    const bool v5107 = v5102 && v5106;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5107) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5108 = v5091 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5109 = v5093 < v15;
-      const bool v5110 = v5108 && v5109;
-      if (v5110) {
-        const uint v5111 = v68 + v5093;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5112 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5113 = bias[v5111];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5114 = float(v5113);
-        const float v5115 = v5112 + v5114;
-        const float v5117 = fmax(v5115, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5118 = bfloat(v5117);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5119 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5121 = v5111 + 1u;
-        const bfloat v5122 = bias[v5121];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5123 = float(v5122);
-        const float v5124 = v5119 + v5123;
-        const float v5126 = fmax(v5124, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5127 = bfloat(v5126);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5128 = v5091 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5129 = v5128 + v5111;
-        *(device bfloat2*)(out + v5129) = bfloat2(v5118, v5127);
+    const uint v5015 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5016 = v1128 + v5015;
+    const uint v5017 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5018 = v1127 + v5017;
+    const uint v5020 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5021 = v5020 == v5015;
+    const uint v5024 = v5017 + 1u;
+    const uint v5025 = iron_frag_coord<64>(103u, iron_lane, true);
+    const bool v5026 = v5025 == v5024;
+    const bool v5027 = v5021 && v5026;
+    const uint v5030 = v5018 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5031 = v5030 == 0u;
+    const bool v5032 = v5027 && v5031;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5032) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5033 = v5016 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5034 = v5018 < v15;
+      const bool v5035 = v5033 && v5034;
+      if (v5035) {
+        const uint v5036 = v68 + v5018;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5037 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5038 = bias[v5036];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5039 = float(v5038);
+        const float v5040 = v5037 + v5039;
+        const float v5042 = fmax(v5040, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5043 = bfloat(v5042);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5044 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5046 = v5036 + 1u;
+        const bfloat v5047 = bias[v5046];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5048 = float(v5047);
+        const float v5049 = v5044 + v5048;
+        const float v5051 = fmax(v5049, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5052 = bfloat(v5051);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5053 = v5016 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5054 = v5053 + v5036;
+        *(device bfloat2*)(out + v5054) = bfloat2(v5043, v5052);
       }
     } else {
-      const bool v5134 = v5091 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5135 = v5093 < v15;
-      const bool v5136 = v5134 && v5135;
-      if (v5136) {
-        const float v5137 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5138 = v68 + v5093;
-        const bfloat v5139 = bias[v5138];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5140 = float(v5139);
-        const float v5141 = v5137 + v5140;
-        const float v5143 = fmax(v5141, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5144 = bfloat(v5143);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5145 = v5091 * v4;
-        const uint v5146 = v5145 + v68;
-        const uint v5147 = v5146 + v5093;
-        out[v5147] = v5144;
+      const bool v5059 = v5016 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5060 = v5018 < v15;
+      const bool v5061 = v5059 && v5060;
+      if (v5061) {
+        const float v5062 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5063 = v68 + v5018;
+        const bfloat v5064 = bias[v5063];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5065 = float(v5064);
+        const float v5066 = v5062 + v5065;
+        const float v5068 = fmax(v5066, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5069 = bfloat(v5068);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5070 = v5016 * v4;
+        const uint v5071 = v5070 + v68;
+        const uint v5072 = v5071 + v5018;
+        out[v5072] = v5069;
       }
-      const uint v5149 = v1127 + v5095;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5151 = v1126 + v5100;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5152 = v5149 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5153 = v5151 < v15;
-      const bool v5154 = v5152 && v5153;
-      if (v5154) {
-        const float v5155 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5156 = v68 + v5151;
-        const bfloat v5157 = bias[v5156];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5158 = float(v5157);
-        const float v5159 = v5155 + v5158;
-        const float v5161 = fmax(v5159, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5162 = bfloat(v5161);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5163 = v5149 * v4;
-        const uint v5164 = v5163 + v68;
-        const uint v5165 = v5164 + v5151;
-        out[v5165] = v5162;
+      const uint v5074 = v1128 + v5020;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5076 = v1127 + v5025;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5077 = v5074 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5078 = v5076 < v15;
+      const bool v5079 = v5077 && v5078;
+      if (v5079) {
+        const float v5080 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5081 = v68 + v5076;
+        const bfloat v5082 = bias[v5081];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5083 = float(v5082);
+        const float v5084 = v5080 + v5083;
+        const float v5086 = fmax(v5084, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5087 = bfloat(v5086);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5088 = v5074 * v4;
+        const uint v5089 = v5088 + v68;
+        const uint v5090 = v5089 + v5076;
+        out[v5090] = v5087;
       }
     }
-    const uint v5166 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5167 = v1127 + v5166;
-    const uint v5168 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5169 = v1126 + v5168;
-    const uint v5171 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5172 = v5171 == v5166;
-    const uint v5175 = v5168 + 1u;
-    const uint v5176 = iron_frag_coord<64>(107u, iron_lane, true);
-    const bool v5177 = v5176 == v5175;
-    const bool v5178 = v5172 && v5177;
-    const uint v5181 = v5169 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5182 = v5181 == 0u;
-    const bool v5183 = v5178 && v5182;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5183) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5184 = v5167 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5185 = v5169 < v15;
-      const bool v5186 = v5184 && v5185;
-      if (v5186) {
-        const uint v5187 = v68 + v5169;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5188 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5189 = bias[v5187];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5190 = float(v5189);
-        const float v5191 = v5188 + v5190;
-        const float v5193 = fmax(v5191, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5194 = bfloat(v5193);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5195 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5197 = v5187 + 1u;
-        const bfloat v5198 = bias[v5197];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5199 = float(v5198);
-        const float v5200 = v5195 + v5199;
-        const float v5202 = fmax(v5200, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5203 = bfloat(v5202);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5204 = v5167 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5205 = v5204 + v5187;
-        *(device bfloat2*)(out + v5205) = bfloat2(v5194, v5203);
+    const uint v5091 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5092 = v1128 + v5091;
+    const uint v5093 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5094 = v1127 + v5093;
+    const uint v5096 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5097 = v5096 == v5091;
+    const uint v5100 = v5093 + 1u;
+    const uint v5101 = iron_frag_coord<64>(105u, iron_lane, true);
+    const bool v5102 = v5101 == v5100;
+    const bool v5103 = v5097 && v5102;
+    const uint v5106 = v5094 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5107 = v5106 == 0u;
+    const bool v5108 = v5103 && v5107;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5108) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5109 = v5092 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5110 = v5094 < v15;
+      const bool v5111 = v5109 && v5110;
+      if (v5111) {
+        const uint v5112 = v68 + v5094;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5113 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5114 = bias[v5112];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5115 = float(v5114);
+        const float v5116 = v5113 + v5115;
+        const float v5118 = fmax(v5116, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5119 = bfloat(v5118);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5120 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5122 = v5112 + 1u;
+        const bfloat v5123 = bias[v5122];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5124 = float(v5123);
+        const float v5125 = v5120 + v5124;
+        const float v5127 = fmax(v5125, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5128 = bfloat(v5127);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5129 = v5092 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5130 = v5129 + v5112;
+        *(device bfloat2*)(out + v5130) = bfloat2(v5119, v5128);
       }
     } else {
-      const bool v5210 = v5167 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5211 = v5169 < v15;
-      const bool v5212 = v5210 && v5211;
-      if (v5212) {
-        const float v5213 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5214 = v68 + v5169;
-        const bfloat v5215 = bias[v5214];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5216 = float(v5215);
-        const float v5217 = v5213 + v5216;
-        const float v5219 = fmax(v5217, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5220 = bfloat(v5219);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5221 = v5167 * v4;
-        const uint v5222 = v5221 + v68;
-        const uint v5223 = v5222 + v5169;
-        out[v5223] = v5220;
+      const bool v5135 = v5092 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5136 = v5094 < v15;
+      const bool v5137 = v5135 && v5136;
+      if (v5137) {
+        const float v5138 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5139 = v68 + v5094;
+        const bfloat v5140 = bias[v5139];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5141 = float(v5140);
+        const float v5142 = v5138 + v5141;
+        const float v5144 = fmax(v5142, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5145 = bfloat(v5144);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5146 = v5092 * v4;
+        const uint v5147 = v5146 + v68;
+        const uint v5148 = v5147 + v5094;
+        out[v5148] = v5145;
       }
-      const uint v5225 = v1127 + v5171;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5227 = v1126 + v5176;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5228 = v5225 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5229 = v5227 < v15;
-      const bool v5230 = v5228 && v5229;
-      if (v5230) {
-        const float v5231 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5232 = v68 + v5227;
-        const bfloat v5233 = bias[v5232];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5234 = float(v5233);
-        const float v5235 = v5231 + v5234;
-        const float v5237 = fmax(v5235, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5238 = bfloat(v5237);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5239 = v5225 * v4;
-        const uint v5240 = v5239 + v68;
-        const uint v5241 = v5240 + v5227;
-        out[v5241] = v5238;
+      const uint v5150 = v1128 + v5096;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5152 = v1127 + v5101;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5153 = v5150 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5154 = v5152 < v15;
+      const bool v5155 = v5153 && v5154;
+      if (v5155) {
+        const float v5156 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5157 = v68 + v5152;
+        const bfloat v5158 = bias[v5157];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5159 = float(v5158);
+        const float v5160 = v5156 + v5159;
+        const float v5162 = fmax(v5160, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5163 = bfloat(v5162);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5164 = v5150 * v4;
+        const uint v5165 = v5164 + v68;
+        const uint v5166 = v5165 + v5152;
+        out[v5166] = v5163;
       }
     }
-    const uint v5242 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5243 = v1127 + v5242;
-    const uint v5244 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5245 = v1126 + v5244;
-    const uint v5247 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5248 = v5247 == v5242;
-    const uint v5251 = v5244 + 1u;
-    const uint v5252 = iron_frag_coord<64>(109u, iron_lane, true);
-    const bool v5253 = v5252 == v5251;
-    const bool v5254 = v5248 && v5253;
-    const uint v5257 = v5245 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5258 = v5257 == 0u;
-    const bool v5259 = v5254 && v5258;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5259) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5260 = v5243 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5261 = v5245 < v15;
-      const bool v5262 = v5260 && v5261;
-      if (v5262) {
-        const uint v5263 = v68 + v5245;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5264 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5265 = bias[v5263];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5266 = float(v5265);
-        const float v5267 = v5264 + v5266;
-        const float v5269 = fmax(v5267, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5270 = bfloat(v5269);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5271 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5273 = v5263 + 1u;
-        const bfloat v5274 = bias[v5273];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5275 = float(v5274);
-        const float v5276 = v5271 + v5275;
-        const float v5278 = fmax(v5276, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5279 = bfloat(v5278);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5280 = v5243 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5281 = v5280 + v5263;
-        *(device bfloat2*)(out + v5281) = bfloat2(v5270, v5279);
+    const uint v5167 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5168 = v1128 + v5167;
+    const uint v5169 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5170 = v1127 + v5169;
+    const uint v5172 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5173 = v5172 == v5167;
+    const uint v5176 = v5169 + 1u;
+    const uint v5177 = iron_frag_coord<64>(107u, iron_lane, true);
+    const bool v5178 = v5177 == v5176;
+    const bool v5179 = v5173 && v5178;
+    const uint v5182 = v5170 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5183 = v5182 == 0u;
+    const bool v5184 = v5179 && v5183;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5184) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5185 = v5168 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5186 = v5170 < v15;
+      const bool v5187 = v5185 && v5186;
+      if (v5187) {
+        const uint v5188 = v68 + v5170;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5189 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5190 = bias[v5188];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5191 = float(v5190);
+        const float v5192 = v5189 + v5191;
+        const float v5194 = fmax(v5192, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5195 = bfloat(v5194);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5196 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5198 = v5188 + 1u;
+        const bfloat v5199 = bias[v5198];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5200 = float(v5199);
+        const float v5201 = v5196 + v5200;
+        const float v5203 = fmax(v5201, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5204 = bfloat(v5203);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5205 = v5168 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5206 = v5205 + v5188;
+        *(device bfloat2*)(out + v5206) = bfloat2(v5195, v5204);
       }
     } else {
-      const bool v5286 = v5243 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5287 = v5245 < v15;
-      const bool v5288 = v5286 && v5287;
-      if (v5288) {
-        const float v5289 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5290 = v68 + v5245;
-        const bfloat v5291 = bias[v5290];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5292 = float(v5291);
-        const float v5293 = v5289 + v5292;
-        const float v5295 = fmax(v5293, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5296 = bfloat(v5295);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5297 = v5243 * v4;
-        const uint v5298 = v5297 + v68;
-        const uint v5299 = v5298 + v5245;
-        out[v5299] = v5296;
+      const bool v5211 = v5168 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5212 = v5170 < v15;
+      const bool v5213 = v5211 && v5212;
+      if (v5213) {
+        const float v5214 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5215 = v68 + v5170;
+        const bfloat v5216 = bias[v5215];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5217 = float(v5216);
+        const float v5218 = v5214 + v5217;
+        const float v5220 = fmax(v5218, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5221 = bfloat(v5220);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5222 = v5168 * v4;
+        const uint v5223 = v5222 + v68;
+        const uint v5224 = v5223 + v5170;
+        out[v5224] = v5221;
       }
-      const uint v5301 = v1127 + v5247;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5303 = v1126 + v5252;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5304 = v5301 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5305 = v5303 < v15;
-      const bool v5306 = v5304 && v5305;
-      if (v5306) {
-        const float v5307 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5308 = v68 + v5303;
-        const bfloat v5309 = bias[v5308];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5310 = float(v5309);
-        const float v5311 = v5307 + v5310;
-        const float v5313 = fmax(v5311, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5314 = bfloat(v5313);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5315 = v5301 * v4;
-        const uint v5316 = v5315 + v68;
-        const uint v5317 = v5316 + v5303;
-        out[v5317] = v5314;
+      const uint v5226 = v1128 + v5172;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5228 = v1127 + v5177;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5229 = v5226 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5230 = v5228 < v15;
+      const bool v5231 = v5229 && v5230;
+      if (v5231) {
+        const float v5232 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5233 = v68 + v5228;
+        const bfloat v5234 = bias[v5233];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5235 = float(v5234);
+        const float v5236 = v5232 + v5235;
+        const float v5238 = fmax(v5236, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5239 = bfloat(v5238);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5240 = v5226 * v4;
+        const uint v5241 = v5240 + v68;
+        const uint v5242 = v5241 + v5228;
+        out[v5242] = v5239;
       }
     }
-    const uint v5318 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5319 = v1127 + v5318;
-    const uint v5320 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5321 = v1126 + v5320;
-    const uint v5323 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5324 = v5323 == v5318;
-    const uint v5327 = v5320 + 1u;
-    const uint v5328 = iron_frag_coord<64>(111u, iron_lane, true);
-    const bool v5329 = v5328 == v5327;
-    const bool v5330 = v5324 && v5329;
-    const uint v5333 = v5321 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5334 = v5333 == 0u;
-    const bool v5335 = v5330 && v5334;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5335) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5336 = v5319 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5337 = v5321 < v15;
-      const bool v5338 = v5336 && v5337;
-      if (v5338) {
-        const uint v5339 = v68 + v5321;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5340 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5341 = bias[v5339];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5342 = float(v5341);
-        const float v5343 = v5340 + v5342;
-        const float v5345 = fmax(v5343, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5346 = bfloat(v5345);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5347 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5349 = v5339 + 1u;
-        const bfloat v5350 = bias[v5349];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5351 = float(v5350);
-        const float v5352 = v5347 + v5351;
-        const float v5354 = fmax(v5352, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5355 = bfloat(v5354);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5356 = v5319 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5357 = v5356 + v5339;
-        *(device bfloat2*)(out + v5357) = bfloat2(v5346, v5355);
+    const uint v5243 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5244 = v1128 + v5243;
+    const uint v5245 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5246 = v1127 + v5245;
+    const uint v5248 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5249 = v5248 == v5243;
+    const uint v5252 = v5245 + 1u;
+    const uint v5253 = iron_frag_coord<64>(109u, iron_lane, true);
+    const bool v5254 = v5253 == v5252;
+    const bool v5255 = v5249 && v5254;
+    const uint v5258 = v5246 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5259 = v5258 == 0u;
+    const bool v5260 = v5255 && v5259;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5260) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5261 = v5244 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5262 = v5246 < v15;
+      const bool v5263 = v5261 && v5262;
+      if (v5263) {
+        const uint v5264 = v68 + v5246;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5265 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5266 = bias[v5264];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5267 = float(v5266);
+        const float v5268 = v5265 + v5267;
+        const float v5270 = fmax(v5268, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5271 = bfloat(v5270);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5272 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5274 = v5264 + 1u;
+        const bfloat v5275 = bias[v5274];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5276 = float(v5275);
+        const float v5277 = v5272 + v5276;
+        const float v5279 = fmax(v5277, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5280 = bfloat(v5279);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5281 = v5244 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5282 = v5281 + v5264;
+        *(device bfloat2*)(out + v5282) = bfloat2(v5271, v5280);
       }
     } else {
-      const bool v5362 = v5319 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5363 = v5321 < v15;
-      const bool v5364 = v5362 && v5363;
-      if (v5364) {
-        const float v5365 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5366 = v68 + v5321;
-        const bfloat v5367 = bias[v5366];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5368 = float(v5367);
-        const float v5369 = v5365 + v5368;
-        const float v5371 = fmax(v5369, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5372 = bfloat(v5371);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5373 = v5319 * v4;
-        const uint v5374 = v5373 + v68;
-        const uint v5375 = v5374 + v5321;
-        out[v5375] = v5372;
+      const bool v5287 = v5244 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5288 = v5246 < v15;
+      const bool v5289 = v5287 && v5288;
+      if (v5289) {
+        const float v5290 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5291 = v68 + v5246;
+        const bfloat v5292 = bias[v5291];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5293 = float(v5292);
+        const float v5294 = v5290 + v5293;
+        const float v5296 = fmax(v5294, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5297 = bfloat(v5296);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5298 = v5244 * v4;
+        const uint v5299 = v5298 + v68;
+        const uint v5300 = v5299 + v5246;
+        out[v5300] = v5297;
       }
-      const uint v5377 = v1127 + v5323;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5379 = v1126 + v5328;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5380 = v5377 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5381 = v5379 < v15;
-      const bool v5382 = v5380 && v5381;
-      if (v5382) {
-        const float v5383 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5384 = v68 + v5379;
-        const bfloat v5385 = bias[v5384];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5386 = float(v5385);
-        const float v5387 = v5383 + v5386;
-        const float v5389 = fmax(v5387, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5390 = bfloat(v5389);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5391 = v5377 * v4;
-        const uint v5392 = v5391 + v68;
-        const uint v5393 = v5392 + v5379;
-        out[v5393] = v5390;
+      const uint v5302 = v1128 + v5248;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5304 = v1127 + v5253;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5305 = v5302 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5306 = v5304 < v15;
+      const bool v5307 = v5305 && v5306;
+      if (v5307) {
+        const float v5308 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5309 = v68 + v5304;
+        const bfloat v5310 = bias[v5309];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5311 = float(v5310);
+        const float v5312 = v5308 + v5311;
+        const float v5314 = fmax(v5312, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5315 = bfloat(v5314);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5316 = v5302 * v4;
+        const uint v5317 = v5316 + v68;
+        const uint v5318 = v5317 + v5304;
+        out[v5318] = v5315;
       }
     }
-    const uint v5394 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5395 = v1127 + v5394;
-    const uint v5396 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5397 = v1126 + v5396;
-    const uint v5399 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5400 = v5399 == v5394;
-    const uint v5403 = v5396 + 1u;
-    const uint v5404 = iron_frag_coord<64>(113u, iron_lane, true);
-    const bool v5405 = v5404 == v5403;
-    const bool v5406 = v5400 && v5405;
-    const uint v5409 = v5397 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5410 = v5409 == 0u;
-    const bool v5411 = v5406 && v5410;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5411) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5412 = v5395 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5413 = v5397 < v15;
-      const bool v5414 = v5412 && v5413;
-      if (v5414) {
-        const uint v5415 = v68 + v5397;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5416 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5417 = bias[v5415];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5418 = float(v5417);
-        const float v5419 = v5416 + v5418;
-        const float v5421 = fmax(v5419, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5422 = bfloat(v5421);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5423 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5425 = v5415 + 1u;
-        const bfloat v5426 = bias[v5425];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5427 = float(v5426);
-        const float v5428 = v5423 + v5427;
-        const float v5430 = fmax(v5428, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5431 = bfloat(v5430);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5432 = v5395 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5433 = v5432 + v5415;
-        *(device bfloat2*)(out + v5433) = bfloat2(v5422, v5431);
+    const uint v5319 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5320 = v1128 + v5319;
+    const uint v5321 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5322 = v1127 + v5321;
+    const uint v5324 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5325 = v5324 == v5319;
+    const uint v5328 = v5321 + 1u;
+    const uint v5329 = iron_frag_coord<64>(111u, iron_lane, true);
+    const bool v5330 = v5329 == v5328;
+    const bool v5331 = v5325 && v5330;
+    const uint v5334 = v5322 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5335 = v5334 == 0u;
+    const bool v5336 = v5331 && v5335;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5336) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5337 = v5320 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5338 = v5322 < v15;
+      const bool v5339 = v5337 && v5338;
+      if (v5339) {
+        const uint v5340 = v68 + v5322;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5341 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5342 = bias[v5340];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5343 = float(v5342);
+        const float v5344 = v5341 + v5343;
+        const float v5346 = fmax(v5344, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5347 = bfloat(v5346);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5348 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5350 = v5340 + 1u;
+        const bfloat v5351 = bias[v5350];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5352 = float(v5351);
+        const float v5353 = v5348 + v5352;
+        const float v5355 = fmax(v5353, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5356 = bfloat(v5355);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5357 = v5320 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5358 = v5357 + v5340;
+        *(device bfloat2*)(out + v5358) = bfloat2(v5347, v5356);
       }
     } else {
-      const bool v5438 = v5395 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5439 = v5397 < v15;
-      const bool v5440 = v5438 && v5439;
-      if (v5440) {
-        const float v5441 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5442 = v68 + v5397;
-        const bfloat v5443 = bias[v5442];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5444 = float(v5443);
-        const float v5445 = v5441 + v5444;
-        const float v5447 = fmax(v5445, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5448 = bfloat(v5447);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5449 = v5395 * v4;
-        const uint v5450 = v5449 + v68;
-        const uint v5451 = v5450 + v5397;
-        out[v5451] = v5448;
+      const bool v5363 = v5320 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5364 = v5322 < v15;
+      const bool v5365 = v5363 && v5364;
+      if (v5365) {
+        const float v5366 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5367 = v68 + v5322;
+        const bfloat v5368 = bias[v5367];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5369 = float(v5368);
+        const float v5370 = v5366 + v5369;
+        const float v5372 = fmax(v5370, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5373 = bfloat(v5372);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5374 = v5320 * v4;
+        const uint v5375 = v5374 + v68;
+        const uint v5376 = v5375 + v5322;
+        out[v5376] = v5373;
       }
-      const uint v5453 = v1127 + v5399;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5455 = v1126 + v5404;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5456 = v5453 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5457 = v5455 < v15;
-      const bool v5458 = v5456 && v5457;
-      if (v5458) {
-        const float v5459 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5460 = v68 + v5455;
-        const bfloat v5461 = bias[v5460];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5462 = float(v5461);
-        const float v5463 = v5459 + v5462;
-        const float v5465 = fmax(v5463, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5466 = bfloat(v5465);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5467 = v5453 * v4;
-        const uint v5468 = v5467 + v68;
-        const uint v5469 = v5468 + v5455;
-        out[v5469] = v5466;
+      const uint v5378 = v1128 + v5324;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5380 = v1127 + v5329;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5381 = v5378 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5382 = v5380 < v15;
+      const bool v5383 = v5381 && v5382;
+      if (v5383) {
+        const float v5384 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5385 = v68 + v5380;
+        const bfloat v5386 = bias[v5385];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5387 = float(v5386);
+        const float v5388 = v5384 + v5387;
+        const float v5390 = fmax(v5388, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5391 = bfloat(v5390);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5392 = v5378 * v4;
+        const uint v5393 = v5392 + v68;
+        const uint v5394 = v5393 + v5380;
+        out[v5394] = v5391;
       }
     }
-    const uint v5470 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5471 = v1127 + v5470;
-    const uint v5472 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5473 = v1126 + v5472;
-    const uint v5475 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5476 = v5475 == v5470;
-    const uint v5479 = v5472 + 1u;
-    const uint v5480 = iron_frag_coord<64>(115u, iron_lane, true);
-    const bool v5481 = v5480 == v5479;
-    const bool v5482 = v5476 && v5481;
-    const uint v5485 = v5473 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5486 = v5485 == 0u;
-    const bool v5487 = v5482 && v5486;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5487) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5488 = v5471 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5489 = v5473 < v15;
-      const bool v5490 = v5488 && v5489;
-      if (v5490) {
-        const uint v5491 = v68 + v5473;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5492 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5493 = bias[v5491];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5494 = float(v5493);
-        const float v5495 = v5492 + v5494;
-        const float v5497 = fmax(v5495, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5498 = bfloat(v5497);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5499 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5501 = v5491 + 1u;
-        const bfloat v5502 = bias[v5501];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5503 = float(v5502);
-        const float v5504 = v5499 + v5503;
-        const float v5506 = fmax(v5504, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5507 = bfloat(v5506);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5508 = v5471 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5509 = v5508 + v5491;
-        *(device bfloat2*)(out + v5509) = bfloat2(v5498, v5507);
+    const uint v5395 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5396 = v1128 + v5395;
+    const uint v5397 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5398 = v1127 + v5397;
+    const uint v5400 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5401 = v5400 == v5395;
+    const uint v5404 = v5397 + 1u;
+    const uint v5405 = iron_frag_coord<64>(113u, iron_lane, true);
+    const bool v5406 = v5405 == v5404;
+    const bool v5407 = v5401 && v5406;
+    const uint v5410 = v5398 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5411 = v5410 == 0u;
+    const bool v5412 = v5407 && v5411;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5412) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5413 = v5396 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5414 = v5398 < v15;
+      const bool v5415 = v5413 && v5414;
+      if (v5415) {
+        const uint v5416 = v68 + v5398;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5417 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5418 = bias[v5416];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5419 = float(v5418);
+        const float v5420 = v5417 + v5419;
+        const float v5422 = fmax(v5420, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5423 = bfloat(v5422);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5424 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5426 = v5416 + 1u;
+        const bfloat v5427 = bias[v5426];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5428 = float(v5427);
+        const float v5429 = v5424 + v5428;
+        const float v5431 = fmax(v5429, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5432 = bfloat(v5431);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5433 = v5396 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5434 = v5433 + v5416;
+        *(device bfloat2*)(out + v5434) = bfloat2(v5423, v5432);
       }
     } else {
-      const bool v5514 = v5471 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5515 = v5473 < v15;
-      const bool v5516 = v5514 && v5515;
-      if (v5516) {
-        const float v5517 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5518 = v68 + v5473;
-        const bfloat v5519 = bias[v5518];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5520 = float(v5519);
-        const float v5521 = v5517 + v5520;
-        const float v5523 = fmax(v5521, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5524 = bfloat(v5523);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5525 = v5471 * v4;
-        const uint v5526 = v5525 + v68;
-        const uint v5527 = v5526 + v5473;
-        out[v5527] = v5524;
+      const bool v5439 = v5396 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5440 = v5398 < v15;
+      const bool v5441 = v5439 && v5440;
+      if (v5441) {
+        const float v5442 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5443 = v68 + v5398;
+        const bfloat v5444 = bias[v5443];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5445 = float(v5444);
+        const float v5446 = v5442 + v5445;
+        const float v5448 = fmax(v5446, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5449 = bfloat(v5448);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5450 = v5396 * v4;
+        const uint v5451 = v5450 + v68;
+        const uint v5452 = v5451 + v5398;
+        out[v5452] = v5449;
       }
-      const uint v5529 = v1127 + v5475;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5531 = v1126 + v5480;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5532 = v5529 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5533 = v5531 < v15;
-      const bool v5534 = v5532 && v5533;
-      if (v5534) {
-        const float v5535 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5536 = v68 + v5531;
-        const bfloat v5537 = bias[v5536];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5538 = float(v5537);
-        const float v5539 = v5535 + v5538;
-        const float v5541 = fmax(v5539, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5542 = bfloat(v5541);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5543 = v5529 * v4;
-        const uint v5544 = v5543 + v68;
-        const uint v5545 = v5544 + v5531;
-        out[v5545] = v5542;
+      const uint v5454 = v1128 + v5400;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5456 = v1127 + v5405;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5457 = v5454 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5458 = v5456 < v15;
+      const bool v5459 = v5457 && v5458;
+      if (v5459) {
+        const float v5460 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5461 = v68 + v5456;
+        const bfloat v5462 = bias[v5461];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5463 = float(v5462);
+        const float v5464 = v5460 + v5463;
+        const float v5466 = fmax(v5464, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5467 = bfloat(v5466);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5468 = v5454 * v4;
+        const uint v5469 = v5468 + v68;
+        const uint v5470 = v5469 + v5456;
+        out[v5470] = v5467;
       }
     }
-    const uint v5546 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5547 = v1127 + v5546;
-    const uint v5548 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5549 = v1126 + v5548;
-    const uint v5551 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5552 = v5551 == v5546;
-    const uint v5555 = v5548 + 1u;
-    const uint v5556 = iron_frag_coord<64>(117u, iron_lane, true);
-    const bool v5557 = v5556 == v5555;
-    const bool v5558 = v5552 && v5557;
-    const uint v5561 = v5549 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5562 = v5561 == 0u;
-    const bool v5563 = v5558 && v5562;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5563) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5564 = v5547 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5565 = v5549 < v15;
-      const bool v5566 = v5564 && v5565;
-      if (v5566) {
-        const uint v5567 = v68 + v5549;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5568 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5569 = bias[v5567];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5570 = float(v5569);
-        const float v5571 = v5568 + v5570;
-        const float v5573 = fmax(v5571, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5574 = bfloat(v5573);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5575 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5577 = v5567 + 1u;
-        const bfloat v5578 = bias[v5577];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5579 = float(v5578);
-        const float v5580 = v5575 + v5579;
-        const float v5582 = fmax(v5580, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5583 = bfloat(v5582);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5584 = v5547 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5585 = v5584 + v5567;
-        *(device bfloat2*)(out + v5585) = bfloat2(v5574, v5583);
+    const uint v5471 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5472 = v1128 + v5471;
+    const uint v5473 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5474 = v1127 + v5473;
+    const uint v5476 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5477 = v5476 == v5471;
+    const uint v5480 = v5473 + 1u;
+    const uint v5481 = iron_frag_coord<64>(115u, iron_lane, true);
+    const bool v5482 = v5481 == v5480;
+    const bool v5483 = v5477 && v5482;
+    const uint v5486 = v5474 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5487 = v5486 == 0u;
+    const bool v5488 = v5483 && v5487;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5488) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5489 = v5472 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5490 = v5474 < v15;
+      const bool v5491 = v5489 && v5490;
+      if (v5491) {
+        const uint v5492 = v68 + v5474;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5493 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5494 = bias[v5492];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5495 = float(v5494);
+        const float v5496 = v5493 + v5495;
+        const float v5498 = fmax(v5496, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5499 = bfloat(v5498);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5500 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5502 = v5492 + 1u;
+        const bfloat v5503 = bias[v5502];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5504 = float(v5503);
+        const float v5505 = v5500 + v5504;
+        const float v5507 = fmax(v5505, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5508 = bfloat(v5507);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5509 = v5472 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5510 = v5509 + v5492;
+        *(device bfloat2*)(out + v5510) = bfloat2(v5499, v5508);
       }
     } else {
-      const bool v5590 = v5547 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5591 = v5549 < v15;
-      const bool v5592 = v5590 && v5591;
-      if (v5592) {
-        const float v5593 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5594 = v68 + v5549;
-        const bfloat v5595 = bias[v5594];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5596 = float(v5595);
-        const float v5597 = v5593 + v5596;
-        const float v5599 = fmax(v5597, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5600 = bfloat(v5599);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5601 = v5547 * v4;
-        const uint v5602 = v5601 + v68;
-        const uint v5603 = v5602 + v5549;
-        out[v5603] = v5600;
+      const bool v5515 = v5472 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5516 = v5474 < v15;
+      const bool v5517 = v5515 && v5516;
+      if (v5517) {
+        const float v5518 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5519 = v68 + v5474;
+        const bfloat v5520 = bias[v5519];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5521 = float(v5520);
+        const float v5522 = v5518 + v5521;
+        const float v5524 = fmax(v5522, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5525 = bfloat(v5524);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5526 = v5472 * v4;
+        const uint v5527 = v5526 + v68;
+        const uint v5528 = v5527 + v5474;
+        out[v5528] = v5525;
       }
-      const uint v5605 = v1127 + v5551;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5607 = v1126 + v5556;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5608 = v5605 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5609 = v5607 < v15;
-      const bool v5610 = v5608 && v5609;
-      if (v5610) {
-        const float v5611 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5612 = v68 + v5607;
-        const bfloat v5613 = bias[v5612];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5614 = float(v5613);
-        const float v5615 = v5611 + v5614;
-        const float v5617 = fmax(v5615, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5618 = bfloat(v5617);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5619 = v5605 * v4;
-        const uint v5620 = v5619 + v68;
-        const uint v5621 = v5620 + v5607;
-        out[v5621] = v5618;
+      const uint v5530 = v1128 + v5476;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5532 = v1127 + v5481;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5533 = v5530 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5534 = v5532 < v15;
+      const bool v5535 = v5533 && v5534;
+      if (v5535) {
+        const float v5536 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5537 = v68 + v5532;
+        const bfloat v5538 = bias[v5537];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5539 = float(v5538);
+        const float v5540 = v5536 + v5539;
+        const float v5542 = fmax(v5540, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5543 = bfloat(v5542);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5544 = v5530 * v4;
+        const uint v5545 = v5544 + v68;
+        const uint v5546 = v5545 + v5532;
+        out[v5546] = v5543;
       }
     }
-    const uint v5622 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5623 = v1127 + v5622;
-    const uint v5624 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5625 = v1126 + v5624;
-    const uint v5627 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5628 = v5627 == v5622;
-    const uint v5631 = v5624 + 1u;
-    const uint v5632 = iron_frag_coord<64>(119u, iron_lane, true);
-    const bool v5633 = v5632 == v5631;
-    const bool v5634 = v5628 && v5633;
-    const uint v5637 = v5625 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5638 = v5637 == 0u;
-    const bool v5639 = v5634 && v5638;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5639) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5640 = v5623 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5641 = v5625 < v15;
-      const bool v5642 = v5640 && v5641;
-      if (v5642) {
-        const uint v5643 = v68 + v5625;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5644 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5645 = bias[v5643];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5646 = float(v5645);
-        const float v5647 = v5644 + v5646;
-        const float v5649 = fmax(v5647, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5650 = bfloat(v5649);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5651 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5653 = v5643 + 1u;
-        const bfloat v5654 = bias[v5653];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5655 = float(v5654);
-        const float v5656 = v5651 + v5655;
-        const float v5658 = fmax(v5656, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5659 = bfloat(v5658);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5660 = v5623 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5661 = v5660 + v5643;
-        *(device bfloat2*)(out + v5661) = bfloat2(v5650, v5659);
+    const uint v5547 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5548 = v1128 + v5547;
+    const uint v5549 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5550 = v1127 + v5549;
+    const uint v5552 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5553 = v5552 == v5547;
+    const uint v5556 = v5549 + 1u;
+    const uint v5557 = iron_frag_coord<64>(117u, iron_lane, true);
+    const bool v5558 = v5557 == v5556;
+    const bool v5559 = v5553 && v5558;
+    const uint v5562 = v5550 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5563 = v5562 == 0u;
+    const bool v5564 = v5559 && v5563;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5564) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5565 = v5548 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5566 = v5550 < v15;
+      const bool v5567 = v5565 && v5566;
+      if (v5567) {
+        const uint v5568 = v68 + v5550;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5569 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5570 = bias[v5568];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5571 = float(v5570);
+        const float v5572 = v5569 + v5571;
+        const float v5574 = fmax(v5572, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5575 = bfloat(v5574);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5576 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5578 = v5568 + 1u;
+        const bfloat v5579 = bias[v5578];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5580 = float(v5579);
+        const float v5581 = v5576 + v5580;
+        const float v5583 = fmax(v5581, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5584 = bfloat(v5583);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5585 = v5548 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5586 = v5585 + v5568;
+        *(device bfloat2*)(out + v5586) = bfloat2(v5575, v5584);
       }
     } else {
-      const bool v5666 = v5623 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5667 = v5625 < v15;
-      const bool v5668 = v5666 && v5667;
-      if (v5668) {
-        const float v5669 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5670 = v68 + v5625;
-        const bfloat v5671 = bias[v5670];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5672 = float(v5671);
-        const float v5673 = v5669 + v5672;
-        const float v5675 = fmax(v5673, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5676 = bfloat(v5675);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5677 = v5623 * v4;
-        const uint v5678 = v5677 + v68;
-        const uint v5679 = v5678 + v5625;
-        out[v5679] = v5676;
+      const bool v5591 = v5548 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5592 = v5550 < v15;
+      const bool v5593 = v5591 && v5592;
+      if (v5593) {
+        const float v5594 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5595 = v68 + v5550;
+        const bfloat v5596 = bias[v5595];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5597 = float(v5596);
+        const float v5598 = v5594 + v5597;
+        const float v5600 = fmax(v5598, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5601 = bfloat(v5600);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5602 = v5548 * v4;
+        const uint v5603 = v5602 + v68;
+        const uint v5604 = v5603 + v5550;
+        out[v5604] = v5601;
       }
-      const uint v5681 = v1127 + v5627;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5683 = v1126 + v5632;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5684 = v5681 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5685 = v5683 < v15;
-      const bool v5686 = v5684 && v5685;
-      if (v5686) {
-        const float v5687 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5688 = v68 + v5683;
-        const bfloat v5689 = bias[v5688];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5690 = float(v5689);
-        const float v5691 = v5687 + v5690;
-        const float v5693 = fmax(v5691, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5694 = bfloat(v5693);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5695 = v5681 * v4;
-        const uint v5696 = v5695 + v68;
-        const uint v5697 = v5696 + v5683;
-        out[v5697] = v5694;
+      const uint v5606 = v1128 + v5552;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5608 = v1127 + v5557;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5609 = v5606 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5610 = v5608 < v15;
+      const bool v5611 = v5609 && v5610;
+      if (v5611) {
+        const float v5612 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5613 = v68 + v5608;
+        const bfloat v5614 = bias[v5613];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5615 = float(v5614);
+        const float v5616 = v5612 + v5615;
+        const float v5618 = fmax(v5616, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5619 = bfloat(v5618);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5620 = v5606 * v4;
+        const uint v5621 = v5620 + v68;
+        const uint v5622 = v5621 + v5608;
+        out[v5622] = v5619;
       }
     }
-    const uint v5698 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5699 = v1127 + v5698;
-    const uint v5700 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5701 = v1126 + v5700;
-    const uint v5703 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5704 = v5703 == v5698;
-    const uint v5707 = v5700 + 1u;
-    const uint v5708 = iron_frag_coord<64>(121u, iron_lane, true);
-    const bool v5709 = v5708 == v5707;
-    const bool v5710 = v5704 && v5709;
-    const uint v5713 = v5701 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5714 = v5713 == 0u;
-    const bool v5715 = v5710 && v5714;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5715) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5716 = v5699 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5717 = v5701 < v15;
-      const bool v5718 = v5716 && v5717;
-      if (v5718) {
-        const uint v5719 = v68 + v5701;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5720 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5721 = bias[v5719];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5722 = float(v5721);
-        const float v5723 = v5720 + v5722;
-        const float v5725 = fmax(v5723, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5726 = bfloat(v5725);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5727 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5729 = v5719 + 1u;
-        const bfloat v5730 = bias[v5729];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5731 = float(v5730);
-        const float v5732 = v5727 + v5731;
-        const float v5734 = fmax(v5732, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5735 = bfloat(v5734);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5736 = v5699 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5737 = v5736 + v5719;
-        *(device bfloat2*)(out + v5737) = bfloat2(v5726, v5735);
+    const uint v5623 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5624 = v1128 + v5623;
+    const uint v5625 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5626 = v1127 + v5625;
+    const uint v5628 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5629 = v5628 == v5623;
+    const uint v5632 = v5625 + 1u;
+    const uint v5633 = iron_frag_coord<64>(119u, iron_lane, true);
+    const bool v5634 = v5633 == v5632;
+    const bool v5635 = v5629 && v5634;
+    const uint v5638 = v5626 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5639 = v5638 == 0u;
+    const bool v5640 = v5635 && v5639;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5640) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5641 = v5624 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5642 = v5626 < v15;
+      const bool v5643 = v5641 && v5642;
+      if (v5643) {
+        const uint v5644 = v68 + v5626;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5645 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5646 = bias[v5644];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5647 = float(v5646);
+        const float v5648 = v5645 + v5647;
+        const float v5650 = fmax(v5648, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5651 = bfloat(v5650);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5652 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5654 = v5644 + 1u;
+        const bfloat v5655 = bias[v5654];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5656 = float(v5655);
+        const float v5657 = v5652 + v5656;
+        const float v5659 = fmax(v5657, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5660 = bfloat(v5659);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5661 = v5624 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5662 = v5661 + v5644;
+        *(device bfloat2*)(out + v5662) = bfloat2(v5651, v5660);
       }
     } else {
-      const bool v5742 = v5699 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5743 = v5701 < v15;
-      const bool v5744 = v5742 && v5743;
-      if (v5744) {
-        const float v5745 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5746 = v68 + v5701;
-        const bfloat v5747 = bias[v5746];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5748 = float(v5747);
-        const float v5749 = v5745 + v5748;
-        const float v5751 = fmax(v5749, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5752 = bfloat(v5751);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5753 = v5699 * v4;
-        const uint v5754 = v5753 + v68;
-        const uint v5755 = v5754 + v5701;
-        out[v5755] = v5752;
+      const bool v5667 = v5624 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5668 = v5626 < v15;
+      const bool v5669 = v5667 && v5668;
+      if (v5669) {
+        const float v5670 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5671 = v68 + v5626;
+        const bfloat v5672 = bias[v5671];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5673 = float(v5672);
+        const float v5674 = v5670 + v5673;
+        const float v5676 = fmax(v5674, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5677 = bfloat(v5676);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5678 = v5624 * v4;
+        const uint v5679 = v5678 + v68;
+        const uint v5680 = v5679 + v5626;
+        out[v5680] = v5677;
       }
-      const uint v5757 = v1127 + v5703;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5759 = v1126 + v5708;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5760 = v5757 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5761 = v5759 < v15;
-      const bool v5762 = v5760 && v5761;
-      if (v5762) {
-        const float v5763 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5764 = v68 + v5759;
-        const bfloat v5765 = bias[v5764];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5766 = float(v5765);
-        const float v5767 = v5763 + v5766;
-        const float v5769 = fmax(v5767, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5770 = bfloat(v5769);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5771 = v5757 * v4;
-        const uint v5772 = v5771 + v68;
-        const uint v5773 = v5772 + v5759;
-        out[v5773] = v5770;
+      const uint v5682 = v1128 + v5628;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5684 = v1127 + v5633;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5685 = v5682 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5686 = v5684 < v15;
+      const bool v5687 = v5685 && v5686;
+      if (v5687) {
+        const float v5688 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5689 = v68 + v5684;
+        const bfloat v5690 = bias[v5689];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5691 = float(v5690);
+        const float v5692 = v5688 + v5691;
+        const float v5694 = fmax(v5692, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5695 = bfloat(v5694);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5696 = v5682 * v4;
+        const uint v5697 = v5696 + v68;
+        const uint v5698 = v5697 + v5684;
+        out[v5698] = v5695;
       }
     }
-    const uint v5774 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5775 = v1127 + v5774;
-    const uint v5776 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5777 = v1126 + v5776;
-    const uint v5779 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5780 = v5779 == v5774;
-    const uint v5783 = v5776 + 1u;
-    const uint v5784 = iron_frag_coord<64>(123u, iron_lane, true);
-    const bool v5785 = v5784 == v5783;
-    const bool v5786 = v5780 && v5785;
-    const uint v5789 = v5777 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5790 = v5789 == 0u;
-    const bool v5791 = v5786 && v5790;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5791) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5792 = v5775 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5793 = v5777 < v15;
-      const bool v5794 = v5792 && v5793;
-      if (v5794) {
-        const uint v5795 = v68 + v5777;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5796 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5797 = bias[v5795];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5798 = float(v5797);
-        const float v5799 = v5796 + v5798;
-        const float v5801 = fmax(v5799, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5802 = bfloat(v5801);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5803 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5805 = v5795 + 1u;
-        const bfloat v5806 = bias[v5805];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5807 = float(v5806);
-        const float v5808 = v5803 + v5807;
-        const float v5810 = fmax(v5808, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5811 = bfloat(v5810);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5812 = v5775 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5813 = v5812 + v5795;
-        *(device bfloat2*)(out + v5813) = bfloat2(v5802, v5811);
+    const uint v5699 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5700 = v1128 + v5699;
+    const uint v5701 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5702 = v1127 + v5701;
+    const uint v5704 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5705 = v5704 == v5699;
+    const uint v5708 = v5701 + 1u;
+    const uint v5709 = iron_frag_coord<64>(121u, iron_lane, true);
+    const bool v5710 = v5709 == v5708;
+    const bool v5711 = v5705 && v5710;
+    const uint v5714 = v5702 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5715 = v5714 == 0u;
+    const bool v5716 = v5711 && v5715;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5716) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5717 = v5700 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5718 = v5702 < v15;
+      const bool v5719 = v5717 && v5718;
+      if (v5719) {
+        const uint v5720 = v68 + v5702;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5721 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5722 = bias[v5720];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5723 = float(v5722);
+        const float v5724 = v5721 + v5723;
+        const float v5726 = fmax(v5724, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5727 = bfloat(v5726);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5728 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5730 = v5720 + 1u;
+        const bfloat v5731 = bias[v5730];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5732 = float(v5731);
+        const float v5733 = v5728 + v5732;
+        const float v5735 = fmax(v5733, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5736 = bfloat(v5735);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5737 = v5700 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5738 = v5737 + v5720;
+        *(device bfloat2*)(out + v5738) = bfloat2(v5727, v5736);
       }
     } else {
-      const bool v5818 = v5775 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5819 = v5777 < v15;
-      const bool v5820 = v5818 && v5819;
-      if (v5820) {
-        const float v5821 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5822 = v68 + v5777;
-        const bfloat v5823 = bias[v5822];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5824 = float(v5823);
-        const float v5825 = v5821 + v5824;
-        const float v5827 = fmax(v5825, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5828 = bfloat(v5827);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5829 = v5775 * v4;
-        const uint v5830 = v5829 + v68;
-        const uint v5831 = v5830 + v5777;
-        out[v5831] = v5828;
+      const bool v5743 = v5700 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5744 = v5702 < v15;
+      const bool v5745 = v5743 && v5744;
+      if (v5745) {
+        const float v5746 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5747 = v68 + v5702;
+        const bfloat v5748 = bias[v5747];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5749 = float(v5748);
+        const float v5750 = v5746 + v5749;
+        const float v5752 = fmax(v5750, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5753 = bfloat(v5752);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5754 = v5700 * v4;
+        const uint v5755 = v5754 + v68;
+        const uint v5756 = v5755 + v5702;
+        out[v5756] = v5753;
       }
-      const uint v5833 = v1127 + v5779;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5835 = v1126 + v5784;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5836 = v5833 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5837 = v5835 < v15;
-      const bool v5838 = v5836 && v5837;
-      if (v5838) {
-        const float v5839 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5840 = v68 + v5835;
-        const bfloat v5841 = bias[v5840];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5842 = float(v5841);
-        const float v5843 = v5839 + v5842;
-        const float v5845 = fmax(v5843, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5846 = bfloat(v5845);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5847 = v5833 * v4;
-        const uint v5848 = v5847 + v68;
-        const uint v5849 = v5848 + v5835;
-        out[v5849] = v5846;
+      const uint v5758 = v1128 + v5704;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5760 = v1127 + v5709;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5761 = v5758 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5762 = v5760 < v15;
+      const bool v5763 = v5761 && v5762;
+      if (v5763) {
+        const float v5764 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5765 = v68 + v5760;
+        const bfloat v5766 = bias[v5765];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5767 = float(v5766);
+        const float v5768 = v5764 + v5767;
+        const float v5770 = fmax(v5768, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5771 = bfloat(v5770);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5772 = v5758 * v4;
+        const uint v5773 = v5772 + v68;
+        const uint v5774 = v5773 + v5760;
+        out[v5774] = v5771;
       }
     }
-    const uint v5850 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5851 = v1127 + v5850;
-    const uint v5852 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5853 = v1126 + v5852;
-    const uint v5855 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5856 = v5855 == v5850;
-    const uint v5859 = v5852 + 1u;
-    const uint v5860 = iron_frag_coord<64>(125u, iron_lane, true);
-    const bool v5861 = v5860 == v5859;
-    const bool v5862 = v5856 && v5861;
-    const uint v5865 = v5853 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5866 = v5865 == 0u;
-    const bool v5867 = v5862 && v5866;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5867) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5868 = v5851 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5869 = v5853 < v15;
-      const bool v5870 = v5868 && v5869;
-      if (v5870) {
-        const uint v5871 = v68 + v5853;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5872 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5873 = bias[v5871];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5874 = float(v5873);
-        const float v5875 = v5872 + v5874;
-        const float v5877 = fmax(v5875, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5878 = bfloat(v5877);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5879 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5881 = v5871 + 1u;
-        const bfloat v5882 = bias[v5881];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5883 = float(v5882);
-        const float v5884 = v5879 + v5883;
-        const float v5886 = fmax(v5884, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5887 = bfloat(v5886);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5888 = v5851 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5889 = v5888 + v5871;
-        *(device bfloat2*)(out + v5889) = bfloat2(v5878, v5887);
+    const uint v5775 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5776 = v1128 + v5775;
+    const uint v5777 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5778 = v1127 + v5777;
+    const uint v5780 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5781 = v5780 == v5775;
+    const uint v5784 = v5777 + 1u;
+    const uint v5785 = iron_frag_coord<64>(123u, iron_lane, true);
+    const bool v5786 = v5785 == v5784;
+    const bool v5787 = v5781 && v5786;
+    const uint v5790 = v5778 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5791 = v5790 == 0u;
+    const bool v5792 = v5787 && v5791;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5792) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5793 = v5776 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5794 = v5778 < v15;
+      const bool v5795 = v5793 && v5794;
+      if (v5795) {
+        const uint v5796 = v68 + v5778;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5797 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5798 = bias[v5796];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5799 = float(v5798);
+        const float v5800 = v5797 + v5799;
+        const float v5802 = fmax(v5800, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5803 = bfloat(v5802);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5804 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5806 = v5796 + 1u;
+        const bfloat v5807 = bias[v5806];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5808 = float(v5807);
+        const float v5809 = v5804 + v5808;
+        const float v5811 = fmax(v5809, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5812 = bfloat(v5811);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5813 = v5776 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5814 = v5813 + v5796;
+        *(device bfloat2*)(out + v5814) = bfloat2(v5803, v5812);
       }
     } else {
-      const bool v5894 = v5851 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5895 = v5853 < v15;
-      const bool v5896 = v5894 && v5895;
-      if (v5896) {
-        const float v5897 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5898 = v68 + v5853;
-        const bfloat v5899 = bias[v5898];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5900 = float(v5899);
-        const float v5901 = v5897 + v5900;
-        const float v5903 = fmax(v5901, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5904 = bfloat(v5903);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5905 = v5851 * v4;
-        const uint v5906 = v5905 + v68;
-        const uint v5907 = v5906 + v5853;
-        out[v5907] = v5904;
+      const bool v5819 = v5776 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5820 = v5778 < v15;
+      const bool v5821 = v5819 && v5820;
+      if (v5821) {
+        const float v5822 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5823 = v68 + v5778;
+        const bfloat v5824 = bias[v5823];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5825 = float(v5824);
+        const float v5826 = v5822 + v5825;
+        const float v5828 = fmax(v5826, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5829 = bfloat(v5828);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5830 = v5776 * v4;
+        const uint v5831 = v5830 + v68;
+        const uint v5832 = v5831 + v5778;
+        out[v5832] = v5829;
       }
-      const uint v5909 = v1127 + v5855;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5911 = v1126 + v5860;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5912 = v5909 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5913 = v5911 < v15;
-      const bool v5914 = v5912 && v5913;
-      if (v5914) {
-        const float v5915 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5916 = v68 + v5911;
-        const bfloat v5917 = bias[v5916];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5918 = float(v5917);
-        const float v5919 = v5915 + v5918;
-        const float v5921 = fmax(v5919, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5922 = bfloat(v5921);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5923 = v5909 * v4;
-        const uint v5924 = v5923 + v68;
-        const uint v5925 = v5924 + v5911;
-        out[v5925] = v5922;
+      const uint v5834 = v1128 + v5780;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5836 = v1127 + v5785;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5837 = v5834 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5838 = v5836 < v15;
+      const bool v5839 = v5837 && v5838;
+      if (v5839) {
+        const float v5840 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5841 = v68 + v5836;
+        const bfloat v5842 = bias[v5841];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5843 = float(v5842);
+        const float v5844 = v5840 + v5843;
+        const float v5846 = fmax(v5844, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5847 = bfloat(v5846);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5848 = v5834 * v4;
+        const uint v5849 = v5848 + v68;
+        const uint v5850 = v5849 + v5836;
+        out[v5850] = v5847;
       }
     }
-    const uint v5926 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
-    const uint v5927 = v1127 + v5926;
-    const uint v5928 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
-    const uint v5929 = v1126 + v5928;
-    const uint v5931 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
-    const bool v5932 = v5931 == v5926;
-    const uint v5935 = v5928 + 1u;
-    const uint v5936 = iron_frag_coord<64>(127u, iron_lane, true);
-    const bool v5937 = v5936 == v5935;
-    const bool v5938 = v5932 && v5937;
-    const uint v5941 = v5929 & 1u;  // kernels/convolution/conv_tiles.hpp:88
-    const bool v5942 = v5941 == 0u;
-    const bool v5943 = v5938 && v5942;  // kernels/convolution/conv_tiles.hpp:87
-    if (v5943) {  // kernels/convolution/conv_tiles.hpp:89
-      const bool v5944 = v5927 < v44;  // kernels/convolution/conv_tiles.hpp:91
-      const bool v5945 = v5929 < v15;
-      const bool v5946 = v5944 && v5945;
-      if (v5946) {
-        const uint v5947 = v68 + v5929;  // kernels/convolution/conv_tiles.hpp:92
-        const float v5948 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
-        const bfloat v5949 = bias[v5947];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5950 = float(v5949);
-        const float v5951 = v5948 + v5950;
-        const float v5953 = fmax(v5951, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5954 = bfloat(v5953);  // kernels/convolution/conv_tiles.hpp:94
-        const float v5955 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5957 = v5947 + 1u;
-        const bfloat v5958 = bias[v5957];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5959 = float(v5958);
-        const float v5960 = v5955 + v5959;
-        const float v5962 = fmax(v5960, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5963 = bfloat(v5962);  // kernels/convolution/conv_tiles.hpp:95
-        const uint v5964 = v5927 * v4;  // kernels/convolution/conv_tiles.hpp:93
-        const uint v5965 = v5964 + v5947;
-        *(device bfloat2*)(out + v5965) = bfloat2(v5954, v5963);
+    const uint v5851 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5852 = v1128 + v5851;
+    const uint v5853 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5854 = v1127 + v5853;
+    const uint v5856 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5857 = v5856 == v5851;
+    const uint v5860 = v5853 + 1u;
+    const uint v5861 = iron_frag_coord<64>(125u, iron_lane, true);
+    const bool v5862 = v5861 == v5860;
+    const bool v5863 = v5857 && v5862;
+    const uint v5866 = v5854 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5867 = v5866 == 0u;
+    const bool v5868 = v5863 && v5867;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5868) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5869 = v5852 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5870 = v5854 < v15;
+      const bool v5871 = v5869 && v5870;
+      if (v5871) {
+        const uint v5872 = v68 + v5854;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5873 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5874 = bias[v5872];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5875 = float(v5874);
+        const float v5876 = v5873 + v5875;
+        const float v5878 = fmax(v5876, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5879 = bfloat(v5878);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5880 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5882 = v5872 + 1u;
+        const bfloat v5883 = bias[v5882];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5884 = float(v5883);
+        const float v5885 = v5880 + v5884;
+        const float v5887 = fmax(v5885, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5888 = bfloat(v5887);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5889 = v5852 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5890 = v5889 + v5872;
+        *(device bfloat2*)(out + v5890) = bfloat2(v5879, v5888);
       }
     } else {
-      const bool v5970 = v5927 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5971 = v5929 < v15;
-      const bool v5972 = v5970 && v5971;
-      if (v5972) {
-        const float v5973 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5974 = v68 + v5929;
-        const bfloat v5975 = bias[v5974];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5976 = float(v5975);
-        const float v5977 = v5973 + v5976;
-        const float v5979 = fmax(v5977, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5980 = bfloat(v5979);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5981 = v5927 * v4;
-        const uint v5982 = v5981 + v68;
-        const uint v5983 = v5982 + v5929;
-        out[v5983] = v5980;
+      const bool v5895 = v5852 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5896 = v5854 < v15;
+      const bool v5897 = v5895 && v5896;
+      if (v5897) {
+        const float v5898 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5899 = v68 + v5854;
+        const bfloat v5900 = bias[v5899];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5901 = float(v5900);
+        const float v5902 = v5898 + v5901;
+        const float v5904 = fmax(v5902, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5905 = bfloat(v5904);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5906 = v5852 * v4;
+        const uint v5907 = v5906 + v68;
+        const uint v5908 = v5907 + v5854;
+        out[v5908] = v5905;
       }
-      const uint v5985 = v1127 + v5931;  // kernels/convolution/conv_tiles.hpp:77
-      const uint v5987 = v1126 + v5936;  // kernels/convolution/conv_tiles.hpp:78
-      const bool v5988 = v5985 < v44;  // kernels/convolution/conv_tiles.hpp:79
-      const bool v5989 = v5987 < v15;
-      const bool v5990 = v5988 && v5989;
-      if (v5990) {
-        const float v5991 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5992 = v68 + v5987;
-        const bfloat v5993 = bias[v5992];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v5994 = float(v5993);
-        const float v5995 = v5991 + v5994;
-        const float v5997 = fmax(v5995, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const bfloat v5998 = bfloat(v5997);  // kernels/convolution/conv_tiles.hpp:80
-        const uint v5999 = v5985 * v4;
-        const uint v6000 = v5999 + v68;
-        const uint v6001 = v6000 + v5987;
-        out[v6001] = v5998;
+      const uint v5910 = v1128 + v5856;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5912 = v1127 + v5861;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5913 = v5910 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5914 = v5912 < v15;
+      const bool v5915 = v5913 && v5914;
+      if (v5915) {
+        const float v5916 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5917 = v68 + v5912;
+        const bfloat v5918 = bias[v5917];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5919 = float(v5918);
+        const float v5920 = v5916 + v5919;
+        const float v5922 = fmax(v5920, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5923 = bfloat(v5922);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5924 = v5910 * v4;
+        const uint v5925 = v5924 + v68;
+        const uint v5926 = v5925 + v5912;
+        out[v5926] = v5923;
+      }
+    }
+    const uint v5927 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:85
+    const uint v5928 = v1128 + v5927;
+    const uint v5929 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:86
+    const uint v5930 = v1127 + v5929;
+    const uint v5932 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:87
+    const bool v5933 = v5932 == v5927;
+    const uint v5936 = v5929 + 1u;
+    const uint v5937 = iron_frag_coord<64>(127u, iron_lane, true);
+    const bool v5938 = v5937 == v5936;
+    const bool v5939 = v5933 && v5938;
+    const uint v5942 = v5930 & 1u;  // kernels/convolution/conv_tiles.hpp:88
+    const bool v5943 = v5942 == 0u;
+    const bool v5944 = v5939 && v5943;  // kernels/convolution/conv_tiles.hpp:87
+    if (v5944) {  // kernels/convolution/conv_tiles.hpp:89
+      const bool v5945 = v5928 < v44;  // kernels/convolution/conv_tiles.hpp:91
+      const bool v5946 = v5930 < v15;
+      const bool v5947 = v5945 && v5946;
+      if (v5947) {
+        const uint v5948 = v68 + v5930;  // kernels/convolution/conv_tiles.hpp:92
+        const float v5949 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:94
+        const bfloat v5950 = bias[v5948];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5951 = float(v5950);
+        const float v5952 = v5949 + v5951;
+        const float v5954 = fmax(v5952, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5955 = bfloat(v5954);  // kernels/convolution/conv_tiles.hpp:94
+        const float v5956 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5958 = v5948 + 1u;
+        const bfloat v5959 = bias[v5958];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5960 = float(v5959);
+        const float v5961 = v5956 + v5960;
+        const float v5963 = fmax(v5961, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5964 = bfloat(v5963);  // kernels/convolution/conv_tiles.hpp:95
+        const uint v5965 = v5928 * v4;  // kernels/convolution/conv_tiles.hpp:93
+        const uint v5966 = v5965 + v5948;
+        *(device bfloat2*)(out + v5966) = bfloat2(v5955, v5964);
+      }
+    } else {
+      const bool v5971 = v5928 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5972 = v5930 < v15;
+      const bool v5973 = v5971 && v5972;
+      if (v5973) {
+        const float v5974 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5975 = v68 + v5930;
+        const bfloat v5976 = bias[v5975];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5977 = float(v5976);
+        const float v5978 = v5974 + v5977;
+        const float v5980 = fmax(v5978, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5981 = bfloat(v5980);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5982 = v5928 * v4;
+        const uint v5983 = v5982 + v68;
+        const uint v5984 = v5983 + v5930;
+        out[v5984] = v5981;
+      }
+      const uint v5986 = v1128 + v5932;  // kernels/convolution/conv_tiles.hpp:77
+      const uint v5988 = v1127 + v5937;  // kernels/convolution/conv_tiles.hpp:78
+      const bool v5989 = v5986 < v44;  // kernels/convolution/conv_tiles.hpp:79
+      const bool v5990 = v5988 < v15;
+      const bool v5991 = v5989 && v5990;
+      if (v5991) {
+        const float v5992 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+        const uint v5993 = v68 + v5988;
+        const bfloat v5994 = bias[v5993];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v5995 = float(v5994);
+        const float v5996 = v5992 + v5995;
+        const float v5998 = fmax(v5996, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v5999 = bfloat(v5998);  // kernels/convolution/conv_tiles.hpp:80
+        const uint v6000 = v5986 * v4;
+        const uint v6001 = v6000 + v68;
+        const uint v6002 = v6001 + v5988;
+        out[v6002] = v5999;
       }
     }
   } else {
-    const uint v6002 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6003 = v1127 + v6002;
-    const uint v6004 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6005 = v1126 + v6004;
-    const bool v6006 = v6003 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6007 = v6005 < v15;
-    const bool v6008 = v6006 && v6007;
-    if (v6008) {
-      const float v6009 = v274.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6010 = v68 + v6005;
-      const bfloat v6011 = bias[v6010];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6012 = float(v6011);
-      const float v6013 = v6009 + v6012;
-      const float v6015 = fmax(v6013, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6016 = bfloat(v6015);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6017 = v6003 * v4;
-      const uint v6018 = v6017 + v68;
-      const uint v6019 = v6018 + v6005;
-      out[v6019] = v6016;
-    }
-    const uint v6020 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6021 = v1127 + v6020;
-    const uint v6022 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6023 = v1126 + v6022;
-    const bool v6024 = v6021 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6025 = v6023 < v15;
-    const bool v6026 = v6024 && v6025;
-    if (v6026) {
-      const float v6027 = v274.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6028 = v68 + v6023;
-      const bfloat v6029 = bias[v6028];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6030 = float(v6029);
-      const float v6031 = v6027 + v6030;
-      const float v6033 = fmax(v6031, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6034 = bfloat(v6033);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6035 = v6021 * v4;
-      const uint v6036 = v6035 + v68;
-      const uint v6037 = v6036 + v6023;
-      out[v6037] = v6034;
-    }
-    const uint v6038 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6039 = v1127 + v6038;
-    const uint v6040 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6041 = v1126 + v6040;
-    const bool v6042 = v6039 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6043 = v6041 < v15;
-    const bool v6044 = v6042 && v6043;
-    if (v6044) {
-      const float v6045 = v274.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6046 = v68 + v6041;
-      const bfloat v6047 = bias[v6046];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6048 = float(v6047);
-      const float v6049 = v6045 + v6048;
-      const float v6051 = fmax(v6049, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6052 = bfloat(v6051);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6053 = v6039 * v4;
-      const uint v6054 = v6053 + v68;
-      const uint v6055 = v6054 + v6041;
-      out[v6055] = v6052;
-    }
-    const uint v6056 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6057 = v1127 + v6056;
-    const uint v6058 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6059 = v1126 + v6058;
-    const bool v6060 = v6057 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6061 = v6059 < v15;
-    const bool v6062 = v6060 && v6061;
-    if (v6062) {
-      const float v6063 = v274.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6064 = v68 + v6059;
-      const bfloat v6065 = bias[v6064];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6066 = float(v6065);
-      const float v6067 = v6063 + v6066;
-      const float v6069 = fmax(v6067, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6070 = bfloat(v6069);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6071 = v6057 * v4;
-      const uint v6072 = v6071 + v68;
-      const uint v6073 = v6072 + v6059;
-      out[v6073] = v6070;
-    }
-    const uint v6074 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6075 = v1127 + v6074;
-    const uint v6076 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6077 = v1126 + v6076;
-    const bool v6078 = v6075 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6079 = v6077 < v15;
-    const bool v6080 = v6078 && v6079;
-    if (v6080) {
-      const float v6081 = v274.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6082 = v68 + v6077;
-      const bfloat v6083 = bias[v6082];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6084 = float(v6083);
-      const float v6085 = v6081 + v6084;
-      const float v6087 = fmax(v6085, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6088 = bfloat(v6087);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6089 = v6075 * v4;
-      const uint v6090 = v6089 + v68;
-      const uint v6091 = v6090 + v6077;
-      out[v6091] = v6088;
-    }
-    const uint v6092 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6093 = v1127 + v6092;
-    const uint v6094 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6095 = v1126 + v6094;
-    const bool v6096 = v6093 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6097 = v6095 < v15;
-    const bool v6098 = v6096 && v6097;
-    if (v6098) {
-      const float v6099 = v274.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6100 = v68 + v6095;
-      const bfloat v6101 = bias[v6100];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6102 = float(v6101);
-      const float v6103 = v6099 + v6102;
-      const float v6105 = fmax(v6103, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6106 = bfloat(v6105);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6107 = v6093 * v4;
-      const uint v6108 = v6107 + v68;
-      const uint v6109 = v6108 + v6095;
-      out[v6109] = v6106;
-    }
-    const uint v6110 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6111 = v1127 + v6110;
-    const uint v6112 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6113 = v1126 + v6112;
-    const bool v6114 = v6111 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6115 = v6113 < v15;
-    const bool v6116 = v6114 && v6115;
-    if (v6116) {
-      const float v6117 = v274.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6118 = v68 + v6113;
-      const bfloat v6119 = bias[v6118];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6120 = float(v6119);
-      const float v6121 = v6117 + v6120;
-      const float v6123 = fmax(v6121, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6124 = bfloat(v6123);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6125 = v6111 * v4;
-      const uint v6126 = v6125 + v68;
-      const uint v6127 = v6126 + v6113;
-      out[v6127] = v6124;
-    }
-    const uint v6128 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6129 = v1127 + v6128;
-    const uint v6130 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6131 = v1126 + v6130;
-    const bool v6132 = v6129 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6133 = v6131 < v15;
-    const bool v6134 = v6132 && v6133;
-    if (v6134) {
-      const float v6135 = v274.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6136 = v68 + v6131;
-      const bfloat v6137 = bias[v6136];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6138 = float(v6137);
-      const float v6139 = v6135 + v6138;
-      const float v6141 = fmax(v6139, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6142 = bfloat(v6141);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6143 = v6129 * v4;
-      const uint v6144 = v6143 + v68;
-      const uint v6145 = v6144 + v6131;
-      out[v6145] = v6142;
-    }
-    const uint v6146 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6147 = v1127 + v6146;
-    const uint v6148 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6149 = v1126 + v6148;
-    const bool v6150 = v6147 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6151 = v6149 < v15;
-    const bool v6152 = v6150 && v6151;
-    if (v6152) {
-      const float v6153 = v274.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6154 = v68 + v6149;
-      const bfloat v6155 = bias[v6154];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6156 = float(v6155);
-      const float v6157 = v6153 + v6156;
-      const float v6159 = fmax(v6157, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6160 = bfloat(v6159);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6161 = v6147 * v4;
-      const uint v6162 = v6161 + v68;
-      const uint v6163 = v6162 + v6149;
-      out[v6163] = v6160;
-    }
-    const uint v6164 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6165 = v1127 + v6164;
-    const uint v6166 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6167 = v1126 + v6166;
-    const bool v6168 = v6165 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6169 = v6167 < v15;
-    const bool v6170 = v6168 && v6169;
-    if (v6170) {
-      const float v6171 = v274.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6172 = v68 + v6167;
-      const bfloat v6173 = bias[v6172];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6174 = float(v6173);
-      const float v6175 = v6171 + v6174;
-      const float v6177 = fmax(v6175, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6178 = bfloat(v6177);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6179 = v6165 * v4;
-      const uint v6180 = v6179 + v68;
-      const uint v6181 = v6180 + v6167;
-      out[v6181] = v6178;
-    }
-    const uint v6182 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6183 = v1127 + v6182;
-    const uint v6184 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6185 = v1126 + v6184;
-    const bool v6186 = v6183 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6187 = v6185 < v15;
-    const bool v6188 = v6186 && v6187;
-    if (v6188) {
-      const float v6189 = v274.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6190 = v68 + v6185;
-      const bfloat v6191 = bias[v6190];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6192 = float(v6191);
-      const float v6193 = v6189 + v6192;
-      const float v6195 = fmax(v6193, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6196 = bfloat(v6195);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6197 = v6183 * v4;
-      const uint v6198 = v6197 + v68;
-      const uint v6199 = v6198 + v6185;
-      out[v6199] = v6196;
-    }
-    const uint v6200 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6201 = v1127 + v6200;
-    const uint v6202 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6203 = v1126 + v6202;
-    const bool v6204 = v6201 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6205 = v6203 < v15;
-    const bool v6206 = v6204 && v6205;
-    if (v6206) {
-      const float v6207 = v274.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6208 = v68 + v6203;
-      const bfloat v6209 = bias[v6208];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6210 = float(v6209);
-      const float v6211 = v6207 + v6210;
-      const float v6213 = fmax(v6211, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6214 = bfloat(v6213);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6215 = v6201 * v4;
-      const uint v6216 = v6215 + v68;
-      const uint v6217 = v6216 + v6203;
-      out[v6217] = v6214;
-    }
-    const uint v6218 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6219 = v1127 + v6218;
-    const uint v6220 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6221 = v1126 + v6220;
-    const bool v6222 = v6219 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6223 = v6221 < v15;
-    const bool v6224 = v6222 && v6223;
-    if (v6224) {
-      const float v6225 = v274.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6226 = v68 + v6221;
-      const bfloat v6227 = bias[v6226];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6228 = float(v6227);
-      const float v6229 = v6225 + v6228;
-      const float v6231 = fmax(v6229, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6232 = bfloat(v6231);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6233 = v6219 * v4;
-      const uint v6234 = v6233 + v68;
-      const uint v6235 = v6234 + v6221;
-      out[v6235] = v6232;
-    }
-    const uint v6236 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6237 = v1127 + v6236;
-    const uint v6238 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6239 = v1126 + v6238;
-    const bool v6240 = v6237 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6241 = v6239 < v15;
-    const bool v6242 = v6240 && v6241;
-    if (v6242) {
-      const float v6243 = v274.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6244 = v68 + v6239;
-      const bfloat v6245 = bias[v6244];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6246 = float(v6245);
-      const float v6247 = v6243 + v6246;
-      const float v6249 = fmax(v6247, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6250 = bfloat(v6249);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6251 = v6237 * v4;
-      const uint v6252 = v6251 + v68;
-      const uint v6253 = v6252 + v6239;
-      out[v6253] = v6250;
-    }
-    const uint v6254 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6255 = v1127 + v6254;
-    const uint v6256 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6257 = v1126 + v6256;
-    const bool v6258 = v6255 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6259 = v6257 < v15;
-    const bool v6260 = v6258 && v6259;
-    if (v6260) {
-      const float v6261 = v274.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6262 = v68 + v6257;
-      const bfloat v6263 = bias[v6262];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6264 = float(v6263);
-      const float v6265 = v6261 + v6264;
-      const float v6267 = fmax(v6265, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6268 = bfloat(v6267);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6269 = v6255 * v4;
-      const uint v6270 = v6269 + v68;
-      const uint v6271 = v6270 + v6257;
-      out[v6271] = v6268;
-    }
-    const uint v6272 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6273 = v1127 + v6272;
-    const uint v6274 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6275 = v1126 + v6274;
-    const bool v6276 = v6273 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6277 = v6275 < v15;
-    const bool v6278 = v6276 && v6277;
-    if (v6278) {
-      const float v6279 = v274.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6280 = v68 + v6275;
-      const bfloat v6281 = bias[v6280];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6282 = float(v6281);
-      const float v6283 = v6279 + v6282;
-      const float v6285 = fmax(v6283, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6286 = bfloat(v6285);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6287 = v6273 * v4;
-      const uint v6288 = v6287 + v68;
-      const uint v6289 = v6288 + v6275;
-      out[v6289] = v6286;
-    }
-    const uint v6290 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6291 = v1127 + v6290;
-    const uint v6292 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6293 = v1126 + v6292;
-    const bool v6294 = v6291 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6295 = v6293 < v15;
-    const bool v6296 = v6294 && v6295;
-    if (v6296) {
-      const float v6297 = v274.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6298 = v68 + v6293;
-      const bfloat v6299 = bias[v6298];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6300 = float(v6299);
-      const float v6301 = v6297 + v6300;
-      const float v6303 = fmax(v6301, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6304 = bfloat(v6303);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6305 = v6291 * v4;
-      const uint v6306 = v6305 + v68;
-      const uint v6307 = v6306 + v6293;
-      out[v6307] = v6304;
-    }
-    const uint v6308 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6309 = v1127 + v6308;
-    const uint v6310 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6311 = v1126 + v6310;
-    const bool v6312 = v6309 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6313 = v6311 < v15;
-    const bool v6314 = v6312 && v6313;
-    if (v6314) {
-      const float v6315 = v274.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6316 = v68 + v6311;
-      const bfloat v6317 = bias[v6316];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6318 = float(v6317);
-      const float v6319 = v6315 + v6318;
-      const float v6321 = fmax(v6319, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6322 = bfloat(v6321);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6323 = v6309 * v4;
-      const uint v6324 = v6323 + v68;
-      const uint v6325 = v6324 + v6311;
-      out[v6325] = v6322;
-    }
-    const uint v6326 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6327 = v1127 + v6326;
-    const uint v6328 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6329 = v1126 + v6328;
-    const bool v6330 = v6327 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6331 = v6329 < v15;
-    const bool v6332 = v6330 && v6331;
-    if (v6332) {
-      const float v6333 = v274.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6334 = v68 + v6329;
-      const bfloat v6335 = bias[v6334];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6336 = float(v6335);
-      const float v6337 = v6333 + v6336;
-      const float v6339 = fmax(v6337, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6340 = bfloat(v6339);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6341 = v6327 * v4;
-      const uint v6342 = v6341 + v68;
-      const uint v6343 = v6342 + v6329;
-      out[v6343] = v6340;
-    }
-    const uint v6344 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6345 = v1127 + v6344;
-    const uint v6346 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6347 = v1126 + v6346;
-    const bool v6348 = v6345 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6349 = v6347 < v15;
-    const bool v6350 = v6348 && v6349;
-    if (v6350) {
-      const float v6351 = v274.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6352 = v68 + v6347;
-      const bfloat v6353 = bias[v6352];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6354 = float(v6353);
-      const float v6355 = v6351 + v6354;
-      const float v6357 = fmax(v6355, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6358 = bfloat(v6357);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6359 = v6345 * v4;
-      const uint v6360 = v6359 + v68;
-      const uint v6361 = v6360 + v6347;
-      out[v6361] = v6358;
-    }
-    const uint v6362 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6363 = v1127 + v6362;
-    const uint v6364 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6365 = v1126 + v6364;
-    const bool v6366 = v6363 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6367 = v6365 < v15;
-    const bool v6368 = v6366 && v6367;
-    if (v6368) {
-      const float v6369 = v274.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6370 = v68 + v6365;
-      const bfloat v6371 = bias[v6370];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6372 = float(v6371);
-      const float v6373 = v6369 + v6372;
-      const float v6375 = fmax(v6373, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6376 = bfloat(v6375);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6377 = v6363 * v4;
-      const uint v6378 = v6377 + v68;
-      const uint v6379 = v6378 + v6365;
-      out[v6379] = v6376;
-    }
-    const uint v6380 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6381 = v1127 + v6380;
-    const uint v6382 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6383 = v1126 + v6382;
-    const bool v6384 = v6381 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6385 = v6383 < v15;
-    const bool v6386 = v6384 && v6385;
-    if (v6386) {
-      const float v6387 = v274.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6388 = v68 + v6383;
-      const bfloat v6389 = bias[v6388];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6390 = float(v6389);
-      const float v6391 = v6387 + v6390;
-      const float v6393 = fmax(v6391, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6394 = bfloat(v6393);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6395 = v6381 * v4;
-      const uint v6396 = v6395 + v68;
-      const uint v6397 = v6396 + v6383;
-      out[v6397] = v6394;
-    }
-    const uint v6398 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6399 = v1127 + v6398;
-    const uint v6400 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6401 = v1126 + v6400;
-    const bool v6402 = v6399 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6403 = v6401 < v15;
-    const bool v6404 = v6402 && v6403;
-    if (v6404) {
-      const float v6405 = v274.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6406 = v68 + v6401;
-      const bfloat v6407 = bias[v6406];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6408 = float(v6407);
-      const float v6409 = v6405 + v6408;
-      const float v6411 = fmax(v6409, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6412 = bfloat(v6411);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6413 = v6399 * v4;
-      const uint v6414 = v6413 + v68;
-      const uint v6415 = v6414 + v6401;
-      out[v6415] = v6412;
-    }
-    const uint v6416 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6417 = v1127 + v6416;
-    const uint v6418 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6419 = v1126 + v6418;
-    const bool v6420 = v6417 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6421 = v6419 < v15;
-    const bool v6422 = v6420 && v6421;
-    if (v6422) {
-      const float v6423 = v274.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6424 = v68 + v6419;
-      const bfloat v6425 = bias[v6424];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6426 = float(v6425);
-      const float v6427 = v6423 + v6426;
-      const float v6429 = fmax(v6427, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6430 = bfloat(v6429);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6431 = v6417 * v4;
-      const uint v6432 = v6431 + v68;
-      const uint v6433 = v6432 + v6419;
-      out[v6433] = v6430;
-    }
-    const uint v6434 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6435 = v1127 + v6434;
-    const uint v6436 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6437 = v1126 + v6436;
-    const bool v6438 = v6435 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6439 = v6437 < v15;
-    const bool v6440 = v6438 && v6439;
-    if (v6440) {
-      const float v6441 = v274.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6442 = v68 + v6437;
-      const bfloat v6443 = bias[v6442];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6444 = float(v6443);
-      const float v6445 = v6441 + v6444;
-      const float v6447 = fmax(v6445, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6448 = bfloat(v6447);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6449 = v6435 * v4;
-      const uint v6450 = v6449 + v68;
-      const uint v6451 = v6450 + v6437;
-      out[v6451] = v6448;
-    }
-    const uint v6452 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6453 = v1127 + v6452;
-    const uint v6454 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6455 = v1126 + v6454;
-    const bool v6456 = v6453 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6457 = v6455 < v15;
-    const bool v6458 = v6456 && v6457;
-    if (v6458) {
-      const float v6459 = v274.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6460 = v68 + v6455;
-      const bfloat v6461 = bias[v6460];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6462 = float(v6461);
-      const float v6463 = v6459 + v6462;
-      const float v6465 = fmax(v6463, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6466 = bfloat(v6465);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6467 = v6453 * v4;
-      const uint v6468 = v6467 + v68;
-      const uint v6469 = v6468 + v6455;
-      out[v6469] = v6466;
-    }
-    const uint v6470 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6471 = v1127 + v6470;
-    const uint v6472 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6473 = v1126 + v6472;
-    const bool v6474 = v6471 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6475 = v6473 < v15;
-    const bool v6476 = v6474 && v6475;
-    if (v6476) {
-      const float v6477 = v274.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6478 = v68 + v6473;
-      const bfloat v6479 = bias[v6478];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6480 = float(v6479);
-      const float v6481 = v6477 + v6480;
-      const float v6483 = fmax(v6481, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6484 = bfloat(v6483);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6485 = v6471 * v4;
-      const uint v6486 = v6485 + v68;
-      const uint v6487 = v6486 + v6473;
-      out[v6487] = v6484;
-    }
-    const uint v6488 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6489 = v1127 + v6488;
-    const uint v6490 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6491 = v1126 + v6490;
-    const bool v6492 = v6489 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6493 = v6491 < v15;
-    const bool v6494 = v6492 && v6493;
-    if (v6494) {
-      const float v6495 = v274.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6496 = v68 + v6491;
-      const bfloat v6497 = bias[v6496];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6498 = float(v6497);
-      const float v6499 = v6495 + v6498;
-      const float v6501 = fmax(v6499, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6502 = bfloat(v6501);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6503 = v6489 * v4;
-      const uint v6504 = v6503 + v68;
-      const uint v6505 = v6504 + v6491;
-      out[v6505] = v6502;
-    }
-    const uint v6506 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6507 = v1127 + v6506;
-    const uint v6508 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6509 = v1126 + v6508;
-    const bool v6510 = v6507 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6511 = v6509 < v15;
-    const bool v6512 = v6510 && v6511;
-    if (v6512) {
-      const float v6513 = v274.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6514 = v68 + v6509;
-      const bfloat v6515 = bias[v6514];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6516 = float(v6515);
-      const float v6517 = v6513 + v6516;
-      const float v6519 = fmax(v6517, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6520 = bfloat(v6519);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6521 = v6507 * v4;
-      const uint v6522 = v6521 + v68;
-      const uint v6523 = v6522 + v6509;
-      out[v6523] = v6520;
-    }
-    const uint v6524 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6525 = v1127 + v6524;
-    const uint v6526 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6527 = v1126 + v6526;
-    const bool v6528 = v6525 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6529 = v6527 < v15;
-    const bool v6530 = v6528 && v6529;
-    if (v6530) {
-      const float v6531 = v274.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6532 = v68 + v6527;
-      const bfloat v6533 = bias[v6532];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6534 = float(v6533);
-      const float v6535 = v6531 + v6534;
-      const float v6537 = fmax(v6535, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6538 = bfloat(v6537);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6539 = v6525 * v4;
-      const uint v6540 = v6539 + v68;
-      const uint v6541 = v6540 + v6527;
-      out[v6541] = v6538;
-    }
-    const uint v6542 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6543 = v1127 + v6542;
-    const uint v6544 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6545 = v1126 + v6544;
-    const bool v6546 = v6543 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6547 = v6545 < v15;
-    const bool v6548 = v6546 && v6547;
-    if (v6548) {
-      const float v6549 = v274.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6550 = v68 + v6545;
-      const bfloat v6551 = bias[v6550];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6552 = float(v6551);
-      const float v6553 = v6549 + v6552;
-      const float v6555 = fmax(v6553, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6556 = bfloat(v6555);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6557 = v6543 * v4;
-      const uint v6558 = v6557 + v68;
-      const uint v6559 = v6558 + v6545;
-      out[v6559] = v6556;
-    }
-    const uint v6560 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6561 = v1127 + v6560;
-    const uint v6562 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6563 = v1126 + v6562;
-    const bool v6564 = v6561 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6565 = v6563 < v15;
-    const bool v6566 = v6564 && v6565;
-    if (v6566) {
-      const float v6567 = v274.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6568 = v68 + v6563;
-      const bfloat v6569 = bias[v6568];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6570 = float(v6569);
-      const float v6571 = v6567 + v6570;
-      const float v6573 = fmax(v6571, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6574 = bfloat(v6573);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6575 = v6561 * v4;
-      const uint v6576 = v6575 + v68;
-      const uint v6577 = v6576 + v6563;
-      out[v6577] = v6574;
-    }
-    const uint v6578 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6579 = v1127 + v6578;
-    const uint v6580 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6581 = v1126 + v6580;
-    const bool v6582 = v6579 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6583 = v6581 < v15;
-    const bool v6584 = v6582 && v6583;
-    if (v6584) {
-      const float v6585 = v274.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6586 = v68 + v6581;
-      const bfloat v6587 = bias[v6586];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6588 = float(v6587);
-      const float v6589 = v6585 + v6588;
-      const float v6591 = fmax(v6589, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6592 = bfloat(v6591);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6593 = v6579 * v4;
-      const uint v6594 = v6593 + v68;
-      const uint v6595 = v6594 + v6581;
-      out[v6595] = v6592;
-    }
-    const uint v6596 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6597 = v1127 + v6596;
-    const uint v6598 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6599 = v1126 + v6598;
-    const bool v6600 = v6597 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6601 = v6599 < v15;
-    const bool v6602 = v6600 && v6601;
-    if (v6602) {
-      const float v6603 = v274.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6604 = v68 + v6599;
-      const bfloat v6605 = bias[v6604];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6606 = float(v6605);
-      const float v6607 = v6603 + v6606;
-      const float v6609 = fmax(v6607, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6610 = bfloat(v6609);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6611 = v6597 * v4;
-      const uint v6612 = v6611 + v68;
-      const uint v6613 = v6612 + v6599;
-      out[v6613] = v6610;
-    }
-    const uint v6614 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6615 = v1127 + v6614;
-    const uint v6616 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6617 = v1126 + v6616;
-    const bool v6618 = v6615 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6619 = v6617 < v15;
-    const bool v6620 = v6618 && v6619;
-    if (v6620) {
-      const float v6621 = v274.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6622 = v68 + v6617;
-      const bfloat v6623 = bias[v6622];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6624 = float(v6623);
-      const float v6625 = v6621 + v6624;
-      const float v6627 = fmax(v6625, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6628 = bfloat(v6627);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6629 = v6615 * v4;
-      const uint v6630 = v6629 + v68;
-      const uint v6631 = v6630 + v6617;
-      out[v6631] = v6628;
-    }
-    const uint v6632 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6633 = v1127 + v6632;
-    const uint v6634 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6635 = v1126 + v6634;
-    const bool v6636 = v6633 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6637 = v6635 < v15;
-    const bool v6638 = v6636 && v6637;
-    if (v6638) {
-      const float v6639 = v274.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6640 = v68 + v6635;
-      const bfloat v6641 = bias[v6640];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6642 = float(v6641);
-      const float v6643 = v6639 + v6642;
-      const float v6645 = fmax(v6643, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6646 = bfloat(v6645);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6647 = v6633 * v4;
-      const uint v6648 = v6647 + v68;
-      const uint v6649 = v6648 + v6635;
-      out[v6649] = v6646;
-    }
-    const uint v6650 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6651 = v1127 + v6650;
-    const uint v6652 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6653 = v1126 + v6652;
-    const bool v6654 = v6651 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6655 = v6653 < v15;
-    const bool v6656 = v6654 && v6655;
-    if (v6656) {
-      const float v6657 = v274.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6658 = v68 + v6653;
-      const bfloat v6659 = bias[v6658];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6660 = float(v6659);
-      const float v6661 = v6657 + v6660;
-      const float v6663 = fmax(v6661, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6664 = bfloat(v6663);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6665 = v6651 * v4;
-      const uint v6666 = v6665 + v68;
-      const uint v6667 = v6666 + v6653;
-      out[v6667] = v6664;
-    }
-    const uint v6668 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6669 = v1127 + v6668;
-    const uint v6670 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6671 = v1126 + v6670;
-    const bool v6672 = v6669 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6673 = v6671 < v15;
-    const bool v6674 = v6672 && v6673;
-    if (v6674) {
-      const float v6675 = v274.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6676 = v68 + v6671;
-      const bfloat v6677 = bias[v6676];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6678 = float(v6677);
-      const float v6679 = v6675 + v6678;
-      const float v6681 = fmax(v6679, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6682 = bfloat(v6681);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6683 = v6669 * v4;
-      const uint v6684 = v6683 + v68;
-      const uint v6685 = v6684 + v6671;
-      out[v6685] = v6682;
-    }
-    const uint v6686 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6687 = v1127 + v6686;
-    const uint v6688 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6689 = v1126 + v6688;
-    const bool v6690 = v6687 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6691 = v6689 < v15;
-    const bool v6692 = v6690 && v6691;
-    if (v6692) {
-      const float v6693 = v274.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6694 = v68 + v6689;
-      const bfloat v6695 = bias[v6694];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6696 = float(v6695);
-      const float v6697 = v6693 + v6696;
-      const float v6699 = fmax(v6697, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6700 = bfloat(v6699);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6701 = v6687 * v4;
-      const uint v6702 = v6701 + v68;
-      const uint v6703 = v6702 + v6689;
-      out[v6703] = v6700;
-    }
-    const uint v6704 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6705 = v1127 + v6704;
-    const uint v6706 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6707 = v1126 + v6706;
-    const bool v6708 = v6705 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6709 = v6707 < v15;
-    const bool v6710 = v6708 && v6709;
-    if (v6710) {
-      const float v6711 = v274.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6712 = v68 + v6707;
-      const bfloat v6713 = bias[v6712];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6714 = float(v6713);
-      const float v6715 = v6711 + v6714;
-      const float v6717 = fmax(v6715, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6718 = bfloat(v6717);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6719 = v6705 * v4;
-      const uint v6720 = v6719 + v68;
-      const uint v6721 = v6720 + v6707;
-      out[v6721] = v6718;
-    }
-    const uint v6722 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6723 = v1127 + v6722;
-    const uint v6724 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6725 = v1126 + v6724;
-    const bool v6726 = v6723 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6727 = v6725 < v15;
-    const bool v6728 = v6726 && v6727;
-    if (v6728) {
-      const float v6729 = v274.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6730 = v68 + v6725;
-      const bfloat v6731 = bias[v6730];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6732 = float(v6731);
-      const float v6733 = v6729 + v6732;
-      const float v6735 = fmax(v6733, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6736 = bfloat(v6735);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6737 = v6723 * v4;
-      const uint v6738 = v6737 + v68;
-      const uint v6739 = v6738 + v6725;
-      out[v6739] = v6736;
-    }
-    const uint v6740 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6741 = v1127 + v6740;
-    const uint v6742 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6743 = v1126 + v6742;
-    const bool v6744 = v6741 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6745 = v6743 < v15;
-    const bool v6746 = v6744 && v6745;
-    if (v6746) {
-      const float v6747 = v274.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6748 = v68 + v6743;
-      const bfloat v6749 = bias[v6748];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6750 = float(v6749);
-      const float v6751 = v6747 + v6750;
-      const float v6753 = fmax(v6751, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6754 = bfloat(v6753);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6755 = v6741 * v4;
-      const uint v6756 = v6755 + v68;
-      const uint v6757 = v6756 + v6743;
-      out[v6757] = v6754;
-    }
-    const uint v6758 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6759 = v1127 + v6758;
-    const uint v6760 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6761 = v1126 + v6760;
-    const bool v6762 = v6759 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6763 = v6761 < v15;
-    const bool v6764 = v6762 && v6763;
-    if (v6764) {
-      const float v6765 = v274.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6766 = v68 + v6761;
-      const bfloat v6767 = bias[v6766];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6768 = float(v6767);
-      const float v6769 = v6765 + v6768;
-      const float v6771 = fmax(v6769, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6772 = bfloat(v6771);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6773 = v6759 * v4;
-      const uint v6774 = v6773 + v68;
-      const uint v6775 = v6774 + v6761;
-      out[v6775] = v6772;
-    }
-    const uint v6776 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6777 = v1127 + v6776;
-    const uint v6778 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6779 = v1126 + v6778;
-    const bool v6780 = v6777 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6781 = v6779 < v15;
-    const bool v6782 = v6780 && v6781;
-    if (v6782) {
-      const float v6783 = v274.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6784 = v68 + v6779;
-      const bfloat v6785 = bias[v6784];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6786 = float(v6785);
-      const float v6787 = v6783 + v6786;
-      const float v6789 = fmax(v6787, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6790 = bfloat(v6789);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6791 = v6777 * v4;
-      const uint v6792 = v6791 + v68;
-      const uint v6793 = v6792 + v6779;
-      out[v6793] = v6790;
-    }
-    const uint v6794 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6795 = v1127 + v6794;
-    const uint v6796 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6797 = v1126 + v6796;
-    const bool v6798 = v6795 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6799 = v6797 < v15;
-    const bool v6800 = v6798 && v6799;
-    if (v6800) {
-      const float v6801 = v274.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6802 = v68 + v6797;
-      const bfloat v6803 = bias[v6802];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6804 = float(v6803);
-      const float v6805 = v6801 + v6804;
-      const float v6807 = fmax(v6805, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6808 = bfloat(v6807);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6809 = v6795 * v4;
-      const uint v6810 = v6809 + v68;
-      const uint v6811 = v6810 + v6797;
-      out[v6811] = v6808;
-    }
-    const uint v6812 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6813 = v1127 + v6812;
-    const uint v6814 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6815 = v1126 + v6814;
-    const bool v6816 = v6813 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6817 = v6815 < v15;
-    const bool v6818 = v6816 && v6817;
-    if (v6818) {
-      const float v6819 = v274.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6820 = v68 + v6815;
-      const bfloat v6821 = bias[v6820];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6822 = float(v6821);
-      const float v6823 = v6819 + v6822;
-      const float v6825 = fmax(v6823, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6826 = bfloat(v6825);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6827 = v6813 * v4;
-      const uint v6828 = v6827 + v68;
-      const uint v6829 = v6828 + v6815;
-      out[v6829] = v6826;
-    }
-    const uint v6830 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6831 = v1127 + v6830;
-    const uint v6832 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6833 = v1126 + v6832;
-    const bool v6834 = v6831 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6835 = v6833 < v15;
-    const bool v6836 = v6834 && v6835;
-    if (v6836) {
-      const float v6837 = v274.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6838 = v68 + v6833;
-      const bfloat v6839 = bias[v6838];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6840 = float(v6839);
-      const float v6841 = v6837 + v6840;
-      const float v6843 = fmax(v6841, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6844 = bfloat(v6843);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6845 = v6831 * v4;
-      const uint v6846 = v6845 + v68;
-      const uint v6847 = v6846 + v6833;
-      out[v6847] = v6844;
-    }
-    const uint v6848 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6849 = v1127 + v6848;
-    const uint v6850 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6851 = v1126 + v6850;
-    const bool v6852 = v6849 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6853 = v6851 < v15;
-    const bool v6854 = v6852 && v6853;
-    if (v6854) {
-      const float v6855 = v274.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6856 = v68 + v6851;
-      const bfloat v6857 = bias[v6856];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6858 = float(v6857);
-      const float v6859 = v6855 + v6858;
-      const float v6861 = fmax(v6859, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6862 = bfloat(v6861);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6863 = v6849 * v4;
-      const uint v6864 = v6863 + v68;
-      const uint v6865 = v6864 + v6851;
-      out[v6865] = v6862;
-    }
-    const uint v6866 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6867 = v1127 + v6866;
-    const uint v6868 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6869 = v1126 + v6868;
-    const bool v6870 = v6867 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6871 = v6869 < v15;
-    const bool v6872 = v6870 && v6871;
-    if (v6872) {
-      const float v6873 = v274.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6874 = v68 + v6869;
-      const bfloat v6875 = bias[v6874];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6876 = float(v6875);
-      const float v6877 = v6873 + v6876;
-      const float v6879 = fmax(v6877, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6880 = bfloat(v6879);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6881 = v6867 * v4;
-      const uint v6882 = v6881 + v68;
-      const uint v6883 = v6882 + v6869;
-      out[v6883] = v6880;
-    }
-    const uint v6884 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6885 = v1127 + v6884;
-    const uint v6886 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6887 = v1126 + v6886;
-    const bool v6888 = v6885 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6889 = v6887 < v15;
-    const bool v6890 = v6888 && v6889;
-    if (v6890) {
-      const float v6891 = v274.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6892 = v68 + v6887;
-      const bfloat v6893 = bias[v6892];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6894 = float(v6893);
-      const float v6895 = v6891 + v6894;
-      const float v6897 = fmax(v6895, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6898 = bfloat(v6897);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6899 = v6885 * v4;
-      const uint v6900 = v6899 + v68;
-      const uint v6901 = v6900 + v6887;
-      out[v6901] = v6898;
-    }
-    const uint v6902 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6903 = v1127 + v6902;
-    const uint v6904 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6905 = v1126 + v6904;
-    const bool v6906 = v6903 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6907 = v6905 < v15;
-    const bool v6908 = v6906 && v6907;
-    if (v6908) {
-      const float v6909 = v274.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6910 = v68 + v6905;
-      const bfloat v6911 = bias[v6910];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6912 = float(v6911);
-      const float v6913 = v6909 + v6912;
-      const float v6915 = fmax(v6913, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6916 = bfloat(v6915);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6917 = v6903 * v4;
-      const uint v6918 = v6917 + v68;
-      const uint v6919 = v6918 + v6905;
-      out[v6919] = v6916;
-    }
-    const uint v6920 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6921 = v1127 + v6920;
-    const uint v6922 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6923 = v1126 + v6922;
-    const bool v6924 = v6921 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6925 = v6923 < v15;
-    const bool v6926 = v6924 && v6925;
-    if (v6926) {
-      const float v6927 = v274.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6928 = v68 + v6923;
-      const bfloat v6929 = bias[v6928];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6930 = float(v6929);
-      const float v6931 = v6927 + v6930;
-      const float v6933 = fmax(v6931, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6934 = bfloat(v6933);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6935 = v6921 * v4;
-      const uint v6936 = v6935 + v68;
-      const uint v6937 = v6936 + v6923;
-      out[v6937] = v6934;
-    }
-    const uint v6938 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6939 = v1127 + v6938;
-    const uint v6940 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6941 = v1126 + v6940;
-    const bool v6942 = v6939 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6943 = v6941 < v15;
-    const bool v6944 = v6942 && v6943;
-    if (v6944) {
-      const float v6945 = v274.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6946 = v68 + v6941;
-      const bfloat v6947 = bias[v6946];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6948 = float(v6947);
-      const float v6949 = v6945 + v6948;
-      const float v6951 = fmax(v6949, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6952 = bfloat(v6951);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6953 = v6939 * v4;
-      const uint v6954 = v6953 + v68;
-      const uint v6955 = v6954 + v6941;
-      out[v6955] = v6952;
-    }
-    const uint v6956 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6957 = v1127 + v6956;
-    const uint v6958 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6959 = v1126 + v6958;
-    const bool v6960 = v6957 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6961 = v6959 < v15;
-    const bool v6962 = v6960 && v6961;
-    if (v6962) {
-      const float v6963 = v274.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6964 = v68 + v6959;
-      const bfloat v6965 = bias[v6964];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6966 = float(v6965);
-      const float v6967 = v6963 + v6966;
-      const float v6969 = fmax(v6967, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6970 = bfloat(v6969);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6971 = v6957 * v4;
-      const uint v6972 = v6971 + v68;
-      const uint v6973 = v6972 + v6959;
-      out[v6973] = v6970;
-    }
-    const uint v6974 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6975 = v1127 + v6974;
-    const uint v6976 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6977 = v1126 + v6976;
-    const bool v6978 = v6975 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6979 = v6977 < v15;
-    const bool v6980 = v6978 && v6979;
-    if (v6980) {
-      const float v6981 = v274.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6982 = v68 + v6977;
-      const bfloat v6983 = bias[v6982];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v6984 = float(v6983);
-      const float v6985 = v6981 + v6984;
-      const float v6987 = fmax(v6985, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v6988 = bfloat(v6987);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v6989 = v6975 * v4;
-      const uint v6990 = v6989 + v68;
-      const uint v6991 = v6990 + v6977;
-      out[v6991] = v6988;
-    }
-    const uint v6992 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v6993 = v1127 + v6992;
-    const uint v6994 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v6995 = v1126 + v6994;
-    const bool v6996 = v6993 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v6997 = v6995 < v15;
-    const bool v6998 = v6996 && v6997;
-    if (v6998) {
-      const float v6999 = v274.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7000 = v68 + v6995;
-      const bfloat v7001 = bias[v7000];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7002 = float(v7001);
-      const float v7003 = v6999 + v7002;
-      const float v7005 = fmax(v7003, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7006 = bfloat(v7005);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7007 = v6993 * v4;
-      const uint v7008 = v7007 + v68;
-      const uint v7009 = v7008 + v6995;
-      out[v7009] = v7006;
-    }
-    const uint v7010 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7011 = v1127 + v7010;
-    const uint v7012 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7013 = v1126 + v7012;
-    const bool v7014 = v7011 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7015 = v7013 < v15;
-    const bool v7016 = v7014 && v7015;
-    if (v7016) {
-      const float v7017 = v274.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7018 = v68 + v7013;
-      const bfloat v7019 = bias[v7018];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7020 = float(v7019);
-      const float v7021 = v7017 + v7020;
-      const float v7023 = fmax(v7021, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7024 = bfloat(v7023);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7025 = v7011 * v4;
-      const uint v7026 = v7025 + v68;
-      const uint v7027 = v7026 + v7013;
-      out[v7027] = v7024;
-    }
-    const uint v7028 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7029 = v1127 + v7028;
-    const uint v7030 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7031 = v1126 + v7030;
-    const bool v7032 = v7029 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7033 = v7031 < v15;
-    const bool v7034 = v7032 && v7033;
-    if (v7034) {
-      const float v7035 = v274.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7036 = v68 + v7031;
-      const bfloat v7037 = bias[v7036];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7038 = float(v7037);
-      const float v7039 = v7035 + v7038;
-      const float v7041 = fmax(v7039, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7042 = bfloat(v7041);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7043 = v7029 * v4;
-      const uint v7044 = v7043 + v68;
-      const uint v7045 = v7044 + v7031;
-      out[v7045] = v7042;
-    }
-    const uint v7046 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7047 = v1127 + v7046;
-    const uint v7048 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7049 = v1126 + v7048;
-    const bool v7050 = v7047 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7051 = v7049 < v15;
-    const bool v7052 = v7050 && v7051;
-    if (v7052) {
-      const float v7053 = v274.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7054 = v68 + v7049;
-      const bfloat v7055 = bias[v7054];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7056 = float(v7055);
-      const float v7057 = v7053 + v7056;
-      const float v7059 = fmax(v7057, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7060 = bfloat(v7059);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7061 = v7047 * v4;
-      const uint v7062 = v7061 + v68;
-      const uint v7063 = v7062 + v7049;
-      out[v7063] = v7060;
-    }
-    const uint v7064 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7065 = v1127 + v7064;
-    const uint v7066 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7067 = v1126 + v7066;
-    const bool v7068 = v7065 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7069 = v7067 < v15;
-    const bool v7070 = v7068 && v7069;
-    if (v7070) {
-      const float v7071 = v274.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7072 = v68 + v7067;
-      const bfloat v7073 = bias[v7072];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7074 = float(v7073);
-      const float v7075 = v7071 + v7074;
-      const float v7077 = fmax(v7075, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7078 = bfloat(v7077);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7079 = v7065 * v4;
-      const uint v7080 = v7079 + v68;
-      const uint v7081 = v7080 + v7067;
-      out[v7081] = v7078;
-    }
-    const uint v7082 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7083 = v1127 + v7082;
-    const uint v7084 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7085 = v1126 + v7084;
-    const bool v7086 = v7083 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7087 = v7085 < v15;
-    const bool v7088 = v7086 && v7087;
-    if (v7088) {
-      const float v7089 = v274.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7090 = v68 + v7085;
-      const bfloat v7091 = bias[v7090];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7092 = float(v7091);
-      const float v7093 = v7089 + v7092;
-      const float v7095 = fmax(v7093, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7096 = bfloat(v7095);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7097 = v7083 * v4;
-      const uint v7098 = v7097 + v68;
-      const uint v7099 = v7098 + v7085;
-      out[v7099] = v7096;
-    }
-    const uint v7100 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7101 = v1127 + v7100;
-    const uint v7102 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7103 = v1126 + v7102;
-    const bool v7104 = v7101 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7105 = v7103 < v15;
-    const bool v7106 = v7104 && v7105;
-    if (v7106) {
-      const float v7107 = v274.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7108 = v68 + v7103;
-      const bfloat v7109 = bias[v7108];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7110 = float(v7109);
-      const float v7111 = v7107 + v7110;
-      const float v7113 = fmax(v7111, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7114 = bfloat(v7113);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7115 = v7101 * v4;
-      const uint v7116 = v7115 + v68;
-      const uint v7117 = v7116 + v7103;
-      out[v7117] = v7114;
-    }
-    const uint v7118 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7119 = v1127 + v7118;
-    const uint v7120 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7121 = v1126 + v7120;
-    const bool v7122 = v7119 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7123 = v7121 < v15;
-    const bool v7124 = v7122 && v7123;
-    if (v7124) {
-      const float v7125 = v274.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7126 = v68 + v7121;
-      const bfloat v7127 = bias[v7126];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7128 = float(v7127);
-      const float v7129 = v7125 + v7128;
-      const float v7131 = fmax(v7129, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7132 = bfloat(v7131);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7133 = v7119 * v4;
-      const uint v7134 = v7133 + v68;
-      const uint v7135 = v7134 + v7121;
-      out[v7135] = v7132;
-    }
-    const uint v7136 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7137 = v1127 + v7136;
-    const uint v7138 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7139 = v1126 + v7138;
-    const bool v7140 = v7137 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7141 = v7139 < v15;
-    const bool v7142 = v7140 && v7141;
-    if (v7142) {
-      const float v7143 = v274.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7144 = v68 + v7139;
-      const bfloat v7145 = bias[v7144];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7146 = float(v7145);
-      const float v7147 = v7143 + v7146;
-      const float v7149 = fmax(v7147, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7150 = bfloat(v7149);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7151 = v7137 * v4;
-      const uint v7152 = v7151 + v68;
-      const uint v7153 = v7152 + v7139;
-      out[v7153] = v7150;
-    }
-    const uint v7154 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7155 = v1127 + v7154;
-    const uint v7156 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7157 = v1126 + v7156;
-    const bool v7158 = v7155 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7159 = v7157 < v15;
-    const bool v7160 = v7158 && v7159;
-    if (v7160) {
-      const float v7161 = v274.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7162 = v68 + v7157;
-      const bfloat v7163 = bias[v7162];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7164 = float(v7163);
-      const float v7165 = v7161 + v7164;
-      const float v7167 = fmax(v7165, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7168 = bfloat(v7167);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7169 = v7155 * v4;
-      const uint v7170 = v7169 + v68;
-      const uint v7171 = v7170 + v7157;
-      out[v7171] = v7168;
-    }
-    const uint v7172 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7173 = v1127 + v7172;
-    const uint v7174 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7175 = v1126 + v7174;
-    const bool v7176 = v7173 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7177 = v7175 < v15;
-    const bool v7178 = v7176 && v7177;
-    if (v7178) {
-      const float v7179 = v274.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7180 = v68 + v7175;
-      const bfloat v7181 = bias[v7180];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7182 = float(v7181);
-      const float v7183 = v7179 + v7182;
-      const float v7185 = fmax(v7183, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7186 = bfloat(v7185);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7187 = v7173 * v4;
-      const uint v7188 = v7187 + v68;
-      const uint v7189 = v7188 + v7175;
-      out[v7189] = v7186;
-    }
-    const uint v7190 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7191 = v1127 + v7190;
-    const uint v7192 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7193 = v1126 + v7192;
-    const bool v7194 = v7191 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7195 = v7193 < v15;
-    const bool v7196 = v7194 && v7195;
-    if (v7196) {
-      const float v7197 = v274.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7198 = v68 + v7193;
-      const bfloat v7199 = bias[v7198];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7200 = float(v7199);
-      const float v7201 = v7197 + v7200;
-      const float v7203 = fmax(v7201, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7204 = bfloat(v7203);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7205 = v7191 * v4;
-      const uint v7206 = v7205 + v68;
-      const uint v7207 = v7206 + v7193;
-      out[v7207] = v7204;
-    }
-    const uint v7208 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7209 = v1127 + v7208;
-    const uint v7210 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7211 = v1126 + v7210;
-    const bool v7212 = v7209 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7213 = v7211 < v15;
-    const bool v7214 = v7212 && v7213;
-    if (v7214) {
-      const float v7215 = v274.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7216 = v68 + v7211;
-      const bfloat v7217 = bias[v7216];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7218 = float(v7217);
-      const float v7219 = v7215 + v7218;
-      const float v7221 = fmax(v7219, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7222 = bfloat(v7221);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7223 = v7209 * v4;
-      const uint v7224 = v7223 + v68;
-      const uint v7225 = v7224 + v7211;
-      out[v7225] = v7222;
-    }
-    const uint v7226 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7227 = v1127 + v7226;
-    const uint v7228 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7229 = v1126 + v7228;
-    const bool v7230 = v7227 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7231 = v7229 < v15;
-    const bool v7232 = v7230 && v7231;
-    if (v7232) {
-      const float v7233 = v274.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7234 = v68 + v7229;
-      const bfloat v7235 = bias[v7234];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7236 = float(v7235);
-      const float v7237 = v7233 + v7236;
-      const float v7239 = fmax(v7237, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7240 = bfloat(v7239);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7241 = v7227 * v4;
-      const uint v7242 = v7241 + v68;
-      const uint v7243 = v7242 + v7229;
-      out[v7243] = v7240;
-    }
-    const uint v7244 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7245 = v1127 + v7244;
-    const uint v7246 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7247 = v1126 + v7246;
-    const bool v7248 = v7245 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7249 = v7247 < v15;
-    const bool v7250 = v7248 && v7249;
-    if (v7250) {
-      const float v7251 = v274.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7252 = v68 + v7247;
-      const bfloat v7253 = bias[v7252];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7254 = float(v7253);
-      const float v7255 = v7251 + v7254;
-      const float v7257 = fmax(v7255, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7258 = bfloat(v7257);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7259 = v7245 * v4;
-      const uint v7260 = v7259 + v68;
-      const uint v7261 = v7260 + v7247;
-      out[v7261] = v7258;
-    }
-    const uint v7262 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7263 = v1127 + v7262;
-    const uint v7264 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7265 = v1126 + v7264;
-    const bool v7266 = v7263 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7267 = v7265 < v15;
-    const bool v7268 = v7266 && v7267;
-    if (v7268) {
-      const float v7269 = v274.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7270 = v68 + v7265;
-      const bfloat v7271 = bias[v7270];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7272 = float(v7271);
-      const float v7273 = v7269 + v7272;
-      const float v7275 = fmax(v7273, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7276 = bfloat(v7275);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7277 = v7263 * v4;
-      const uint v7278 = v7277 + v68;
-      const uint v7279 = v7278 + v7265;
-      out[v7279] = v7276;
-    }
-    const uint v7280 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7281 = v1127 + v7280;
-    const uint v7282 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7283 = v1126 + v7282;
-    const bool v7284 = v7281 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7285 = v7283 < v15;
-    const bool v7286 = v7284 && v7285;
-    if (v7286) {
-      const float v7287 = v274.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7288 = v68 + v7283;
-      const bfloat v7289 = bias[v7288];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7290 = float(v7289);
-      const float v7291 = v7287 + v7290;
-      const float v7293 = fmax(v7291, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7294 = bfloat(v7293);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7295 = v7281 * v4;
-      const uint v7296 = v7295 + v68;
-      const uint v7297 = v7296 + v7283;
-      out[v7297] = v7294;
-    }
-    const uint v7298 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7299 = v1127 + v7298;
-    const uint v7300 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7301 = v1126 + v7300;
-    const bool v7302 = v7299 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7303 = v7301 < v15;
-    const bool v7304 = v7302 && v7303;
-    if (v7304) {
-      const float v7305 = v274.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7306 = v68 + v7301;
-      const bfloat v7307 = bias[v7306];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7308 = float(v7307);
-      const float v7309 = v7305 + v7308;
-      const float v7311 = fmax(v7309, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7312 = bfloat(v7311);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7313 = v7299 * v4;
-      const uint v7314 = v7313 + v68;
-      const uint v7315 = v7314 + v7301;
-      out[v7315] = v7312;
-    }
-    const uint v7316 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7317 = v1127 + v7316;
-    const uint v7318 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7319 = v1126 + v7318;
-    const bool v7320 = v7317 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7321 = v7319 < v15;
-    const bool v7322 = v7320 && v7321;
-    if (v7322) {
-      const float v7323 = v274.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7324 = v68 + v7319;
-      const bfloat v7325 = bias[v7324];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7326 = float(v7325);
-      const float v7327 = v7323 + v7326;
-      const float v7329 = fmax(v7327, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7330 = bfloat(v7329);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7331 = v7317 * v4;
-      const uint v7332 = v7331 + v68;
-      const uint v7333 = v7332 + v7319;
-      out[v7333] = v7330;
-    }
-    const uint v7334 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7335 = v1127 + v7334;
-    const uint v7336 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7337 = v1126 + v7336;
-    const bool v7338 = v7335 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7339 = v7337 < v15;
-    const bool v7340 = v7338 && v7339;
-    if (v7340) {
-      const float v7341 = v274.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7342 = v68 + v7337;
-      const bfloat v7343 = bias[v7342];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7344 = float(v7343);
-      const float v7345 = v7341 + v7344;
-      const float v7347 = fmax(v7345, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7348 = bfloat(v7347);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7349 = v7335 * v4;
-      const uint v7350 = v7349 + v68;
-      const uint v7351 = v7350 + v7337;
-      out[v7351] = v7348;
-    }
-    const uint v7352 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7353 = v1127 + v7352;
-    const uint v7354 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7355 = v1126 + v7354;
-    const bool v7356 = v7353 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7357 = v7355 < v15;
-    const bool v7358 = v7356 && v7357;
-    if (v7358) {
-      const float v7359 = v274.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7360 = v68 + v7355;
-      const bfloat v7361 = bias[v7360];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7362 = float(v7361);
-      const float v7363 = v7359 + v7362;
-      const float v7365 = fmax(v7363, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7366 = bfloat(v7365);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7367 = v7353 * v4;
-      const uint v7368 = v7367 + v68;
-      const uint v7369 = v7368 + v7355;
-      out[v7369] = v7366;
-    }
-    const uint v7370 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7371 = v1127 + v7370;
-    const uint v7372 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7373 = v1126 + v7372;
-    const bool v7374 = v7371 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7375 = v7373 < v15;
-    const bool v7376 = v7374 && v7375;
-    if (v7376) {
-      const float v7377 = v274.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7378 = v68 + v7373;
-      const bfloat v7379 = bias[v7378];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7380 = float(v7379);
-      const float v7381 = v7377 + v7380;
-      const float v7383 = fmax(v7381, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7384 = bfloat(v7383);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7385 = v7371 * v4;
-      const uint v7386 = v7385 + v68;
-      const uint v7387 = v7386 + v7373;
-      out[v7387] = v7384;
-    }
-    const uint v7388 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7389 = v1127 + v7388;
-    const uint v7390 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7391 = v1126 + v7390;
-    const bool v7392 = v7389 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7393 = v7391 < v15;
-    const bool v7394 = v7392 && v7393;
-    if (v7394) {
-      const float v7395 = v274.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7396 = v68 + v7391;
-      const bfloat v7397 = bias[v7396];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7398 = float(v7397);
-      const float v7399 = v7395 + v7398;
-      const float v7401 = fmax(v7399, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7402 = bfloat(v7401);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7403 = v7389 * v4;
-      const uint v7404 = v7403 + v68;
-      const uint v7405 = v7404 + v7391;
-      out[v7405] = v7402;
-    }
-    const uint v7406 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7407 = v1127 + v7406;
-    const uint v7408 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7409 = v1126 + v7408;
-    const bool v7410 = v7407 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7411 = v7409 < v15;
-    const bool v7412 = v7410 && v7411;
-    if (v7412) {
-      const float v7413 = v274.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7414 = v68 + v7409;
-      const bfloat v7415 = bias[v7414];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7416 = float(v7415);
-      const float v7417 = v7413 + v7416;
-      const float v7419 = fmax(v7417, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7420 = bfloat(v7419);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7421 = v7407 * v4;
-      const uint v7422 = v7421 + v68;
-      const uint v7423 = v7422 + v7409;
-      out[v7423] = v7420;
-    }
-    const uint v7424 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7425 = v1127 + v7424;
-    const uint v7426 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7427 = v1126 + v7426;
-    const bool v7428 = v7425 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7429 = v7427 < v15;
-    const bool v7430 = v7428 && v7429;
-    if (v7430) {
-      const float v7431 = v274.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7432 = v68 + v7427;
-      const bfloat v7433 = bias[v7432];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7434 = float(v7433);
-      const float v7435 = v7431 + v7434;
-      const float v7437 = fmax(v7435, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7438 = bfloat(v7437);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7439 = v7425 * v4;
-      const uint v7440 = v7439 + v68;
-      const uint v7441 = v7440 + v7427;
-      out[v7441] = v7438;
-    }
-    const uint v7442 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7443 = v1127 + v7442;
-    const uint v7444 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7445 = v1126 + v7444;
-    const bool v7446 = v7443 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7447 = v7445 < v15;
-    const bool v7448 = v7446 && v7447;
-    if (v7448) {
-      const float v7449 = v274.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7450 = v68 + v7445;
-      const bfloat v7451 = bias[v7450];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7452 = float(v7451);
-      const float v7453 = v7449 + v7452;
-      const float v7455 = fmax(v7453, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7456 = bfloat(v7455);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7457 = v7443 * v4;
-      const uint v7458 = v7457 + v68;
-      const uint v7459 = v7458 + v7445;
-      out[v7459] = v7456;
-    }
-    const uint v7460 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7461 = v1127 + v7460;
-    const uint v7462 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7463 = v1126 + v7462;
-    const bool v7464 = v7461 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7465 = v7463 < v15;
-    const bool v7466 = v7464 && v7465;
-    if (v7466) {
-      const float v7467 = v274.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7468 = v68 + v7463;
-      const bfloat v7469 = bias[v7468];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7470 = float(v7469);
-      const float v7471 = v7467 + v7470;
-      const float v7473 = fmax(v7471, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7474 = bfloat(v7473);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7475 = v7461 * v4;
-      const uint v7476 = v7475 + v68;
-      const uint v7477 = v7476 + v7463;
-      out[v7477] = v7474;
-    }
-    const uint v7478 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7479 = v1127 + v7478;
-    const uint v7480 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7481 = v1126 + v7480;
-    const bool v7482 = v7479 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7483 = v7481 < v15;
-    const bool v7484 = v7482 && v7483;
-    if (v7484) {
-      const float v7485 = v274.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7486 = v68 + v7481;
-      const bfloat v7487 = bias[v7486];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7488 = float(v7487);
-      const float v7489 = v7485 + v7488;
-      const float v7491 = fmax(v7489, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7492 = bfloat(v7491);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7493 = v7479 * v4;
-      const uint v7494 = v7493 + v68;
-      const uint v7495 = v7494 + v7481;
-      out[v7495] = v7492;
-    }
-    const uint v7496 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7497 = v1127 + v7496;
-    const uint v7498 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7499 = v1126 + v7498;
-    const bool v7500 = v7497 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7501 = v7499 < v15;
-    const bool v7502 = v7500 && v7501;
-    if (v7502) {
-      const float v7503 = v274.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7504 = v68 + v7499;
-      const bfloat v7505 = bias[v7504];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7506 = float(v7505);
-      const float v7507 = v7503 + v7506;
-      const float v7509 = fmax(v7507, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7510 = bfloat(v7509);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7511 = v7497 * v4;
-      const uint v7512 = v7511 + v68;
-      const uint v7513 = v7512 + v7499;
-      out[v7513] = v7510;
-    }
-    const uint v7514 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7515 = v1127 + v7514;
-    const uint v7516 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7517 = v1126 + v7516;
-    const bool v7518 = v7515 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7519 = v7517 < v15;
-    const bool v7520 = v7518 && v7519;
-    if (v7520) {
-      const float v7521 = v274.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7522 = v68 + v7517;
-      const bfloat v7523 = bias[v7522];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7524 = float(v7523);
-      const float v7525 = v7521 + v7524;
-      const float v7527 = fmax(v7525, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7528 = bfloat(v7527);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7529 = v7515 * v4;
-      const uint v7530 = v7529 + v68;
-      const uint v7531 = v7530 + v7517;
-      out[v7531] = v7528;
-    }
-    const uint v7532 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7533 = v1127 + v7532;
-    const uint v7534 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7535 = v1126 + v7534;
-    const bool v7536 = v7533 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7537 = v7535 < v15;
-    const bool v7538 = v7536 && v7537;
-    if (v7538) {
-      const float v7539 = v274.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7540 = v68 + v7535;
-      const bfloat v7541 = bias[v7540];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7542 = float(v7541);
-      const float v7543 = v7539 + v7542;
-      const float v7545 = fmax(v7543, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7546 = bfloat(v7545);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7547 = v7533 * v4;
-      const uint v7548 = v7547 + v68;
-      const uint v7549 = v7548 + v7535;
-      out[v7549] = v7546;
-    }
-    const uint v7550 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7551 = v1127 + v7550;
-    const uint v7552 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7553 = v1126 + v7552;
-    const bool v7554 = v7551 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7555 = v7553 < v15;
-    const bool v7556 = v7554 && v7555;
-    if (v7556) {
-      const float v7557 = v274.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7558 = v68 + v7553;
-      const bfloat v7559 = bias[v7558];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7560 = float(v7559);
-      const float v7561 = v7557 + v7560;
-      const float v7563 = fmax(v7561, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7564 = bfloat(v7563);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7565 = v7551 * v4;
-      const uint v7566 = v7565 + v68;
-      const uint v7567 = v7566 + v7553;
-      out[v7567] = v7564;
-    }
-    const uint v7568 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7569 = v1127 + v7568;
-    const uint v7570 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7571 = v1126 + v7570;
-    const bool v7572 = v7569 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7573 = v7571 < v15;
-    const bool v7574 = v7572 && v7573;
-    if (v7574) {
-      const float v7575 = v274.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7576 = v68 + v7571;
-      const bfloat v7577 = bias[v7576];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7578 = float(v7577);
-      const float v7579 = v7575 + v7578;
-      const float v7581 = fmax(v7579, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7582 = bfloat(v7581);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7583 = v7569 * v4;
-      const uint v7584 = v7583 + v68;
-      const uint v7585 = v7584 + v7571;
-      out[v7585] = v7582;
-    }
-    const uint v7586 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7587 = v1127 + v7586;
-    const uint v7588 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7589 = v1126 + v7588;
-    const bool v7590 = v7587 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7591 = v7589 < v15;
-    const bool v7592 = v7590 && v7591;
-    if (v7592) {
-      const float v7593 = v274.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7594 = v68 + v7589;
-      const bfloat v7595 = bias[v7594];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7596 = float(v7595);
-      const float v7597 = v7593 + v7596;
-      const float v7599 = fmax(v7597, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7600 = bfloat(v7599);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7601 = v7587 * v4;
-      const uint v7602 = v7601 + v68;
-      const uint v7603 = v7602 + v7589;
-      out[v7603] = v7600;
-    }
-    const uint v7604 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7605 = v1127 + v7604;
-    const uint v7606 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7607 = v1126 + v7606;
-    const bool v7608 = v7605 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7609 = v7607 < v15;
-    const bool v7610 = v7608 && v7609;
-    if (v7610) {
-      const float v7611 = v274.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7612 = v68 + v7607;
-      const bfloat v7613 = bias[v7612];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7614 = float(v7613);
-      const float v7615 = v7611 + v7614;
-      const float v7617 = fmax(v7615, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7618 = bfloat(v7617);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7619 = v7605 * v4;
-      const uint v7620 = v7619 + v68;
-      const uint v7621 = v7620 + v7607;
-      out[v7621] = v7618;
-    }
-    const uint v7622 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7623 = v1127 + v7622;
-    const uint v7624 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7625 = v1126 + v7624;
-    const bool v7626 = v7623 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7627 = v7625 < v15;
-    const bool v7628 = v7626 && v7627;
-    if (v7628) {
-      const float v7629 = v274.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7630 = v68 + v7625;
-      const bfloat v7631 = bias[v7630];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7632 = float(v7631);
-      const float v7633 = v7629 + v7632;
-      const float v7635 = fmax(v7633, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7636 = bfloat(v7635);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7637 = v7623 * v4;
-      const uint v7638 = v7637 + v68;
-      const uint v7639 = v7638 + v7625;
-      out[v7639] = v7636;
-    }
-    const uint v7640 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7641 = v1127 + v7640;
-    const uint v7642 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7643 = v1126 + v7642;
-    const bool v7644 = v7641 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7645 = v7643 < v15;
-    const bool v7646 = v7644 && v7645;
-    if (v7646) {
-      const float v7647 = v274.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7648 = v68 + v7643;
-      const bfloat v7649 = bias[v7648];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7650 = float(v7649);
-      const float v7651 = v7647 + v7650;
-      const float v7653 = fmax(v7651, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7654 = bfloat(v7653);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7655 = v7641 * v4;
-      const uint v7656 = v7655 + v68;
-      const uint v7657 = v7656 + v7643;
-      out[v7657] = v7654;
-    }
-    const uint v7658 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7659 = v1127 + v7658;
-    const uint v7660 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7661 = v1126 + v7660;
-    const bool v7662 = v7659 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7663 = v7661 < v15;
-    const bool v7664 = v7662 && v7663;
-    if (v7664) {
-      const float v7665 = v274.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7666 = v68 + v7661;
-      const bfloat v7667 = bias[v7666];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7668 = float(v7667);
-      const float v7669 = v7665 + v7668;
-      const float v7671 = fmax(v7669, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7672 = bfloat(v7671);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7673 = v7659 * v4;
-      const uint v7674 = v7673 + v68;
-      const uint v7675 = v7674 + v7661;
-      out[v7675] = v7672;
-    }
-    const uint v7676 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7677 = v1127 + v7676;
-    const uint v7678 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7679 = v1126 + v7678;
-    const bool v7680 = v7677 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7681 = v7679 < v15;
-    const bool v7682 = v7680 && v7681;
-    if (v7682) {
-      const float v7683 = v274.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7684 = v68 + v7679;
-      const bfloat v7685 = bias[v7684];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7686 = float(v7685);
-      const float v7687 = v7683 + v7686;
-      const float v7689 = fmax(v7687, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7690 = bfloat(v7689);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7691 = v7677 * v4;
-      const uint v7692 = v7691 + v68;
-      const uint v7693 = v7692 + v7679;
-      out[v7693] = v7690;
-    }
-    const uint v7694 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7695 = v1127 + v7694;
-    const uint v7696 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7697 = v1126 + v7696;
-    const bool v7698 = v7695 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7699 = v7697 < v15;
-    const bool v7700 = v7698 && v7699;
-    if (v7700) {
-      const float v7701 = v274.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7702 = v68 + v7697;
-      const bfloat v7703 = bias[v7702];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7704 = float(v7703);
-      const float v7705 = v7701 + v7704;
-      const float v7707 = fmax(v7705, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7708 = bfloat(v7707);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7709 = v7695 * v4;
-      const uint v7710 = v7709 + v68;
-      const uint v7711 = v7710 + v7697;
-      out[v7711] = v7708;
-    }
-    const uint v7712 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7713 = v1127 + v7712;
-    const uint v7714 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7715 = v1126 + v7714;
-    const bool v7716 = v7713 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7717 = v7715 < v15;
-    const bool v7718 = v7716 && v7717;
-    if (v7718) {
-      const float v7719 = v274.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7720 = v68 + v7715;
-      const bfloat v7721 = bias[v7720];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7722 = float(v7721);
-      const float v7723 = v7719 + v7722;
-      const float v7725 = fmax(v7723, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7726 = bfloat(v7725);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7727 = v7713 * v4;
-      const uint v7728 = v7727 + v68;
-      const uint v7729 = v7728 + v7715;
-      out[v7729] = v7726;
-    }
-    const uint v7730 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7731 = v1127 + v7730;
-    const uint v7732 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7733 = v1126 + v7732;
-    const bool v7734 = v7731 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7735 = v7733 < v15;
-    const bool v7736 = v7734 && v7735;
-    if (v7736) {
-      const float v7737 = v274.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7738 = v68 + v7733;
-      const bfloat v7739 = bias[v7738];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7740 = float(v7739);
-      const float v7741 = v7737 + v7740;
-      const float v7743 = fmax(v7741, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7744 = bfloat(v7743);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7745 = v7731 * v4;
-      const uint v7746 = v7745 + v68;
-      const uint v7747 = v7746 + v7733;
-      out[v7747] = v7744;
-    }
-    const uint v7748 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7749 = v1127 + v7748;
-    const uint v7750 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7751 = v1126 + v7750;
-    const bool v7752 = v7749 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7753 = v7751 < v15;
-    const bool v7754 = v7752 && v7753;
-    if (v7754) {
-      const float v7755 = v274.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7756 = v68 + v7751;
-      const bfloat v7757 = bias[v7756];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7758 = float(v7757);
-      const float v7759 = v7755 + v7758;
-      const float v7761 = fmax(v7759, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7762 = bfloat(v7761);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7763 = v7749 * v4;
-      const uint v7764 = v7763 + v68;
-      const uint v7765 = v7764 + v7751;
-      out[v7765] = v7762;
-    }
-    const uint v7766 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7767 = v1127 + v7766;
-    const uint v7768 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7769 = v1126 + v7768;
-    const bool v7770 = v7767 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7771 = v7769 < v15;
-    const bool v7772 = v7770 && v7771;
-    if (v7772) {
-      const float v7773 = v274.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7774 = v68 + v7769;
-      const bfloat v7775 = bias[v7774];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7776 = float(v7775);
-      const float v7777 = v7773 + v7776;
-      const float v7779 = fmax(v7777, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7780 = bfloat(v7779);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7781 = v7767 * v4;
-      const uint v7782 = v7781 + v68;
-      const uint v7783 = v7782 + v7769;
-      out[v7783] = v7780;
-    }
-    const uint v7784 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7785 = v1127 + v7784;
-    const uint v7786 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7787 = v1126 + v7786;
-    const bool v7788 = v7785 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7789 = v7787 < v15;
-    const bool v7790 = v7788 && v7789;
-    if (v7790) {
-      const float v7791 = v274.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7792 = v68 + v7787;
-      const bfloat v7793 = bias[v7792];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7794 = float(v7793);
-      const float v7795 = v7791 + v7794;
-      const float v7797 = fmax(v7795, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7798 = bfloat(v7797);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7799 = v7785 * v4;
-      const uint v7800 = v7799 + v68;
-      const uint v7801 = v7800 + v7787;
-      out[v7801] = v7798;
-    }
-    const uint v7802 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7803 = v1127 + v7802;
-    const uint v7804 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7805 = v1126 + v7804;
-    const bool v7806 = v7803 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7807 = v7805 < v15;
-    const bool v7808 = v7806 && v7807;
-    if (v7808) {
-      const float v7809 = v274.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7810 = v68 + v7805;
-      const bfloat v7811 = bias[v7810];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7812 = float(v7811);
-      const float v7813 = v7809 + v7812;
-      const float v7815 = fmax(v7813, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7816 = bfloat(v7815);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7817 = v7803 * v4;
-      const uint v7818 = v7817 + v68;
-      const uint v7819 = v7818 + v7805;
-      out[v7819] = v7816;
-    }
-    const uint v7820 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7821 = v1127 + v7820;
-    const uint v7822 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7823 = v1126 + v7822;
-    const bool v7824 = v7821 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7825 = v7823 < v15;
-    const bool v7826 = v7824 && v7825;
-    if (v7826) {
-      const float v7827 = v274.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7828 = v68 + v7823;
-      const bfloat v7829 = bias[v7828];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7830 = float(v7829);
-      const float v7831 = v7827 + v7830;
-      const float v7833 = fmax(v7831, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7834 = bfloat(v7833);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7835 = v7821 * v4;
-      const uint v7836 = v7835 + v68;
-      const uint v7837 = v7836 + v7823;
-      out[v7837] = v7834;
-    }
-    const uint v7838 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7839 = v1127 + v7838;
-    const uint v7840 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7841 = v1126 + v7840;
-    const bool v7842 = v7839 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7843 = v7841 < v15;
-    const bool v7844 = v7842 && v7843;
-    if (v7844) {
-      const float v7845 = v274.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7846 = v68 + v7841;
-      const bfloat v7847 = bias[v7846];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7848 = float(v7847);
-      const float v7849 = v7845 + v7848;
-      const float v7851 = fmax(v7849, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7852 = bfloat(v7851);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7853 = v7839 * v4;
-      const uint v7854 = v7853 + v68;
-      const uint v7855 = v7854 + v7841;
-      out[v7855] = v7852;
-    }
-    const uint v7856 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7857 = v1127 + v7856;
-    const uint v7858 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7859 = v1126 + v7858;
-    const bool v7860 = v7857 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7861 = v7859 < v15;
-    const bool v7862 = v7860 && v7861;
-    if (v7862) {
-      const float v7863 = v274.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7864 = v68 + v7859;
-      const bfloat v7865 = bias[v7864];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7866 = float(v7865);
-      const float v7867 = v7863 + v7866;
-      const float v7869 = fmax(v7867, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7870 = bfloat(v7869);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7871 = v7857 * v4;
-      const uint v7872 = v7871 + v68;
-      const uint v7873 = v7872 + v7859;
-      out[v7873] = v7870;
-    }
-    const uint v7874 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7875 = v1127 + v7874;
-    const uint v7876 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7877 = v1126 + v7876;
-    const bool v7878 = v7875 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7879 = v7877 < v15;
-    const bool v7880 = v7878 && v7879;
-    if (v7880) {
-      const float v7881 = v274.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7882 = v68 + v7877;
-      const bfloat v7883 = bias[v7882];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7884 = float(v7883);
-      const float v7885 = v7881 + v7884;
-      const float v7887 = fmax(v7885, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7888 = bfloat(v7887);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7889 = v7875 * v4;
-      const uint v7890 = v7889 + v68;
-      const uint v7891 = v7890 + v7877;
-      out[v7891] = v7888;
-    }
-    const uint v7892 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7893 = v1127 + v7892;
-    const uint v7894 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7895 = v1126 + v7894;
-    const bool v7896 = v7893 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7897 = v7895 < v15;
-    const bool v7898 = v7896 && v7897;
-    if (v7898) {
-      const float v7899 = v274.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7900 = v68 + v7895;
-      const bfloat v7901 = bias[v7900];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7902 = float(v7901);
-      const float v7903 = v7899 + v7902;
-      const float v7905 = fmax(v7903, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7906 = bfloat(v7905);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7907 = v7893 * v4;
-      const uint v7908 = v7907 + v68;
-      const uint v7909 = v7908 + v7895;
-      out[v7909] = v7906;
-    }
-    const uint v7910 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7911 = v1127 + v7910;
-    const uint v7912 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7913 = v1126 + v7912;
-    const bool v7914 = v7911 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7915 = v7913 < v15;
-    const bool v7916 = v7914 && v7915;
-    if (v7916) {
-      const float v7917 = v274.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7918 = v68 + v7913;
-      const bfloat v7919 = bias[v7918];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7920 = float(v7919);
-      const float v7921 = v7917 + v7920;
-      const float v7923 = fmax(v7921, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7924 = bfloat(v7923);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7925 = v7911 * v4;
-      const uint v7926 = v7925 + v68;
-      const uint v7927 = v7926 + v7913;
-      out[v7927] = v7924;
-    }
-    const uint v7928 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7929 = v1127 + v7928;
-    const uint v7930 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7931 = v1126 + v7930;
-    const bool v7932 = v7929 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7933 = v7931 < v15;
-    const bool v7934 = v7932 && v7933;
-    if (v7934) {
-      const float v7935 = v274.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7936 = v68 + v7931;
-      const bfloat v7937 = bias[v7936];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7938 = float(v7937);
-      const float v7939 = v7935 + v7938;
-      const float v7941 = fmax(v7939, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7942 = bfloat(v7941);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7943 = v7929 * v4;
-      const uint v7944 = v7943 + v68;
-      const uint v7945 = v7944 + v7931;
-      out[v7945] = v7942;
-    }
-    const uint v7946 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7947 = v1127 + v7946;
-    const uint v7948 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7949 = v1126 + v7948;
-    const bool v7950 = v7947 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7951 = v7949 < v15;
-    const bool v7952 = v7950 && v7951;
-    if (v7952) {
-      const float v7953 = v274.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7954 = v68 + v7949;
-      const bfloat v7955 = bias[v7954];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7956 = float(v7955);
-      const float v7957 = v7953 + v7956;
-      const float v7959 = fmax(v7957, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7960 = bfloat(v7959);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7961 = v7947 * v4;
-      const uint v7962 = v7961 + v68;
-      const uint v7963 = v7962 + v7949;
-      out[v7963] = v7960;
-    }
-    const uint v7964 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7965 = v1127 + v7964;
-    const uint v7966 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7967 = v1126 + v7966;
-    const bool v7968 = v7965 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7969 = v7967 < v15;
-    const bool v7970 = v7968 && v7969;
-    if (v7970) {
-      const float v7971 = v274.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7972 = v68 + v7967;
-      const bfloat v7973 = bias[v7972];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7974 = float(v7973);
-      const float v7975 = v7971 + v7974;
-      const float v7977 = fmax(v7975, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7978 = bfloat(v7977);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7979 = v7965 * v4;
-      const uint v7980 = v7979 + v68;
-      const uint v7981 = v7980 + v7967;
-      out[v7981] = v7978;
-    }
-    const uint v7982 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v7983 = v1127 + v7982;
-    const uint v7984 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v7985 = v1126 + v7984;
-    const bool v7986 = v7983 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v7987 = v7985 < v15;
-    const bool v7988 = v7986 && v7987;
-    if (v7988) {
-      const float v7989 = v274.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7990 = v68 + v7985;
-      const bfloat v7991 = bias[v7990];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v7992 = float(v7991);
-      const float v7993 = v7989 + v7992;
-      const float v7995 = fmax(v7993, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v7996 = bfloat(v7995);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v7997 = v7983 * v4;
-      const uint v7998 = v7997 + v68;
-      const uint v7999 = v7998 + v7985;
-      out[v7999] = v7996;
-    }
-    const uint v8000 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8001 = v1127 + v8000;
-    const uint v8002 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8003 = v1126 + v8002;
-    const bool v8004 = v8001 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8005 = v8003 < v15;
-    const bool v8006 = v8004 && v8005;
-    if (v8006) {
-      const float v8007 = v274.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8008 = v68 + v8003;
-      const bfloat v8009 = bias[v8008];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8010 = float(v8009);
-      const float v8011 = v8007 + v8010;
-      const float v8013 = fmax(v8011, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8014 = bfloat(v8013);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8015 = v8001 * v4;
-      const uint v8016 = v8015 + v68;
-      const uint v8017 = v8016 + v8003;
-      out[v8017] = v8014;
-    }
-    const uint v8018 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8019 = v1127 + v8018;
-    const uint v8020 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8021 = v1126 + v8020;
-    const bool v8022 = v8019 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8023 = v8021 < v15;
-    const bool v8024 = v8022 && v8023;
-    if (v8024) {
-      const float v8025 = v274.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8026 = v68 + v8021;
-      const bfloat v8027 = bias[v8026];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8028 = float(v8027);
-      const float v8029 = v8025 + v8028;
-      const float v8031 = fmax(v8029, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8032 = bfloat(v8031);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8033 = v8019 * v4;
-      const uint v8034 = v8033 + v68;
-      const uint v8035 = v8034 + v8021;
-      out[v8035] = v8032;
-    }
-    const uint v8036 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8037 = v1127 + v8036;
-    const uint v8038 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8039 = v1126 + v8038;
-    const bool v8040 = v8037 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8041 = v8039 < v15;
-    const bool v8042 = v8040 && v8041;
-    if (v8042) {
-      const float v8043 = v274.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8044 = v68 + v8039;
-      const bfloat v8045 = bias[v8044];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8046 = float(v8045);
-      const float v8047 = v8043 + v8046;
-      const float v8049 = fmax(v8047, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8050 = bfloat(v8049);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8051 = v8037 * v4;
-      const uint v8052 = v8051 + v68;
-      const uint v8053 = v8052 + v8039;
-      out[v8053] = v8050;
-    }
-    const uint v8054 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8055 = v1127 + v8054;
-    const uint v8056 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8057 = v1126 + v8056;
-    const bool v8058 = v8055 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8059 = v8057 < v15;
-    const bool v8060 = v8058 && v8059;
-    if (v8060) {
-      const float v8061 = v274.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8062 = v68 + v8057;
-      const bfloat v8063 = bias[v8062];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8064 = float(v8063);
-      const float v8065 = v8061 + v8064;
-      const float v8067 = fmax(v8065, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8068 = bfloat(v8067);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8069 = v8055 * v4;
-      const uint v8070 = v8069 + v68;
-      const uint v8071 = v8070 + v8057;
-      out[v8071] = v8068;
-    }
-    const uint v8072 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8073 = v1127 + v8072;
-    const uint v8074 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8075 = v1126 + v8074;
-    const bool v8076 = v8073 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8077 = v8075 < v15;
-    const bool v8078 = v8076 && v8077;
-    if (v8078) {
-      const float v8079 = v274.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8080 = v68 + v8075;
-      const bfloat v8081 = bias[v8080];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8082 = float(v8081);
-      const float v8083 = v8079 + v8082;
-      const float v8085 = fmax(v8083, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8086 = bfloat(v8085);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8087 = v8073 * v4;
-      const uint v8088 = v8087 + v68;
-      const uint v8089 = v8088 + v8075;
-      out[v8089] = v8086;
-    }
-    const uint v8090 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8091 = v1127 + v8090;
-    const uint v8092 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8093 = v1126 + v8092;
-    const bool v8094 = v8091 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8095 = v8093 < v15;
-    const bool v8096 = v8094 && v8095;
-    if (v8096) {
-      const float v8097 = v274.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8098 = v68 + v8093;
-      const bfloat v8099 = bias[v8098];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8100 = float(v8099);
-      const float v8101 = v8097 + v8100;
-      const float v8103 = fmax(v8101, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8104 = bfloat(v8103);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8105 = v8091 * v4;
-      const uint v8106 = v8105 + v68;
-      const uint v8107 = v8106 + v8093;
-      out[v8107] = v8104;
-    }
-    const uint v8108 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8109 = v1127 + v8108;
-    const uint v8110 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8111 = v1126 + v8110;
-    const bool v8112 = v8109 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8113 = v8111 < v15;
-    const bool v8114 = v8112 && v8113;
-    if (v8114) {
-      const float v8115 = v274.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8116 = v68 + v8111;
-      const bfloat v8117 = bias[v8116];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8118 = float(v8117);
-      const float v8119 = v8115 + v8118;
-      const float v8121 = fmax(v8119, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8122 = bfloat(v8121);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8123 = v8109 * v4;
-      const uint v8124 = v8123 + v68;
-      const uint v8125 = v8124 + v8111;
-      out[v8125] = v8122;
-    }
-    const uint v8126 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8127 = v1127 + v8126;
-    const uint v8128 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8129 = v1126 + v8128;
-    const bool v8130 = v8127 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8131 = v8129 < v15;
-    const bool v8132 = v8130 && v8131;
-    if (v8132) {
-      const float v8133 = v274.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8134 = v68 + v8129;
-      const bfloat v8135 = bias[v8134];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8136 = float(v8135);
-      const float v8137 = v8133 + v8136;
-      const float v8139 = fmax(v8137, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8140 = bfloat(v8139);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8141 = v8127 * v4;
-      const uint v8142 = v8141 + v68;
-      const uint v8143 = v8142 + v8129;
-      out[v8143] = v8140;
-    }
-    const uint v8144 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8145 = v1127 + v8144;
-    const uint v8146 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8147 = v1126 + v8146;
-    const bool v8148 = v8145 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8149 = v8147 < v15;
-    const bool v8150 = v8148 && v8149;
-    if (v8150) {
-      const float v8151 = v274.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8152 = v68 + v8147;
-      const bfloat v8153 = bias[v8152];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8154 = float(v8153);
-      const float v8155 = v8151 + v8154;
-      const float v8157 = fmax(v8155, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8158 = bfloat(v8157);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8159 = v8145 * v4;
-      const uint v8160 = v8159 + v68;
-      const uint v8161 = v8160 + v8147;
-      out[v8161] = v8158;
-    }
-    const uint v8162 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8163 = v1127 + v8162;
-    const uint v8164 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8165 = v1126 + v8164;
-    const bool v8166 = v8163 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8167 = v8165 < v15;
-    const bool v8168 = v8166 && v8167;
-    if (v8168) {
-      const float v8169 = v274.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8170 = v68 + v8165;
-      const bfloat v8171 = bias[v8170];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8172 = float(v8171);
-      const float v8173 = v8169 + v8172;
-      const float v8175 = fmax(v8173, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8176 = bfloat(v8175);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8177 = v8163 * v4;
-      const uint v8178 = v8177 + v68;
-      const uint v8179 = v8178 + v8165;
-      out[v8179] = v8176;
-    }
-    const uint v8180 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8181 = v1127 + v8180;
-    const uint v8182 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8183 = v1126 + v8182;
-    const bool v8184 = v8181 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8185 = v8183 < v15;
-    const bool v8186 = v8184 && v8185;
-    if (v8186) {
-      const float v8187 = v274.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8188 = v68 + v8183;
-      const bfloat v8189 = bias[v8188];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8190 = float(v8189);
-      const float v8191 = v8187 + v8190;
-      const float v8193 = fmax(v8191, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8194 = bfloat(v8193);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8195 = v8181 * v4;
-      const uint v8196 = v8195 + v68;
-      const uint v8197 = v8196 + v8183;
-      out[v8197] = v8194;
-    }
-    const uint v8198 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8199 = v1127 + v8198;
-    const uint v8200 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8201 = v1126 + v8200;
-    const bool v8202 = v8199 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8203 = v8201 < v15;
-    const bool v8204 = v8202 && v8203;
-    if (v8204) {
-      const float v8205 = v274.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8206 = v68 + v8201;
-      const bfloat v8207 = bias[v8206];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8208 = float(v8207);
-      const float v8209 = v8205 + v8208;
-      const float v8211 = fmax(v8209, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8212 = bfloat(v8211);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8213 = v8199 * v4;
-      const uint v8214 = v8213 + v68;
-      const uint v8215 = v8214 + v8201;
-      out[v8215] = v8212;
-    }
-    const uint v8216 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8217 = v1127 + v8216;
-    const uint v8218 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8219 = v1126 + v8218;
-    const bool v8220 = v8217 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8221 = v8219 < v15;
-    const bool v8222 = v8220 && v8221;
-    if (v8222) {
-      const float v8223 = v274.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8224 = v68 + v8219;
-      const bfloat v8225 = bias[v8224];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8226 = float(v8225);
-      const float v8227 = v8223 + v8226;
-      const float v8229 = fmax(v8227, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8230 = bfloat(v8229);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8231 = v8217 * v4;
-      const uint v8232 = v8231 + v68;
-      const uint v8233 = v8232 + v8219;
-      out[v8233] = v8230;
-    }
-    const uint v8234 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8235 = v1127 + v8234;
-    const uint v8236 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8237 = v1126 + v8236;
-    const bool v8238 = v8235 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8239 = v8237 < v15;
-    const bool v8240 = v8238 && v8239;
-    if (v8240) {
-      const float v8241 = v274.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8242 = v68 + v8237;
-      const bfloat v8243 = bias[v8242];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8244 = float(v8243);
-      const float v8245 = v8241 + v8244;
-      const float v8247 = fmax(v8245, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8248 = bfloat(v8247);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8249 = v8235 * v4;
-      const uint v8250 = v8249 + v68;
-      const uint v8251 = v8250 + v8237;
-      out[v8251] = v8248;
-    }
-    const uint v8252 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8253 = v1127 + v8252;
-    const uint v8254 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8255 = v1126 + v8254;
-    const bool v8256 = v8253 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8257 = v8255 < v15;
-    const bool v8258 = v8256 && v8257;
-    if (v8258) {
-      const float v8259 = v274.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8260 = v68 + v8255;
-      const bfloat v8261 = bias[v8260];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8262 = float(v8261);
-      const float v8263 = v8259 + v8262;
-      const float v8265 = fmax(v8263, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8266 = bfloat(v8265);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8267 = v8253 * v4;
-      const uint v8268 = v8267 + v68;
-      const uint v8269 = v8268 + v8255;
-      out[v8269] = v8266;
-    }
-    const uint v8270 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8271 = v1127 + v8270;
-    const uint v8272 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8273 = v1126 + v8272;
-    const bool v8274 = v8271 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8275 = v8273 < v15;
-    const bool v8276 = v8274 && v8275;
-    if (v8276) {
-      const float v8277 = v274.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8278 = v68 + v8273;
-      const bfloat v8279 = bias[v8278];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8280 = float(v8279);
-      const float v8281 = v8277 + v8280;
-      const float v8283 = fmax(v8281, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8284 = bfloat(v8283);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8285 = v8271 * v4;
-      const uint v8286 = v8285 + v68;
-      const uint v8287 = v8286 + v8273;
-      out[v8287] = v8284;
-    }
-    const uint v8288 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
-    const uint v8289 = v1127 + v8288;
-    const uint v8290 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
-    const uint v8291 = v1126 + v8290;
-    const bool v8292 = v8289 < v44;  // kernels/convolution/conv_tiles.hpp:79
-    const bool v8293 = v8291 < v15;
-    const bool v8294 = v8292 && v8293;
-    if (v8294) {
-      const float v8295 = v274.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8296 = v68 + v8291;
-      const bfloat v8297 = bias[v8296];  // kernels/convolution/conv2d_bias.cpp:65
-      const float v8298 = float(v8297);
-      const float v8299 = v8295 + v8298;
-      const float v8301 = fmax(v8299, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-      const bfloat v8302 = bfloat(v8301);  // kernels/convolution/conv_tiles.hpp:80
-      const uint v8303 = v8289 * v4;
-      const uint v8304 = v8303 + v68;
-      const uint v8305 = v8304 + v8291;
-      out[v8305] = v8302;
+    const uint v6003 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6004 = v1128 + v6003;
+    const uint v6005 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6006 = v1127 + v6005;
+    const bool v6007 = v6004 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6008 = v6006 < v15;
+    const bool v6009 = v6007 && v6008;
+    if (v6009) {
+      const float v6010 = v275.m[0][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6011 = v68 + v6006;
+      const bfloat v6012 = bias[v6011];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6013 = float(v6012);
+      const float v6014 = v6010 + v6013;
+      const float v6016 = fmax(v6014, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6017 = bfloat(v6016);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6018 = v6004 * v4;
+      const uint v6019 = v6018 + v68;
+      const uint v6020 = v6019 + v6006;
+      out[v6020] = v6017;
+    }
+    const uint v6021 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6022 = v1128 + v6021;
+    const uint v6023 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6024 = v1127 + v6023;
+    const bool v6025 = v6022 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6026 = v6024 < v15;
+    const bool v6027 = v6025 && v6026;
+    if (v6027) {
+      const float v6028 = v275.m[0][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6029 = v68 + v6024;
+      const bfloat v6030 = bias[v6029];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6031 = float(v6030);
+      const float v6032 = v6028 + v6031;
+      const float v6034 = fmax(v6032, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6035 = bfloat(v6034);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6036 = v6022 * v4;
+      const uint v6037 = v6036 + v68;
+      const uint v6038 = v6037 + v6024;
+      out[v6038] = v6035;
+    }
+    const uint v6039 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6040 = v1128 + v6039;
+    const uint v6041 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6042 = v1127 + v6041;
+    const bool v6043 = v6040 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6044 = v6042 < v15;
+    const bool v6045 = v6043 && v6044;
+    if (v6045) {
+      const float v6046 = v275.m[0][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6047 = v68 + v6042;
+      const bfloat v6048 = bias[v6047];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6049 = float(v6048);
+      const float v6050 = v6046 + v6049;
+      const float v6052 = fmax(v6050, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6053 = bfloat(v6052);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6054 = v6040 * v4;
+      const uint v6055 = v6054 + v68;
+      const uint v6056 = v6055 + v6042;
+      out[v6056] = v6053;
+    }
+    const uint v6057 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6058 = v1128 + v6057;
+    const uint v6059 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6060 = v1127 + v6059;
+    const bool v6061 = v6058 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6062 = v6060 < v15;
+    const bool v6063 = v6061 && v6062;
+    if (v6063) {
+      const float v6064 = v275.m[0][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6065 = v68 + v6060;
+      const bfloat v6066 = bias[v6065];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6067 = float(v6066);
+      const float v6068 = v6064 + v6067;
+      const float v6070 = fmax(v6068, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6071 = bfloat(v6070);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6072 = v6058 * v4;
+      const uint v6073 = v6072 + v68;
+      const uint v6074 = v6073 + v6060;
+      out[v6074] = v6071;
+    }
+    const uint v6075 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6076 = v1128 + v6075;
+    const uint v6077 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6078 = v1127 + v6077;
+    const bool v6079 = v6076 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6080 = v6078 < v15;
+    const bool v6081 = v6079 && v6080;
+    if (v6081) {
+      const float v6082 = v275.m[0][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6083 = v68 + v6078;
+      const bfloat v6084 = bias[v6083];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6085 = float(v6084);
+      const float v6086 = v6082 + v6085;
+      const float v6088 = fmax(v6086, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6089 = bfloat(v6088);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6090 = v6076 * v4;
+      const uint v6091 = v6090 + v68;
+      const uint v6092 = v6091 + v6078;
+      out[v6092] = v6089;
+    }
+    const uint v6093 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6094 = v1128 + v6093;
+    const uint v6095 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6096 = v1127 + v6095;
+    const bool v6097 = v6094 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6098 = v6096 < v15;
+    const bool v6099 = v6097 && v6098;
+    if (v6099) {
+      const float v6100 = v275.m[0][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6101 = v68 + v6096;
+      const bfloat v6102 = bias[v6101];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6103 = float(v6102);
+      const float v6104 = v6100 + v6103;
+      const float v6106 = fmax(v6104, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6107 = bfloat(v6106);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6108 = v6094 * v4;
+      const uint v6109 = v6108 + v68;
+      const uint v6110 = v6109 + v6096;
+      out[v6110] = v6107;
+    }
+    const uint v6111 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6112 = v1128 + v6111;
+    const uint v6113 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6114 = v1127 + v6113;
+    const bool v6115 = v6112 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6116 = v6114 < v15;
+    const bool v6117 = v6115 && v6116;
+    if (v6117) {
+      const float v6118 = v275.m[0][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6119 = v68 + v6114;
+      const bfloat v6120 = bias[v6119];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6121 = float(v6120);
+      const float v6122 = v6118 + v6121;
+      const float v6124 = fmax(v6122, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6125 = bfloat(v6124);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6126 = v6112 * v4;
+      const uint v6127 = v6126 + v68;
+      const uint v6128 = v6127 + v6114;
+      out[v6128] = v6125;
+    }
+    const uint v6129 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6130 = v1128 + v6129;
+    const uint v6131 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6132 = v1127 + v6131;
+    const bool v6133 = v6130 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6134 = v6132 < v15;
+    const bool v6135 = v6133 && v6134;
+    if (v6135) {
+      const float v6136 = v275.m[0][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6137 = v68 + v6132;
+      const bfloat v6138 = bias[v6137];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6139 = float(v6138);
+      const float v6140 = v6136 + v6139;
+      const float v6142 = fmax(v6140, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6143 = bfloat(v6142);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6144 = v6130 * v4;
+      const uint v6145 = v6144 + v68;
+      const uint v6146 = v6145 + v6132;
+      out[v6146] = v6143;
+    }
+    const uint v6147 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6148 = v1128 + v6147;
+    const uint v6149 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6150 = v1127 + v6149;
+    const bool v6151 = v6148 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6152 = v6150 < v15;
+    const bool v6153 = v6151 && v6152;
+    if (v6153) {
+      const float v6154 = v275.m[0][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6155 = v68 + v6150;
+      const bfloat v6156 = bias[v6155];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6157 = float(v6156);
+      const float v6158 = v6154 + v6157;
+      const float v6160 = fmax(v6158, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6161 = bfloat(v6160);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6162 = v6148 * v4;
+      const uint v6163 = v6162 + v68;
+      const uint v6164 = v6163 + v6150;
+      out[v6164] = v6161;
+    }
+    const uint v6165 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6166 = v1128 + v6165;
+    const uint v6167 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6168 = v1127 + v6167;
+    const bool v6169 = v6166 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6170 = v6168 < v15;
+    const bool v6171 = v6169 && v6170;
+    if (v6171) {
+      const float v6172 = v275.m[0][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6173 = v68 + v6168;
+      const bfloat v6174 = bias[v6173];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6175 = float(v6174);
+      const float v6176 = v6172 + v6175;
+      const float v6178 = fmax(v6176, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6179 = bfloat(v6178);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6180 = v6166 * v4;
+      const uint v6181 = v6180 + v68;
+      const uint v6182 = v6181 + v6168;
+      out[v6182] = v6179;
+    }
+    const uint v6183 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6184 = v1128 + v6183;
+    const uint v6185 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6186 = v1127 + v6185;
+    const bool v6187 = v6184 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6188 = v6186 < v15;
+    const bool v6189 = v6187 && v6188;
+    if (v6189) {
+      const float v6190 = v275.m[0][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6191 = v68 + v6186;
+      const bfloat v6192 = bias[v6191];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6193 = float(v6192);
+      const float v6194 = v6190 + v6193;
+      const float v6196 = fmax(v6194, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6197 = bfloat(v6196);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6198 = v6184 * v4;
+      const uint v6199 = v6198 + v68;
+      const uint v6200 = v6199 + v6186;
+      out[v6200] = v6197;
+    }
+    const uint v6201 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6202 = v1128 + v6201;
+    const uint v6203 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6204 = v1127 + v6203;
+    const bool v6205 = v6202 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6206 = v6204 < v15;
+    const bool v6207 = v6205 && v6206;
+    if (v6207) {
+      const float v6208 = v275.m[0][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6209 = v68 + v6204;
+      const bfloat v6210 = bias[v6209];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6211 = float(v6210);
+      const float v6212 = v6208 + v6211;
+      const float v6214 = fmax(v6212, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6215 = bfloat(v6214);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6216 = v6202 * v4;
+      const uint v6217 = v6216 + v68;
+      const uint v6218 = v6217 + v6204;
+      out[v6218] = v6215;
+    }
+    const uint v6219 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6220 = v1128 + v6219;
+    const uint v6221 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6222 = v1127 + v6221;
+    const bool v6223 = v6220 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6224 = v6222 < v15;
+    const bool v6225 = v6223 && v6224;
+    if (v6225) {
+      const float v6226 = v275.m[0][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6227 = v68 + v6222;
+      const bfloat v6228 = bias[v6227];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6229 = float(v6228);
+      const float v6230 = v6226 + v6229;
+      const float v6232 = fmax(v6230, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6233 = bfloat(v6232);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6234 = v6220 * v4;
+      const uint v6235 = v6234 + v68;
+      const uint v6236 = v6235 + v6222;
+      out[v6236] = v6233;
+    }
+    const uint v6237 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6238 = v1128 + v6237;
+    const uint v6239 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6240 = v1127 + v6239;
+    const bool v6241 = v6238 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6242 = v6240 < v15;
+    const bool v6243 = v6241 && v6242;
+    if (v6243) {
+      const float v6244 = v275.m[0][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6245 = v68 + v6240;
+      const bfloat v6246 = bias[v6245];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6247 = float(v6246);
+      const float v6248 = v6244 + v6247;
+      const float v6250 = fmax(v6248, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6251 = bfloat(v6250);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6252 = v6238 * v4;
+      const uint v6253 = v6252 + v68;
+      const uint v6254 = v6253 + v6240;
+      out[v6254] = v6251;
+    }
+    const uint v6255 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6256 = v1128 + v6255;
+    const uint v6257 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6258 = v1127 + v6257;
+    const bool v6259 = v6256 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6260 = v6258 < v15;
+    const bool v6261 = v6259 && v6260;
+    if (v6261) {
+      const float v6262 = v275.m[0][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6263 = v68 + v6258;
+      const bfloat v6264 = bias[v6263];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6265 = float(v6264);
+      const float v6266 = v6262 + v6265;
+      const float v6268 = fmax(v6266, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6269 = bfloat(v6268);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6270 = v6256 * v4;
+      const uint v6271 = v6270 + v68;
+      const uint v6272 = v6271 + v6258;
+      out[v6272] = v6269;
+    }
+    const uint v6273 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6274 = v1128 + v6273;
+    const uint v6275 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6276 = v1127 + v6275;
+    const bool v6277 = v6274 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6278 = v6276 < v15;
+    const bool v6279 = v6277 && v6278;
+    if (v6279) {
+      const float v6280 = v275.m[0][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6281 = v68 + v6276;
+      const bfloat v6282 = bias[v6281];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6283 = float(v6282);
+      const float v6284 = v6280 + v6283;
+      const float v6286 = fmax(v6284, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6287 = bfloat(v6286);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6288 = v6274 * v4;
+      const uint v6289 = v6288 + v68;
+      const uint v6290 = v6289 + v6276;
+      out[v6290] = v6287;
+    }
+    const uint v6291 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6292 = v1128 + v6291;
+    const uint v6293 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6294 = v1127 + v6293;
+    const bool v6295 = v6292 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6296 = v6294 < v15;
+    const bool v6297 = v6295 && v6296;
+    if (v6297) {
+      const float v6298 = v275.m[1][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6299 = v68 + v6294;
+      const bfloat v6300 = bias[v6299];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6301 = float(v6300);
+      const float v6302 = v6298 + v6301;
+      const float v6304 = fmax(v6302, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6305 = bfloat(v6304);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6306 = v6292 * v4;
+      const uint v6307 = v6306 + v68;
+      const uint v6308 = v6307 + v6294;
+      out[v6308] = v6305;
+    }
+    const uint v6309 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6310 = v1128 + v6309;
+    const uint v6311 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6312 = v1127 + v6311;
+    const bool v6313 = v6310 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6314 = v6312 < v15;
+    const bool v6315 = v6313 && v6314;
+    if (v6315) {
+      const float v6316 = v275.m[1][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6317 = v68 + v6312;
+      const bfloat v6318 = bias[v6317];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6319 = float(v6318);
+      const float v6320 = v6316 + v6319;
+      const float v6322 = fmax(v6320, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6323 = bfloat(v6322);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6324 = v6310 * v4;
+      const uint v6325 = v6324 + v68;
+      const uint v6326 = v6325 + v6312;
+      out[v6326] = v6323;
+    }
+    const uint v6327 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6328 = v1128 + v6327;
+    const uint v6329 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6330 = v1127 + v6329;
+    const bool v6331 = v6328 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6332 = v6330 < v15;
+    const bool v6333 = v6331 && v6332;
+    if (v6333) {
+      const float v6334 = v275.m[1][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6335 = v68 + v6330;
+      const bfloat v6336 = bias[v6335];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6337 = float(v6336);
+      const float v6338 = v6334 + v6337;
+      const float v6340 = fmax(v6338, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6341 = bfloat(v6340);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6342 = v6328 * v4;
+      const uint v6343 = v6342 + v68;
+      const uint v6344 = v6343 + v6330;
+      out[v6344] = v6341;
+    }
+    const uint v6345 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6346 = v1128 + v6345;
+    const uint v6347 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6348 = v1127 + v6347;
+    const bool v6349 = v6346 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6350 = v6348 < v15;
+    const bool v6351 = v6349 && v6350;
+    if (v6351) {
+      const float v6352 = v275.m[1][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6353 = v68 + v6348;
+      const bfloat v6354 = bias[v6353];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6355 = float(v6354);
+      const float v6356 = v6352 + v6355;
+      const float v6358 = fmax(v6356, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6359 = bfloat(v6358);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6360 = v6346 * v4;
+      const uint v6361 = v6360 + v68;
+      const uint v6362 = v6361 + v6348;
+      out[v6362] = v6359;
+    }
+    const uint v6363 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6364 = v1128 + v6363;
+    const uint v6365 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6366 = v1127 + v6365;
+    const bool v6367 = v6364 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6368 = v6366 < v15;
+    const bool v6369 = v6367 && v6368;
+    if (v6369) {
+      const float v6370 = v275.m[1][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6371 = v68 + v6366;
+      const bfloat v6372 = bias[v6371];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6373 = float(v6372);
+      const float v6374 = v6370 + v6373;
+      const float v6376 = fmax(v6374, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6377 = bfloat(v6376);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6378 = v6364 * v4;
+      const uint v6379 = v6378 + v68;
+      const uint v6380 = v6379 + v6366;
+      out[v6380] = v6377;
+    }
+    const uint v6381 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6382 = v1128 + v6381;
+    const uint v6383 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6384 = v1127 + v6383;
+    const bool v6385 = v6382 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6386 = v6384 < v15;
+    const bool v6387 = v6385 && v6386;
+    if (v6387) {
+      const float v6388 = v275.m[1][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6389 = v68 + v6384;
+      const bfloat v6390 = bias[v6389];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6391 = float(v6390);
+      const float v6392 = v6388 + v6391;
+      const float v6394 = fmax(v6392, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6395 = bfloat(v6394);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6396 = v6382 * v4;
+      const uint v6397 = v6396 + v68;
+      const uint v6398 = v6397 + v6384;
+      out[v6398] = v6395;
+    }
+    const uint v6399 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6400 = v1128 + v6399;
+    const uint v6401 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6402 = v1127 + v6401;
+    const bool v6403 = v6400 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6404 = v6402 < v15;
+    const bool v6405 = v6403 && v6404;
+    if (v6405) {
+      const float v6406 = v275.m[1][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6407 = v68 + v6402;
+      const bfloat v6408 = bias[v6407];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6409 = float(v6408);
+      const float v6410 = v6406 + v6409;
+      const float v6412 = fmax(v6410, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6413 = bfloat(v6412);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6414 = v6400 * v4;
+      const uint v6415 = v6414 + v68;
+      const uint v6416 = v6415 + v6402;
+      out[v6416] = v6413;
+    }
+    const uint v6417 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6418 = v1128 + v6417;
+    const uint v6419 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6420 = v1127 + v6419;
+    const bool v6421 = v6418 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6422 = v6420 < v15;
+    const bool v6423 = v6421 && v6422;
+    if (v6423) {
+      const float v6424 = v275.m[1][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6425 = v68 + v6420;
+      const bfloat v6426 = bias[v6425];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6427 = float(v6426);
+      const float v6428 = v6424 + v6427;
+      const float v6430 = fmax(v6428, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6431 = bfloat(v6430);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6432 = v6418 * v4;
+      const uint v6433 = v6432 + v68;
+      const uint v6434 = v6433 + v6420;
+      out[v6434] = v6431;
+    }
+    const uint v6435 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6436 = v1128 + v6435;
+    const uint v6437 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6438 = v1127 + v6437;
+    const bool v6439 = v6436 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6440 = v6438 < v15;
+    const bool v6441 = v6439 && v6440;
+    if (v6441) {
+      const float v6442 = v275.m[1][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6443 = v68 + v6438;
+      const bfloat v6444 = bias[v6443];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6445 = float(v6444);
+      const float v6446 = v6442 + v6445;
+      const float v6448 = fmax(v6446, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6449 = bfloat(v6448);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6450 = v6436 * v4;
+      const uint v6451 = v6450 + v68;
+      const uint v6452 = v6451 + v6438;
+      out[v6452] = v6449;
+    }
+    const uint v6453 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6454 = v1128 + v6453;
+    const uint v6455 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6456 = v1127 + v6455;
+    const bool v6457 = v6454 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6458 = v6456 < v15;
+    const bool v6459 = v6457 && v6458;
+    if (v6459) {
+      const float v6460 = v275.m[1][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6461 = v68 + v6456;
+      const bfloat v6462 = bias[v6461];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6463 = float(v6462);
+      const float v6464 = v6460 + v6463;
+      const float v6466 = fmax(v6464, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6467 = bfloat(v6466);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6468 = v6454 * v4;
+      const uint v6469 = v6468 + v68;
+      const uint v6470 = v6469 + v6456;
+      out[v6470] = v6467;
+    }
+    const uint v6471 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6472 = v1128 + v6471;
+    const uint v6473 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6474 = v1127 + v6473;
+    const bool v6475 = v6472 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6476 = v6474 < v15;
+    const bool v6477 = v6475 && v6476;
+    if (v6477) {
+      const float v6478 = v275.m[1][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6479 = v68 + v6474;
+      const bfloat v6480 = bias[v6479];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6481 = float(v6480);
+      const float v6482 = v6478 + v6481;
+      const float v6484 = fmax(v6482, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6485 = bfloat(v6484);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6486 = v6472 * v4;
+      const uint v6487 = v6486 + v68;
+      const uint v6488 = v6487 + v6474;
+      out[v6488] = v6485;
+    }
+    const uint v6489 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6490 = v1128 + v6489;
+    const uint v6491 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6492 = v1127 + v6491;
+    const bool v6493 = v6490 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6494 = v6492 < v15;
+    const bool v6495 = v6493 && v6494;
+    if (v6495) {
+      const float v6496 = v275.m[1][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6497 = v68 + v6492;
+      const bfloat v6498 = bias[v6497];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6499 = float(v6498);
+      const float v6500 = v6496 + v6499;
+      const float v6502 = fmax(v6500, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6503 = bfloat(v6502);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6504 = v6490 * v4;
+      const uint v6505 = v6504 + v68;
+      const uint v6506 = v6505 + v6492;
+      out[v6506] = v6503;
+    }
+    const uint v6507 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6508 = v1128 + v6507;
+    const uint v6509 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6510 = v1127 + v6509;
+    const bool v6511 = v6508 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6512 = v6510 < v15;
+    const bool v6513 = v6511 && v6512;
+    if (v6513) {
+      const float v6514 = v275.m[1][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6515 = v68 + v6510;
+      const bfloat v6516 = bias[v6515];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6517 = float(v6516);
+      const float v6518 = v6514 + v6517;
+      const float v6520 = fmax(v6518, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6521 = bfloat(v6520);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6522 = v6508 * v4;
+      const uint v6523 = v6522 + v68;
+      const uint v6524 = v6523 + v6510;
+      out[v6524] = v6521;
+    }
+    const uint v6525 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6526 = v1128 + v6525;
+    const uint v6527 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6528 = v1127 + v6527;
+    const bool v6529 = v6526 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6530 = v6528 < v15;
+    const bool v6531 = v6529 && v6530;
+    if (v6531) {
+      const float v6532 = v275.m[1][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6533 = v68 + v6528;
+      const bfloat v6534 = bias[v6533];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6535 = float(v6534);
+      const float v6536 = v6532 + v6535;
+      const float v6538 = fmax(v6536, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6539 = bfloat(v6538);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6540 = v6526 * v4;
+      const uint v6541 = v6540 + v68;
+      const uint v6542 = v6541 + v6528;
+      out[v6542] = v6539;
+    }
+    const uint v6543 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6544 = v1128 + v6543;
+    const uint v6545 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6546 = v1127 + v6545;
+    const bool v6547 = v6544 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6548 = v6546 < v15;
+    const bool v6549 = v6547 && v6548;
+    if (v6549) {
+      const float v6550 = v275.m[1][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6551 = v68 + v6546;
+      const bfloat v6552 = bias[v6551];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6553 = float(v6552);
+      const float v6554 = v6550 + v6553;
+      const float v6556 = fmax(v6554, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6557 = bfloat(v6556);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6558 = v6544 * v4;
+      const uint v6559 = v6558 + v68;
+      const uint v6560 = v6559 + v6546;
+      out[v6560] = v6557;
+    }
+    const uint v6561 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6562 = v1128 + v6561;
+    const uint v6563 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6564 = v1127 + v6563;
+    const bool v6565 = v6562 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6566 = v6564 < v15;
+    const bool v6567 = v6565 && v6566;
+    if (v6567) {
+      const float v6568 = v275.m[1][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6569 = v68 + v6564;
+      const bfloat v6570 = bias[v6569];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6571 = float(v6570);
+      const float v6572 = v6568 + v6571;
+      const float v6574 = fmax(v6572, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6575 = bfloat(v6574);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6576 = v6562 * v4;
+      const uint v6577 = v6576 + v68;
+      const uint v6578 = v6577 + v6564;
+      out[v6578] = v6575;
+    }
+    const uint v6579 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6580 = v1128 + v6579;
+    const uint v6581 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6582 = v1127 + v6581;
+    const bool v6583 = v6580 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6584 = v6582 < v15;
+    const bool v6585 = v6583 && v6584;
+    if (v6585) {
+      const float v6586 = v275.m[2][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6587 = v68 + v6582;
+      const bfloat v6588 = bias[v6587];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6589 = float(v6588);
+      const float v6590 = v6586 + v6589;
+      const float v6592 = fmax(v6590, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6593 = bfloat(v6592);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6594 = v6580 * v4;
+      const uint v6595 = v6594 + v68;
+      const uint v6596 = v6595 + v6582;
+      out[v6596] = v6593;
+    }
+    const uint v6597 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6598 = v1128 + v6597;
+    const uint v6599 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6600 = v1127 + v6599;
+    const bool v6601 = v6598 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6602 = v6600 < v15;
+    const bool v6603 = v6601 && v6602;
+    if (v6603) {
+      const float v6604 = v275.m[2][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6605 = v68 + v6600;
+      const bfloat v6606 = bias[v6605];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6607 = float(v6606);
+      const float v6608 = v6604 + v6607;
+      const float v6610 = fmax(v6608, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6611 = bfloat(v6610);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6612 = v6598 * v4;
+      const uint v6613 = v6612 + v68;
+      const uint v6614 = v6613 + v6600;
+      out[v6614] = v6611;
+    }
+    const uint v6615 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6616 = v1128 + v6615;
+    const uint v6617 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6618 = v1127 + v6617;
+    const bool v6619 = v6616 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6620 = v6618 < v15;
+    const bool v6621 = v6619 && v6620;
+    if (v6621) {
+      const float v6622 = v275.m[2][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6623 = v68 + v6618;
+      const bfloat v6624 = bias[v6623];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6625 = float(v6624);
+      const float v6626 = v6622 + v6625;
+      const float v6628 = fmax(v6626, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6629 = bfloat(v6628);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6630 = v6616 * v4;
+      const uint v6631 = v6630 + v68;
+      const uint v6632 = v6631 + v6618;
+      out[v6632] = v6629;
+    }
+    const uint v6633 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6634 = v1128 + v6633;
+    const uint v6635 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6636 = v1127 + v6635;
+    const bool v6637 = v6634 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6638 = v6636 < v15;
+    const bool v6639 = v6637 && v6638;
+    if (v6639) {
+      const float v6640 = v275.m[2][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6641 = v68 + v6636;
+      const bfloat v6642 = bias[v6641];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6643 = float(v6642);
+      const float v6644 = v6640 + v6643;
+      const float v6646 = fmax(v6644, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6647 = bfloat(v6646);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6648 = v6634 * v4;
+      const uint v6649 = v6648 + v68;
+      const uint v6650 = v6649 + v6636;
+      out[v6650] = v6647;
+    }
+    const uint v6651 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6652 = v1128 + v6651;
+    const uint v6653 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6654 = v1127 + v6653;
+    const bool v6655 = v6652 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6656 = v6654 < v15;
+    const bool v6657 = v6655 && v6656;
+    if (v6657) {
+      const float v6658 = v275.m[2][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6659 = v68 + v6654;
+      const bfloat v6660 = bias[v6659];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6661 = float(v6660);
+      const float v6662 = v6658 + v6661;
+      const float v6664 = fmax(v6662, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6665 = bfloat(v6664);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6666 = v6652 * v4;
+      const uint v6667 = v6666 + v68;
+      const uint v6668 = v6667 + v6654;
+      out[v6668] = v6665;
+    }
+    const uint v6669 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6670 = v1128 + v6669;
+    const uint v6671 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6672 = v1127 + v6671;
+    const bool v6673 = v6670 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6674 = v6672 < v15;
+    const bool v6675 = v6673 && v6674;
+    if (v6675) {
+      const float v6676 = v275.m[2][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6677 = v68 + v6672;
+      const bfloat v6678 = bias[v6677];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6679 = float(v6678);
+      const float v6680 = v6676 + v6679;
+      const float v6682 = fmax(v6680, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6683 = bfloat(v6682);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6684 = v6670 * v4;
+      const uint v6685 = v6684 + v68;
+      const uint v6686 = v6685 + v6672;
+      out[v6686] = v6683;
+    }
+    const uint v6687 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6688 = v1128 + v6687;
+    const uint v6689 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6690 = v1127 + v6689;
+    const bool v6691 = v6688 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6692 = v6690 < v15;
+    const bool v6693 = v6691 && v6692;
+    if (v6693) {
+      const float v6694 = v275.m[2][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6695 = v68 + v6690;
+      const bfloat v6696 = bias[v6695];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6697 = float(v6696);
+      const float v6698 = v6694 + v6697;
+      const float v6700 = fmax(v6698, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6701 = bfloat(v6700);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6702 = v6688 * v4;
+      const uint v6703 = v6702 + v68;
+      const uint v6704 = v6703 + v6690;
+      out[v6704] = v6701;
+    }
+    const uint v6705 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6706 = v1128 + v6705;
+    const uint v6707 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6708 = v1127 + v6707;
+    const bool v6709 = v6706 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6710 = v6708 < v15;
+    const bool v6711 = v6709 && v6710;
+    if (v6711) {
+      const float v6712 = v275.m[2][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6713 = v68 + v6708;
+      const bfloat v6714 = bias[v6713];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6715 = float(v6714);
+      const float v6716 = v6712 + v6715;
+      const float v6718 = fmax(v6716, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6719 = bfloat(v6718);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6720 = v6706 * v4;
+      const uint v6721 = v6720 + v68;
+      const uint v6722 = v6721 + v6708;
+      out[v6722] = v6719;
+    }
+    const uint v6723 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6724 = v1128 + v6723;
+    const uint v6725 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6726 = v1127 + v6725;
+    const bool v6727 = v6724 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6728 = v6726 < v15;
+    const bool v6729 = v6727 && v6728;
+    if (v6729) {
+      const float v6730 = v275.m[2][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6731 = v68 + v6726;
+      const bfloat v6732 = bias[v6731];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6733 = float(v6732);
+      const float v6734 = v6730 + v6733;
+      const float v6736 = fmax(v6734, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6737 = bfloat(v6736);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6738 = v6724 * v4;
+      const uint v6739 = v6738 + v68;
+      const uint v6740 = v6739 + v6726;
+      out[v6740] = v6737;
+    }
+    const uint v6741 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6742 = v1128 + v6741;
+    const uint v6743 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6744 = v1127 + v6743;
+    const bool v6745 = v6742 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6746 = v6744 < v15;
+    const bool v6747 = v6745 && v6746;
+    if (v6747) {
+      const float v6748 = v275.m[2][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6749 = v68 + v6744;
+      const bfloat v6750 = bias[v6749];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6751 = float(v6750);
+      const float v6752 = v6748 + v6751;
+      const float v6754 = fmax(v6752, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6755 = bfloat(v6754);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6756 = v6742 * v4;
+      const uint v6757 = v6756 + v68;
+      const uint v6758 = v6757 + v6744;
+      out[v6758] = v6755;
+    }
+    const uint v6759 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6760 = v1128 + v6759;
+    const uint v6761 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6762 = v1127 + v6761;
+    const bool v6763 = v6760 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6764 = v6762 < v15;
+    const bool v6765 = v6763 && v6764;
+    if (v6765) {
+      const float v6766 = v275.m[2][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6767 = v68 + v6762;
+      const bfloat v6768 = bias[v6767];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6769 = float(v6768);
+      const float v6770 = v6766 + v6769;
+      const float v6772 = fmax(v6770, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6773 = bfloat(v6772);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6774 = v6760 * v4;
+      const uint v6775 = v6774 + v68;
+      const uint v6776 = v6775 + v6762;
+      out[v6776] = v6773;
+    }
+    const uint v6777 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6778 = v1128 + v6777;
+    const uint v6779 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6780 = v1127 + v6779;
+    const bool v6781 = v6778 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6782 = v6780 < v15;
+    const bool v6783 = v6781 && v6782;
+    if (v6783) {
+      const float v6784 = v275.m[2][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6785 = v68 + v6780;
+      const bfloat v6786 = bias[v6785];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6787 = float(v6786);
+      const float v6788 = v6784 + v6787;
+      const float v6790 = fmax(v6788, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6791 = bfloat(v6790);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6792 = v6778 * v4;
+      const uint v6793 = v6792 + v68;
+      const uint v6794 = v6793 + v6780;
+      out[v6794] = v6791;
+    }
+    const uint v6795 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6796 = v1128 + v6795;
+    const uint v6797 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6798 = v1127 + v6797;
+    const bool v6799 = v6796 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6800 = v6798 < v15;
+    const bool v6801 = v6799 && v6800;
+    if (v6801) {
+      const float v6802 = v275.m[2][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6803 = v68 + v6798;
+      const bfloat v6804 = bias[v6803];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6805 = float(v6804);
+      const float v6806 = v6802 + v6805;
+      const float v6808 = fmax(v6806, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6809 = bfloat(v6808);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6810 = v6796 * v4;
+      const uint v6811 = v6810 + v68;
+      const uint v6812 = v6811 + v6798;
+      out[v6812] = v6809;
+    }
+    const uint v6813 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6814 = v1128 + v6813;
+    const uint v6815 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6816 = v1127 + v6815;
+    const bool v6817 = v6814 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6818 = v6816 < v15;
+    const bool v6819 = v6817 && v6818;
+    if (v6819) {
+      const float v6820 = v275.m[2][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6821 = v68 + v6816;
+      const bfloat v6822 = bias[v6821];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6823 = float(v6822);
+      const float v6824 = v6820 + v6823;
+      const float v6826 = fmax(v6824, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6827 = bfloat(v6826);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6828 = v6814 * v4;
+      const uint v6829 = v6828 + v68;
+      const uint v6830 = v6829 + v6816;
+      out[v6830] = v6827;
+    }
+    const uint v6831 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6832 = v1128 + v6831;
+    const uint v6833 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6834 = v1127 + v6833;
+    const bool v6835 = v6832 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6836 = v6834 < v15;
+    const bool v6837 = v6835 && v6836;
+    if (v6837) {
+      const float v6838 = v275.m[2][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6839 = v68 + v6834;
+      const bfloat v6840 = bias[v6839];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6841 = float(v6840);
+      const float v6842 = v6838 + v6841;
+      const float v6844 = fmax(v6842, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6845 = bfloat(v6844);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6846 = v6832 * v4;
+      const uint v6847 = v6846 + v68;
+      const uint v6848 = v6847 + v6834;
+      out[v6848] = v6845;
+    }
+    const uint v6849 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6850 = v1128 + v6849;
+    const uint v6851 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6852 = v1127 + v6851;
+    const bool v6853 = v6850 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6854 = v6852 < v15;
+    const bool v6855 = v6853 && v6854;
+    if (v6855) {
+      const float v6856 = v275.m[2][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6857 = v68 + v6852;
+      const bfloat v6858 = bias[v6857];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6859 = float(v6858);
+      const float v6860 = v6856 + v6859;
+      const float v6862 = fmax(v6860, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6863 = bfloat(v6862);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6864 = v6850 * v4;
+      const uint v6865 = v6864 + v68;
+      const uint v6866 = v6865 + v6852;
+      out[v6866] = v6863;
+    }
+    const uint v6867 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6868 = v1128 + v6867;
+    const uint v6869 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6870 = v1127 + v6869;
+    const bool v6871 = v6868 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6872 = v6870 < v15;
+    const bool v6873 = v6871 && v6872;
+    if (v6873) {
+      const float v6874 = v275.m[3][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6875 = v68 + v6870;
+      const bfloat v6876 = bias[v6875];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6877 = float(v6876);
+      const float v6878 = v6874 + v6877;
+      const float v6880 = fmax(v6878, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6881 = bfloat(v6880);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6882 = v6868 * v4;
+      const uint v6883 = v6882 + v68;
+      const uint v6884 = v6883 + v6870;
+      out[v6884] = v6881;
+    }
+    const uint v6885 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6886 = v1128 + v6885;
+    const uint v6887 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6888 = v1127 + v6887;
+    const bool v6889 = v6886 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6890 = v6888 < v15;
+    const bool v6891 = v6889 && v6890;
+    if (v6891) {
+      const float v6892 = v275.m[3][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6893 = v68 + v6888;
+      const bfloat v6894 = bias[v6893];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6895 = float(v6894);
+      const float v6896 = v6892 + v6895;
+      const float v6898 = fmax(v6896, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6899 = bfloat(v6898);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6900 = v6886 * v4;
+      const uint v6901 = v6900 + v68;
+      const uint v6902 = v6901 + v6888;
+      out[v6902] = v6899;
+    }
+    const uint v6903 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6904 = v1128 + v6903;
+    const uint v6905 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6906 = v1127 + v6905;
+    const bool v6907 = v6904 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6908 = v6906 < v15;
+    const bool v6909 = v6907 && v6908;
+    if (v6909) {
+      const float v6910 = v275.m[3][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6911 = v68 + v6906;
+      const bfloat v6912 = bias[v6911];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6913 = float(v6912);
+      const float v6914 = v6910 + v6913;
+      const float v6916 = fmax(v6914, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6917 = bfloat(v6916);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6918 = v6904 * v4;
+      const uint v6919 = v6918 + v68;
+      const uint v6920 = v6919 + v6906;
+      out[v6920] = v6917;
+    }
+    const uint v6921 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6922 = v1128 + v6921;
+    const uint v6923 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6924 = v1127 + v6923;
+    const bool v6925 = v6922 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6926 = v6924 < v15;
+    const bool v6927 = v6925 && v6926;
+    if (v6927) {
+      const float v6928 = v275.m[3][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6929 = v68 + v6924;
+      const bfloat v6930 = bias[v6929];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6931 = float(v6930);
+      const float v6932 = v6928 + v6931;
+      const float v6934 = fmax(v6932, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6935 = bfloat(v6934);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6936 = v6922 * v4;
+      const uint v6937 = v6936 + v68;
+      const uint v6938 = v6937 + v6924;
+      out[v6938] = v6935;
+    }
+    const uint v6939 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6940 = v1128 + v6939;
+    const uint v6941 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6942 = v1127 + v6941;
+    const bool v6943 = v6940 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6944 = v6942 < v15;
+    const bool v6945 = v6943 && v6944;
+    if (v6945) {
+      const float v6946 = v275.m[3][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6947 = v68 + v6942;
+      const bfloat v6948 = bias[v6947];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6949 = float(v6948);
+      const float v6950 = v6946 + v6949;
+      const float v6952 = fmax(v6950, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6953 = bfloat(v6952);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6954 = v6940 * v4;
+      const uint v6955 = v6954 + v68;
+      const uint v6956 = v6955 + v6942;
+      out[v6956] = v6953;
+    }
+    const uint v6957 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6958 = v1128 + v6957;
+    const uint v6959 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6960 = v1127 + v6959;
+    const bool v6961 = v6958 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6962 = v6960 < v15;
+    const bool v6963 = v6961 && v6962;
+    if (v6963) {
+      const float v6964 = v275.m[3][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6965 = v68 + v6960;
+      const bfloat v6966 = bias[v6965];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6967 = float(v6966);
+      const float v6968 = v6964 + v6967;
+      const float v6970 = fmax(v6968, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6971 = bfloat(v6970);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6972 = v6958 * v4;
+      const uint v6973 = v6972 + v68;
+      const uint v6974 = v6973 + v6960;
+      out[v6974] = v6971;
+    }
+    const uint v6975 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6976 = v1128 + v6975;
+    const uint v6977 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6978 = v1127 + v6977;
+    const bool v6979 = v6976 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6980 = v6978 < v15;
+    const bool v6981 = v6979 && v6980;
+    if (v6981) {
+      const float v6982 = v275.m[3][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6983 = v68 + v6978;
+      const bfloat v6984 = bias[v6983];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v6985 = float(v6984);
+      const float v6986 = v6982 + v6985;
+      const float v6988 = fmax(v6986, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v6989 = bfloat(v6988);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v6990 = v6976 * v4;
+      const uint v6991 = v6990 + v68;
+      const uint v6992 = v6991 + v6978;
+      out[v6992] = v6989;
+    }
+    const uint v6993 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v6994 = v1128 + v6993;
+    const uint v6995 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v6996 = v1127 + v6995;
+    const bool v6997 = v6994 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v6998 = v6996 < v15;
+    const bool v6999 = v6997 && v6998;
+    if (v6999) {
+      const float v7000 = v275.m[3][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7001 = v68 + v6996;
+      const bfloat v7002 = bias[v7001];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7003 = float(v7002);
+      const float v7004 = v7000 + v7003;
+      const float v7006 = fmax(v7004, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7007 = bfloat(v7006);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7008 = v6994 * v4;
+      const uint v7009 = v7008 + v68;
+      const uint v7010 = v7009 + v6996;
+      out[v7010] = v7007;
+    }
+    const uint v7011 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7012 = v1128 + v7011;
+    const uint v7013 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7014 = v1127 + v7013;
+    const bool v7015 = v7012 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7016 = v7014 < v15;
+    const bool v7017 = v7015 && v7016;
+    if (v7017) {
+      const float v7018 = v275.m[3][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7019 = v68 + v7014;
+      const bfloat v7020 = bias[v7019];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7021 = float(v7020);
+      const float v7022 = v7018 + v7021;
+      const float v7024 = fmax(v7022, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7025 = bfloat(v7024);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7026 = v7012 * v4;
+      const uint v7027 = v7026 + v68;
+      const uint v7028 = v7027 + v7014;
+      out[v7028] = v7025;
+    }
+    const uint v7029 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7030 = v1128 + v7029;
+    const uint v7031 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7032 = v1127 + v7031;
+    const bool v7033 = v7030 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7034 = v7032 < v15;
+    const bool v7035 = v7033 && v7034;
+    if (v7035) {
+      const float v7036 = v275.m[3][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7037 = v68 + v7032;
+      const bfloat v7038 = bias[v7037];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7039 = float(v7038);
+      const float v7040 = v7036 + v7039;
+      const float v7042 = fmax(v7040, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7043 = bfloat(v7042);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7044 = v7030 * v4;
+      const uint v7045 = v7044 + v68;
+      const uint v7046 = v7045 + v7032;
+      out[v7046] = v7043;
+    }
+    const uint v7047 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7048 = v1128 + v7047;
+    const uint v7049 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7050 = v1127 + v7049;
+    const bool v7051 = v7048 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7052 = v7050 < v15;
+    const bool v7053 = v7051 && v7052;
+    if (v7053) {
+      const float v7054 = v275.m[3][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7055 = v68 + v7050;
+      const bfloat v7056 = bias[v7055];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7057 = float(v7056);
+      const float v7058 = v7054 + v7057;
+      const float v7060 = fmax(v7058, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7061 = bfloat(v7060);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7062 = v7048 * v4;
+      const uint v7063 = v7062 + v68;
+      const uint v7064 = v7063 + v7050;
+      out[v7064] = v7061;
+    }
+    const uint v7065 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7066 = v1128 + v7065;
+    const uint v7067 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7068 = v1127 + v7067;
+    const bool v7069 = v7066 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7070 = v7068 < v15;
+    const bool v7071 = v7069 && v7070;
+    if (v7071) {
+      const float v7072 = v275.m[3][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7073 = v68 + v7068;
+      const bfloat v7074 = bias[v7073];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7075 = float(v7074);
+      const float v7076 = v7072 + v7075;
+      const float v7078 = fmax(v7076, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7079 = bfloat(v7078);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7080 = v7066 * v4;
+      const uint v7081 = v7080 + v68;
+      const uint v7082 = v7081 + v7068;
+      out[v7082] = v7079;
+    }
+    const uint v7083 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7084 = v1128 + v7083;
+    const uint v7085 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7086 = v1127 + v7085;
+    const bool v7087 = v7084 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7088 = v7086 < v15;
+    const bool v7089 = v7087 && v7088;
+    if (v7089) {
+      const float v7090 = v275.m[3][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7091 = v68 + v7086;
+      const bfloat v7092 = bias[v7091];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7093 = float(v7092);
+      const float v7094 = v7090 + v7093;
+      const float v7096 = fmax(v7094, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7097 = bfloat(v7096);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7098 = v7084 * v4;
+      const uint v7099 = v7098 + v68;
+      const uint v7100 = v7099 + v7086;
+      out[v7100] = v7097;
+    }
+    const uint v7101 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7102 = v1128 + v7101;
+    const uint v7103 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7104 = v1127 + v7103;
+    const bool v7105 = v7102 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7106 = v7104 < v15;
+    const bool v7107 = v7105 && v7106;
+    if (v7107) {
+      const float v7108 = v275.m[3][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7109 = v68 + v7104;
+      const bfloat v7110 = bias[v7109];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7111 = float(v7110);
+      const float v7112 = v7108 + v7111;
+      const float v7114 = fmax(v7112, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7115 = bfloat(v7114);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7116 = v7102 * v4;
+      const uint v7117 = v7116 + v68;
+      const uint v7118 = v7117 + v7104;
+      out[v7118] = v7115;
+    }
+    const uint v7119 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7120 = v1128 + v7119;
+    const uint v7121 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7122 = v1127 + v7121;
+    const bool v7123 = v7120 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7124 = v7122 < v15;
+    const bool v7125 = v7123 && v7124;
+    if (v7125) {
+      const float v7126 = v275.m[3][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7127 = v68 + v7122;
+      const bfloat v7128 = bias[v7127];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7129 = float(v7128);
+      const float v7130 = v7126 + v7129;
+      const float v7132 = fmax(v7130, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7133 = bfloat(v7132);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7134 = v7120 * v4;
+      const uint v7135 = v7134 + v68;
+      const uint v7136 = v7135 + v7122;
+      out[v7136] = v7133;
+    }
+    const uint v7137 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7138 = v1128 + v7137;
+    const uint v7139 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7140 = v1127 + v7139;
+    const bool v7141 = v7138 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7142 = v7140 < v15;
+    const bool v7143 = v7141 && v7142;
+    if (v7143) {
+      const float v7144 = v275.m[3][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7145 = v68 + v7140;
+      const bfloat v7146 = bias[v7145];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7147 = float(v7146);
+      const float v7148 = v7144 + v7147;
+      const float v7150 = fmax(v7148, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7151 = bfloat(v7150);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7152 = v7138 * v4;
+      const uint v7153 = v7152 + v68;
+      const uint v7154 = v7153 + v7140;
+      out[v7154] = v7151;
+    }
+    const uint v7155 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7156 = v1128 + v7155;
+    const uint v7157 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7158 = v1127 + v7157;
+    const bool v7159 = v7156 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7160 = v7158 < v15;
+    const bool v7161 = v7159 && v7160;
+    if (v7161) {
+      const float v7162 = v275.m[4][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7163 = v68 + v7158;
+      const bfloat v7164 = bias[v7163];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7165 = float(v7164);
+      const float v7166 = v7162 + v7165;
+      const float v7168 = fmax(v7166, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7169 = bfloat(v7168);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7170 = v7156 * v4;
+      const uint v7171 = v7170 + v68;
+      const uint v7172 = v7171 + v7158;
+      out[v7172] = v7169;
+    }
+    const uint v7173 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7174 = v1128 + v7173;
+    const uint v7175 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7176 = v1127 + v7175;
+    const bool v7177 = v7174 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7178 = v7176 < v15;
+    const bool v7179 = v7177 && v7178;
+    if (v7179) {
+      const float v7180 = v275.m[4][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7181 = v68 + v7176;
+      const bfloat v7182 = bias[v7181];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7183 = float(v7182);
+      const float v7184 = v7180 + v7183;
+      const float v7186 = fmax(v7184, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7187 = bfloat(v7186);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7188 = v7174 * v4;
+      const uint v7189 = v7188 + v68;
+      const uint v7190 = v7189 + v7176;
+      out[v7190] = v7187;
+    }
+    const uint v7191 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7192 = v1128 + v7191;
+    const uint v7193 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7194 = v1127 + v7193;
+    const bool v7195 = v7192 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7196 = v7194 < v15;
+    const bool v7197 = v7195 && v7196;
+    if (v7197) {
+      const float v7198 = v275.m[4][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7199 = v68 + v7194;
+      const bfloat v7200 = bias[v7199];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7201 = float(v7200);
+      const float v7202 = v7198 + v7201;
+      const float v7204 = fmax(v7202, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7205 = bfloat(v7204);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7206 = v7192 * v4;
+      const uint v7207 = v7206 + v68;
+      const uint v7208 = v7207 + v7194;
+      out[v7208] = v7205;
+    }
+    const uint v7209 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7210 = v1128 + v7209;
+    const uint v7211 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7212 = v1127 + v7211;
+    const bool v7213 = v7210 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7214 = v7212 < v15;
+    const bool v7215 = v7213 && v7214;
+    if (v7215) {
+      const float v7216 = v275.m[4][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7217 = v68 + v7212;
+      const bfloat v7218 = bias[v7217];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7219 = float(v7218);
+      const float v7220 = v7216 + v7219;
+      const float v7222 = fmax(v7220, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7223 = bfloat(v7222);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7224 = v7210 * v4;
+      const uint v7225 = v7224 + v68;
+      const uint v7226 = v7225 + v7212;
+      out[v7226] = v7223;
+    }
+    const uint v7227 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7228 = v1128 + v7227;
+    const uint v7229 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7230 = v1127 + v7229;
+    const bool v7231 = v7228 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7232 = v7230 < v15;
+    const bool v7233 = v7231 && v7232;
+    if (v7233) {
+      const float v7234 = v275.m[4][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7235 = v68 + v7230;
+      const bfloat v7236 = bias[v7235];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7237 = float(v7236);
+      const float v7238 = v7234 + v7237;
+      const float v7240 = fmax(v7238, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7241 = bfloat(v7240);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7242 = v7228 * v4;
+      const uint v7243 = v7242 + v68;
+      const uint v7244 = v7243 + v7230;
+      out[v7244] = v7241;
+    }
+    const uint v7245 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7246 = v1128 + v7245;
+    const uint v7247 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7248 = v1127 + v7247;
+    const bool v7249 = v7246 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7250 = v7248 < v15;
+    const bool v7251 = v7249 && v7250;
+    if (v7251) {
+      const float v7252 = v275.m[4][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7253 = v68 + v7248;
+      const bfloat v7254 = bias[v7253];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7255 = float(v7254);
+      const float v7256 = v7252 + v7255;
+      const float v7258 = fmax(v7256, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7259 = bfloat(v7258);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7260 = v7246 * v4;
+      const uint v7261 = v7260 + v68;
+      const uint v7262 = v7261 + v7248;
+      out[v7262] = v7259;
+    }
+    const uint v7263 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7264 = v1128 + v7263;
+    const uint v7265 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7266 = v1127 + v7265;
+    const bool v7267 = v7264 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7268 = v7266 < v15;
+    const bool v7269 = v7267 && v7268;
+    if (v7269) {
+      const float v7270 = v275.m[4][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7271 = v68 + v7266;
+      const bfloat v7272 = bias[v7271];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7273 = float(v7272);
+      const float v7274 = v7270 + v7273;
+      const float v7276 = fmax(v7274, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7277 = bfloat(v7276);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7278 = v7264 * v4;
+      const uint v7279 = v7278 + v68;
+      const uint v7280 = v7279 + v7266;
+      out[v7280] = v7277;
+    }
+    const uint v7281 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7282 = v1128 + v7281;
+    const uint v7283 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7284 = v1127 + v7283;
+    const bool v7285 = v7282 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7286 = v7284 < v15;
+    const bool v7287 = v7285 && v7286;
+    if (v7287) {
+      const float v7288 = v275.m[4][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7289 = v68 + v7284;
+      const bfloat v7290 = bias[v7289];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7291 = float(v7290);
+      const float v7292 = v7288 + v7291;
+      const float v7294 = fmax(v7292, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7295 = bfloat(v7294);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7296 = v7282 * v4;
+      const uint v7297 = v7296 + v68;
+      const uint v7298 = v7297 + v7284;
+      out[v7298] = v7295;
+    }
+    const uint v7299 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7300 = v1128 + v7299;
+    const uint v7301 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7302 = v1127 + v7301;
+    const bool v7303 = v7300 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7304 = v7302 < v15;
+    const bool v7305 = v7303 && v7304;
+    if (v7305) {
+      const float v7306 = v275.m[4][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7307 = v68 + v7302;
+      const bfloat v7308 = bias[v7307];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7309 = float(v7308);
+      const float v7310 = v7306 + v7309;
+      const float v7312 = fmax(v7310, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7313 = bfloat(v7312);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7314 = v7300 * v4;
+      const uint v7315 = v7314 + v68;
+      const uint v7316 = v7315 + v7302;
+      out[v7316] = v7313;
+    }
+    const uint v7317 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7318 = v1128 + v7317;
+    const uint v7319 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7320 = v1127 + v7319;
+    const bool v7321 = v7318 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7322 = v7320 < v15;
+    const bool v7323 = v7321 && v7322;
+    if (v7323) {
+      const float v7324 = v275.m[4][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7325 = v68 + v7320;
+      const bfloat v7326 = bias[v7325];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7327 = float(v7326);
+      const float v7328 = v7324 + v7327;
+      const float v7330 = fmax(v7328, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7331 = bfloat(v7330);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7332 = v7318 * v4;
+      const uint v7333 = v7332 + v68;
+      const uint v7334 = v7333 + v7320;
+      out[v7334] = v7331;
+    }
+    const uint v7335 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7336 = v1128 + v7335;
+    const uint v7337 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7338 = v1127 + v7337;
+    const bool v7339 = v7336 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7340 = v7338 < v15;
+    const bool v7341 = v7339 && v7340;
+    if (v7341) {
+      const float v7342 = v275.m[4][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7343 = v68 + v7338;
+      const bfloat v7344 = bias[v7343];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7345 = float(v7344);
+      const float v7346 = v7342 + v7345;
+      const float v7348 = fmax(v7346, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7349 = bfloat(v7348);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7350 = v7336 * v4;
+      const uint v7351 = v7350 + v68;
+      const uint v7352 = v7351 + v7338;
+      out[v7352] = v7349;
+    }
+    const uint v7353 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7354 = v1128 + v7353;
+    const uint v7355 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7356 = v1127 + v7355;
+    const bool v7357 = v7354 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7358 = v7356 < v15;
+    const bool v7359 = v7357 && v7358;
+    if (v7359) {
+      const float v7360 = v275.m[4][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7361 = v68 + v7356;
+      const bfloat v7362 = bias[v7361];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7363 = float(v7362);
+      const float v7364 = v7360 + v7363;
+      const float v7366 = fmax(v7364, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7367 = bfloat(v7366);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7368 = v7354 * v4;
+      const uint v7369 = v7368 + v68;
+      const uint v7370 = v7369 + v7356;
+      out[v7370] = v7367;
+    }
+    const uint v7371 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7372 = v1128 + v7371;
+    const uint v7373 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7374 = v1127 + v7373;
+    const bool v7375 = v7372 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7376 = v7374 < v15;
+    const bool v7377 = v7375 && v7376;
+    if (v7377) {
+      const float v7378 = v275.m[4][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7379 = v68 + v7374;
+      const bfloat v7380 = bias[v7379];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7381 = float(v7380);
+      const float v7382 = v7378 + v7381;
+      const float v7384 = fmax(v7382, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7385 = bfloat(v7384);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7386 = v7372 * v4;
+      const uint v7387 = v7386 + v68;
+      const uint v7388 = v7387 + v7374;
+      out[v7388] = v7385;
+    }
+    const uint v7389 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7390 = v1128 + v7389;
+    const uint v7391 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7392 = v1127 + v7391;
+    const bool v7393 = v7390 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7394 = v7392 < v15;
+    const bool v7395 = v7393 && v7394;
+    if (v7395) {
+      const float v7396 = v275.m[4][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7397 = v68 + v7392;
+      const bfloat v7398 = bias[v7397];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7399 = float(v7398);
+      const float v7400 = v7396 + v7399;
+      const float v7402 = fmax(v7400, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7403 = bfloat(v7402);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7404 = v7390 * v4;
+      const uint v7405 = v7404 + v68;
+      const uint v7406 = v7405 + v7392;
+      out[v7406] = v7403;
+    }
+    const uint v7407 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7408 = v1128 + v7407;
+    const uint v7409 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7410 = v1127 + v7409;
+    const bool v7411 = v7408 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7412 = v7410 < v15;
+    const bool v7413 = v7411 && v7412;
+    if (v7413) {
+      const float v7414 = v275.m[4][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7415 = v68 + v7410;
+      const bfloat v7416 = bias[v7415];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7417 = float(v7416);
+      const float v7418 = v7414 + v7417;
+      const float v7420 = fmax(v7418, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7421 = bfloat(v7420);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7422 = v7408 * v4;
+      const uint v7423 = v7422 + v68;
+      const uint v7424 = v7423 + v7410;
+      out[v7424] = v7421;
+    }
+    const uint v7425 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7426 = v1128 + v7425;
+    const uint v7427 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7428 = v1127 + v7427;
+    const bool v7429 = v7426 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7430 = v7428 < v15;
+    const bool v7431 = v7429 && v7430;
+    if (v7431) {
+      const float v7432 = v275.m[4][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7433 = v68 + v7428;
+      const bfloat v7434 = bias[v7433];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7435 = float(v7434);
+      const float v7436 = v7432 + v7435;
+      const float v7438 = fmax(v7436, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7439 = bfloat(v7438);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7440 = v7426 * v4;
+      const uint v7441 = v7440 + v68;
+      const uint v7442 = v7441 + v7428;
+      out[v7442] = v7439;
+    }
+    const uint v7443 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7444 = v1128 + v7443;
+    const uint v7445 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7446 = v1127 + v7445;
+    const bool v7447 = v7444 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7448 = v7446 < v15;
+    const bool v7449 = v7447 && v7448;
+    if (v7449) {
+      const float v7450 = v275.m[5][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7451 = v68 + v7446;
+      const bfloat v7452 = bias[v7451];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7453 = float(v7452);
+      const float v7454 = v7450 + v7453;
+      const float v7456 = fmax(v7454, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7457 = bfloat(v7456);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7458 = v7444 * v4;
+      const uint v7459 = v7458 + v68;
+      const uint v7460 = v7459 + v7446;
+      out[v7460] = v7457;
+    }
+    const uint v7461 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7462 = v1128 + v7461;
+    const uint v7463 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7464 = v1127 + v7463;
+    const bool v7465 = v7462 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7466 = v7464 < v15;
+    const bool v7467 = v7465 && v7466;
+    if (v7467) {
+      const float v7468 = v275.m[5][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7469 = v68 + v7464;
+      const bfloat v7470 = bias[v7469];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7471 = float(v7470);
+      const float v7472 = v7468 + v7471;
+      const float v7474 = fmax(v7472, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7475 = bfloat(v7474);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7476 = v7462 * v4;
+      const uint v7477 = v7476 + v68;
+      const uint v7478 = v7477 + v7464;
+      out[v7478] = v7475;
+    }
+    const uint v7479 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7480 = v1128 + v7479;
+    const uint v7481 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7482 = v1127 + v7481;
+    const bool v7483 = v7480 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7484 = v7482 < v15;
+    const bool v7485 = v7483 && v7484;
+    if (v7485) {
+      const float v7486 = v275.m[5][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7487 = v68 + v7482;
+      const bfloat v7488 = bias[v7487];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7489 = float(v7488);
+      const float v7490 = v7486 + v7489;
+      const float v7492 = fmax(v7490, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7493 = bfloat(v7492);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7494 = v7480 * v4;
+      const uint v7495 = v7494 + v68;
+      const uint v7496 = v7495 + v7482;
+      out[v7496] = v7493;
+    }
+    const uint v7497 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7498 = v1128 + v7497;
+    const uint v7499 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7500 = v1127 + v7499;
+    const bool v7501 = v7498 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7502 = v7500 < v15;
+    const bool v7503 = v7501 && v7502;
+    if (v7503) {
+      const float v7504 = v275.m[5][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7505 = v68 + v7500;
+      const bfloat v7506 = bias[v7505];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7507 = float(v7506);
+      const float v7508 = v7504 + v7507;
+      const float v7510 = fmax(v7508, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7511 = bfloat(v7510);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7512 = v7498 * v4;
+      const uint v7513 = v7512 + v68;
+      const uint v7514 = v7513 + v7500;
+      out[v7514] = v7511;
+    }
+    const uint v7515 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7516 = v1128 + v7515;
+    const uint v7517 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7518 = v1127 + v7517;
+    const bool v7519 = v7516 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7520 = v7518 < v15;
+    const bool v7521 = v7519 && v7520;
+    if (v7521) {
+      const float v7522 = v275.m[5][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7523 = v68 + v7518;
+      const bfloat v7524 = bias[v7523];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7525 = float(v7524);
+      const float v7526 = v7522 + v7525;
+      const float v7528 = fmax(v7526, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7529 = bfloat(v7528);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7530 = v7516 * v4;
+      const uint v7531 = v7530 + v68;
+      const uint v7532 = v7531 + v7518;
+      out[v7532] = v7529;
+    }
+    const uint v7533 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7534 = v1128 + v7533;
+    const uint v7535 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7536 = v1127 + v7535;
+    const bool v7537 = v7534 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7538 = v7536 < v15;
+    const bool v7539 = v7537 && v7538;
+    if (v7539) {
+      const float v7540 = v275.m[5][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7541 = v68 + v7536;
+      const bfloat v7542 = bias[v7541];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7543 = float(v7542);
+      const float v7544 = v7540 + v7543;
+      const float v7546 = fmax(v7544, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7547 = bfloat(v7546);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7548 = v7534 * v4;
+      const uint v7549 = v7548 + v68;
+      const uint v7550 = v7549 + v7536;
+      out[v7550] = v7547;
+    }
+    const uint v7551 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7552 = v1128 + v7551;
+    const uint v7553 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7554 = v1127 + v7553;
+    const bool v7555 = v7552 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7556 = v7554 < v15;
+    const bool v7557 = v7555 && v7556;
+    if (v7557) {
+      const float v7558 = v275.m[5][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7559 = v68 + v7554;
+      const bfloat v7560 = bias[v7559];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7561 = float(v7560);
+      const float v7562 = v7558 + v7561;
+      const float v7564 = fmax(v7562, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7565 = bfloat(v7564);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7566 = v7552 * v4;
+      const uint v7567 = v7566 + v68;
+      const uint v7568 = v7567 + v7554;
+      out[v7568] = v7565;
+    }
+    const uint v7569 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7570 = v1128 + v7569;
+    const uint v7571 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7572 = v1127 + v7571;
+    const bool v7573 = v7570 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7574 = v7572 < v15;
+    const bool v7575 = v7573 && v7574;
+    if (v7575) {
+      const float v7576 = v275.m[5][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7577 = v68 + v7572;
+      const bfloat v7578 = bias[v7577];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7579 = float(v7578);
+      const float v7580 = v7576 + v7579;
+      const float v7582 = fmax(v7580, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7583 = bfloat(v7582);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7584 = v7570 * v4;
+      const uint v7585 = v7584 + v68;
+      const uint v7586 = v7585 + v7572;
+      out[v7586] = v7583;
+    }
+    const uint v7587 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7588 = v1128 + v7587;
+    const uint v7589 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7590 = v1127 + v7589;
+    const bool v7591 = v7588 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7592 = v7590 < v15;
+    const bool v7593 = v7591 && v7592;
+    if (v7593) {
+      const float v7594 = v275.m[5][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7595 = v68 + v7590;
+      const bfloat v7596 = bias[v7595];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7597 = float(v7596);
+      const float v7598 = v7594 + v7597;
+      const float v7600 = fmax(v7598, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7601 = bfloat(v7600);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7602 = v7588 * v4;
+      const uint v7603 = v7602 + v68;
+      const uint v7604 = v7603 + v7590;
+      out[v7604] = v7601;
+    }
+    const uint v7605 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7606 = v1128 + v7605;
+    const uint v7607 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7608 = v1127 + v7607;
+    const bool v7609 = v7606 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7610 = v7608 < v15;
+    const bool v7611 = v7609 && v7610;
+    if (v7611) {
+      const float v7612 = v275.m[5][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7613 = v68 + v7608;
+      const bfloat v7614 = bias[v7613];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7615 = float(v7614);
+      const float v7616 = v7612 + v7615;
+      const float v7618 = fmax(v7616, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7619 = bfloat(v7618);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7620 = v7606 * v4;
+      const uint v7621 = v7620 + v68;
+      const uint v7622 = v7621 + v7608;
+      out[v7622] = v7619;
+    }
+    const uint v7623 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7624 = v1128 + v7623;
+    const uint v7625 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7626 = v1127 + v7625;
+    const bool v7627 = v7624 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7628 = v7626 < v15;
+    const bool v7629 = v7627 && v7628;
+    if (v7629) {
+      const float v7630 = v275.m[5][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7631 = v68 + v7626;
+      const bfloat v7632 = bias[v7631];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7633 = float(v7632);
+      const float v7634 = v7630 + v7633;
+      const float v7636 = fmax(v7634, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7637 = bfloat(v7636);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7638 = v7624 * v4;
+      const uint v7639 = v7638 + v68;
+      const uint v7640 = v7639 + v7626;
+      out[v7640] = v7637;
+    }
+    const uint v7641 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7642 = v1128 + v7641;
+    const uint v7643 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7644 = v1127 + v7643;
+    const bool v7645 = v7642 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7646 = v7644 < v15;
+    const bool v7647 = v7645 && v7646;
+    if (v7647) {
+      const float v7648 = v275.m[5][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7649 = v68 + v7644;
+      const bfloat v7650 = bias[v7649];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7651 = float(v7650);
+      const float v7652 = v7648 + v7651;
+      const float v7654 = fmax(v7652, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7655 = bfloat(v7654);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7656 = v7642 * v4;
+      const uint v7657 = v7656 + v68;
+      const uint v7658 = v7657 + v7644;
+      out[v7658] = v7655;
+    }
+    const uint v7659 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7660 = v1128 + v7659;
+    const uint v7661 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7662 = v1127 + v7661;
+    const bool v7663 = v7660 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7664 = v7662 < v15;
+    const bool v7665 = v7663 && v7664;
+    if (v7665) {
+      const float v7666 = v275.m[5][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7667 = v68 + v7662;
+      const bfloat v7668 = bias[v7667];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7669 = float(v7668);
+      const float v7670 = v7666 + v7669;
+      const float v7672 = fmax(v7670, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7673 = bfloat(v7672);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7674 = v7660 * v4;
+      const uint v7675 = v7674 + v68;
+      const uint v7676 = v7675 + v7662;
+      out[v7676] = v7673;
+    }
+    const uint v7677 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7678 = v1128 + v7677;
+    const uint v7679 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7680 = v1127 + v7679;
+    const bool v7681 = v7678 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7682 = v7680 < v15;
+    const bool v7683 = v7681 && v7682;
+    if (v7683) {
+      const float v7684 = v275.m[5][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7685 = v68 + v7680;
+      const bfloat v7686 = bias[v7685];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7687 = float(v7686);
+      const float v7688 = v7684 + v7687;
+      const float v7690 = fmax(v7688, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7691 = bfloat(v7690);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7692 = v7678 * v4;
+      const uint v7693 = v7692 + v68;
+      const uint v7694 = v7693 + v7680;
+      out[v7694] = v7691;
+    }
+    const uint v7695 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7696 = v1128 + v7695;
+    const uint v7697 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7698 = v1127 + v7697;
+    const bool v7699 = v7696 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7700 = v7698 < v15;
+    const bool v7701 = v7699 && v7700;
+    if (v7701) {
+      const float v7702 = v275.m[5][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7703 = v68 + v7698;
+      const bfloat v7704 = bias[v7703];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7705 = float(v7704);
+      const float v7706 = v7702 + v7705;
+      const float v7708 = fmax(v7706, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7709 = bfloat(v7708);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7710 = v7696 * v4;
+      const uint v7711 = v7710 + v68;
+      const uint v7712 = v7711 + v7698;
+      out[v7712] = v7709;
+    }
+    const uint v7713 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7714 = v1128 + v7713;
+    const uint v7715 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7716 = v1127 + v7715;
+    const bool v7717 = v7714 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7718 = v7716 < v15;
+    const bool v7719 = v7717 && v7718;
+    if (v7719) {
+      const float v7720 = v275.m[5][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7721 = v68 + v7716;
+      const bfloat v7722 = bias[v7721];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7723 = float(v7722);
+      const float v7724 = v7720 + v7723;
+      const float v7726 = fmax(v7724, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7727 = bfloat(v7726);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7728 = v7714 * v4;
+      const uint v7729 = v7728 + v68;
+      const uint v7730 = v7729 + v7716;
+      out[v7730] = v7727;
+    }
+    const uint v7731 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7732 = v1128 + v7731;
+    const uint v7733 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7734 = v1127 + v7733;
+    const bool v7735 = v7732 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7736 = v7734 < v15;
+    const bool v7737 = v7735 && v7736;
+    if (v7737) {
+      const float v7738 = v275.m[6][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7739 = v68 + v7734;
+      const bfloat v7740 = bias[v7739];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7741 = float(v7740);
+      const float v7742 = v7738 + v7741;
+      const float v7744 = fmax(v7742, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7745 = bfloat(v7744);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7746 = v7732 * v4;
+      const uint v7747 = v7746 + v68;
+      const uint v7748 = v7747 + v7734;
+      out[v7748] = v7745;
+    }
+    const uint v7749 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7750 = v1128 + v7749;
+    const uint v7751 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7752 = v1127 + v7751;
+    const bool v7753 = v7750 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7754 = v7752 < v15;
+    const bool v7755 = v7753 && v7754;
+    if (v7755) {
+      const float v7756 = v275.m[6][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7757 = v68 + v7752;
+      const bfloat v7758 = bias[v7757];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7759 = float(v7758);
+      const float v7760 = v7756 + v7759;
+      const float v7762 = fmax(v7760, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7763 = bfloat(v7762);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7764 = v7750 * v4;
+      const uint v7765 = v7764 + v68;
+      const uint v7766 = v7765 + v7752;
+      out[v7766] = v7763;
+    }
+    const uint v7767 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7768 = v1128 + v7767;
+    const uint v7769 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7770 = v1127 + v7769;
+    const bool v7771 = v7768 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7772 = v7770 < v15;
+    const bool v7773 = v7771 && v7772;
+    if (v7773) {
+      const float v7774 = v275.m[6][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7775 = v68 + v7770;
+      const bfloat v7776 = bias[v7775];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7777 = float(v7776);
+      const float v7778 = v7774 + v7777;
+      const float v7780 = fmax(v7778, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7781 = bfloat(v7780);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7782 = v7768 * v4;
+      const uint v7783 = v7782 + v68;
+      const uint v7784 = v7783 + v7770;
+      out[v7784] = v7781;
+    }
+    const uint v7785 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7786 = v1128 + v7785;
+    const uint v7787 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7788 = v1127 + v7787;
+    const bool v7789 = v7786 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7790 = v7788 < v15;
+    const bool v7791 = v7789 && v7790;
+    if (v7791) {
+      const float v7792 = v275.m[6][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7793 = v68 + v7788;
+      const bfloat v7794 = bias[v7793];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7795 = float(v7794);
+      const float v7796 = v7792 + v7795;
+      const float v7798 = fmax(v7796, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7799 = bfloat(v7798);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7800 = v7786 * v4;
+      const uint v7801 = v7800 + v68;
+      const uint v7802 = v7801 + v7788;
+      out[v7802] = v7799;
+    }
+    const uint v7803 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7804 = v1128 + v7803;
+    const uint v7805 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7806 = v1127 + v7805;
+    const bool v7807 = v7804 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7808 = v7806 < v15;
+    const bool v7809 = v7807 && v7808;
+    if (v7809) {
+      const float v7810 = v275.m[6][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7811 = v68 + v7806;
+      const bfloat v7812 = bias[v7811];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7813 = float(v7812);
+      const float v7814 = v7810 + v7813;
+      const float v7816 = fmax(v7814, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7817 = bfloat(v7816);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7818 = v7804 * v4;
+      const uint v7819 = v7818 + v68;
+      const uint v7820 = v7819 + v7806;
+      out[v7820] = v7817;
+    }
+    const uint v7821 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7822 = v1128 + v7821;
+    const uint v7823 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7824 = v1127 + v7823;
+    const bool v7825 = v7822 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7826 = v7824 < v15;
+    const bool v7827 = v7825 && v7826;
+    if (v7827) {
+      const float v7828 = v275.m[6][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7829 = v68 + v7824;
+      const bfloat v7830 = bias[v7829];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7831 = float(v7830);
+      const float v7832 = v7828 + v7831;
+      const float v7834 = fmax(v7832, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7835 = bfloat(v7834);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7836 = v7822 * v4;
+      const uint v7837 = v7836 + v68;
+      const uint v7838 = v7837 + v7824;
+      out[v7838] = v7835;
+    }
+    const uint v7839 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7840 = v1128 + v7839;
+    const uint v7841 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7842 = v1127 + v7841;
+    const bool v7843 = v7840 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7844 = v7842 < v15;
+    const bool v7845 = v7843 && v7844;
+    if (v7845) {
+      const float v7846 = v275.m[6][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7847 = v68 + v7842;
+      const bfloat v7848 = bias[v7847];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7849 = float(v7848);
+      const float v7850 = v7846 + v7849;
+      const float v7852 = fmax(v7850, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7853 = bfloat(v7852);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7854 = v7840 * v4;
+      const uint v7855 = v7854 + v68;
+      const uint v7856 = v7855 + v7842;
+      out[v7856] = v7853;
+    }
+    const uint v7857 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7858 = v1128 + v7857;
+    const uint v7859 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7860 = v1127 + v7859;
+    const bool v7861 = v7858 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7862 = v7860 < v15;
+    const bool v7863 = v7861 && v7862;
+    if (v7863) {
+      const float v7864 = v275.m[6][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7865 = v68 + v7860;
+      const bfloat v7866 = bias[v7865];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7867 = float(v7866);
+      const float v7868 = v7864 + v7867;
+      const float v7870 = fmax(v7868, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7871 = bfloat(v7870);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7872 = v7858 * v4;
+      const uint v7873 = v7872 + v68;
+      const uint v7874 = v7873 + v7860;
+      out[v7874] = v7871;
+    }
+    const uint v7875 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7876 = v1128 + v7875;
+    const uint v7877 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7878 = v1127 + v7877;
+    const bool v7879 = v7876 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7880 = v7878 < v15;
+    const bool v7881 = v7879 && v7880;
+    if (v7881) {
+      const float v7882 = v275.m[6][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7883 = v68 + v7878;
+      const bfloat v7884 = bias[v7883];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7885 = float(v7884);
+      const float v7886 = v7882 + v7885;
+      const float v7888 = fmax(v7886, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7889 = bfloat(v7888);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7890 = v7876 * v4;
+      const uint v7891 = v7890 + v68;
+      const uint v7892 = v7891 + v7878;
+      out[v7892] = v7889;
+    }
+    const uint v7893 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7894 = v1128 + v7893;
+    const uint v7895 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7896 = v1127 + v7895;
+    const bool v7897 = v7894 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7898 = v7896 < v15;
+    const bool v7899 = v7897 && v7898;
+    if (v7899) {
+      const float v7900 = v275.m[6][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7901 = v68 + v7896;
+      const bfloat v7902 = bias[v7901];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7903 = float(v7902);
+      const float v7904 = v7900 + v7903;
+      const float v7906 = fmax(v7904, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7907 = bfloat(v7906);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7908 = v7894 * v4;
+      const uint v7909 = v7908 + v68;
+      const uint v7910 = v7909 + v7896;
+      out[v7910] = v7907;
+    }
+    const uint v7911 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7912 = v1128 + v7911;
+    const uint v7913 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7914 = v1127 + v7913;
+    const bool v7915 = v7912 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7916 = v7914 < v15;
+    const bool v7917 = v7915 && v7916;
+    if (v7917) {
+      const float v7918 = v275.m[6][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7919 = v68 + v7914;
+      const bfloat v7920 = bias[v7919];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7921 = float(v7920);
+      const float v7922 = v7918 + v7921;
+      const float v7924 = fmax(v7922, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7925 = bfloat(v7924);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7926 = v7912 * v4;
+      const uint v7927 = v7926 + v68;
+      const uint v7928 = v7927 + v7914;
+      out[v7928] = v7925;
+    }
+    const uint v7929 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7930 = v1128 + v7929;
+    const uint v7931 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7932 = v1127 + v7931;
+    const bool v7933 = v7930 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7934 = v7932 < v15;
+    const bool v7935 = v7933 && v7934;
+    if (v7935) {
+      const float v7936 = v275.m[6][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7937 = v68 + v7932;
+      const bfloat v7938 = bias[v7937];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7939 = float(v7938);
+      const float v7940 = v7936 + v7939;
+      const float v7942 = fmax(v7940, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7943 = bfloat(v7942);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7944 = v7930 * v4;
+      const uint v7945 = v7944 + v68;
+      const uint v7946 = v7945 + v7932;
+      out[v7946] = v7943;
+    }
+    const uint v7947 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7948 = v1128 + v7947;
+    const uint v7949 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7950 = v1127 + v7949;
+    const bool v7951 = v7948 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7952 = v7950 < v15;
+    const bool v7953 = v7951 && v7952;
+    if (v7953) {
+      const float v7954 = v275.m[6][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7955 = v68 + v7950;
+      const bfloat v7956 = bias[v7955];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7957 = float(v7956);
+      const float v7958 = v7954 + v7957;
+      const float v7960 = fmax(v7958, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7961 = bfloat(v7960);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7962 = v7948 * v4;
+      const uint v7963 = v7962 + v68;
+      const uint v7964 = v7963 + v7950;
+      out[v7964] = v7961;
+    }
+    const uint v7965 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7966 = v1128 + v7965;
+    const uint v7967 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7968 = v1127 + v7967;
+    const bool v7969 = v7966 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7970 = v7968 < v15;
+    const bool v7971 = v7969 && v7970;
+    if (v7971) {
+      const float v7972 = v275.m[6][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7973 = v68 + v7968;
+      const bfloat v7974 = bias[v7973];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7975 = float(v7974);
+      const float v7976 = v7972 + v7975;
+      const float v7978 = fmax(v7976, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7979 = bfloat(v7978);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7980 = v7966 * v4;
+      const uint v7981 = v7980 + v68;
+      const uint v7982 = v7981 + v7968;
+      out[v7982] = v7979;
+    }
+    const uint v7983 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v7984 = v1128 + v7983;
+    const uint v7985 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v7986 = v1127 + v7985;
+    const bool v7987 = v7984 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v7988 = v7986 < v15;
+    const bool v7989 = v7987 && v7988;
+    if (v7989) {
+      const float v7990 = v275.m[6][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7991 = v68 + v7986;
+      const bfloat v7992 = bias[v7991];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v7993 = float(v7992);
+      const float v7994 = v7990 + v7993;
+      const float v7996 = fmax(v7994, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v7997 = bfloat(v7996);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v7998 = v7984 * v4;
+      const uint v7999 = v7998 + v68;
+      const uint v8000 = v7999 + v7986;
+      out[v8000] = v7997;
+    }
+    const uint v8001 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8002 = v1128 + v8001;
+    const uint v8003 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8004 = v1127 + v8003;
+    const bool v8005 = v8002 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8006 = v8004 < v15;
+    const bool v8007 = v8005 && v8006;
+    if (v8007) {
+      const float v8008 = v275.m[6][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8009 = v68 + v8004;
+      const bfloat v8010 = bias[v8009];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8011 = float(v8010);
+      const float v8012 = v8008 + v8011;
+      const float v8014 = fmax(v8012, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8015 = bfloat(v8014);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8016 = v8002 * v4;
+      const uint v8017 = v8016 + v68;
+      const uint v8018 = v8017 + v8004;
+      out[v8018] = v8015;
+    }
+    const uint v8019 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8020 = v1128 + v8019;
+    const uint v8021 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8022 = v1127 + v8021;
+    const bool v8023 = v8020 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8024 = v8022 < v15;
+    const bool v8025 = v8023 && v8024;
+    if (v8025) {
+      const float v8026 = v275.m[7][0].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8027 = v68 + v8022;
+      const bfloat v8028 = bias[v8027];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8029 = float(v8028);
+      const float v8030 = v8026 + v8029;
+      const float v8032 = fmax(v8030, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8033 = bfloat(v8032);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8034 = v8020 * v4;
+      const uint v8035 = v8034 + v68;
+      const uint v8036 = v8035 + v8022;
+      out[v8036] = v8033;
+    }
+    const uint v8037 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8038 = v1128 + v8037;
+    const uint v8039 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8040 = v1127 + v8039;
+    const bool v8041 = v8038 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8042 = v8040 < v15;
+    const bool v8043 = v8041 && v8042;
+    if (v8043) {
+      const float v8044 = v275.m[7][0].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8045 = v68 + v8040;
+      const bfloat v8046 = bias[v8045];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8047 = float(v8046);
+      const float v8048 = v8044 + v8047;
+      const float v8050 = fmax(v8048, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8051 = bfloat(v8050);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8052 = v8038 * v4;
+      const uint v8053 = v8052 + v68;
+      const uint v8054 = v8053 + v8040;
+      out[v8054] = v8051;
+    }
+    const uint v8055 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8056 = v1128 + v8055;
+    const uint v8057 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8058 = v1127 + v8057;
+    const bool v8059 = v8056 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8060 = v8058 < v15;
+    const bool v8061 = v8059 && v8060;
+    if (v8061) {
+      const float v8062 = v275.m[7][1].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8063 = v68 + v8058;
+      const bfloat v8064 = bias[v8063];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8065 = float(v8064);
+      const float v8066 = v8062 + v8065;
+      const float v8068 = fmax(v8066, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8069 = bfloat(v8068);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8070 = v8056 * v4;
+      const uint v8071 = v8070 + v68;
+      const uint v8072 = v8071 + v8058;
+      out[v8072] = v8069;
+    }
+    const uint v8073 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8074 = v1128 + v8073;
+    const uint v8075 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8076 = v1127 + v8075;
+    const bool v8077 = v8074 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8078 = v8076 < v15;
+    const bool v8079 = v8077 && v8078;
+    if (v8079) {
+      const float v8080 = v275.m[7][1].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8081 = v68 + v8076;
+      const bfloat v8082 = bias[v8081];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8083 = float(v8082);
+      const float v8084 = v8080 + v8083;
+      const float v8086 = fmax(v8084, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8087 = bfloat(v8086);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8088 = v8074 * v4;
+      const uint v8089 = v8088 + v68;
+      const uint v8090 = v8089 + v8076;
+      out[v8090] = v8087;
+    }
+    const uint v8091 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8092 = v1128 + v8091;
+    const uint v8093 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8094 = v1127 + v8093;
+    const bool v8095 = v8092 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8096 = v8094 < v15;
+    const bool v8097 = v8095 && v8096;
+    if (v8097) {
+      const float v8098 = v275.m[7][2].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8099 = v68 + v8094;
+      const bfloat v8100 = bias[v8099];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8101 = float(v8100);
+      const float v8102 = v8098 + v8101;
+      const float v8104 = fmax(v8102, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8105 = bfloat(v8104);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8106 = v8092 * v4;
+      const uint v8107 = v8106 + v68;
+      const uint v8108 = v8107 + v8094;
+      out[v8108] = v8105;
+    }
+    const uint v8109 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8110 = v1128 + v8109;
+    const uint v8111 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8112 = v1127 + v8111;
+    const bool v8113 = v8110 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8114 = v8112 < v15;
+    const bool v8115 = v8113 && v8114;
+    if (v8115) {
+      const float v8116 = v275.m[7][2].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8117 = v68 + v8112;
+      const bfloat v8118 = bias[v8117];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8119 = float(v8118);
+      const float v8120 = v8116 + v8119;
+      const float v8122 = fmax(v8120, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8123 = bfloat(v8122);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8124 = v8110 * v4;
+      const uint v8125 = v8124 + v68;
+      const uint v8126 = v8125 + v8112;
+      out[v8126] = v8123;
+    }
+    const uint v8127 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8128 = v1128 + v8127;
+    const uint v8129 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8130 = v1127 + v8129;
+    const bool v8131 = v8128 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8132 = v8130 < v15;
+    const bool v8133 = v8131 && v8132;
+    if (v8133) {
+      const float v8134 = v275.m[7][3].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8135 = v68 + v8130;
+      const bfloat v8136 = bias[v8135];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8137 = float(v8136);
+      const float v8138 = v8134 + v8137;
+      const float v8140 = fmax(v8138, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8141 = bfloat(v8140);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8142 = v8128 * v4;
+      const uint v8143 = v8142 + v68;
+      const uint v8144 = v8143 + v8130;
+      out[v8144] = v8141;
+    }
+    const uint v8145 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8146 = v1128 + v8145;
+    const uint v8147 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8148 = v1127 + v8147;
+    const bool v8149 = v8146 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8150 = v8148 < v15;
+    const bool v8151 = v8149 && v8150;
+    if (v8151) {
+      const float v8152 = v275.m[7][3].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8153 = v68 + v8148;
+      const bfloat v8154 = bias[v8153];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8155 = float(v8154);
+      const float v8156 = v8152 + v8155;
+      const float v8158 = fmax(v8156, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8159 = bfloat(v8158);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8160 = v8146 * v4;
+      const uint v8161 = v8160 + v68;
+      const uint v8162 = v8161 + v8148;
+      out[v8162] = v8159;
+    }
+    const uint v8163 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8164 = v1128 + v8163;
+    const uint v8165 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8166 = v1127 + v8165;
+    const bool v8167 = v8164 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8168 = v8166 < v15;
+    const bool v8169 = v8167 && v8168;
+    if (v8169) {
+      const float v8170 = v275.m[7][4].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8171 = v68 + v8166;
+      const bfloat v8172 = bias[v8171];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8173 = float(v8172);
+      const float v8174 = v8170 + v8173;
+      const float v8176 = fmax(v8174, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8177 = bfloat(v8176);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8178 = v8164 * v4;
+      const uint v8179 = v8178 + v68;
+      const uint v8180 = v8179 + v8166;
+      out[v8180] = v8177;
+    }
+    const uint v8181 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8182 = v1128 + v8181;
+    const uint v8183 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8184 = v1127 + v8183;
+    const bool v8185 = v8182 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8186 = v8184 < v15;
+    const bool v8187 = v8185 && v8186;
+    if (v8187) {
+      const float v8188 = v275.m[7][4].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8189 = v68 + v8184;
+      const bfloat v8190 = bias[v8189];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8191 = float(v8190);
+      const float v8192 = v8188 + v8191;
+      const float v8194 = fmax(v8192, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8195 = bfloat(v8194);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8196 = v8182 * v4;
+      const uint v8197 = v8196 + v68;
+      const uint v8198 = v8197 + v8184;
+      out[v8198] = v8195;
+    }
+    const uint v8199 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8200 = v1128 + v8199;
+    const uint v8201 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8202 = v1127 + v8201;
+    const bool v8203 = v8200 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8204 = v8202 < v15;
+    const bool v8205 = v8203 && v8204;
+    if (v8205) {
+      const float v8206 = v275.m[7][5].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8207 = v68 + v8202;
+      const bfloat v8208 = bias[v8207];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8209 = float(v8208);
+      const float v8210 = v8206 + v8209;
+      const float v8212 = fmax(v8210, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8213 = bfloat(v8212);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8214 = v8200 * v4;
+      const uint v8215 = v8214 + v68;
+      const uint v8216 = v8215 + v8202;
+      out[v8216] = v8213;
+    }
+    const uint v8217 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8218 = v1128 + v8217;
+    const uint v8219 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8220 = v1127 + v8219;
+    const bool v8221 = v8218 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8222 = v8220 < v15;
+    const bool v8223 = v8221 && v8222;
+    if (v8223) {
+      const float v8224 = v275.m[7][5].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8225 = v68 + v8220;
+      const bfloat v8226 = bias[v8225];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8227 = float(v8226);
+      const float v8228 = v8224 + v8227;
+      const float v8230 = fmax(v8228, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8231 = bfloat(v8230);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8232 = v8218 * v4;
+      const uint v8233 = v8232 + v68;
+      const uint v8234 = v8233 + v8220;
+      out[v8234] = v8231;
+    }
+    const uint v8235 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8236 = v1128 + v8235;
+    const uint v8237 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8238 = v1127 + v8237;
+    const bool v8239 = v8236 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8240 = v8238 < v15;
+    const bool v8241 = v8239 && v8240;
+    if (v8241) {
+      const float v8242 = v275.m[7][6].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8243 = v68 + v8238;
+      const bfloat v8244 = bias[v8243];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8245 = float(v8244);
+      const float v8246 = v8242 + v8245;
+      const float v8248 = fmax(v8246, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8249 = bfloat(v8248);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8250 = v8236 * v4;
+      const uint v8251 = v8250 + v68;
+      const uint v8252 = v8251 + v8238;
+      out[v8252] = v8249;
+    }
+    const uint v8253 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8254 = v1128 + v8253;
+    const uint v8255 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8256 = v1127 + v8255;
+    const bool v8257 = v8254 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8258 = v8256 < v15;
+    const bool v8259 = v8257 && v8258;
+    if (v8259) {
+      const float v8260 = v275.m[7][6].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8261 = v68 + v8256;
+      const bfloat v8262 = bias[v8261];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8263 = float(v8262);
+      const float v8264 = v8260 + v8263;
+      const float v8266 = fmax(v8264, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8267 = bfloat(v8266);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8268 = v8254 * v4;
+      const uint v8269 = v8268 + v68;
+      const uint v8270 = v8269 + v8256;
+      out[v8270] = v8267;
+    }
+    const uint v8271 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8272 = v1128 + v8271;
+    const uint v8273 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8274 = v1127 + v8273;
+    const bool v8275 = v8272 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8276 = v8274 < v15;
+    const bool v8277 = v8275 && v8276;
+    if (v8277) {
+      const float v8278 = v275.m[7][7].thread_elements()[0];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8279 = v68 + v8274;
+      const bfloat v8280 = bias[v8279];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8281 = float(v8280);
+      const float v8282 = v8278 + v8281;
+      const float v8284 = fmax(v8282, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8285 = bfloat(v8284);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8286 = v8272 * v4;
+      const uint v8287 = v8286 + v68;
+      const uint v8288 = v8287 + v8274;
+      out[v8288] = v8285;
+    }
+    const uint v8289 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/convolution/conv_tiles.hpp:77
+    const uint v8290 = v1128 + v8289;
+    const uint v8291 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/convolution/conv_tiles.hpp:78
+    const uint v8292 = v1127 + v8291;
+    const bool v8293 = v8290 < v44;  // kernels/convolution/conv_tiles.hpp:79
+    const bool v8294 = v8292 < v15;
+    const bool v8295 = v8293 && v8294;
+    if (v8295) {
+      const float v8296 = v275.m[7][7].thread_elements()[1];  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8297 = v68 + v8292;
+      const bfloat v8298 = bias[v8297];  // kernels/convolution/conv2d_bias.cpp:65
+      const float v8299 = float(v8298);
+      const float v8300 = v8296 + v8299;
+      const float v8302 = fmax(v8300, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+      const bfloat v8303 = bfloat(v8302);  // kernels/convolution/conv_tiles.hpp:80
+      const uint v8304 = v8290 * v4;
+      const uint v8305 = v8304 + v68;
+      const uint v8306 = v8305 + v8292;
+      out[v8306] = v8303;
     }
   }
 }

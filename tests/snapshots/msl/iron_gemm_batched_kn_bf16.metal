@@ -112,28 +112,28 @@ kernel void iron_gemm_batched_kn_bf16(
   const uint v28 = v27 << 7u;
   const uint v31 = v25 / v23;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v32 = v31 << 7u;
-  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
-  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
+  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
   const uint v37 = v36 << 6u;
-  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
+  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v41 = v40 << 6u;
-  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:241
+  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:244
   iron_frag_fill(v43, float(0.0f));
-  iron_frag<bfloat, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:242
+  iron_frag<bfloat, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v45, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:243
+  iron_frag<bfloat, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v47, bfloat(bfloat(0.0f)));
-  const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
+  const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
   const bool v51 = v50 == 0u;
   const uint v54 = v8 & 7u;
   const bool v55 = v54 == 0u;
   const bool v56 = v51 && v55;
-  const uint v59 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
+  const uint v59 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
   const bool v60 = v59 == 0u;
   const uint v63 = v9 & 7u;
   const bool v64 = v63 == 0u;
   const bool v65 = v60 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:256
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:259
   if (v66) {
     const uint v2405 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v2408 = v2405 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -255,13 +255,13 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2777 = v32 + v2774;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2778 = v2777 < v2;
     const uint v2787 = v2770 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2797 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v2797 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
 
-    for (uint v2397 = 0u; v2397 < v3; v2397 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+    for (uint v2397 = 0u; v2397 < v3; v2397 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
       const uint v2399 = v2397 >> 6u;
       const uint v2401 = v2399 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2403 = v2401 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2403 = v2401 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
       const uint v2415 = v2397 + v2412;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2416 = v2415 < v3;
       const bool v2417 = v2414 && v2416;
@@ -454,46 +454,46 @@ kernel void iron_gemm_batched_kn_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2789 + e] = v2779 ? b[v2785 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2798 = v2403 + v2797;  // kernels/gemm/gemm_tiles.hpp:247
+      const uint v2798 = v2403 + v2797;  // kernels/gemm/gemm_tiles.hpp:250
       iron_frag_load<false>(v45, shm0, long(v2798), long(64u));
-      const uint v2803 = v2403 + v41;  // kernels/gemm/gemm_tiles.hpp:249
+      const uint v2803 = v2403 + v41;  // kernels/gemm/gemm_tiles.hpp:252
       iron_frag_load<false>(v47, shm1, long(v2803), long(128u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2809 = v2798 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v2809 = v2798 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
       iron_frag_load<false>(v45, shm0, long(v2809), long(64u));
-      const uint v2812 = v2403 + 2048u;  // kernels/gemm/gemm_tiles.hpp:249
+      const uint v2812 = v2403 + 2048u;  // kernels/gemm/gemm_tiles.hpp:252
       const uint v2813 = v2812 + v41;
       iron_frag_load<false>(v47, shm1, long(v2813), long(128u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2819 = v2798 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v2819 = v2798 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
       iron_frag_load<false>(v45, shm0, long(v2819), long(64u));
-      const uint v2822 = v2403 + 4096u;  // kernels/gemm/gemm_tiles.hpp:249
+      const uint v2822 = v2403 + 4096u;  // kernels/gemm/gemm_tiles.hpp:252
       const uint v2823 = v2822 + v41;
       iron_frag_load<false>(v47, shm1, long(v2823), long(128u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2829 = v2798 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v2829 = v2798 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
       iron_frag_load<false>(v45, shm0, long(v2829), long(64u));
-      const uint v2832 = v2403 + 6144u;  // kernels/gemm/gemm_tiles.hpp:249
+      const uint v2832 = v2403 + 6144u;  // kernels/gemm/gemm_tiles.hpp:252
       const uint v2833 = v2832 + v41;
       iron_frag_load<false>(v47, shm1, long(v2833), long(128u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
   } else {
     const uint v509 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v510 = iron_tid.x;
-    const uint v566 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
+    const uint v566 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
     const uint v578 = v566 + 16u;
-    const uint v582 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:249
-    const uint v588 = v566 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v592 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:249
-    const uint v598 = v566 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v602 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:249
+    const uint v582 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v588 = v566 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v592 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v598 = v566 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v602 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:252
 
-    for (uint v508 = 0u; v508 < v3; v508 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+    for (uint v508 = 0u; v508 < v3; v508 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
       for (uint v512 = v510; v512 < 8192u; v512 += v509) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v514 = v512 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v516 = v512 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -541,29 +541,29 @@ kernel void iron_gemm_batched_kn_bf16(
           shm1[v559] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v45, shm0, long(v566), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v47, shm1, long(v41), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v45, shm0, long(v578), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v47, shm1, long(v582), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v45, shm0, long(v588), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v47, shm1, long(v592), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v45, shm0, long(v598), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<false>(v47, shm1, long(v602), long(128u));  // kernels/gemm/gemm_tiles.hpp:249
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
+      iron_frag_load<false>(v45, shm0, long(v566), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v47, shm1, long(v41), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<false>(v45, shm0, long(v578), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v47, shm1, long(v582), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<false>(v45, shm0, long(v588), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v47, shm1, long(v592), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<false>(v45, shm0, long(v598), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<false>(v47, shm1, long(v602), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
     }
   }
-  const uint v603 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:276
+  const uint v603 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:279
   const uint v604 = v28 + v37;
-  const uint v605 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v605 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v606 = v604 + v605;
-  const uint v607 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v607 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v608 = v603 + v607;
-  const bool v609 = v606 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v609 = v606 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v610 = v608 < v2;
   const bool v611 = v609 && v610;
   if (v611) {
@@ -576,11 +576,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v618 = v617 + v608;
     out[v618] = v614;
   }
-  const uint v619 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v619 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v620 = v604 + v619;
-  const uint v621 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v621 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v622 = v603 + v621;
-  const bool v623 = v620 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v623 = v620 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v624 = v622 < v2;
   const bool v625 = v623 && v624;
   if (v625) {
@@ -593,11 +593,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v632 = v631 + v622;
     out[v632] = v628;
   }
-  const uint v633 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v633 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v634 = v604 + v633;
-  const uint v635 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v635 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v636 = v603 + v635;
-  const bool v637 = v634 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v637 = v634 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v638 = v636 < v2;
   const bool v639 = v637 && v638;
   if (v639) {
@@ -610,11 +610,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v646 = v645 + v636;
     out[v646] = v642;
   }
-  const uint v647 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v647 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v648 = v604 + v647;
-  const uint v649 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v649 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v650 = v603 + v649;
-  const bool v651 = v648 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v651 = v648 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v652 = v650 < v2;
   const bool v653 = v651 && v652;
   if (v653) {
@@ -627,11 +627,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v660 = v659 + v650;
     out[v660] = v656;
   }
-  const uint v661 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v661 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v662 = v604 + v661;
-  const uint v663 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v663 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v664 = v603 + v663;
-  const bool v665 = v662 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v665 = v662 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v666 = v664 < v2;
   const bool v667 = v665 && v666;
   if (v667) {
@@ -644,11 +644,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v674 = v673 + v664;
     out[v674] = v670;
   }
-  const uint v675 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v675 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v676 = v604 + v675;
-  const uint v677 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v677 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v678 = v603 + v677;
-  const bool v679 = v676 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v679 = v676 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v680 = v678 < v2;
   const bool v681 = v679 && v680;
   if (v681) {
@@ -661,11 +661,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v688 = v687 + v678;
     out[v688] = v684;
   }
-  const uint v689 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v689 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v690 = v604 + v689;
-  const uint v691 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v691 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v692 = v603 + v691;
-  const bool v693 = v690 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v693 = v690 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v694 = v692 < v2;
   const bool v695 = v693 && v694;
   if (v695) {
@@ -678,11 +678,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v702 = v701 + v692;
     out[v702] = v698;
   }
-  const uint v703 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v703 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v704 = v604 + v703;
-  const uint v705 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v705 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v706 = v603 + v705;
-  const bool v707 = v704 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v707 = v704 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v708 = v706 < v2;
   const bool v709 = v707 && v708;
   if (v709) {
@@ -695,11 +695,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v716 = v715 + v706;
     out[v716] = v712;
   }
-  const uint v717 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v717 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v718 = v604 + v717;
-  const uint v719 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v719 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v720 = v603 + v719;
-  const bool v721 = v718 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v721 = v718 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v722 = v720 < v2;
   const bool v723 = v721 && v722;
   if (v723) {
@@ -712,11 +712,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v730 = v729 + v720;
     out[v730] = v726;
   }
-  const uint v731 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v731 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v732 = v604 + v731;
-  const uint v733 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v733 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v734 = v603 + v733;
-  const bool v735 = v732 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v735 = v732 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v736 = v734 < v2;
   const bool v737 = v735 && v736;
   if (v737) {
@@ -729,11 +729,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v744 = v743 + v734;
     out[v744] = v740;
   }
-  const uint v745 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v745 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v746 = v604 + v745;
-  const uint v747 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v747 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v748 = v603 + v747;
-  const bool v749 = v746 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v749 = v746 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v750 = v748 < v2;
   const bool v751 = v749 && v750;
   if (v751) {
@@ -746,11 +746,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v758 = v757 + v748;
     out[v758] = v754;
   }
-  const uint v759 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v759 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v760 = v604 + v759;
-  const uint v761 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v761 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v762 = v603 + v761;
-  const bool v763 = v760 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v763 = v760 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v764 = v762 < v2;
   const bool v765 = v763 && v764;
   if (v765) {
@@ -763,11 +763,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v772 = v771 + v762;
     out[v772] = v768;
   }
-  const uint v773 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v773 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v774 = v604 + v773;
-  const uint v775 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v775 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v776 = v603 + v775;
-  const bool v777 = v774 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v777 = v774 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v778 = v776 < v2;
   const bool v779 = v777 && v778;
   if (v779) {
@@ -780,11 +780,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v786 = v785 + v776;
     out[v786] = v782;
   }
-  const uint v787 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v787 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v788 = v604 + v787;
-  const uint v789 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v789 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v790 = v603 + v789;
-  const bool v791 = v788 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v791 = v788 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v792 = v790 < v2;
   const bool v793 = v791 && v792;
   if (v793) {
@@ -797,11 +797,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v800 = v799 + v790;
     out[v800] = v796;
   }
-  const uint v801 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v801 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v802 = v604 + v801;
-  const uint v803 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v803 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v804 = v603 + v803;
-  const bool v805 = v802 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v805 = v802 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v806 = v804 < v2;
   const bool v807 = v805 && v806;
   if (v807) {
@@ -814,11 +814,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v814 = v813 + v804;
     out[v814] = v810;
   }
-  const uint v815 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v815 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v816 = v604 + v815;
-  const uint v817 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v817 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v818 = v603 + v817;
-  const bool v819 = v816 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v819 = v816 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v820 = v818 < v2;
   const bool v821 = v819 && v820;
   if (v821) {
@@ -831,11 +831,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v828 = v827 + v818;
     out[v828] = v824;
   }
-  const uint v829 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v829 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v830 = v604 + v829;
-  const uint v831 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v831 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v832 = v603 + v831;
-  const bool v833 = v830 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v833 = v830 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v834 = v832 < v2;
   const bool v835 = v833 && v834;
   if (v835) {
@@ -848,11 +848,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v842 = v841 + v832;
     out[v842] = v838;
   }
-  const uint v843 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v843 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v844 = v604 + v843;
-  const uint v845 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v845 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v846 = v603 + v845;
-  const bool v847 = v844 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v847 = v844 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v848 = v846 < v2;
   const bool v849 = v847 && v848;
   if (v849) {
@@ -865,11 +865,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v856 = v855 + v846;
     out[v856] = v852;
   }
-  const uint v857 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v857 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v858 = v604 + v857;
-  const uint v859 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v859 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v860 = v603 + v859;
-  const bool v861 = v858 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v861 = v858 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v862 = v860 < v2;
   const bool v863 = v861 && v862;
   if (v863) {
@@ -882,11 +882,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v870 = v869 + v860;
     out[v870] = v866;
   }
-  const uint v871 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v871 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v872 = v604 + v871;
-  const uint v873 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v873 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v874 = v603 + v873;
-  const bool v875 = v872 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v875 = v872 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v876 = v874 < v2;
   const bool v877 = v875 && v876;
   if (v877) {
@@ -899,11 +899,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v884 = v883 + v874;
     out[v884] = v880;
   }
-  const uint v885 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v885 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v886 = v604 + v885;
-  const uint v887 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v887 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v888 = v603 + v887;
-  const bool v889 = v886 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v889 = v886 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v890 = v888 < v2;
   const bool v891 = v889 && v890;
   if (v891) {
@@ -916,11 +916,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v898 = v897 + v888;
     out[v898] = v894;
   }
-  const uint v899 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v899 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v900 = v604 + v899;
-  const uint v901 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v901 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v902 = v603 + v901;
-  const bool v903 = v900 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v903 = v900 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v904 = v902 < v2;
   const bool v905 = v903 && v904;
   if (v905) {
@@ -933,11 +933,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v912 = v911 + v902;
     out[v912] = v908;
   }
-  const uint v913 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v913 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v914 = v604 + v913;
-  const uint v915 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v915 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v916 = v603 + v915;
-  const bool v917 = v914 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v917 = v914 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v918 = v916 < v2;
   const bool v919 = v917 && v918;
   if (v919) {
@@ -950,11 +950,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v926 = v925 + v916;
     out[v926] = v922;
   }
-  const uint v927 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v927 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v928 = v604 + v927;
-  const uint v929 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v929 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v930 = v603 + v929;
-  const bool v931 = v928 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v931 = v928 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v932 = v930 < v2;
   const bool v933 = v931 && v932;
   if (v933) {
@@ -967,11 +967,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v940 = v939 + v930;
     out[v940] = v936;
   }
-  const uint v941 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v941 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v942 = v604 + v941;
-  const uint v943 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v943 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v944 = v603 + v943;
-  const bool v945 = v942 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v945 = v942 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v946 = v944 < v2;
   const bool v947 = v945 && v946;
   if (v947) {
@@ -984,11 +984,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v954 = v953 + v944;
     out[v954] = v950;
   }
-  const uint v955 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v955 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v956 = v604 + v955;
-  const uint v957 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v957 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v958 = v603 + v957;
-  const bool v959 = v956 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v959 = v956 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v960 = v958 < v2;
   const bool v961 = v959 && v960;
   if (v961) {
@@ -1001,11 +1001,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v968 = v967 + v958;
     out[v968] = v964;
   }
-  const uint v969 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v969 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v970 = v604 + v969;
-  const uint v971 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v971 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v972 = v603 + v971;
-  const bool v973 = v970 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v973 = v970 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v974 = v972 < v2;
   const bool v975 = v973 && v974;
   if (v975) {
@@ -1018,11 +1018,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v982 = v981 + v972;
     out[v982] = v978;
   }
-  const uint v983 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v983 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v984 = v604 + v983;
-  const uint v985 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v985 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v986 = v603 + v985;
-  const bool v987 = v984 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v987 = v984 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v988 = v986 < v2;
   const bool v989 = v987 && v988;
   if (v989) {
@@ -1035,11 +1035,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v996 = v995 + v986;
     out[v996] = v992;
   }
-  const uint v997 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v997 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v998 = v604 + v997;
-  const uint v999 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v999 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1000 = v603 + v999;
-  const bool v1001 = v998 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1001 = v998 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1002 = v1000 < v2;
   const bool v1003 = v1001 && v1002;
   if (v1003) {
@@ -1052,11 +1052,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1010 = v1009 + v1000;
     out[v1010] = v1006;
   }
-  const uint v1011 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1011 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1012 = v604 + v1011;
-  const uint v1013 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1013 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1014 = v603 + v1013;
-  const bool v1015 = v1012 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1015 = v1012 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1016 = v1014 < v2;
   const bool v1017 = v1015 && v1016;
   if (v1017) {
@@ -1069,11 +1069,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1024 = v1023 + v1014;
     out[v1024] = v1020;
   }
-  const uint v1025 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1025 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1026 = v604 + v1025;
-  const uint v1027 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1027 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1028 = v603 + v1027;
-  const bool v1029 = v1026 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1029 = v1026 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1030 = v1028 < v2;
   const bool v1031 = v1029 && v1030;
   if (v1031) {
@@ -1086,11 +1086,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1038 = v1037 + v1028;
     out[v1038] = v1034;
   }
-  const uint v1039 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1039 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1040 = v604 + v1039;
-  const uint v1041 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1041 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1042 = v603 + v1041;
-  const bool v1043 = v1040 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1043 = v1040 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1044 = v1042 < v2;
   const bool v1045 = v1043 && v1044;
   if (v1045) {
@@ -1103,11 +1103,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1052 = v1051 + v1042;
     out[v1052] = v1048;
   }
-  const uint v1053 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1053 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1054 = v604 + v1053;
-  const uint v1055 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1055 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1056 = v603 + v1055;
-  const bool v1057 = v1054 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1057 = v1054 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1058 = v1056 < v2;
   const bool v1059 = v1057 && v1058;
   if (v1059) {
@@ -1120,11 +1120,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1066 = v1065 + v1056;
     out[v1066] = v1062;
   }
-  const uint v1067 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1067 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1068 = v604 + v1067;
-  const uint v1069 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1069 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1070 = v603 + v1069;
-  const bool v1071 = v1068 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1071 = v1068 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1072 = v1070 < v2;
   const bool v1073 = v1071 && v1072;
   if (v1073) {
@@ -1137,11 +1137,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1080 = v1079 + v1070;
     out[v1080] = v1076;
   }
-  const uint v1081 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1081 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1082 = v604 + v1081;
-  const uint v1083 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1083 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1084 = v603 + v1083;
-  const bool v1085 = v1082 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1085 = v1082 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1086 = v1084 < v2;
   const bool v1087 = v1085 && v1086;
   if (v1087) {
@@ -1154,11 +1154,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1094 = v1093 + v1084;
     out[v1094] = v1090;
   }
-  const uint v1095 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1095 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1096 = v604 + v1095;
-  const uint v1097 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1097 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1098 = v603 + v1097;
-  const bool v1099 = v1096 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1099 = v1096 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1100 = v1098 < v2;
   const bool v1101 = v1099 && v1100;
   if (v1101) {
@@ -1171,11 +1171,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1108 = v1107 + v1098;
     out[v1108] = v1104;
   }
-  const uint v1109 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1109 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1110 = v604 + v1109;
-  const uint v1111 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1111 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1112 = v603 + v1111;
-  const bool v1113 = v1110 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1113 = v1110 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1114 = v1112 < v2;
   const bool v1115 = v1113 && v1114;
   if (v1115) {
@@ -1188,11 +1188,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1122 = v1121 + v1112;
     out[v1122] = v1118;
   }
-  const uint v1123 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1123 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1124 = v604 + v1123;
-  const uint v1125 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1125 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1126 = v603 + v1125;
-  const bool v1127 = v1124 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1127 = v1124 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1128 = v1126 < v2;
   const bool v1129 = v1127 && v1128;
   if (v1129) {
@@ -1205,11 +1205,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1136 = v1135 + v1126;
     out[v1136] = v1132;
   }
-  const uint v1137 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1137 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1138 = v604 + v1137;
-  const uint v1139 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1139 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1140 = v603 + v1139;
-  const bool v1141 = v1138 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1141 = v1138 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1142 = v1140 < v2;
   const bool v1143 = v1141 && v1142;
   if (v1143) {
@@ -1222,11 +1222,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1150 = v1149 + v1140;
     out[v1150] = v1146;
   }
-  const uint v1151 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1151 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1152 = v604 + v1151;
-  const uint v1153 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1153 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1154 = v603 + v1153;
-  const bool v1155 = v1152 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1155 = v1152 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1156 = v1154 < v2;
   const bool v1157 = v1155 && v1156;
   if (v1157) {
@@ -1239,11 +1239,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1164 = v1163 + v1154;
     out[v1164] = v1160;
   }
-  const uint v1165 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1165 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1166 = v604 + v1165;
-  const uint v1167 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1167 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1168 = v603 + v1167;
-  const bool v1169 = v1166 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1169 = v1166 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1170 = v1168 < v2;
   const bool v1171 = v1169 && v1170;
   if (v1171) {
@@ -1256,11 +1256,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1178 = v1177 + v1168;
     out[v1178] = v1174;
   }
-  const uint v1179 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1179 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1180 = v604 + v1179;
-  const uint v1181 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1181 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1182 = v603 + v1181;
-  const bool v1183 = v1180 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1183 = v1180 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1184 = v1182 < v2;
   const bool v1185 = v1183 && v1184;
   if (v1185) {
@@ -1273,11 +1273,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1192 = v1191 + v1182;
     out[v1192] = v1188;
   }
-  const uint v1193 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1193 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1194 = v604 + v1193;
-  const uint v1195 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1195 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1196 = v603 + v1195;
-  const bool v1197 = v1194 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1197 = v1194 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1198 = v1196 < v2;
   const bool v1199 = v1197 && v1198;
   if (v1199) {
@@ -1290,11 +1290,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1206 = v1205 + v1196;
     out[v1206] = v1202;
   }
-  const uint v1207 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1207 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1208 = v604 + v1207;
-  const uint v1209 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1209 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1210 = v603 + v1209;
-  const bool v1211 = v1208 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1211 = v1208 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1212 = v1210 < v2;
   const bool v1213 = v1211 && v1212;
   if (v1213) {
@@ -1307,11 +1307,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1220 = v1219 + v1210;
     out[v1220] = v1216;
   }
-  const uint v1221 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1221 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1222 = v604 + v1221;
-  const uint v1223 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1223 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1224 = v603 + v1223;
-  const bool v1225 = v1222 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1225 = v1222 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1226 = v1224 < v2;
   const bool v1227 = v1225 && v1226;
   if (v1227) {
@@ -1324,11 +1324,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1234 = v1233 + v1224;
     out[v1234] = v1230;
   }
-  const uint v1235 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1235 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1236 = v604 + v1235;
-  const uint v1237 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1237 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1238 = v603 + v1237;
-  const bool v1239 = v1236 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1239 = v1236 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1240 = v1238 < v2;
   const bool v1241 = v1239 && v1240;
   if (v1241) {
@@ -1341,11 +1341,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1248 = v1247 + v1238;
     out[v1248] = v1244;
   }
-  const uint v1249 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1249 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1250 = v604 + v1249;
-  const uint v1251 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1251 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1252 = v603 + v1251;
-  const bool v1253 = v1250 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1253 = v1250 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1254 = v1252 < v2;
   const bool v1255 = v1253 && v1254;
   if (v1255) {
@@ -1358,11 +1358,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1262 = v1261 + v1252;
     out[v1262] = v1258;
   }
-  const uint v1263 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1263 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1264 = v604 + v1263;
-  const uint v1265 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1265 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1266 = v603 + v1265;
-  const bool v1267 = v1264 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1267 = v1264 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1268 = v1266 < v2;
   const bool v1269 = v1267 && v1268;
   if (v1269) {
@@ -1375,11 +1375,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1276 = v1275 + v1266;
     out[v1276] = v1272;
   }
-  const uint v1277 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1277 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1278 = v604 + v1277;
-  const uint v1279 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1279 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1280 = v603 + v1279;
-  const bool v1281 = v1278 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1281 = v1278 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1282 = v1280 < v2;
   const bool v1283 = v1281 && v1282;
   if (v1283) {
@@ -1392,11 +1392,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1290 = v1289 + v1280;
     out[v1290] = v1286;
   }
-  const uint v1291 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1291 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1292 = v604 + v1291;
-  const uint v1293 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1293 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1294 = v603 + v1293;
-  const bool v1295 = v1292 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1295 = v1292 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1296 = v1294 < v2;
   const bool v1297 = v1295 && v1296;
   if (v1297) {
@@ -1409,11 +1409,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1304 = v1303 + v1294;
     out[v1304] = v1300;
   }
-  const uint v1305 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1305 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1306 = v604 + v1305;
-  const uint v1307 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1307 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1308 = v603 + v1307;
-  const bool v1309 = v1306 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1309 = v1306 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1310 = v1308 < v2;
   const bool v1311 = v1309 && v1310;
   if (v1311) {
@@ -1426,11 +1426,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1318 = v1317 + v1308;
     out[v1318] = v1314;
   }
-  const uint v1319 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1319 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1320 = v604 + v1319;
-  const uint v1321 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1321 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1322 = v603 + v1321;
-  const bool v1323 = v1320 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1323 = v1320 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1324 = v1322 < v2;
   const bool v1325 = v1323 && v1324;
   if (v1325) {
@@ -1443,11 +1443,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1332 = v1331 + v1322;
     out[v1332] = v1328;
   }
-  const uint v1333 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1333 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1334 = v604 + v1333;
-  const uint v1335 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1335 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1336 = v603 + v1335;
-  const bool v1337 = v1334 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1337 = v1334 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1338 = v1336 < v2;
   const bool v1339 = v1337 && v1338;
   if (v1339) {
@@ -1460,11 +1460,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1346 = v1345 + v1336;
     out[v1346] = v1342;
   }
-  const uint v1347 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1347 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1348 = v604 + v1347;
-  const uint v1349 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1349 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1350 = v603 + v1349;
-  const bool v1351 = v1348 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1351 = v1348 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1352 = v1350 < v2;
   const bool v1353 = v1351 && v1352;
   if (v1353) {
@@ -1477,11 +1477,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1360 = v1359 + v1350;
     out[v1360] = v1356;
   }
-  const uint v1361 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1361 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1362 = v604 + v1361;
-  const uint v1363 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1363 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1364 = v603 + v1363;
-  const bool v1365 = v1362 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1365 = v1362 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1366 = v1364 < v2;
   const bool v1367 = v1365 && v1366;
   if (v1367) {
@@ -1494,11 +1494,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1374 = v1373 + v1364;
     out[v1374] = v1370;
   }
-  const uint v1375 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1375 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1376 = v604 + v1375;
-  const uint v1377 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1377 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1378 = v603 + v1377;
-  const bool v1379 = v1376 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1379 = v1376 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1380 = v1378 < v2;
   const bool v1381 = v1379 && v1380;
   if (v1381) {
@@ -1511,11 +1511,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1388 = v1387 + v1378;
     out[v1388] = v1384;
   }
-  const uint v1389 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1389 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1390 = v604 + v1389;
-  const uint v1391 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1391 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1392 = v603 + v1391;
-  const bool v1393 = v1390 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1393 = v1390 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1394 = v1392 < v2;
   const bool v1395 = v1393 && v1394;
   if (v1395) {
@@ -1528,11 +1528,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1402 = v1401 + v1392;
     out[v1402] = v1398;
   }
-  const uint v1403 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1403 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1404 = v604 + v1403;
-  const uint v1405 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1405 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1406 = v603 + v1405;
-  const bool v1407 = v1404 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1407 = v1404 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1408 = v1406 < v2;
   const bool v1409 = v1407 && v1408;
   if (v1409) {
@@ -1545,11 +1545,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1416 = v1415 + v1406;
     out[v1416] = v1412;
   }
-  const uint v1417 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1417 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1418 = v604 + v1417;
-  const uint v1419 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1419 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1420 = v603 + v1419;
-  const bool v1421 = v1418 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1421 = v1418 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1422 = v1420 < v2;
   const bool v1423 = v1421 && v1422;
   if (v1423) {
@@ -1562,11 +1562,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1430 = v1429 + v1420;
     out[v1430] = v1426;
   }
-  const uint v1431 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1431 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1432 = v604 + v1431;
-  const uint v1433 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1433 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1434 = v603 + v1433;
-  const bool v1435 = v1432 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1435 = v1432 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1436 = v1434 < v2;
   const bool v1437 = v1435 && v1436;
   if (v1437) {
@@ -1579,11 +1579,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1444 = v1443 + v1434;
     out[v1444] = v1440;
   }
-  const uint v1445 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1445 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1446 = v604 + v1445;
-  const uint v1447 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1447 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1448 = v603 + v1447;
-  const bool v1449 = v1446 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1449 = v1446 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1450 = v1448 < v2;
   const bool v1451 = v1449 && v1450;
   if (v1451) {
@@ -1596,11 +1596,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1458 = v1457 + v1448;
     out[v1458] = v1454;
   }
-  const uint v1459 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1459 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1460 = v604 + v1459;
-  const uint v1461 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1461 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1462 = v603 + v1461;
-  const bool v1463 = v1460 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1463 = v1460 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1464 = v1462 < v2;
   const bool v1465 = v1463 && v1464;
   if (v1465) {
@@ -1613,11 +1613,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1472 = v1471 + v1462;
     out[v1472] = v1468;
   }
-  const uint v1473 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1473 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1474 = v604 + v1473;
-  const uint v1475 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1475 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1476 = v603 + v1475;
-  const bool v1477 = v1474 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1477 = v1474 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1478 = v1476 < v2;
   const bool v1479 = v1477 && v1478;
   if (v1479) {
@@ -1630,11 +1630,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1486 = v1485 + v1476;
     out[v1486] = v1482;
   }
-  const uint v1487 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1487 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1488 = v604 + v1487;
-  const uint v1489 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1489 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1490 = v603 + v1489;
-  const bool v1491 = v1488 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1491 = v1488 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1492 = v1490 < v2;
   const bool v1493 = v1491 && v1492;
   if (v1493) {
@@ -1647,11 +1647,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1500 = v1499 + v1490;
     out[v1500] = v1496;
   }
-  const uint v1501 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1501 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1502 = v604 + v1501;
-  const uint v1503 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1503 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1504 = v603 + v1503;
-  const bool v1505 = v1502 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1505 = v1502 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1506 = v1504 < v2;
   const bool v1507 = v1505 && v1506;
   if (v1507) {
@@ -1664,11 +1664,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1514 = v1513 + v1504;
     out[v1514] = v1510;
   }
-  const uint v1515 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1515 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1516 = v604 + v1515;
-  const uint v1517 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1517 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1518 = v603 + v1517;
-  const bool v1519 = v1516 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1519 = v1516 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1520 = v1518 < v2;
   const bool v1521 = v1519 && v1520;
   if (v1521) {
@@ -1681,11 +1681,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1528 = v1527 + v1518;
     out[v1528] = v1524;
   }
-  const uint v1529 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1529 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1530 = v604 + v1529;
-  const uint v1531 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1531 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1532 = v603 + v1531;
-  const bool v1533 = v1530 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1533 = v1530 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1534 = v1532 < v2;
   const bool v1535 = v1533 && v1534;
   if (v1535) {
@@ -1698,11 +1698,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1542 = v1541 + v1532;
     out[v1542] = v1538;
   }
-  const uint v1543 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1543 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1544 = v604 + v1543;
-  const uint v1545 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1545 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1546 = v603 + v1545;
-  const bool v1547 = v1544 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1547 = v1544 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1548 = v1546 < v2;
   const bool v1549 = v1547 && v1548;
   if (v1549) {
@@ -1715,11 +1715,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1556 = v1555 + v1546;
     out[v1556] = v1552;
   }
-  const uint v1557 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1557 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1558 = v604 + v1557;
-  const uint v1559 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1559 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1560 = v603 + v1559;
-  const bool v1561 = v1558 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1561 = v1558 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1562 = v1560 < v2;
   const bool v1563 = v1561 && v1562;
   if (v1563) {
@@ -1732,11 +1732,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1570 = v1569 + v1560;
     out[v1570] = v1566;
   }
-  const uint v1571 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1571 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1572 = v604 + v1571;
-  const uint v1573 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1573 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1574 = v603 + v1573;
-  const bool v1575 = v1572 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1575 = v1572 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1576 = v1574 < v2;
   const bool v1577 = v1575 && v1576;
   if (v1577) {
@@ -1749,11 +1749,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1584 = v1583 + v1574;
     out[v1584] = v1580;
   }
-  const uint v1585 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1585 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1586 = v604 + v1585;
-  const uint v1587 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1587 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1588 = v603 + v1587;
-  const bool v1589 = v1586 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1589 = v1586 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1590 = v1588 < v2;
   const bool v1591 = v1589 && v1590;
   if (v1591) {
@@ -1766,11 +1766,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1598 = v1597 + v1588;
     out[v1598] = v1594;
   }
-  const uint v1599 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1599 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1600 = v604 + v1599;
-  const uint v1601 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1601 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1602 = v603 + v1601;
-  const bool v1603 = v1600 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1603 = v1600 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1604 = v1602 < v2;
   const bool v1605 = v1603 && v1604;
   if (v1605) {
@@ -1783,11 +1783,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1612 = v1611 + v1602;
     out[v1612] = v1608;
   }
-  const uint v1613 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1613 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1614 = v604 + v1613;
-  const uint v1615 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1615 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1616 = v603 + v1615;
-  const bool v1617 = v1614 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1617 = v1614 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1618 = v1616 < v2;
   const bool v1619 = v1617 && v1618;
   if (v1619) {
@@ -1800,11 +1800,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1626 = v1625 + v1616;
     out[v1626] = v1622;
   }
-  const uint v1627 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1627 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1628 = v604 + v1627;
-  const uint v1629 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1629 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1630 = v603 + v1629;
-  const bool v1631 = v1628 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1631 = v1628 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1632 = v1630 < v2;
   const bool v1633 = v1631 && v1632;
   if (v1633) {
@@ -1817,11 +1817,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1640 = v1639 + v1630;
     out[v1640] = v1636;
   }
-  const uint v1641 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1641 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1642 = v604 + v1641;
-  const uint v1643 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1643 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1644 = v603 + v1643;
-  const bool v1645 = v1642 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1645 = v1642 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1646 = v1644 < v2;
   const bool v1647 = v1645 && v1646;
   if (v1647) {
@@ -1834,11 +1834,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1654 = v1653 + v1644;
     out[v1654] = v1650;
   }
-  const uint v1655 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1655 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1656 = v604 + v1655;
-  const uint v1657 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1657 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1658 = v603 + v1657;
-  const bool v1659 = v1656 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1659 = v1656 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1660 = v1658 < v2;
   const bool v1661 = v1659 && v1660;
   if (v1661) {
@@ -1851,11 +1851,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1668 = v1667 + v1658;
     out[v1668] = v1664;
   }
-  const uint v1669 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1669 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1670 = v604 + v1669;
-  const uint v1671 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1671 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1672 = v603 + v1671;
-  const bool v1673 = v1670 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1673 = v1670 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1674 = v1672 < v2;
   const bool v1675 = v1673 && v1674;
   if (v1675) {
@@ -1868,11 +1868,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1682 = v1681 + v1672;
     out[v1682] = v1678;
   }
-  const uint v1683 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1683 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1684 = v604 + v1683;
-  const uint v1685 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1685 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1686 = v603 + v1685;
-  const bool v1687 = v1684 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1687 = v1684 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1688 = v1686 < v2;
   const bool v1689 = v1687 && v1688;
   if (v1689) {
@@ -1885,11 +1885,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1696 = v1695 + v1686;
     out[v1696] = v1692;
   }
-  const uint v1697 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1697 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1698 = v604 + v1697;
-  const uint v1699 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1699 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1700 = v603 + v1699;
-  const bool v1701 = v1698 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1701 = v1698 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1702 = v1700 < v2;
   const bool v1703 = v1701 && v1702;
   if (v1703) {
@@ -1902,11 +1902,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1710 = v1709 + v1700;
     out[v1710] = v1706;
   }
-  const uint v1711 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1711 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1712 = v604 + v1711;
-  const uint v1713 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1713 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1714 = v603 + v1713;
-  const bool v1715 = v1712 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1715 = v1712 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1716 = v1714 < v2;
   const bool v1717 = v1715 && v1716;
   if (v1717) {
@@ -1919,11 +1919,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1724 = v1723 + v1714;
     out[v1724] = v1720;
   }
-  const uint v1725 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1725 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1726 = v604 + v1725;
-  const uint v1727 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1727 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1728 = v603 + v1727;
-  const bool v1729 = v1726 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1729 = v1726 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1730 = v1728 < v2;
   const bool v1731 = v1729 && v1730;
   if (v1731) {
@@ -1936,11 +1936,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1738 = v1737 + v1728;
     out[v1738] = v1734;
   }
-  const uint v1739 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1739 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1740 = v604 + v1739;
-  const uint v1741 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1741 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1742 = v603 + v1741;
-  const bool v1743 = v1740 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1743 = v1740 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1744 = v1742 < v2;
   const bool v1745 = v1743 && v1744;
   if (v1745) {
@@ -1953,11 +1953,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1752 = v1751 + v1742;
     out[v1752] = v1748;
   }
-  const uint v1753 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1753 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1754 = v604 + v1753;
-  const uint v1755 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1755 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1756 = v603 + v1755;
-  const bool v1757 = v1754 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1757 = v1754 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1758 = v1756 < v2;
   const bool v1759 = v1757 && v1758;
   if (v1759) {
@@ -1970,11 +1970,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1766 = v1765 + v1756;
     out[v1766] = v1762;
   }
-  const uint v1767 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1767 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1768 = v604 + v1767;
-  const uint v1769 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1769 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1770 = v603 + v1769;
-  const bool v1771 = v1768 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1771 = v1768 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1772 = v1770 < v2;
   const bool v1773 = v1771 && v1772;
   if (v1773) {
@@ -1987,11 +1987,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1780 = v1779 + v1770;
     out[v1780] = v1776;
   }
-  const uint v1781 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1781 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1782 = v604 + v1781;
-  const uint v1783 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1783 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1784 = v603 + v1783;
-  const bool v1785 = v1782 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1785 = v1782 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1786 = v1784 < v2;
   const bool v1787 = v1785 && v1786;
   if (v1787) {
@@ -2004,11 +2004,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1794 = v1793 + v1784;
     out[v1794] = v1790;
   }
-  const uint v1795 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1795 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1796 = v604 + v1795;
-  const uint v1797 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1797 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1798 = v603 + v1797;
-  const bool v1799 = v1796 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1799 = v1796 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1800 = v1798 < v2;
   const bool v1801 = v1799 && v1800;
   if (v1801) {
@@ -2021,11 +2021,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1808 = v1807 + v1798;
     out[v1808] = v1804;
   }
-  const uint v1809 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1809 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1810 = v604 + v1809;
-  const uint v1811 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1811 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1812 = v603 + v1811;
-  const bool v1813 = v1810 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1813 = v1810 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1814 = v1812 < v2;
   const bool v1815 = v1813 && v1814;
   if (v1815) {
@@ -2038,11 +2038,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1822 = v1821 + v1812;
     out[v1822] = v1818;
   }
-  const uint v1823 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1823 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1824 = v604 + v1823;
-  const uint v1825 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1825 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1826 = v603 + v1825;
-  const bool v1827 = v1824 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1827 = v1824 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1828 = v1826 < v2;
   const bool v1829 = v1827 && v1828;
   if (v1829) {
@@ -2055,11 +2055,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1836 = v1835 + v1826;
     out[v1836] = v1832;
   }
-  const uint v1837 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1837 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1838 = v604 + v1837;
-  const uint v1839 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1839 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1840 = v603 + v1839;
-  const bool v1841 = v1838 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1841 = v1838 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1842 = v1840 < v2;
   const bool v1843 = v1841 && v1842;
   if (v1843) {
@@ -2072,11 +2072,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1850 = v1849 + v1840;
     out[v1850] = v1846;
   }
-  const uint v1851 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1851 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1852 = v604 + v1851;
-  const uint v1853 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1853 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1854 = v603 + v1853;
-  const bool v1855 = v1852 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1855 = v1852 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1856 = v1854 < v2;
   const bool v1857 = v1855 && v1856;
   if (v1857) {
@@ -2089,11 +2089,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1864 = v1863 + v1854;
     out[v1864] = v1860;
   }
-  const uint v1865 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1865 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1866 = v604 + v1865;
-  const uint v1867 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1867 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1868 = v603 + v1867;
-  const bool v1869 = v1866 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1869 = v1866 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1870 = v1868 < v2;
   const bool v1871 = v1869 && v1870;
   if (v1871) {
@@ -2106,11 +2106,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1878 = v1877 + v1868;
     out[v1878] = v1874;
   }
-  const uint v1879 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1879 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1880 = v604 + v1879;
-  const uint v1881 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1881 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1882 = v603 + v1881;
-  const bool v1883 = v1880 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1883 = v1880 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1884 = v1882 < v2;
   const bool v1885 = v1883 && v1884;
   if (v1885) {
@@ -2123,11 +2123,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1892 = v1891 + v1882;
     out[v1892] = v1888;
   }
-  const uint v1893 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1893 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1894 = v604 + v1893;
-  const uint v1895 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1895 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1896 = v603 + v1895;
-  const bool v1897 = v1894 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1897 = v1894 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1898 = v1896 < v2;
   const bool v1899 = v1897 && v1898;
   if (v1899) {
@@ -2140,11 +2140,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1906 = v1905 + v1896;
     out[v1906] = v1902;
   }
-  const uint v1907 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1907 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1908 = v604 + v1907;
-  const uint v1909 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1909 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1910 = v603 + v1909;
-  const bool v1911 = v1908 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1911 = v1908 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1912 = v1910 < v2;
   const bool v1913 = v1911 && v1912;
   if (v1913) {
@@ -2157,11 +2157,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1920 = v1919 + v1910;
     out[v1920] = v1916;
   }
-  const uint v1921 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1921 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1922 = v604 + v1921;
-  const uint v1923 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1923 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1924 = v603 + v1923;
-  const bool v1925 = v1922 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1925 = v1922 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1926 = v1924 < v2;
   const bool v1927 = v1925 && v1926;
   if (v1927) {
@@ -2174,11 +2174,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1934 = v1933 + v1924;
     out[v1934] = v1930;
   }
-  const uint v1935 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1935 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1936 = v604 + v1935;
-  const uint v1937 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1937 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1938 = v603 + v1937;
-  const bool v1939 = v1936 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1939 = v1936 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1940 = v1938 < v2;
   const bool v1941 = v1939 && v1940;
   if (v1941) {
@@ -2191,11 +2191,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1948 = v1947 + v1938;
     out[v1948] = v1944;
   }
-  const uint v1949 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1949 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1950 = v604 + v1949;
-  const uint v1951 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1951 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1952 = v603 + v1951;
-  const bool v1953 = v1950 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1953 = v1950 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1954 = v1952 < v2;
   const bool v1955 = v1953 && v1954;
   if (v1955) {
@@ -2208,11 +2208,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1962 = v1961 + v1952;
     out[v1962] = v1958;
   }
-  const uint v1963 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1963 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1964 = v604 + v1963;
-  const uint v1965 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1965 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1966 = v603 + v1965;
-  const bool v1967 = v1964 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1967 = v1964 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1968 = v1966 < v2;
   const bool v1969 = v1967 && v1968;
   if (v1969) {
@@ -2225,11 +2225,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1976 = v1975 + v1966;
     out[v1976] = v1972;
   }
-  const uint v1977 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1977 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1978 = v604 + v1977;
-  const uint v1979 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1979 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1980 = v603 + v1979;
-  const bool v1981 = v1978 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1981 = v1978 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1982 = v1980 < v2;
   const bool v1983 = v1981 && v1982;
   if (v1983) {
@@ -2242,11 +2242,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1990 = v1989 + v1980;
     out[v1990] = v1986;
   }
-  const uint v1991 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1991 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1992 = v604 + v1991;
-  const uint v1993 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1993 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1994 = v603 + v1993;
-  const bool v1995 = v1992 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1995 = v1992 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1996 = v1994 < v2;
   const bool v1997 = v1995 && v1996;
   if (v1997) {
@@ -2259,11 +2259,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2004 = v2003 + v1994;
     out[v2004] = v2000;
   }
-  const uint v2005 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2005 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2006 = v604 + v2005;
-  const uint v2007 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2007 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2008 = v603 + v2007;
-  const bool v2009 = v2006 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2009 = v2006 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2010 = v2008 < v2;
   const bool v2011 = v2009 && v2010;
   if (v2011) {
@@ -2276,11 +2276,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2018 = v2017 + v2008;
     out[v2018] = v2014;
   }
-  const uint v2019 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2019 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2020 = v604 + v2019;
-  const uint v2021 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2021 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2022 = v603 + v2021;
-  const bool v2023 = v2020 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2023 = v2020 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2024 = v2022 < v2;
   const bool v2025 = v2023 && v2024;
   if (v2025) {
@@ -2293,11 +2293,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2032 = v2031 + v2022;
     out[v2032] = v2028;
   }
-  const uint v2033 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2033 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2034 = v604 + v2033;
-  const uint v2035 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2035 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2036 = v603 + v2035;
-  const bool v2037 = v2034 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2037 = v2034 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2038 = v2036 < v2;
   const bool v2039 = v2037 && v2038;
   if (v2039) {
@@ -2310,11 +2310,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2046 = v2045 + v2036;
     out[v2046] = v2042;
   }
-  const uint v2047 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2047 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2048 = v604 + v2047;
-  const uint v2049 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2049 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2050 = v603 + v2049;
-  const bool v2051 = v2048 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2051 = v2048 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2052 = v2050 < v2;
   const bool v2053 = v2051 && v2052;
   if (v2053) {
@@ -2327,11 +2327,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2060 = v2059 + v2050;
     out[v2060] = v2056;
   }
-  const uint v2061 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2061 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2062 = v604 + v2061;
-  const uint v2063 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2063 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2064 = v603 + v2063;
-  const bool v2065 = v2062 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2065 = v2062 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2066 = v2064 < v2;
   const bool v2067 = v2065 && v2066;
   if (v2067) {
@@ -2344,11 +2344,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2074 = v2073 + v2064;
     out[v2074] = v2070;
   }
-  const uint v2075 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2075 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2076 = v604 + v2075;
-  const uint v2077 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2077 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2078 = v603 + v2077;
-  const bool v2079 = v2076 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2079 = v2076 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2080 = v2078 < v2;
   const bool v2081 = v2079 && v2080;
   if (v2081) {
@@ -2361,11 +2361,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2088 = v2087 + v2078;
     out[v2088] = v2084;
   }
-  const uint v2089 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2089 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2090 = v604 + v2089;
-  const uint v2091 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2091 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2092 = v603 + v2091;
-  const bool v2093 = v2090 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2093 = v2090 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2094 = v2092 < v2;
   const bool v2095 = v2093 && v2094;
   if (v2095) {
@@ -2378,11 +2378,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2102 = v2101 + v2092;
     out[v2102] = v2098;
   }
-  const uint v2103 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2103 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2104 = v604 + v2103;
-  const uint v2105 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2105 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2106 = v603 + v2105;
-  const bool v2107 = v2104 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2107 = v2104 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2108 = v2106 < v2;
   const bool v2109 = v2107 && v2108;
   if (v2109) {
@@ -2395,11 +2395,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2116 = v2115 + v2106;
     out[v2116] = v2112;
   }
-  const uint v2117 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2117 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2118 = v604 + v2117;
-  const uint v2119 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2119 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2120 = v603 + v2119;
-  const bool v2121 = v2118 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2121 = v2118 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2122 = v2120 < v2;
   const bool v2123 = v2121 && v2122;
   if (v2123) {
@@ -2412,11 +2412,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2130 = v2129 + v2120;
     out[v2130] = v2126;
   }
-  const uint v2131 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2131 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2132 = v604 + v2131;
-  const uint v2133 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2133 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2134 = v603 + v2133;
-  const bool v2135 = v2132 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2135 = v2132 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2136 = v2134 < v2;
   const bool v2137 = v2135 && v2136;
   if (v2137) {
@@ -2429,11 +2429,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2144 = v2143 + v2134;
     out[v2144] = v2140;
   }
-  const uint v2145 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2145 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2146 = v604 + v2145;
-  const uint v2147 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2147 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2148 = v603 + v2147;
-  const bool v2149 = v2146 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2149 = v2146 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2150 = v2148 < v2;
   const bool v2151 = v2149 && v2150;
   if (v2151) {
@@ -2446,11 +2446,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2158 = v2157 + v2148;
     out[v2158] = v2154;
   }
-  const uint v2159 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2159 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2160 = v604 + v2159;
-  const uint v2161 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2161 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2162 = v603 + v2161;
-  const bool v2163 = v2160 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2163 = v2160 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2164 = v2162 < v2;
   const bool v2165 = v2163 && v2164;
   if (v2165) {
@@ -2463,11 +2463,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2172 = v2171 + v2162;
     out[v2172] = v2168;
   }
-  const uint v2173 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2173 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2174 = v604 + v2173;
-  const uint v2175 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2175 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2176 = v603 + v2175;
-  const bool v2177 = v2174 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2177 = v2174 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2178 = v2176 < v2;
   const bool v2179 = v2177 && v2178;
   if (v2179) {
@@ -2480,11 +2480,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2186 = v2185 + v2176;
     out[v2186] = v2182;
   }
-  const uint v2187 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2187 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2188 = v604 + v2187;
-  const uint v2189 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2189 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2190 = v603 + v2189;
-  const bool v2191 = v2188 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2191 = v2188 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2192 = v2190 < v2;
   const bool v2193 = v2191 && v2192;
   if (v2193) {
@@ -2497,11 +2497,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2200 = v2199 + v2190;
     out[v2200] = v2196;
   }
-  const uint v2201 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2201 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2202 = v604 + v2201;
-  const uint v2203 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2203 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2204 = v603 + v2203;
-  const bool v2205 = v2202 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2205 = v2202 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2206 = v2204 < v2;
   const bool v2207 = v2205 && v2206;
   if (v2207) {
@@ -2514,11 +2514,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2214 = v2213 + v2204;
     out[v2214] = v2210;
   }
-  const uint v2215 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2215 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2216 = v604 + v2215;
-  const uint v2217 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2217 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2218 = v603 + v2217;
-  const bool v2219 = v2216 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2219 = v2216 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2220 = v2218 < v2;
   const bool v2221 = v2219 && v2220;
   if (v2221) {
@@ -2531,11 +2531,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2228 = v2227 + v2218;
     out[v2228] = v2224;
   }
-  const uint v2229 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2229 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2230 = v604 + v2229;
-  const uint v2231 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2231 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2232 = v603 + v2231;
-  const bool v2233 = v2230 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2233 = v2230 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2234 = v2232 < v2;
   const bool v2235 = v2233 && v2234;
   if (v2235) {
@@ -2548,11 +2548,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2242 = v2241 + v2232;
     out[v2242] = v2238;
   }
-  const uint v2243 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2243 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2244 = v604 + v2243;
-  const uint v2245 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2245 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2246 = v603 + v2245;
-  const bool v2247 = v2244 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2247 = v2244 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2248 = v2246 < v2;
   const bool v2249 = v2247 && v2248;
   if (v2249) {
@@ -2565,11 +2565,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2256 = v2255 + v2246;
     out[v2256] = v2252;
   }
-  const uint v2257 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2257 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2258 = v604 + v2257;
-  const uint v2259 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2259 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2260 = v603 + v2259;
-  const bool v2261 = v2258 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2261 = v2258 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2262 = v2260 < v2;
   const bool v2263 = v2261 && v2262;
   if (v2263) {
@@ -2582,11 +2582,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2270 = v2269 + v2260;
     out[v2270] = v2266;
   }
-  const uint v2271 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2271 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2272 = v604 + v2271;
-  const uint v2273 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2273 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2274 = v603 + v2273;
-  const bool v2275 = v2272 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2275 = v2272 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2276 = v2274 < v2;
   const bool v2277 = v2275 && v2276;
   if (v2277) {
@@ -2599,11 +2599,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2284 = v2283 + v2274;
     out[v2284] = v2280;
   }
-  const uint v2285 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2285 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2286 = v604 + v2285;
-  const uint v2287 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2287 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2288 = v603 + v2287;
-  const bool v2289 = v2286 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2289 = v2286 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2290 = v2288 < v2;
   const bool v2291 = v2289 && v2290;
   if (v2291) {
@@ -2616,11 +2616,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2298 = v2297 + v2288;
     out[v2298] = v2294;
   }
-  const uint v2299 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2299 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2300 = v604 + v2299;
-  const uint v2301 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2301 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2302 = v603 + v2301;
-  const bool v2303 = v2300 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2303 = v2300 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2304 = v2302 < v2;
   const bool v2305 = v2303 && v2304;
   if (v2305) {
@@ -2633,11 +2633,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2312 = v2311 + v2302;
     out[v2312] = v2308;
   }
-  const uint v2313 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2313 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2314 = v604 + v2313;
-  const uint v2315 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2315 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2316 = v603 + v2315;
-  const bool v2317 = v2314 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2317 = v2314 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2318 = v2316 < v2;
   const bool v2319 = v2317 && v2318;
   if (v2319) {
@@ -2650,11 +2650,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2326 = v2325 + v2316;
     out[v2326] = v2322;
   }
-  const uint v2327 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2327 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2328 = v604 + v2327;
-  const uint v2329 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2329 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2330 = v603 + v2329;
-  const bool v2331 = v2328 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2331 = v2328 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2332 = v2330 < v2;
   const bool v2333 = v2331 && v2332;
   if (v2333) {
@@ -2667,11 +2667,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2340 = v2339 + v2330;
     out[v2340] = v2336;
   }
-  const uint v2341 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2341 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2342 = v604 + v2341;
-  const uint v2343 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2343 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2344 = v603 + v2343;
-  const bool v2345 = v2342 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2345 = v2342 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2346 = v2344 < v2;
   const bool v2347 = v2345 && v2346;
   if (v2347) {
@@ -2684,11 +2684,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2354 = v2353 + v2344;
     out[v2354] = v2350;
   }
-  const uint v2355 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2355 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2356 = v604 + v2355;
-  const uint v2357 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2357 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2358 = v603 + v2357;
-  const bool v2359 = v2356 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2359 = v2356 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2360 = v2358 < v2;
   const bool v2361 = v2359 && v2360;
   if (v2361) {
@@ -2701,11 +2701,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2368 = v2367 + v2358;
     out[v2368] = v2364;
   }
-  const uint v2369 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2369 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2370 = v604 + v2369;
-  const uint v2371 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2371 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2372 = v603 + v2371;
-  const bool v2373 = v2370 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2373 = v2370 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2374 = v2372 < v2;
   const bool v2375 = v2373 && v2374;
   if (v2375) {
@@ -2718,11 +2718,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2382 = v2381 + v2372;
     out[v2382] = v2378;
   }
-  const uint v2383 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2383 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2384 = v604 + v2383;
-  const uint v2385 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2385 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2386 = v603 + v2385;
-  const bool v2387 = v2384 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2387 = v2384 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2388 = v2386 < v2;
   const bool v2389 = v2387 && v2388;
   if (v2389) {

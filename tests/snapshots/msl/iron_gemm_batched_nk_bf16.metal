@@ -112,26 +112,26 @@ kernel void iron_gemm_batched_nk_bf16(
   const uint v28 = v27 << 7u;
   const uint v31 = v25 / v23;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v32 = v31 << 7u;
-  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:237
-  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
+  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
   const uint v37 = v36 << 6u;
-  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:239
+  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v41 = v40 << 6u;
-  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:241
+  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:244
   iron_frag_fill(v43, float(0.0f));
-  iron_frag<bfloat, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:242
+  iron_frag<bfloat, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v45, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:243
+  iron_frag<bfloat, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v47, bfloat(bfloat(0.0f)));
-  const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:199
+  const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
   const bool v51 = v50 == 0u;
   const uint v54 = v8 & 7u;
   const bool v55 = v54 == 0u;
   const bool v56 = v51 && v55;
-  const uint v63 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:157
+  const uint v63 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
   const bool v64 = v63 == 0u;
   const bool v65 = v51 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:256
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:259
   if (v66) {
     const uint v2421 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v2424 = v2421 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -237,14 +237,14 @@ kernel void iron_gemm_batched_nk_bf16(
     const bool v2792 = v2791 < v2;
     const uint v2797 = v2791 * v3;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v2798 = v9 + v2797;
-    const uint v2813 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v2819 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2813 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v2819 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
 
-    for (uint v2413 = 0u; v2413 < v3; v2413 += 64u) {  // kernels/gemm/gemm_tiles.hpp:263
+    for (uint v2413 = 0u; v2413 < v3; v2413 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
       const uint v2415 = v2413 >> 6u;
       const uint v2417 = v2415 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2419 = v2417 << 13u;  // kernels/gemm/gemm_tiles.hpp:260
+      const uint v2419 = v2417 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
       const uint v2431 = v2413 + v2428;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2432 = v2431 < v3;
       const bool v2433 = v2430 && v2432;
@@ -389,44 +389,44 @@ kernel void iron_gemm_batched_nk_bf16(
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2611 + e] = v2795 ? b[v2801 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:263
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2814 = v2419 + v2813;  // kernels/gemm/gemm_tiles.hpp:247
+      const uint v2814 = v2419 + v2813;  // kernels/gemm/gemm_tiles.hpp:250
       iron_frag_load<false>(v45, shm0, long(v2814), long(64u));
-      const uint v2820 = v2419 + v2819;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v2820 = v2419 + v2819;  // kernels/gemm/gemm_tiles.hpp:254
       iron_frag_load<true>(v47, shm1, long(v2820), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2827 = v2814 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v2827 = v2814 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
       iron_frag_load<false>(v45, shm0, long(v2827), long(64u));
-      const uint v2833 = v2820 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v2833 = v2820 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
       iron_frag_load<true>(v47, shm1, long(v2833), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2839 = v2814 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v2839 = v2814 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
       iron_frag_load<false>(v45, shm0, long(v2839), long(64u));
-      const uint v2845 = v2820 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v2845 = v2820 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
       iron_frag_load<true>(v47, shm1, long(v2845), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      const uint v2851 = v2814 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      const uint v2851 = v2814 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
       iron_frag_load<false>(v45, shm0, long(v2851), long(64u));
-      const uint v2857 = v2820 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v2857 = v2820 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
       iron_frag_load<true>(v47, shm1, long(v2857), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
   } else {
     const uint v517 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v518 = iron_tid.x;
-    const uint v574 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v580 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v588 = v574 + 16u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v594 = v580 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v600 = v574 + 32u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v606 = v580 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
-    const uint v612 = v574 + 48u;  // kernels/gemm/gemm_tiles.hpp:247
-    const uint v618 = v580 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v574 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v580 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v588 = v574 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v594 = v580 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v600 = v574 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v606 = v580 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v612 = v574 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v618 = v580 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
 
-    for (uint v516 = 0u; v516 < v3; v516 += 64u) {  // kernels/gemm/gemm_tiles.hpp:268
+    for (uint v516 = 0u; v516 < v3; v516 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
       for (uint v520 = v518; v520 < 8192u; v520 += v517) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v522 = v520 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v524 = v520 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -474,29 +474,29 @@ kernel void iron_gemm_batched_nk_bf16(
           shm1[v567] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load<false>(v45, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v47, shm1, long(v580), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v45, shm0, long(v588), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v47, shm1, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v45, shm0, long(v600), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v47, shm1, long(v606), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      iron_frag_load<false>(v45, shm0, long(v612), long(64u));  // kernels/gemm/gemm_tiles.hpp:247
-      iron_frag_load<true>(v47, shm1, long(v618), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:253
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:273
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
+      iron_frag_load<false>(v45, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v47, shm1, long(v580), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<false>(v45, shm0, long(v588), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v47, shm1, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<false>(v45, shm0, long(v600), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v47, shm1, long(v606), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_load<false>(v45, shm0, long(v612), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_load<true>(v47, shm1, long(v618), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:256
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
     }
   }
-  const uint v619 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:276
+  const uint v619 = v32 + v41;  // kernels/gemm/gemm_tiles.hpp:279
   const uint v620 = v28 + v37;
-  const uint v621 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v621 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v622 = v620 + v621;
-  const uint v623 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v623 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v624 = v619 + v623;
-  const bool v625 = v622 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v625 = v622 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v626 = v624 < v2;
   const bool v627 = v625 && v626;
   if (v627) {
@@ -509,11 +509,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v634 = v633 + v624;
     out[v634] = v630;
   }
-  const uint v635 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v635 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v636 = v620 + v635;
-  const uint v637 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v637 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v638 = v619 + v637;
-  const bool v639 = v636 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v639 = v636 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v640 = v638 < v2;
   const bool v641 = v639 && v640;
   if (v641) {
@@ -526,11 +526,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v648 = v647 + v638;
     out[v648] = v644;
   }
-  const uint v649 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v649 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v650 = v620 + v649;
-  const uint v651 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v651 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v652 = v619 + v651;
-  const bool v653 = v650 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v653 = v650 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v654 = v652 < v2;
   const bool v655 = v653 && v654;
   if (v655) {
@@ -543,11 +543,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v662 = v661 + v652;
     out[v662] = v658;
   }
-  const uint v663 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v663 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v664 = v620 + v663;
-  const uint v665 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v665 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v666 = v619 + v665;
-  const bool v667 = v664 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v667 = v664 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v668 = v666 < v2;
   const bool v669 = v667 && v668;
   if (v669) {
@@ -560,11 +560,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v676 = v675 + v666;
     out[v676] = v672;
   }
-  const uint v677 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v677 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v678 = v620 + v677;
-  const uint v679 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v679 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v680 = v619 + v679;
-  const bool v681 = v678 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v681 = v678 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v682 = v680 < v2;
   const bool v683 = v681 && v682;
   if (v683) {
@@ -577,11 +577,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v690 = v689 + v680;
     out[v690] = v686;
   }
-  const uint v691 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v691 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v692 = v620 + v691;
-  const uint v693 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v693 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v694 = v619 + v693;
-  const bool v695 = v692 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v695 = v692 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v696 = v694 < v2;
   const bool v697 = v695 && v696;
   if (v697) {
@@ -594,11 +594,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v704 = v703 + v694;
     out[v704] = v700;
   }
-  const uint v705 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v705 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v706 = v620 + v705;
-  const uint v707 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v707 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v708 = v619 + v707;
-  const bool v709 = v706 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v709 = v706 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v710 = v708 < v2;
   const bool v711 = v709 && v710;
   if (v711) {
@@ -611,11 +611,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v718 = v717 + v708;
     out[v718] = v714;
   }
-  const uint v719 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v719 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v720 = v620 + v719;
-  const uint v721 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v721 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v722 = v619 + v721;
-  const bool v723 = v720 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v723 = v720 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v724 = v722 < v2;
   const bool v725 = v723 && v724;
   if (v725) {
@@ -628,11 +628,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v732 = v731 + v722;
     out[v732] = v728;
   }
-  const uint v733 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v733 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v734 = v620 + v733;
-  const uint v735 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v735 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v736 = v619 + v735;
-  const bool v737 = v734 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v737 = v734 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v738 = v736 < v2;
   const bool v739 = v737 && v738;
   if (v739) {
@@ -645,11 +645,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v746 = v745 + v736;
     out[v746] = v742;
   }
-  const uint v747 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v747 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v748 = v620 + v747;
-  const uint v749 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v749 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v750 = v619 + v749;
-  const bool v751 = v748 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v751 = v748 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v752 = v750 < v2;
   const bool v753 = v751 && v752;
   if (v753) {
@@ -662,11 +662,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v760 = v759 + v750;
     out[v760] = v756;
   }
-  const uint v761 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v761 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v762 = v620 + v761;
-  const uint v763 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v763 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v764 = v619 + v763;
-  const bool v765 = v762 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v765 = v762 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v766 = v764 < v2;
   const bool v767 = v765 && v766;
   if (v767) {
@@ -679,11 +679,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v774 = v773 + v764;
     out[v774] = v770;
   }
-  const uint v775 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v775 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v776 = v620 + v775;
-  const uint v777 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v777 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v778 = v619 + v777;
-  const bool v779 = v776 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v779 = v776 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v780 = v778 < v2;
   const bool v781 = v779 && v780;
   if (v781) {
@@ -696,11 +696,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v788 = v787 + v778;
     out[v788] = v784;
   }
-  const uint v789 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v789 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v790 = v620 + v789;
-  const uint v791 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v791 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v792 = v619 + v791;
-  const bool v793 = v790 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v793 = v790 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v794 = v792 < v2;
   const bool v795 = v793 && v794;
   if (v795) {
@@ -713,11 +713,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v802 = v801 + v792;
     out[v802] = v798;
   }
-  const uint v803 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v803 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v804 = v620 + v803;
-  const uint v805 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v805 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v806 = v619 + v805;
-  const bool v807 = v804 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v807 = v804 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v808 = v806 < v2;
   const bool v809 = v807 && v808;
   if (v809) {
@@ -730,11 +730,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v816 = v815 + v806;
     out[v816] = v812;
   }
-  const uint v817 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v817 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v818 = v620 + v817;
-  const uint v819 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v819 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v820 = v619 + v819;
-  const bool v821 = v818 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v821 = v818 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v822 = v820 < v2;
   const bool v823 = v821 && v822;
   if (v823) {
@@ -747,11 +747,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v830 = v829 + v820;
     out[v830] = v826;
   }
-  const uint v831 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v831 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v832 = v620 + v831;
-  const uint v833 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v833 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v834 = v619 + v833;
-  const bool v835 = v832 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v835 = v832 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v836 = v834 < v2;
   const bool v837 = v835 && v836;
   if (v837) {
@@ -764,11 +764,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v844 = v843 + v834;
     out[v844] = v840;
   }
-  const uint v845 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v845 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v846 = v620 + v845;
-  const uint v847 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v847 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v848 = v619 + v847;
-  const bool v849 = v846 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v849 = v846 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v850 = v848 < v2;
   const bool v851 = v849 && v850;
   if (v851) {
@@ -781,11 +781,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v858 = v857 + v848;
     out[v858] = v854;
   }
-  const uint v859 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v859 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v860 = v620 + v859;
-  const uint v861 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v861 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v862 = v619 + v861;
-  const bool v863 = v860 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v863 = v860 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v864 = v862 < v2;
   const bool v865 = v863 && v864;
   if (v865) {
@@ -798,11 +798,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v872 = v871 + v862;
     out[v872] = v868;
   }
-  const uint v873 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v873 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v874 = v620 + v873;
-  const uint v875 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v875 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v876 = v619 + v875;
-  const bool v877 = v874 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v877 = v874 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v878 = v876 < v2;
   const bool v879 = v877 && v878;
   if (v879) {
@@ -815,11 +815,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v886 = v885 + v876;
     out[v886] = v882;
   }
-  const uint v887 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v887 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v888 = v620 + v887;
-  const uint v889 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v889 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v890 = v619 + v889;
-  const bool v891 = v888 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v891 = v888 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v892 = v890 < v2;
   const bool v893 = v891 && v892;
   if (v893) {
@@ -832,11 +832,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v900 = v899 + v890;
     out[v900] = v896;
   }
-  const uint v901 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v901 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v902 = v620 + v901;
-  const uint v903 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v903 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v904 = v619 + v903;
-  const bool v905 = v902 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v905 = v902 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v906 = v904 < v2;
   const bool v907 = v905 && v906;
   if (v907) {
@@ -849,11 +849,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v914 = v913 + v904;
     out[v914] = v910;
   }
-  const uint v915 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v915 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v916 = v620 + v915;
-  const uint v917 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v917 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v918 = v619 + v917;
-  const bool v919 = v916 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v919 = v916 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v920 = v918 < v2;
   const bool v921 = v919 && v920;
   if (v921) {
@@ -866,11 +866,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v928 = v927 + v918;
     out[v928] = v924;
   }
-  const uint v929 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v929 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v930 = v620 + v929;
-  const uint v931 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v931 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v932 = v619 + v931;
-  const bool v933 = v930 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v933 = v930 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v934 = v932 < v2;
   const bool v935 = v933 && v934;
   if (v935) {
@@ -883,11 +883,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v942 = v941 + v932;
     out[v942] = v938;
   }
-  const uint v943 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v943 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v944 = v620 + v943;
-  const uint v945 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v945 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v946 = v619 + v945;
-  const bool v947 = v944 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v947 = v944 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v948 = v946 < v2;
   const bool v949 = v947 && v948;
   if (v949) {
@@ -900,11 +900,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v956 = v955 + v946;
     out[v956] = v952;
   }
-  const uint v957 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v957 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v958 = v620 + v957;
-  const uint v959 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v959 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v960 = v619 + v959;
-  const bool v961 = v958 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v961 = v958 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v962 = v960 < v2;
   const bool v963 = v961 && v962;
   if (v963) {
@@ -917,11 +917,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v970 = v969 + v960;
     out[v970] = v966;
   }
-  const uint v971 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v971 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v972 = v620 + v971;
-  const uint v973 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v973 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v974 = v619 + v973;
-  const bool v975 = v972 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v975 = v972 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v976 = v974 < v2;
   const bool v977 = v975 && v976;
   if (v977) {
@@ -934,11 +934,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v984 = v983 + v974;
     out[v984] = v980;
   }
-  const uint v985 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v985 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v986 = v620 + v985;
-  const uint v987 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v987 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v988 = v619 + v987;
-  const bool v989 = v986 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v989 = v986 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v990 = v988 < v2;
   const bool v991 = v989 && v990;
   if (v991) {
@@ -951,11 +951,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v998 = v997 + v988;
     out[v998] = v994;
   }
-  const uint v999 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v999 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1000 = v620 + v999;
-  const uint v1001 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1001 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1002 = v619 + v1001;
-  const bool v1003 = v1000 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1003 = v1000 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1004 = v1002 < v2;
   const bool v1005 = v1003 && v1004;
   if (v1005) {
@@ -968,11 +968,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1012 = v1011 + v1002;
     out[v1012] = v1008;
   }
-  const uint v1013 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1013 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1014 = v620 + v1013;
-  const uint v1015 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1015 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1016 = v619 + v1015;
-  const bool v1017 = v1014 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1017 = v1014 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1018 = v1016 < v2;
   const bool v1019 = v1017 && v1018;
   if (v1019) {
@@ -985,11 +985,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1026 = v1025 + v1016;
     out[v1026] = v1022;
   }
-  const uint v1027 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1027 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1028 = v620 + v1027;
-  const uint v1029 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1029 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1030 = v619 + v1029;
-  const bool v1031 = v1028 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1031 = v1028 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1032 = v1030 < v2;
   const bool v1033 = v1031 && v1032;
   if (v1033) {
@@ -1002,11 +1002,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1040 = v1039 + v1030;
     out[v1040] = v1036;
   }
-  const uint v1041 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1041 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1042 = v620 + v1041;
-  const uint v1043 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1043 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1044 = v619 + v1043;
-  const bool v1045 = v1042 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1045 = v1042 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1046 = v1044 < v2;
   const bool v1047 = v1045 && v1046;
   if (v1047) {
@@ -1019,11 +1019,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1054 = v1053 + v1044;
     out[v1054] = v1050;
   }
-  const uint v1055 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1055 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1056 = v620 + v1055;
-  const uint v1057 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1057 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1058 = v619 + v1057;
-  const bool v1059 = v1056 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1059 = v1056 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1060 = v1058 < v2;
   const bool v1061 = v1059 && v1060;
   if (v1061) {
@@ -1036,11 +1036,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1068 = v1067 + v1058;
     out[v1068] = v1064;
   }
-  const uint v1069 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1069 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1070 = v620 + v1069;
-  const uint v1071 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1071 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1072 = v619 + v1071;
-  const bool v1073 = v1070 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1073 = v1070 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1074 = v1072 < v2;
   const bool v1075 = v1073 && v1074;
   if (v1075) {
@@ -1053,11 +1053,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1082 = v1081 + v1072;
     out[v1082] = v1078;
   }
-  const uint v1083 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1083 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1084 = v620 + v1083;
-  const uint v1085 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1085 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1086 = v619 + v1085;
-  const bool v1087 = v1084 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1087 = v1084 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1088 = v1086 < v2;
   const bool v1089 = v1087 && v1088;
   if (v1089) {
@@ -1070,11 +1070,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1096 = v1095 + v1086;
     out[v1096] = v1092;
   }
-  const uint v1097 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1097 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1098 = v620 + v1097;
-  const uint v1099 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1099 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1100 = v619 + v1099;
-  const bool v1101 = v1098 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1101 = v1098 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1102 = v1100 < v2;
   const bool v1103 = v1101 && v1102;
   if (v1103) {
@@ -1087,11 +1087,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1110 = v1109 + v1100;
     out[v1110] = v1106;
   }
-  const uint v1111 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1111 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1112 = v620 + v1111;
-  const uint v1113 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1113 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1114 = v619 + v1113;
-  const bool v1115 = v1112 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1115 = v1112 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1116 = v1114 < v2;
   const bool v1117 = v1115 && v1116;
   if (v1117) {
@@ -1104,11 +1104,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1124 = v1123 + v1114;
     out[v1124] = v1120;
   }
-  const uint v1125 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1125 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1126 = v620 + v1125;
-  const uint v1127 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1127 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1128 = v619 + v1127;
-  const bool v1129 = v1126 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1129 = v1126 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1130 = v1128 < v2;
   const bool v1131 = v1129 && v1130;
   if (v1131) {
@@ -1121,11 +1121,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1138 = v1137 + v1128;
     out[v1138] = v1134;
   }
-  const uint v1139 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1139 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1140 = v620 + v1139;
-  const uint v1141 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1141 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1142 = v619 + v1141;
-  const bool v1143 = v1140 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1143 = v1140 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1144 = v1142 < v2;
   const bool v1145 = v1143 && v1144;
   if (v1145) {
@@ -1138,11 +1138,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1152 = v1151 + v1142;
     out[v1152] = v1148;
   }
-  const uint v1153 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1153 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1154 = v620 + v1153;
-  const uint v1155 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1155 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1156 = v619 + v1155;
-  const bool v1157 = v1154 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1157 = v1154 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1158 = v1156 < v2;
   const bool v1159 = v1157 && v1158;
   if (v1159) {
@@ -1155,11 +1155,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1166 = v1165 + v1156;
     out[v1166] = v1162;
   }
-  const uint v1167 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1167 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1168 = v620 + v1167;
-  const uint v1169 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1169 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1170 = v619 + v1169;
-  const bool v1171 = v1168 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1171 = v1168 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1172 = v1170 < v2;
   const bool v1173 = v1171 && v1172;
   if (v1173) {
@@ -1172,11 +1172,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1180 = v1179 + v1170;
     out[v1180] = v1176;
   }
-  const uint v1181 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1181 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1182 = v620 + v1181;
-  const uint v1183 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1183 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1184 = v619 + v1183;
-  const bool v1185 = v1182 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1185 = v1182 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1186 = v1184 < v2;
   const bool v1187 = v1185 && v1186;
   if (v1187) {
@@ -1189,11 +1189,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1194 = v1193 + v1184;
     out[v1194] = v1190;
   }
-  const uint v1195 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1195 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1196 = v620 + v1195;
-  const uint v1197 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1197 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1198 = v619 + v1197;
-  const bool v1199 = v1196 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1199 = v1196 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1200 = v1198 < v2;
   const bool v1201 = v1199 && v1200;
   if (v1201) {
@@ -1206,11 +1206,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1208 = v1207 + v1198;
     out[v1208] = v1204;
   }
-  const uint v1209 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1209 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1210 = v620 + v1209;
-  const uint v1211 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1211 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1212 = v619 + v1211;
-  const bool v1213 = v1210 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1213 = v1210 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1214 = v1212 < v2;
   const bool v1215 = v1213 && v1214;
   if (v1215) {
@@ -1223,11 +1223,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1222 = v1221 + v1212;
     out[v1222] = v1218;
   }
-  const uint v1223 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1223 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1224 = v620 + v1223;
-  const uint v1225 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1225 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1226 = v619 + v1225;
-  const bool v1227 = v1224 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1227 = v1224 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1228 = v1226 < v2;
   const bool v1229 = v1227 && v1228;
   if (v1229) {
@@ -1240,11 +1240,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1236 = v1235 + v1226;
     out[v1236] = v1232;
   }
-  const uint v1237 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1237 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1238 = v620 + v1237;
-  const uint v1239 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1239 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1240 = v619 + v1239;
-  const bool v1241 = v1238 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1241 = v1238 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1242 = v1240 < v2;
   const bool v1243 = v1241 && v1242;
   if (v1243) {
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1250 = v1249 + v1240;
     out[v1250] = v1246;
   }
-  const uint v1251 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1251 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1252 = v620 + v1251;
-  const uint v1253 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1253 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1254 = v619 + v1253;
-  const bool v1255 = v1252 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1255 = v1252 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1256 = v1254 < v2;
   const bool v1257 = v1255 && v1256;
   if (v1257) {
@@ -1274,11 +1274,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1264 = v1263 + v1254;
     out[v1264] = v1260;
   }
-  const uint v1265 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1265 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1266 = v620 + v1265;
-  const uint v1267 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1267 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1268 = v619 + v1267;
-  const bool v1269 = v1266 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1269 = v1266 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1270 = v1268 < v2;
   const bool v1271 = v1269 && v1270;
   if (v1271) {
@@ -1291,11 +1291,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1278 = v1277 + v1268;
     out[v1278] = v1274;
   }
-  const uint v1279 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1279 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1280 = v620 + v1279;
-  const uint v1281 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1281 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1282 = v619 + v1281;
-  const bool v1283 = v1280 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1283 = v1280 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1284 = v1282 < v2;
   const bool v1285 = v1283 && v1284;
   if (v1285) {
@@ -1308,11 +1308,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1292 = v1291 + v1282;
     out[v1292] = v1288;
   }
-  const uint v1293 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1293 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1294 = v620 + v1293;
-  const uint v1295 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1295 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1296 = v619 + v1295;
-  const bool v1297 = v1294 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1297 = v1294 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1298 = v1296 < v2;
   const bool v1299 = v1297 && v1298;
   if (v1299) {
@@ -1325,11 +1325,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1306 = v1305 + v1296;
     out[v1306] = v1302;
   }
-  const uint v1307 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1307 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1308 = v620 + v1307;
-  const uint v1309 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1309 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1310 = v619 + v1309;
-  const bool v1311 = v1308 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1311 = v1308 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1312 = v1310 < v2;
   const bool v1313 = v1311 && v1312;
   if (v1313) {
@@ -1342,11 +1342,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1320 = v1319 + v1310;
     out[v1320] = v1316;
   }
-  const uint v1321 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1321 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1322 = v620 + v1321;
-  const uint v1323 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1323 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1324 = v619 + v1323;
-  const bool v1325 = v1322 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1325 = v1322 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1326 = v1324 < v2;
   const bool v1327 = v1325 && v1326;
   if (v1327) {
@@ -1359,11 +1359,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1334 = v1333 + v1324;
     out[v1334] = v1330;
   }
-  const uint v1335 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1335 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1336 = v620 + v1335;
-  const uint v1337 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1337 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1338 = v619 + v1337;
-  const bool v1339 = v1336 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1339 = v1336 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1340 = v1338 < v2;
   const bool v1341 = v1339 && v1340;
   if (v1341) {
@@ -1376,11 +1376,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1348 = v1347 + v1338;
     out[v1348] = v1344;
   }
-  const uint v1349 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1349 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1350 = v620 + v1349;
-  const uint v1351 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1351 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1352 = v619 + v1351;
-  const bool v1353 = v1350 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1353 = v1350 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1354 = v1352 < v2;
   const bool v1355 = v1353 && v1354;
   if (v1355) {
@@ -1393,11 +1393,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1362 = v1361 + v1352;
     out[v1362] = v1358;
   }
-  const uint v1363 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1363 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1364 = v620 + v1363;
-  const uint v1365 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1365 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1366 = v619 + v1365;
-  const bool v1367 = v1364 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1367 = v1364 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1368 = v1366 < v2;
   const bool v1369 = v1367 && v1368;
   if (v1369) {
@@ -1410,11 +1410,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1376 = v1375 + v1366;
     out[v1376] = v1372;
   }
-  const uint v1377 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1377 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1378 = v620 + v1377;
-  const uint v1379 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1379 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1380 = v619 + v1379;
-  const bool v1381 = v1378 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1381 = v1378 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1382 = v1380 < v2;
   const bool v1383 = v1381 && v1382;
   if (v1383) {
@@ -1427,11 +1427,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1390 = v1389 + v1380;
     out[v1390] = v1386;
   }
-  const uint v1391 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1391 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1392 = v620 + v1391;
-  const uint v1393 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1393 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1394 = v619 + v1393;
-  const bool v1395 = v1392 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1395 = v1392 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1396 = v1394 < v2;
   const bool v1397 = v1395 && v1396;
   if (v1397) {
@@ -1444,11 +1444,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1404 = v1403 + v1394;
     out[v1404] = v1400;
   }
-  const uint v1405 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1405 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1406 = v620 + v1405;
-  const uint v1407 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1407 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1408 = v619 + v1407;
-  const bool v1409 = v1406 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1409 = v1406 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1410 = v1408 < v2;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
@@ -1461,11 +1461,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1418 = v1417 + v1408;
     out[v1418] = v1414;
   }
-  const uint v1419 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1419 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1420 = v620 + v1419;
-  const uint v1421 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1421 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1422 = v619 + v1421;
-  const bool v1423 = v1420 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1423 = v1420 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1424 = v1422 < v2;
   const bool v1425 = v1423 && v1424;
   if (v1425) {
@@ -1478,11 +1478,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1432 = v1431 + v1422;
     out[v1432] = v1428;
   }
-  const uint v1433 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1433 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1434 = v620 + v1433;
-  const uint v1435 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1435 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1436 = v619 + v1435;
-  const bool v1437 = v1434 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1437 = v1434 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1438 = v1436 < v2;
   const bool v1439 = v1437 && v1438;
   if (v1439) {
@@ -1495,11 +1495,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1446 = v1445 + v1436;
     out[v1446] = v1442;
   }
-  const uint v1447 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1447 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1448 = v620 + v1447;
-  const uint v1449 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1449 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1450 = v619 + v1449;
-  const bool v1451 = v1448 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1451 = v1448 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1452 = v1450 < v2;
   const bool v1453 = v1451 && v1452;
   if (v1453) {
@@ -1512,11 +1512,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1460 = v1459 + v1450;
     out[v1460] = v1456;
   }
-  const uint v1461 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1461 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1462 = v620 + v1461;
-  const uint v1463 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1463 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1464 = v619 + v1463;
-  const bool v1465 = v1462 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1465 = v1462 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1466 = v1464 < v2;
   const bool v1467 = v1465 && v1466;
   if (v1467) {
@@ -1529,11 +1529,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1474 = v1473 + v1464;
     out[v1474] = v1470;
   }
-  const uint v1475 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1475 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1476 = v620 + v1475;
-  const uint v1477 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1477 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1478 = v619 + v1477;
-  const bool v1479 = v1476 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1479 = v1476 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1480 = v1478 < v2;
   const bool v1481 = v1479 && v1480;
   if (v1481) {
@@ -1546,11 +1546,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1488 = v1487 + v1478;
     out[v1488] = v1484;
   }
-  const uint v1489 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1489 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1490 = v620 + v1489;
-  const uint v1491 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1491 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1492 = v619 + v1491;
-  const bool v1493 = v1490 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1493 = v1490 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1494 = v1492 < v2;
   const bool v1495 = v1493 && v1494;
   if (v1495) {
@@ -1563,11 +1563,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1502 = v1501 + v1492;
     out[v1502] = v1498;
   }
-  const uint v1503 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1503 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1504 = v620 + v1503;
-  const uint v1505 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1505 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1506 = v619 + v1505;
-  const bool v1507 = v1504 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1507 = v1504 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1508 = v1506 < v2;
   const bool v1509 = v1507 && v1508;
   if (v1509) {
@@ -1580,11 +1580,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1516 = v1515 + v1506;
     out[v1516] = v1512;
   }
-  const uint v1517 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1517 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1518 = v620 + v1517;
-  const uint v1519 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1519 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1520 = v619 + v1519;
-  const bool v1521 = v1518 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1521 = v1518 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1522 = v1520 < v2;
   const bool v1523 = v1521 && v1522;
   if (v1523) {
@@ -1597,11 +1597,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1530 = v1529 + v1520;
     out[v1530] = v1526;
   }
-  const uint v1531 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1531 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1532 = v620 + v1531;
-  const uint v1533 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1533 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1534 = v619 + v1533;
-  const bool v1535 = v1532 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1535 = v1532 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1536 = v1534 < v2;
   const bool v1537 = v1535 && v1536;
   if (v1537) {
@@ -1614,11 +1614,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1544 = v1543 + v1534;
     out[v1544] = v1540;
   }
-  const uint v1545 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1545 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1546 = v620 + v1545;
-  const uint v1547 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1547 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1548 = v619 + v1547;
-  const bool v1549 = v1546 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1549 = v1546 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1550 = v1548 < v2;
   const bool v1551 = v1549 && v1550;
   if (v1551) {
@@ -1631,11 +1631,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1558 = v1557 + v1548;
     out[v1558] = v1554;
   }
-  const uint v1559 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1559 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1560 = v620 + v1559;
-  const uint v1561 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1561 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1562 = v619 + v1561;
-  const bool v1563 = v1560 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1563 = v1560 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1564 = v1562 < v2;
   const bool v1565 = v1563 && v1564;
   if (v1565) {
@@ -1648,11 +1648,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1572 = v1571 + v1562;
     out[v1572] = v1568;
   }
-  const uint v1573 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1573 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1574 = v620 + v1573;
-  const uint v1575 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1575 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1576 = v619 + v1575;
-  const bool v1577 = v1574 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1577 = v1574 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1578 = v1576 < v2;
   const bool v1579 = v1577 && v1578;
   if (v1579) {
@@ -1665,11 +1665,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1586 = v1585 + v1576;
     out[v1586] = v1582;
   }
-  const uint v1587 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1587 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1588 = v620 + v1587;
-  const uint v1589 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1589 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1590 = v619 + v1589;
-  const bool v1591 = v1588 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1591 = v1588 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1592 = v1590 < v2;
   const bool v1593 = v1591 && v1592;
   if (v1593) {
@@ -1682,11 +1682,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1600 = v1599 + v1590;
     out[v1600] = v1596;
   }
-  const uint v1601 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1601 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1602 = v620 + v1601;
-  const uint v1603 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1603 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1604 = v619 + v1603;
-  const bool v1605 = v1602 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1605 = v1602 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1606 = v1604 < v2;
   const bool v1607 = v1605 && v1606;
   if (v1607) {
@@ -1699,11 +1699,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1614 = v1613 + v1604;
     out[v1614] = v1610;
   }
-  const uint v1615 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1615 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1616 = v620 + v1615;
-  const uint v1617 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1617 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1618 = v619 + v1617;
-  const bool v1619 = v1616 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1619 = v1616 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1620 = v1618 < v2;
   const bool v1621 = v1619 && v1620;
   if (v1621) {
@@ -1716,11 +1716,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1628 = v1627 + v1618;
     out[v1628] = v1624;
   }
-  const uint v1629 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1629 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1630 = v620 + v1629;
-  const uint v1631 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1631 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1632 = v619 + v1631;
-  const bool v1633 = v1630 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1633 = v1630 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1634 = v1632 < v2;
   const bool v1635 = v1633 && v1634;
   if (v1635) {
@@ -1733,11 +1733,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1642 = v1641 + v1632;
     out[v1642] = v1638;
   }
-  const uint v1643 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1643 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1644 = v620 + v1643;
-  const uint v1645 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1645 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1646 = v619 + v1645;
-  const bool v1647 = v1644 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1647 = v1644 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1648 = v1646 < v2;
   const bool v1649 = v1647 && v1648;
   if (v1649) {
@@ -1750,11 +1750,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1656 = v1655 + v1646;
     out[v1656] = v1652;
   }
-  const uint v1657 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1657 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1658 = v620 + v1657;
-  const uint v1659 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1659 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1660 = v619 + v1659;
-  const bool v1661 = v1658 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1661 = v1658 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1662 = v1660 < v2;
   const bool v1663 = v1661 && v1662;
   if (v1663) {
@@ -1767,11 +1767,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1670 = v1669 + v1660;
     out[v1670] = v1666;
   }
-  const uint v1671 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1671 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1672 = v620 + v1671;
-  const uint v1673 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1673 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1674 = v619 + v1673;
-  const bool v1675 = v1672 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1675 = v1672 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1676 = v1674 < v2;
   const bool v1677 = v1675 && v1676;
   if (v1677) {
@@ -1784,11 +1784,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1684 = v1683 + v1674;
     out[v1684] = v1680;
   }
-  const uint v1685 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1685 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1686 = v620 + v1685;
-  const uint v1687 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1687 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1688 = v619 + v1687;
-  const bool v1689 = v1686 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1689 = v1686 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1690 = v1688 < v2;
   const bool v1691 = v1689 && v1690;
   if (v1691) {
@@ -1801,11 +1801,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1698 = v1697 + v1688;
     out[v1698] = v1694;
   }
-  const uint v1699 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1699 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1700 = v620 + v1699;
-  const uint v1701 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1701 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1702 = v619 + v1701;
-  const bool v1703 = v1700 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1703 = v1700 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1704 = v1702 < v2;
   const bool v1705 = v1703 && v1704;
   if (v1705) {
@@ -1818,11 +1818,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1712 = v1711 + v1702;
     out[v1712] = v1708;
   }
-  const uint v1713 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1713 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1714 = v620 + v1713;
-  const uint v1715 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1715 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1716 = v619 + v1715;
-  const bool v1717 = v1714 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1717 = v1714 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1718 = v1716 < v2;
   const bool v1719 = v1717 && v1718;
   if (v1719) {
@@ -1835,11 +1835,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1726 = v1725 + v1716;
     out[v1726] = v1722;
   }
-  const uint v1727 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1727 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1728 = v620 + v1727;
-  const uint v1729 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1729 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1730 = v619 + v1729;
-  const bool v1731 = v1728 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1731 = v1728 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1732 = v1730 < v2;
   const bool v1733 = v1731 && v1732;
   if (v1733) {
@@ -1852,11 +1852,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1740 = v1739 + v1730;
     out[v1740] = v1736;
   }
-  const uint v1741 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1741 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1742 = v620 + v1741;
-  const uint v1743 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1743 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1744 = v619 + v1743;
-  const bool v1745 = v1742 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1745 = v1742 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1746 = v1744 < v2;
   const bool v1747 = v1745 && v1746;
   if (v1747) {
@@ -1869,11 +1869,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1754 = v1753 + v1744;
     out[v1754] = v1750;
   }
-  const uint v1755 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1755 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1756 = v620 + v1755;
-  const uint v1757 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1757 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1758 = v619 + v1757;
-  const bool v1759 = v1756 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1759 = v1756 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1760 = v1758 < v2;
   const bool v1761 = v1759 && v1760;
   if (v1761) {
@@ -1886,11 +1886,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1768 = v1767 + v1758;
     out[v1768] = v1764;
   }
-  const uint v1769 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1769 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1770 = v620 + v1769;
-  const uint v1771 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1771 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1772 = v619 + v1771;
-  const bool v1773 = v1770 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1773 = v1770 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1774 = v1772 < v2;
   const bool v1775 = v1773 && v1774;
   if (v1775) {
@@ -1903,11 +1903,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1782 = v1781 + v1772;
     out[v1782] = v1778;
   }
-  const uint v1783 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1783 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1784 = v620 + v1783;
-  const uint v1785 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1785 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1786 = v619 + v1785;
-  const bool v1787 = v1784 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1787 = v1784 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1788 = v1786 < v2;
   const bool v1789 = v1787 && v1788;
   if (v1789) {
@@ -1920,11 +1920,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1796 = v1795 + v1786;
     out[v1796] = v1792;
   }
-  const uint v1797 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1797 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1798 = v620 + v1797;
-  const uint v1799 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1799 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1800 = v619 + v1799;
-  const bool v1801 = v1798 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1801 = v1798 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1802 = v1800 < v2;
   const bool v1803 = v1801 && v1802;
   if (v1803) {
@@ -1937,11 +1937,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1810 = v1809 + v1800;
     out[v1810] = v1806;
   }
-  const uint v1811 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1811 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1812 = v620 + v1811;
-  const uint v1813 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1813 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1814 = v619 + v1813;
-  const bool v1815 = v1812 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1815 = v1812 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1816 = v1814 < v2;
   const bool v1817 = v1815 && v1816;
   if (v1817) {
@@ -1954,11 +1954,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1824 = v1823 + v1814;
     out[v1824] = v1820;
   }
-  const uint v1825 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1825 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1826 = v620 + v1825;
-  const uint v1827 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1827 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1828 = v619 + v1827;
-  const bool v1829 = v1826 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1829 = v1826 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1830 = v1828 < v2;
   const bool v1831 = v1829 && v1830;
   if (v1831) {
@@ -1971,11 +1971,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1838 = v1837 + v1828;
     out[v1838] = v1834;
   }
-  const uint v1839 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1839 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1840 = v620 + v1839;
-  const uint v1841 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1841 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1842 = v619 + v1841;
-  const bool v1843 = v1840 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1843 = v1840 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1844 = v1842 < v2;
   const bool v1845 = v1843 && v1844;
   if (v1845) {
@@ -1988,11 +1988,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1852 = v1851 + v1842;
     out[v1852] = v1848;
   }
-  const uint v1853 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1853 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1854 = v620 + v1853;
-  const uint v1855 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1855 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1856 = v619 + v1855;
-  const bool v1857 = v1854 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1857 = v1854 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1858 = v1856 < v2;
   const bool v1859 = v1857 && v1858;
   if (v1859) {
@@ -2005,11 +2005,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1866 = v1865 + v1856;
     out[v1866] = v1862;
   }
-  const uint v1867 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1867 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1868 = v620 + v1867;
-  const uint v1869 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1869 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1870 = v619 + v1869;
-  const bool v1871 = v1868 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1871 = v1868 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1872 = v1870 < v2;
   const bool v1873 = v1871 && v1872;
   if (v1873) {
@@ -2022,11 +2022,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1880 = v1879 + v1870;
     out[v1880] = v1876;
   }
-  const uint v1881 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1881 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1882 = v620 + v1881;
-  const uint v1883 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1883 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1884 = v619 + v1883;
-  const bool v1885 = v1882 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1885 = v1882 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1886 = v1884 < v2;
   const bool v1887 = v1885 && v1886;
   if (v1887) {
@@ -2039,11 +2039,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1894 = v1893 + v1884;
     out[v1894] = v1890;
   }
-  const uint v1895 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1895 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1896 = v620 + v1895;
-  const uint v1897 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1897 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1898 = v619 + v1897;
-  const bool v1899 = v1896 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1899 = v1896 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1900 = v1898 < v2;
   const bool v1901 = v1899 && v1900;
   if (v1901) {
@@ -2056,11 +2056,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1908 = v1907 + v1898;
     out[v1908] = v1904;
   }
-  const uint v1909 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1909 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1910 = v620 + v1909;
-  const uint v1911 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1911 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1912 = v619 + v1911;
-  const bool v1913 = v1910 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1913 = v1910 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1914 = v1912 < v2;
   const bool v1915 = v1913 && v1914;
   if (v1915) {
@@ -2073,11 +2073,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1922 = v1921 + v1912;
     out[v1922] = v1918;
   }
-  const uint v1923 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1923 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1924 = v620 + v1923;
-  const uint v1925 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1925 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1926 = v619 + v1925;
-  const bool v1927 = v1924 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1927 = v1924 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1928 = v1926 < v2;
   const bool v1929 = v1927 && v1928;
   if (v1929) {
@@ -2090,11 +2090,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1936 = v1935 + v1926;
     out[v1936] = v1932;
   }
-  const uint v1937 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1937 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1938 = v620 + v1937;
-  const uint v1939 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1939 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1940 = v619 + v1939;
-  const bool v1941 = v1938 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1941 = v1938 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1942 = v1940 < v2;
   const bool v1943 = v1941 && v1942;
   if (v1943) {
@@ -2107,11 +2107,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1950 = v1949 + v1940;
     out[v1950] = v1946;
   }
-  const uint v1951 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1951 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1952 = v620 + v1951;
-  const uint v1953 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1953 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1954 = v619 + v1953;
-  const bool v1955 = v1952 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1955 = v1952 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1956 = v1954 < v2;
   const bool v1957 = v1955 && v1956;
   if (v1957) {
@@ -2124,11 +2124,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1964 = v1963 + v1954;
     out[v1964] = v1960;
   }
-  const uint v1965 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1965 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1966 = v620 + v1965;
-  const uint v1967 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1967 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1968 = v619 + v1967;
-  const bool v1969 = v1966 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1969 = v1966 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1970 = v1968 < v2;
   const bool v1971 = v1969 && v1970;
   if (v1971) {
@@ -2141,11 +2141,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1978 = v1977 + v1968;
     out[v1978] = v1974;
   }
-  const uint v1979 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1979 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1980 = v620 + v1979;
-  const uint v1981 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1981 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1982 = v619 + v1981;
-  const bool v1983 = v1980 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1983 = v1980 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1984 = v1982 < v2;
   const bool v1985 = v1983 && v1984;
   if (v1985) {
@@ -2158,11 +2158,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1992 = v1991 + v1982;
     out[v1992] = v1988;
   }
-  const uint v1993 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v1993 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v1994 = v620 + v1993;
-  const uint v1995 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v1995 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1996 = v619 + v1995;
-  const bool v1997 = v1994 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v1997 = v1994 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v1998 = v1996 < v2;
   const bool v1999 = v1997 && v1998;
   if (v1999) {
@@ -2175,11 +2175,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2006 = v2005 + v1996;
     out[v2006] = v2002;
   }
-  const uint v2007 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2007 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2008 = v620 + v2007;
-  const uint v2009 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2009 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2010 = v619 + v2009;
-  const bool v2011 = v2008 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2011 = v2008 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2012 = v2010 < v2;
   const bool v2013 = v2011 && v2012;
   if (v2013) {
@@ -2192,11 +2192,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2020 = v2019 + v2010;
     out[v2020] = v2016;
   }
-  const uint v2021 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2021 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2022 = v620 + v2021;
-  const uint v2023 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2023 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2024 = v619 + v2023;
-  const bool v2025 = v2022 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2025 = v2022 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2026 = v2024 < v2;
   const bool v2027 = v2025 && v2026;
   if (v2027) {
@@ -2209,11 +2209,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2034 = v2033 + v2024;
     out[v2034] = v2030;
   }
-  const uint v2035 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2035 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2036 = v620 + v2035;
-  const uint v2037 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2037 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2038 = v619 + v2037;
-  const bool v2039 = v2036 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2039 = v2036 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2040 = v2038 < v2;
   const bool v2041 = v2039 && v2040;
   if (v2041) {
@@ -2226,11 +2226,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2048 = v2047 + v2038;
     out[v2048] = v2044;
   }
-  const uint v2049 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2049 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2050 = v620 + v2049;
-  const uint v2051 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2051 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2052 = v619 + v2051;
-  const bool v2053 = v2050 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2053 = v2050 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2054 = v2052 < v2;
   const bool v2055 = v2053 && v2054;
   if (v2055) {
@@ -2243,11 +2243,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2062 = v2061 + v2052;
     out[v2062] = v2058;
   }
-  const uint v2063 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2063 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2064 = v620 + v2063;
-  const uint v2065 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2065 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2066 = v619 + v2065;
-  const bool v2067 = v2064 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2067 = v2064 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2068 = v2066 < v2;
   const bool v2069 = v2067 && v2068;
   if (v2069) {
@@ -2260,11 +2260,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2076 = v2075 + v2066;
     out[v2076] = v2072;
   }
-  const uint v2077 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2077 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2078 = v620 + v2077;
-  const uint v2079 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2079 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2080 = v619 + v2079;
-  const bool v2081 = v2078 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2081 = v2078 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2082 = v2080 < v2;
   const bool v2083 = v2081 && v2082;
   if (v2083) {
@@ -2277,11 +2277,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2090 = v2089 + v2080;
     out[v2090] = v2086;
   }
-  const uint v2091 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2091 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2092 = v620 + v2091;
-  const uint v2093 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2093 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2094 = v619 + v2093;
-  const bool v2095 = v2092 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2095 = v2092 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2096 = v2094 < v2;
   const bool v2097 = v2095 && v2096;
   if (v2097) {
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2104 = v2103 + v2094;
     out[v2104] = v2100;
   }
-  const uint v2105 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2105 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2106 = v620 + v2105;
-  const uint v2107 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2107 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2108 = v619 + v2107;
-  const bool v2109 = v2106 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2109 = v2106 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2110 = v2108 < v2;
   const bool v2111 = v2109 && v2110;
   if (v2111) {
@@ -2311,11 +2311,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2118 = v2117 + v2108;
     out[v2118] = v2114;
   }
-  const uint v2119 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2119 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2120 = v620 + v2119;
-  const uint v2121 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2121 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2122 = v619 + v2121;
-  const bool v2123 = v2120 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2123 = v2120 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2124 = v2122 < v2;
   const bool v2125 = v2123 && v2124;
   if (v2125) {
@@ -2328,11 +2328,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2132 = v2131 + v2122;
     out[v2132] = v2128;
   }
-  const uint v2133 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2133 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2134 = v620 + v2133;
-  const uint v2135 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2135 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2136 = v619 + v2135;
-  const bool v2137 = v2134 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2137 = v2134 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2138 = v2136 < v2;
   const bool v2139 = v2137 && v2138;
   if (v2139) {
@@ -2345,11 +2345,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2146 = v2145 + v2136;
     out[v2146] = v2142;
   }
-  const uint v2147 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2147 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2148 = v620 + v2147;
-  const uint v2149 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2149 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2150 = v619 + v2149;
-  const bool v2151 = v2148 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2151 = v2148 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2152 = v2150 < v2;
   const bool v2153 = v2151 && v2152;
   if (v2153) {
@@ -2362,11 +2362,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2160 = v2159 + v2150;
     out[v2160] = v2156;
   }
-  const uint v2161 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2161 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2162 = v620 + v2161;
-  const uint v2163 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2163 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2164 = v619 + v2163;
-  const bool v2165 = v2162 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2165 = v2162 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2166 = v2164 < v2;
   const bool v2167 = v2165 && v2166;
   if (v2167) {
@@ -2379,11 +2379,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2174 = v2173 + v2164;
     out[v2174] = v2170;
   }
-  const uint v2175 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2175 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2176 = v620 + v2175;
-  const uint v2177 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2177 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2178 = v619 + v2177;
-  const bool v2179 = v2176 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2179 = v2176 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2180 = v2178 < v2;
   const bool v2181 = v2179 && v2180;
   if (v2181) {
@@ -2396,11 +2396,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2188 = v2187 + v2178;
     out[v2188] = v2184;
   }
-  const uint v2189 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2189 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2190 = v620 + v2189;
-  const uint v2191 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2191 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2192 = v619 + v2191;
-  const bool v2193 = v2190 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2193 = v2190 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2194 = v2192 < v2;
   const bool v2195 = v2193 && v2194;
   if (v2195) {
@@ -2413,11 +2413,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2202 = v2201 + v2192;
     out[v2202] = v2198;
   }
-  const uint v2203 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2203 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2204 = v620 + v2203;
-  const uint v2205 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2205 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2206 = v619 + v2205;
-  const bool v2207 = v2204 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2207 = v2204 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2208 = v2206 < v2;
   const bool v2209 = v2207 && v2208;
   if (v2209) {
@@ -2430,11 +2430,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2216 = v2215 + v2206;
     out[v2216] = v2212;
   }
-  const uint v2217 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2217 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2218 = v620 + v2217;
-  const uint v2219 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2219 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2220 = v619 + v2219;
-  const bool v2221 = v2218 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2221 = v2218 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2222 = v2220 < v2;
   const bool v2223 = v2221 && v2222;
   if (v2223) {
@@ -2447,11 +2447,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2230 = v2229 + v2220;
     out[v2230] = v2226;
   }
-  const uint v2231 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2231 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2232 = v620 + v2231;
-  const uint v2233 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2233 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2234 = v619 + v2233;
-  const bool v2235 = v2232 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2235 = v2232 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2236 = v2234 < v2;
   const bool v2237 = v2235 && v2236;
   if (v2237) {
@@ -2464,11 +2464,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2244 = v2243 + v2234;
     out[v2244] = v2240;
   }
-  const uint v2245 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2245 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2246 = v620 + v2245;
-  const uint v2247 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2247 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2248 = v619 + v2247;
-  const bool v2249 = v2246 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2249 = v2246 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2250 = v2248 < v2;
   const bool v2251 = v2249 && v2250;
   if (v2251) {
@@ -2481,11 +2481,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2258 = v2257 + v2248;
     out[v2258] = v2254;
   }
-  const uint v2259 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2259 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2260 = v620 + v2259;
-  const uint v2261 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2261 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2262 = v619 + v2261;
-  const bool v2263 = v2260 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2263 = v2260 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2264 = v2262 < v2;
   const bool v2265 = v2263 && v2264;
   if (v2265) {
@@ -2498,11 +2498,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2272 = v2271 + v2262;
     out[v2272] = v2268;
   }
-  const uint v2273 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2273 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2274 = v620 + v2273;
-  const uint v2275 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2275 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2276 = v619 + v2275;
-  const bool v2277 = v2274 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2277 = v2274 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2278 = v2276 < v2;
   const bool v2279 = v2277 && v2278;
   if (v2279) {
@@ -2515,11 +2515,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2286 = v2285 + v2276;
     out[v2286] = v2282;
   }
-  const uint v2287 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2287 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2288 = v620 + v2287;
-  const uint v2289 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2289 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2290 = v619 + v2289;
-  const bool v2291 = v2288 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2291 = v2288 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2292 = v2290 < v2;
   const bool v2293 = v2291 && v2292;
   if (v2293) {
@@ -2532,11 +2532,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2300 = v2299 + v2290;
     out[v2300] = v2296;
   }
-  const uint v2301 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2301 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2302 = v620 + v2301;
-  const uint v2303 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2303 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2304 = v619 + v2303;
-  const bool v2305 = v2302 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2305 = v2302 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2306 = v2304 < v2;
   const bool v2307 = v2305 && v2306;
   if (v2307) {
@@ -2549,11 +2549,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2314 = v2313 + v2304;
     out[v2314] = v2310;
   }
-  const uint v2315 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2315 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2316 = v620 + v2315;
-  const uint v2317 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2317 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2318 = v619 + v2317;
-  const bool v2319 = v2316 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2319 = v2316 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2320 = v2318 < v2;
   const bool v2321 = v2319 && v2320;
   if (v2321) {
@@ -2566,11 +2566,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2328 = v2327 + v2318;
     out[v2328] = v2324;
   }
-  const uint v2329 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2329 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2330 = v620 + v2329;
-  const uint v2331 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2331 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2332 = v619 + v2331;
-  const bool v2333 = v2330 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2333 = v2330 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2334 = v2332 < v2;
   const bool v2335 = v2333 && v2334;
   if (v2335) {
@@ -2583,11 +2583,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2342 = v2341 + v2332;
     out[v2342] = v2338;
   }
-  const uint v2343 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2343 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2344 = v620 + v2343;
-  const uint v2345 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2345 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2346 = v619 + v2345;
-  const bool v2347 = v2344 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2347 = v2344 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2348 = v2346 < v2;
   const bool v2349 = v2347 && v2348;
   if (v2349) {
@@ -2600,11 +2600,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2356 = v2355 + v2346;
     out[v2356] = v2352;
   }
-  const uint v2357 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2357 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2358 = v620 + v2357;
-  const uint v2359 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2359 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2360 = v619 + v2359;
-  const bool v2361 = v2358 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2361 = v2358 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2362 = v2360 < v2;
   const bool v2363 = v2361 && v2362;
   if (v2363) {
@@ -2617,11 +2617,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2370 = v2369 + v2360;
     out[v2370] = v2366;
   }
-  const uint v2371 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2371 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2372 = v620 + v2371;
-  const uint v2373 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2373 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2374 = v619 + v2373;
-  const bool v2375 = v2372 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2375 = v2372 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2376 = v2374 < v2;
   const bool v2377 = v2375 && v2376;
   if (v2377) {
@@ -2634,11 +2634,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2384 = v2383 + v2374;
     out[v2384] = v2380;
   }
-  const uint v2385 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2385 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2386 = v620 + v2385;
-  const uint v2387 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2387 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2388 = v619 + v2387;
-  const bool v2389 = v2386 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2389 = v2386 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2390 = v2388 < v2;
   const bool v2391 = v2389 && v2390;
   if (v2391) {
@@ -2651,11 +2651,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2398 = v2397 + v2388;
     out[v2398] = v2394;
   }
-  const uint v2399 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:292
+  const uint v2399 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
   const uint v2400 = v620 + v2399;
-  const uint v2401 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:293
+  const uint v2401 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2402 = v619 + v2401;
-  const bool v2403 = v2400 < v1;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v2403 = v2400 < v1;  // kernels/gemm/gemm_tiles.hpp:297
   const bool v2404 = v2402 < v2;
   const bool v2405 = v2403 && v2404;
   if (v2405) {
