@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "iron/codegen/compile.hpp"
 #include "iron/core/printer.hpp"
+#include "iron/core/specialization.hpp"
 #include "iron/runtime/nvrtc.hpp"
 #include "kernel_selection.hpp"
 #include "target_options.hpp"
@@ -33,6 +34,7 @@ struct InspectOptions {
   std::string config;
   bool stats = false;
   bool resources = false;
+  bool usual = false;
 };
 
 void print_stats(const std::vector<codegen::PassStat>& stats) {
@@ -126,6 +128,7 @@ int inspect(const InspectOptions& o) {
     }
     profile = codegen::TargetProfile::cuda(profile.cuda_sm, mma);
   }
+  if (o.usual) profile.specialization = ir::usual_specialization(traced);
   if (o.resources) {
     print_resources(traced, profile);
   } else if (!o.pass.empty()) {
@@ -195,6 +198,11 @@ Command add_inspect_command(CLI::App& app) {
                 "per function and any use of local memory")
       ->excludes("--pass")
       ->excludes(stats)
+      ->excludes(ir_flag);
+  cmd->add_flag("--usual", o->usual,
+                "Compile with the kernel's specializations bound to their usual values (every one "
+                "true), as `iron warmup` and launches with aligned shapes do; without it both "
+                "sides of each are compiled (docs/compiler.md, \"Specializations\")")
       ->excludes(ir_flag);
   return {cmd, [o] { return inspect(*o); }};
 }

@@ -97,7 +97,8 @@ std::optional<std::vector<bool>> SpecializationPlan::values(
 }
 
 std::vector<bool> usual_specialization(const Kernel& kernel) {
-  return std::vector<bool>(bindable_specializations(kernel).size(), true);
+  std::vector<bool> usual(bindable_specializations(kernel).size(), true);
+  return usual;
 }
 
 std::uint64_t specialization_bits(const std::vector<bool>& values) {
