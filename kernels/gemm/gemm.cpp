@@ -98,10 +98,13 @@ IRON_KERNEL_TEMPLATE(iron_gemm_batched, (MatrixLayout B_LAYOUT),
   layout_at_least(b, "[(batch - 1) * stride_b + k * n]");
   layout(out, "[batch, m, n]");
   auto z = program_id<2>();
-  gemm::product(a, gemm::DenseB<T, B_LAYOUT>{b, z * stride_b}, m, n, k, z * stride_a,
-                [&](const auto& r, const auto& c, const Expr<f32>& sum) {
-                  store(out[(z * m + r) * n + c], cast<T>(sum * alpha));
-                });
+  // Each batch's operands start at multiples of the strides: their alignment is the strides'.
+  const auto [row0, col0] = gemm::banded_tile(gemm::kBM, gemm::kBN);
+  gemm::product_from(gemm::DenseA<T>{a, z * stride_a, stride_a},
+                     gemm::DenseB<T, B_LAYOUT>{b, z * stride_b, stride_b}, m, n, k, row0, col0,
+                     [&](const auto& r, const auto& c, const Expr<f32>& sum) {
+                       store(out[(z * m + r) * n + c], cast<T>(sum * alpha));
+                     });
 }
 IRON_KERNEL_VARIANT(iron_gemm_batched, kn, MatrixLayout::RowMajor);
 IRON_KERNEL_VARIANT(iron_gemm_batched, nk, MatrixLayout::ColMajor);

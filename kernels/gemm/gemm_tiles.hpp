@@ -194,12 +194,13 @@ struct DenseA {
   using type = T;
   const dsl::Tensor<T>& a;
   dsl::Expr<dsl::u32> base;
+  dsl::Expr<dsl::u32> base_unit = base;  ///< as DenseB's: a number base is a multiple of
 
   Matrix<T> matrix(const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& k) const {
     return Matrix<T>{a, base, m, k};
   }
   dsl::Expr<bool> async_ok(const dsl::Expr<dsl::u32>& /*m*/, const dsl::Expr<dsl::u32>& k) const {
-    return k % kChunk == 0u && base % kChunk == 0u;
+    return k % kChunk == 0u && base_unit % kChunk == 0u;
   }
   template <std::uint32_t Rows, std::uint32_t Cols>
   void start(const dsl::Shared<T>& tile, std::uint32_t pitch, const dsl::Expr<dsl::u32>& at,

@@ -126,6 +126,13 @@ TEST(IrVerifier, CompareSelectCastTypes) {
             std::vector<std::string>{});
 }
 
+TEST(IrVerifier, Specializations) {
+  expect_problem(kernel("  %6 = specialize %0 : bool"),
+                 "specialize: condition must be bool, got u32");
+  expect_problem(kernel("  %6 = specialize %3 : u32"), "specialize: result must be bool, got u32");
+  EXPECT_EQ(problems(kernel("  %6 = specialize %3 : bool")), std::vector<std::string>{});
+}
+
 TEST(IrVerifier, TensorAccess) {
   expect_problem(kernel("  store inp[%0], %1 : f32"), "stores into input tensor 'inp'");
   expect_problem(kernel("  %6 = load alpha[%0] : f32"), "load: target is not a tensor parameter");

@@ -419,16 +419,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v257 = v256 * v5;
   const unsigned int v258 = v250 ? v257 : v10;
   const unsigned int v261 = v250 ? v246 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const unsigned int v262 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v265 = v262 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v262 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v265 = v262 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v266 = v265 << 6u;
-  const unsigned int v269 = v262 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v269 = v262 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v270 = v269 << 6u;
-  iron_frag<float, 2, 64, 64> v272;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v272;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v272, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v274;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v274;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v274, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v276;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v276;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v276, iron_f32_to_bf16(0.0f));
   const unsigned int v279 = v2 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v280 = v279 == v10;
@@ -440,13 +440,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v293 = v67 & 7u;
   const bool v294 = v293 == v10;
   const bool v295 = v290 && v294;
-  const bool v296 = v286 && v295;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v296 = v286 && v295;  // kernels/gemm/gemm_tiles.hpp:260
   if (v296) {
-    for (unsigned int v6387 = v10; v6387 < 2u; v6387 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v6387 = v10; v6387 < 2u; v6387 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v6388 = v6387 << 6u;
       const bool v6390 = v6388 < v15;
       if (v6390) {
-        const unsigned int v6392 = v6387 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v6392 = v6387 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         if (v88) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v6401 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v6402 = v6401 << 3u;
@@ -908,43 +908,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
         const unsigned int v6997 = v6996 + v6982;
         iron_copy_async<16>(shm1 + (v6997 ^ (((v6997 >> 6u) & 7u) << 3u)), weight + v6993, v6987);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v7010 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v7016 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v7010 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v7016 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v6998 = v10; v6998 < v15; v6998 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v6998 = v10; v6998 < v15; v6998 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v7000 = v6998 >> 6u;
       const unsigned int v7002 = v7000 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v7004 = v7002 << 13u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v7011 = v7004 + v7010;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v7004 = v7002 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v7011 = v7004 + v7010;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v274, shm0, v7011, 64u);
-      const unsigned int v7017 = v7004 + v7016;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v7017 = v7004 + v7016;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v276, shm1, v7017, 64u);
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v7024 = v7011 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v7024 = v7011 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v274, shm0, v7024, 64u);
-      const unsigned int v7030 = v7017 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v7030 = v7017 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v276, shm1, v7030, 64u);
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v7036 = v7011 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v7036 = v7011 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v274, shm0, v7036, 64u);
-      const unsigned int v7042 = v7017 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v7042 = v7017 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v276, shm1, v7042, 64u);
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v7048 = v7011 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v7048 = v7011 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v274, shm0, v7048, 64u);
-      const unsigned int v7054 = v7017 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v7054 = v7017 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v276, shm1, v7054, 64u);
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v7057 = v6998 + 128u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v7057 = v6998 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v7059 = v7000 + 2u;
       const unsigned int v7060 = v7059 % 3u;
       const bool v7061 = v7057 < v15;
       if (v7061) {
-        const unsigned int v7063 = v7060 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v7063 = v7060 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         if (v88) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v7072 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7073 = v7072 << 3u;
@@ -1406,22 +1406,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
         const unsigned int v7668 = v7667 + v7653;
         iron_copy_async<16>(shm1 + (v7668 ^ (((v7668 >> 6u) & 7u) << 3u)), weight + v7664, v7658);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
     const unsigned int v966 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
     const unsigned int v1025 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1079 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1085 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v1093 = v1079 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1099 = v1085 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v1105 = v1079 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1111 = v1085 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v1117 = v1079 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1123 = v1085 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v1079 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1085 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1093 = v1079 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1099 = v1085 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1105 = v1079 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1111 = v1085 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1117 = v1079 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1123 = v1085 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v965 = v10; v965 < v15; v965 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v965 = v10; v965 < v15; v965 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v969 = v115; v969 < 8192u; v969 += v966) {  // kernels/convolution/im2col_a.hpp:155
         const unsigned int v971 = v969 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v973 = v969 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -1494,23 +1494,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
           shm1[(v1072 ^ (((v1072 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1079, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1085, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1093, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1099, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1105, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1111, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1117, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1123, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1079, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1085, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1093, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1099, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1105, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1111, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v274, shm0, v1117, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v276, shm1, v1123, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v1124 = v64 + v270;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v1124 = v64 + v270;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v1125 = v60 + v266;
   const unsigned int v1129 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1130 = v1129 == v10;

@@ -408,26 +408,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g64_bf16
   const unsigned int v186 = v178 ? v185 : 0u;
   const unsigned int v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v189 = v178 ? v188 : 0u;
-  const unsigned int v190 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v190 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v194 = v193 << 6u;
-  const unsigned int v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v198 = v197 << 6u;
-  iron_frag<float, 2, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v200, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v202, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v204, iron_f32_to_bf16(0.0f));
   const unsigned int v207 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
-  if (v214) {  // kernels/gemm/gemm_tiles.hpp:259
-    for (unsigned int v7186 = 0u; v7186 < 2u; v7186 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+  if (v214) {  // kernels/gemm/gemm_tiles.hpp:260
+    for (unsigned int v7186 = 0u; v7186 < 2u; v7186 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v7187 = v7186 << 5u;
       const bool v7189 = v7187 < v18;
       if (v7189) {
-        const unsigned int v7191 = v7186 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v7191 = v7186 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
         if (v85) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v7200 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7201 = v7200 << 3u;
@@ -962,33 +962,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g64_bf16
         const unsigned int v8079 = v8078 + v7922;
         *reinterpret_cast<iron_bf16x8*>(shm1 + v8079) = iron_bf16x8{{v8053, v8056, v8059, v8062, v8065, v8068, v8071, v8074}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v8093 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v8099 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v8093 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v8099 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v8081 = 0u; v8081 < v18; v8081 += 32u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v8081 = 0u; v8081 < v18; v8081 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v8083 = v8081 >> 5u;
       const unsigned int v8085 = v8083 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v8087 = v8085 * 5120u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v8094 = v8087 + v8093;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v8087 = v8085 * 5120u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v8094 = v8087 + v8093;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false>(v202, shm0, v8094, 40u);
-      const unsigned int v8100 = v8087 + v8099;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v8100 = v8087 + v8099;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true>(v204, shm1, v8100, 40u);
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v8107 = v8094 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v8107 = v8094 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false>(v202, shm0, v8107, 40u);
-      const unsigned int v8113 = v8100 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v8113 = v8100 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true>(v204, shm1, v8113, 40u);
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v8116 = v8081 + 64u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v8116 = v8081 + 64u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v8118 = v8083 + 2u;
       const unsigned int v8119 = v8118 % 3u;
       const bool v8120 = v8116 < v18;
       if (v8120) {
-        const unsigned int v8122 = v8119 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v8122 = v8119 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
         if (v85) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v8131 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8132 = v8131 << 3u;
@@ -1523,7 +1523,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g64_bf16
         const unsigned int v9010 = v9009 + v8853;
         *reinterpret_cast<iron_bf16x8*>(shm1 + v9010) = iron_bf16x8{{v8984, v8987, v8990, v8993, v8996, v8999, v9002, v9005}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
@@ -1575,12 +1575,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g64_bf16
     const unsigned int v1765 = v1751 * v1263;  // kernels/gemm/quant_b.hpp:38
     const unsigned int v1893 = v1734 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v1895 = v1893 + v1738;
-    const unsigned int v1902 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1908 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v1916 = v1902 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1922 = v1908 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v1902 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1908 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1916 = v1902 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1922 = v1908 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v1145 = 0u; v1145 < v18; v1145 += 32u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v1145 = 0u; v1145 < v18; v1145 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v1149 = v115; v1149 < 4096u; v1149 += v1146) {  // kernels/convolution/im2col_a.hpp:155
         const unsigned int v1151 = v1149 >> 5u;  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v1153 = v1149 & 31u;  // kernels/convolution/im2col_a.hpp:157
@@ -1945,17 +1945,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g64_bf16
       const float v1889 = v1743 ? v1866 : 0.0f;
       const iron_bf16 v1890 = iron_f32_to_bf16(v1889);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v1895) = iron_bf16x8{{v1869, v1872, v1875, v1878, v1881, v1884, v1887, v1890}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false>(v202, shm0, v1902, 40u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true>(v204, shm1, v1908, 40u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false>(v202, shm0, v1916, 40u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true>(v204, shm1, v1922, 40u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false>(v202, shm0, v1902, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true>(v204, shm1, v1908, 40u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false>(v202, shm0, v1916, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true>(v204, shm1, v1922, 40u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v1923 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v1923 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v1924 = v63 + v194;
   const unsigned int v1925 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
   const unsigned int v1928 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83

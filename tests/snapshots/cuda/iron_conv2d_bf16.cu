@@ -467,16 +467,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v261 = v253 ? v260 : 0u;
   const unsigned int v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v264 = v253 ? v263 : 0u;
-  const unsigned int v265 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v265 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v269 = v268 << 6u;
-  const unsigned int v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v273 = v272 << 6u;
-  iron_frag<float, 2, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v275, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v277, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v279, iron_f32_to_bf16(0.0f));
   const unsigned int v282 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v283 = v282 == 0u;
@@ -488,13 +488,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v296 = v70 & 7u;
   const bool v297 = v296 == 0u;
   const bool v298 = v293 && v297;
-  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:260
   if (v299) {
-    for (unsigned int v6390 = 0u; v6390 < 2u; v6390 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v6390 = 0u; v6390 < 2u; v6390 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v6391 = v6390 << 6u;
       const bool v6393 = v6391 < v18;
       if (v6393) {
-        const unsigned int v6395 = v6390 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v6395 = v6390 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         if (v91) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v6404 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v6405 = v6404 << 3u;
@@ -965,43 +965,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
         const unsigned int v7000 = v6999 + v6985;
         iron_copy_async<16>(shm1 + (v7000 ^ (((v7000 >> 6u) & 7u) << 3u)), weight + v6996, v6990);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v7013 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v7019 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v7013 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v7019 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v7001 = 0u; v7001 < v18; v7001 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v7001 = 0u; v7001 < v18; v7001 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v7003 = v7001 >> 6u;
       const unsigned int v7005 = v7003 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v7007 = v7005 << 13u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v7014 = v7007 + v7013;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v7007 = v7005 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v7014 = v7007 + v7013;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v7014, 64u);
-      const unsigned int v7020 = v7007 + v7019;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v7020 = v7007 + v7019;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v7020, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v7027 = v7014 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v7027 = v7014 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v7027, 64u);
-      const unsigned int v7033 = v7020 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v7033 = v7020 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v7033, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v7039 = v7014 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v7039 = v7014 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v7039, 64u);
-      const unsigned int v7045 = v7020 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v7045 = v7020 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v7045, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v7051 = v7014 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v7051 = v7014 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v7051, 64u);
-      const unsigned int v7057 = v7020 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v7057 = v7020 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v7057, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v7060 = v7001 + 128u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v7060 = v7001 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v7062 = v7003 + 2u;
       const unsigned int v7063 = v7062 % 3u;
       const bool v7064 = v7060 < v18;
       if (v7064) {
-        const unsigned int v7066 = v7063 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v7066 = v7063 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         if (v91) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v7075 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7076 = v7075 << 3u;
@@ -1472,22 +1472,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
         const unsigned int v7671 = v7670 + v7656;
         iron_copy_async<16>(shm1 + (v7671 ^ (((v7671 >> 6u) & 7u) << 3u)), weight + v7667, v7661);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
     const unsigned int v969 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
     const unsigned int v1028 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1082 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1088 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v1082 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1088 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v968 = 0u; v968 < v18; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v968 = 0u; v968 < v18; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v972 = v118; v972 < 8192u; v972 += v969) {  // kernels/convolution/im2col_a.hpp:155
         const unsigned int v974 = v972 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v976 = v972 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -1564,23 +1564,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
           shm1[(v1075 ^ (((v1075 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1082, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1088, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1096, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1102, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1108, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1114, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1120, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1126, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1082, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1088, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1096, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1102, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1108, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1114, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1120, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1126, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v1127 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v1127 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v1128 = v63 + v269;
   const unsigned int v1132 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1133 = v1132 == 0u;

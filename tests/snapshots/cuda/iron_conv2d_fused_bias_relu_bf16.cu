@@ -469,16 +469,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   const unsigned int v261 = v253 ? v260 : 0u;
   const unsigned int v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v264 = v253 ? v263 : 0u;
-  const unsigned int v265 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v265 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v269 = v268 << 6u;
-  const unsigned int v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v273 = v272 << 6u;
-  iron_frag<float, 2, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v275, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v277, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v279, iron_f32_to_bf16(0.0f));
   const unsigned int v282 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v283 = v282 == 0u;
@@ -490,13 +490,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   const unsigned int v296 = v70 & 7u;
   const bool v297 = v296 == 0u;
   const bool v298 = v293 && v297;
-  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:260
   if (v299) {
-    for (unsigned int v8310 = 0u; v8310 < 2u; v8310 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v8310 = 0u; v8310 < 2u; v8310 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v8311 = v8310 << 6u;
       const bool v8313 = v8311 < v18;
       if (v8313) {
-        const unsigned int v8315 = v8310 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v8315 = v8310 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         if (v91) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v8324 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8325 = v8324 << 3u;
@@ -967,43 +967,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
         const unsigned int v8920 = v8919 + v8905;
         iron_copy_async<16>(shm1 + (v8920 ^ (((v8920 >> 6u) & 7u) << 3u)), weight + v8916, v8910);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v8933 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v8939 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v8933 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v8939 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v8921 = 0u; v8921 < v18; v8921 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v8921 = 0u; v8921 < v18; v8921 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v8923 = v8921 >> 6u;
       const unsigned int v8925 = v8923 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v8927 = v8925 << 13u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v8934 = v8927 + v8933;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v8927 = v8925 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v8934 = v8927 + v8933;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v8934, 64u);
-      const unsigned int v8940 = v8927 + v8939;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v8940 = v8927 + v8939;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v8940, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v8947 = v8934 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v8947 = v8934 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v8947, 64u);
-      const unsigned int v8953 = v8940 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v8953 = v8940 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v8953, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v8959 = v8934 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v8959 = v8934 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v8959, 64u);
-      const unsigned int v8965 = v8940 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v8965 = v8940 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v8965, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v8971 = v8934 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v8971 = v8934 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v8971, 64u);
-      const unsigned int v8977 = v8940 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v8977 = v8940 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v8977, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v8980 = v8921 + 128u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v8980 = v8921 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v8982 = v8923 + 2u;
       const unsigned int v8983 = v8982 % 3u;
       const bool v8984 = v8980 < v18;
       if (v8984) {
-        const unsigned int v8986 = v8983 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v8986 = v8983 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         if (v91) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v8995 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8996 = v8995 << 3u;
@@ -1474,22 +1474,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
         const unsigned int v9591 = v9590 + v9576;
         iron_copy_async<16>(shm1 + (v9591 ^ (((v9591 >> 6u) & 7u) << 3u)), weight + v9587, v9581);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
     const unsigned int v969 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
     const unsigned int v1028 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1082 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1088 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v1082 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1088 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v968 = 0u; v968 < v18; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v968 = 0u; v968 < v18; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v972 = v118; v972 < 8192u; v972 += v969) {  // kernels/convolution/im2col_a.hpp:155
         const unsigned int v974 = v972 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v976 = v972 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -1566,23 +1566,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           shm1[(v1075 ^ (((v1075 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1082, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1088, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1096, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1102, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1108, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1114, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1120, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1126, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1082, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1088, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1096, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1102, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1108, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1114, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1120, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1126, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v1127 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v1127 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v1128 = v63 + v269;
   const unsigned int v1132 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1133 = v1132 == 0u;

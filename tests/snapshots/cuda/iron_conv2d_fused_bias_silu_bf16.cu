@@ -485,16 +485,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
   const unsigned int v261 = v253 ? v260 : 0u;
   const unsigned int v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v264 = v253 ? v263 : 0u;
-  const unsigned int v265 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v265 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v269 = v268 << 6u;
-  const unsigned int v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v273 = v272 << 6u;
-  iron_frag<float, 2, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v275, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v277, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v279, iron_f32_to_bf16(0.0f));
   const unsigned int v282 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v283 = v282 == 0u;
@@ -506,13 +506,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
   const unsigned int v296 = v70 & 7u;
   const bool v297 = v296 == 0u;
   const bool v298 = v293 && v297;
-  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:260
   if (v299) {
-    for (unsigned int v10230 = 0u; v10230 < 2u; v10230 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v10230 = 0u; v10230 < 2u; v10230 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v10231 = v10230 << 6u;
       const bool v10233 = v10231 < v18;
       if (v10233) {
-        const unsigned int v10235 = v10230 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v10235 = v10230 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         if (v91) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v10244 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v10245 = v10244 << 3u;
@@ -983,43 +983,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const unsigned int v10840 = v10839 + v10825;
         iron_copy_async<16>(shm1 + (v10840 ^ (((v10840 >> 6u) & 7u) << 3u)), weight + v10836, v10830);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v10853 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v10859 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v10853 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v10859 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v10841 = 0u; v10841 < v18; v10841 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v10841 = 0u; v10841 < v18; v10841 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v10843 = v10841 >> 6u;
       const unsigned int v10845 = v10843 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v10847 = v10845 << 13u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v10854 = v10847 + v10853;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v10847 = v10845 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v10854 = v10847 + v10853;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v10854, 64u);
-      const unsigned int v10860 = v10847 + v10859;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v10860 = v10847 + v10859;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v10860, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v10867 = v10854 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v10867 = v10854 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v10867, 64u);
-      const unsigned int v10873 = v10860 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v10873 = v10860 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v10873, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v10879 = v10854 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v10879 = v10854 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v10879, 64u);
-      const unsigned int v10885 = v10860 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v10885 = v10860 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v10885, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v10891 = v10854 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v10891 = v10854 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v277, shm0, v10891, 64u);
-      const unsigned int v10897 = v10860 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v10897 = v10860 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v279, shm1, v10897, 64u);
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v10900 = v10841 + 128u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v10900 = v10841 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v10902 = v10843 + 2u;
       const unsigned int v10903 = v10902 % 3u;
       const bool v10904 = v10900 < v18;
       if (v10904) {
-        const unsigned int v10906 = v10903 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v10906 = v10903 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         if (v91) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v10915 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v10916 = v10915 << 3u;
@@ -1490,22 +1490,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         const unsigned int v11511 = v11510 + v11496;
         iron_copy_async<16>(shm1 + (v11511 ^ (((v11511 >> 6u) & 7u) << 3u)), weight + v11507, v11501);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
     const unsigned int v969 = blockDim.x;  // kernels/convolution/im2col_a.hpp:155
     const unsigned int v1028 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const unsigned int v1082 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1088 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v1082 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1088 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v968 = 0u; v968 < v18; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v968 = 0u; v968 < v18; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v972 = v118; v972 < 8192u; v972 += v969) {  // kernels/convolution/im2col_a.hpp:155
         const unsigned int v974 = v972 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v976 = v972 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -1582,23 +1582,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           shm1[(v1075 ^ (((v1075 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1082, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1088, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1096, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1102, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1108, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1114, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1120, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1126, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1082, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1088, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1096, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1102, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1108, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1114, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v277, shm0, v1120, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v279, shm1, v1126, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v1127 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v1127 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v1128 = v63 + v269;
   const unsigned int v1132 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1133 = v1132 == 0u;

@@ -406,26 +406,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const unsigned int v186 = v178 ? v185 : 0u;
   const unsigned int v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:190
   const unsigned int v189 = v178 ? v188 : 0u;
-  const unsigned int v190 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v190 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v194 = v193 << 6u;
-  const unsigned int v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v198 = v197 << 6u;
-  iron_frag<float, 2, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v200, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v202, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v204, iron_f32_to_bf16(0.0f));
   const unsigned int v207 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
-  if (v214) {  // kernels/gemm/gemm_tiles.hpp:259
-    for (unsigned int v7754 = 0u; v7754 < 2u; v7754 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+  if (v214) {  // kernels/gemm/gemm_tiles.hpp:260
+    for (unsigned int v7754 = 0u; v7754 < 2u; v7754 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v7755 = v7754 << 5u;
       const bool v7757 = v7755 < v18;
       if (v7757) {
-        const unsigned int v7759 = v7754 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v7759 = v7754 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
         if (v85) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v7768 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v7769 = v7768 << 3u;
@@ -1168,33 +1168,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
         const unsigned int v8931 = v8930 + v8703;
         *reinterpret_cast<iron_bf16x8*>(shm1 + v8931) = iron_bf16x8{{v8905, v8908, v8911, v8914, v8917, v8920, v8923, v8926}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v8945 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v8951 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v8945 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v8951 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v8933 = 0u; v8933 < v18; v8933 += 32u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v8933 = 0u; v8933 < v18; v8933 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v8935 = v8933 >> 5u;
       const unsigned int v8937 = v8935 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v8939 = v8937 * 5120u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v8946 = v8939 + v8945;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v8939 = v8937 * 5120u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v8946 = v8939 + v8945;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false>(v202, shm0, v8946, 40u);
-      const unsigned int v8952 = v8939 + v8951;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v8952 = v8939 + v8951;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true>(v204, shm1, v8952, 40u);
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v8959 = v8946 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v8959 = v8946 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false>(v202, shm0, v8959, 40u);
-      const unsigned int v8965 = v8952 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v8965 = v8952 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true>(v204, shm1, v8965, 40u);
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v8968 = v8933 + 64u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v8968 = v8933 + 64u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v8970 = v8935 + 2u;
       const unsigned int v8971 = v8970 % 3u;
       const bool v8972 = v8968 < v18;
       if (v8972) {
-        const unsigned int v8974 = v8971 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v8974 = v8971 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
         if (v85) {  // kernels/convolution/im2col_a.hpp:89
           const unsigned int v8983 = v115 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
           const unsigned int v8984 = v8983 << 3u;
@@ -1937,7 +1937,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
         const unsigned int v10146 = v10145 + v9918;
         *reinterpret_cast<iron_bf16x8*>(shm1 + v10146) = iron_bf16x8{{v10120, v10123, v10126, v10129, v10132, v10135, v10138, v10141}};
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
@@ -1989,12 +1989,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
     const unsigned int v2260 = v2248 * v1545;  // kernels/gemm/quant_b.hpp:72
     const unsigned int v2461 = v2231 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v2463 = v2461 + v2235;
-    const unsigned int v2470 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v2476 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v2484 = v2470 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v2490 = v2476 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v2470 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v2476 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v2484 = v2470 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v2490 = v2476 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v1429 = 0u; v1429 < v18; v1429 += 32u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v1429 = 0u; v1429 < v18; v1429 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v1433 = v115; v1433 < 4096u; v1433 += v1430) {  // kernels/convolution/im2col_a.hpp:155
         const unsigned int v1435 = v1433 >> 5u;  // kernels/convolution/im2col_a.hpp:156
         const unsigned int v1437 = v1433 & 31u;  // kernels/convolution/im2col_a.hpp:157
@@ -2567,17 +2567,17 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
       const float v2457 = v2240 ? v2434 : 0.0f;
       const iron_bf16 v2458 = iron_f32_to_bf16(v2457);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v2463) = iron_bf16x8{{v2437, v2440, v2443, v2446, v2449, v2452, v2455, v2458}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false>(v202, shm0, v2470, 40u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true>(v204, shm1, v2476, 40u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false>(v202, shm0, v2484, 40u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true>(v204, shm1, v2490, 40u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false>(v202, shm0, v2470, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true>(v204, shm1, v2476, 40u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false>(v202, shm0, v2484, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true>(v204, shm1, v2490, 40u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v2491 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v2491 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v2492 = v63 + v194;
   const unsigned int v2493 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
   const unsigned int v2496 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83

@@ -282,25 +282,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v31 = v30 << 6u;
-  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v35 = v34 << 6u;
-  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v37, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v39, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v45 = v44 == 0u;
-  if (v45) {  // kernels/gemm/gemm_tiles.hpp:259
-    for (unsigned int v2993 = 0u; v2993 < 2u; v2993 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:260
+    for (unsigned int v2993 = 0u; v2993 < 2u; v2993 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2994 = v2993 << 5u;
       const bool v2996 = v2994 < v2;
       if (v2996) {
-        const unsigned int v2998 = v2993 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v2998 = v2993 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v3000 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3003 = v3000 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3006 = v3000 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -698,33 +698,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
         const iron_bf16 v3758 = iron_f32_to_bf16(v3757);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3094) = iron_bf16x8{{v3737, v3740, v3743, v3746, v3749, v3752, v3755, v3758}};  // kernels/gemm/quant_b.hpp:146
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v3777 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v3783 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v3777 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v3783 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v3765 = 0u; v3765 < v2; v3765 += 32u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v3765 = 0u; v3765 < v2; v3765 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v3767 = v3765 >> 5u;
       const unsigned int v3769 = v3767 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3771 = v3769 * 5120u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v3778 = v3771 + v3777;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v3771 = v3769 * 5120u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v3778 = v3771 + v3777;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false>(v39, shm0, v3778, 40u);
-      const unsigned int v3784 = v3771 + v3783;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v3784 = v3771 + v3783;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true>(v41, shm1, v3784, 40u);
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v3791 = v3778 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v3791 = v3778 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false>(v39, shm0, v3791, 40u);
-      const unsigned int v3797 = v3784 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v3797 = v3784 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true>(v41, shm1, v3797, 40u);
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v3800 = v3765 + 64u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v3800 = v3765 + 64u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v3802 = v3767 + 2u;
       const unsigned int v3803 = v3802 % 3u;
       const bool v3804 = v3800 < v2;
       if (v3804) {
-        const unsigned int v3806 = v3803 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v3806 = v3803 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v3808 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3811 = v3808 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3814 = v3808 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -1122,7 +1122,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
         const iron_bf16 v4566 = iron_f32_to_bf16(v4565);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3902) = iron_bf16x8{{v4545, v4548, v4551, v4554, v4557, v4560, v4563, v4566}};  // kernels/gemm/quant_b.hpp:146
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
@@ -1175,12 +1175,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1422 = v1408 * v920;  // kernels/gemm/quant_b.hpp:38
     const unsigned int v1550 = v1391 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v1552 = v1550 + v1395;
-    const unsigned int v1559 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1565 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v1573 = v1559 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1579 = v1565 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v1559 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1565 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1573 = v1559 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1579 = v1565 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v858 = 0u; v858 < v2; v858 += 32u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v858 = 0u; v858 < v2; v858 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v862 = v860; v862 < 4096u; v862 += v859) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v864 = v862 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v866 = v862 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -1515,23 +1515,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
       const float v1546 = v1400 ? v1523 : 0.0f;
       const iron_bf16 v1547 = iron_f32_to_bf16(v1546);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v1552) = iron_bf16x8{{v1526, v1529, v1532, v1535, v1538, v1541, v1544, v1547}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false>(v39, shm0, v1559, 40u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true>(v41, shm1, v1565, 40u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false>(v39, shm0, v1573, 40u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true>(v41, shm1, v1579, 40u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false>(v39, shm0, v1559, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true>(v41, shm1, v1565, 40u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false>(v39, shm0, v1573, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true>(v41, shm1, v1579, 40u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v1580 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v1580 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v1581 = v22 + v31;
-  const unsigned int v1582 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1582 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1583 = v1581 + v1582;
-  const unsigned int v1584 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1584 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1585 = v1580 + v1584;
-  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1587 = v1585 < v1;
   const bool v1588 = v1586 && v1587;
   if (v1588) {
@@ -1541,11 +1541,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1592 = v1591 + v1585;
     out[v1592] = v1590;
   }
-  const unsigned int v1593 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1593 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1594 = v1581 + v1593;
-  const unsigned int v1595 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1595 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1596 = v1580 + v1595;
-  const bool v1597 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1597 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1598 = v1596 < v1;
   const bool v1599 = v1597 && v1598;
   if (v1599) {
@@ -1555,11 +1555,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1603 = v1602 + v1596;
     out[v1603] = v1601;
   }
-  const unsigned int v1604 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1604 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1605 = v1581 + v1604;
-  const unsigned int v1606 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1606 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1607 = v1580 + v1606;
-  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1609 = v1607 < v1;
   const bool v1610 = v1608 && v1609;
   if (v1610) {
@@ -1569,11 +1569,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1614 = v1613 + v1607;
     out[v1614] = v1612;
   }
-  const unsigned int v1615 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1615 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1616 = v1581 + v1615;
-  const unsigned int v1617 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1617 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1618 = v1580 + v1617;
-  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1620 = v1618 < v1;
   const bool v1621 = v1619 && v1620;
   if (v1621) {
@@ -1583,11 +1583,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1625 = v1624 + v1618;
     out[v1625] = v1623;
   }
-  const unsigned int v1626 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1626 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1627 = v1581 + v1626;
-  const unsigned int v1628 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1628 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1629 = v1580 + v1628;
-  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1631 = v1629 < v1;
   const bool v1632 = v1630 && v1631;
   if (v1632) {
@@ -1597,11 +1597,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1636 = v1635 + v1629;
     out[v1636] = v1634;
   }
-  const unsigned int v1637 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1637 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1638 = v1581 + v1637;
-  const unsigned int v1639 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1639 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1640 = v1580 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1642 = v1640 < v1;
   const bool v1643 = v1641 && v1642;
   if (v1643) {
@@ -1611,11 +1611,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1647 = v1646 + v1640;
     out[v1647] = v1645;
   }
-  const unsigned int v1648 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1648 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1649 = v1581 + v1648;
-  const unsigned int v1650 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1650 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1651 = v1580 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1653 = v1651 < v1;
   const bool v1654 = v1652 && v1653;
   if (v1654) {
@@ -1625,11 +1625,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1658 = v1657 + v1651;
     out[v1658] = v1656;
   }
-  const unsigned int v1659 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1659 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1660 = v1581 + v1659;
-  const unsigned int v1661 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1661 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1662 = v1580 + v1661;
-  const bool v1663 = v1660 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1663 = v1660 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1664 = v1662 < v1;
   const bool v1665 = v1663 && v1664;
   if (v1665) {
@@ -1639,11 +1639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1669 = v1668 + v1662;
     out[v1669] = v1667;
   }
-  const unsigned int v1670 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1670 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1671 = v1581 + v1670;
-  const unsigned int v1672 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1672 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1673 = v1580 + v1672;
-  const bool v1674 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1674 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1675 = v1673 < v1;
   const bool v1676 = v1674 && v1675;
   if (v1676) {
@@ -1653,11 +1653,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1680 = v1679 + v1673;
     out[v1680] = v1678;
   }
-  const unsigned int v1681 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1681 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1682 = v1581 + v1681;
-  const unsigned int v1683 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1683 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1684 = v1580 + v1683;
-  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1686 = v1684 < v1;
   const bool v1687 = v1685 && v1686;
   if (v1687) {
@@ -1667,11 +1667,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1691 = v1690 + v1684;
     out[v1691] = v1689;
   }
-  const unsigned int v1692 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1692 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1693 = v1581 + v1692;
-  const unsigned int v1694 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1694 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1695 = v1580 + v1694;
-  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1681,11 +1681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1702 = v1701 + v1695;
     out[v1702] = v1700;
   }
-  const unsigned int v1703 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1703 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1704 = v1581 + v1703;
-  const unsigned int v1705 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1705 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1706 = v1580 + v1705;
-  const bool v1707 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1707 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1708 = v1706 < v1;
   const bool v1709 = v1707 && v1708;
   if (v1709) {
@@ -1695,11 +1695,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1713 = v1712 + v1706;
     out[v1713] = v1711;
   }
-  const unsigned int v1714 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1714 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1715 = v1581 + v1714;
-  const unsigned int v1716 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1716 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1717 = v1580 + v1716;
-  const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1719 = v1717 < v1;
   const bool v1720 = v1718 && v1719;
   if (v1720) {
@@ -1709,11 +1709,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1724 = v1723 + v1717;
     out[v1724] = v1722;
   }
-  const unsigned int v1725 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1725 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1726 = v1581 + v1725;
-  const unsigned int v1727 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1727 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1728 = v1580 + v1727;
-  const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1730 = v1728 < v1;
   const bool v1731 = v1729 && v1730;
   if (v1731) {
@@ -1723,11 +1723,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1735 = v1734 + v1728;
     out[v1735] = v1733;
   }
-  const unsigned int v1736 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1736 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1737 = v1581 + v1736;
-  const unsigned int v1738 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1738 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1739 = v1580 + v1738;
-  const bool v1740 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1740 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1741 = v1739 < v1;
   const bool v1742 = v1740 && v1741;
   if (v1742) {
@@ -1737,11 +1737,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1746 = v1745 + v1739;
     out[v1746] = v1744;
   }
-  const unsigned int v1747 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1747 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1748 = v1581 + v1747;
-  const unsigned int v1749 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1749 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1750 = v1580 + v1749;
-  const bool v1751 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1751 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1752 = v1750 < v1;
   const bool v1753 = v1751 && v1752;
   if (v1753) {
@@ -1751,11 +1751,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1757 = v1756 + v1750;
     out[v1757] = v1755;
   }
-  const unsigned int v1758 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1758 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1759 = v1581 + v1758;
-  const unsigned int v1760 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1760 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1761 = v1580 + v1760;
-  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1763 = v1761 < v1;
   const bool v1764 = v1762 && v1763;
   if (v1764) {
@@ -1765,11 +1765,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1768 = v1767 + v1761;
     out[v1768] = v1766;
   }
-  const unsigned int v1769 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1769 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1770 = v1581 + v1769;
-  const unsigned int v1771 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1771 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1772 = v1580 + v1771;
-  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1774 = v1772 < v1;
   const bool v1775 = v1773 && v1774;
   if (v1775) {
@@ -1779,11 +1779,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1779 = v1778 + v1772;
     out[v1779] = v1777;
   }
-  const unsigned int v1780 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1780 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1781 = v1581 + v1780;
-  const unsigned int v1782 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1782 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1783 = v1580 + v1782;
-  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1785 = v1783 < v1;
   const bool v1786 = v1784 && v1785;
   if (v1786) {
@@ -1793,11 +1793,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1790 = v1789 + v1783;
     out[v1790] = v1788;
   }
-  const unsigned int v1791 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1791 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1792 = v1581 + v1791;
-  const unsigned int v1793 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1793 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1794 = v1580 + v1793;
-  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1796 = v1794 < v1;
   const bool v1797 = v1795 && v1796;
   if (v1797) {
@@ -1807,11 +1807,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1801 = v1800 + v1794;
     out[v1801] = v1799;
   }
-  const unsigned int v1802 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1802 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1803 = v1581 + v1802;
-  const unsigned int v1804 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1804 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1805 = v1580 + v1804;
-  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1807 = v1805 < v1;
   const bool v1808 = v1806 && v1807;
   if (v1808) {
@@ -1821,11 +1821,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1812 = v1811 + v1805;
     out[v1812] = v1810;
   }
-  const unsigned int v1813 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1813 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1814 = v1581 + v1813;
-  const unsigned int v1815 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1815 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1816 = v1580 + v1815;
-  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1818 = v1816 < v1;
   const bool v1819 = v1817 && v1818;
   if (v1819) {
@@ -1835,11 +1835,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1823 = v1822 + v1816;
     out[v1823] = v1821;
   }
-  const unsigned int v1824 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1824 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1825 = v1581 + v1824;
-  const unsigned int v1826 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1826 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1827 = v1580 + v1826;
-  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1829 = v1827 < v1;
   const bool v1830 = v1828 && v1829;
   if (v1830) {
@@ -1849,11 +1849,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1834 = v1833 + v1827;
     out[v1834] = v1832;
   }
-  const unsigned int v1835 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1835 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1836 = v1581 + v1835;
-  const unsigned int v1837 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1837 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1838 = v1580 + v1837;
-  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1840 = v1838 < v1;
   const bool v1841 = v1839 && v1840;
   if (v1841) {
@@ -1863,11 +1863,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1845 = v1844 + v1838;
     out[v1845] = v1843;
   }
-  const unsigned int v1846 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1846 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1847 = v1581 + v1846;
-  const unsigned int v1848 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1848 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1849 = v1580 + v1848;
-  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1851 = v1849 < v1;
   const bool v1852 = v1850 && v1851;
   if (v1852) {
@@ -1877,11 +1877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1856 = v1855 + v1849;
     out[v1856] = v1854;
   }
-  const unsigned int v1857 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1857 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1858 = v1581 + v1857;
-  const unsigned int v1859 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1859 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1860 = v1580 + v1859;
-  const bool v1861 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1861 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1862 = v1860 < v1;
   const bool v1863 = v1861 && v1862;
   if (v1863) {
@@ -1891,11 +1891,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1867 = v1866 + v1860;
     out[v1867] = v1865;
   }
-  const unsigned int v1868 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1868 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1869 = v1581 + v1868;
-  const unsigned int v1870 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1870 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1871 = v1580 + v1870;
-  const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1873 = v1871 < v1;
   const bool v1874 = v1872 && v1873;
   if (v1874) {
@@ -1905,11 +1905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1878 = v1877 + v1871;
     out[v1878] = v1876;
   }
-  const unsigned int v1879 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1879 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1880 = v1581 + v1879;
-  const unsigned int v1881 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1881 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1882 = v1580 + v1881;
-  const bool v1883 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1883 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1884 = v1882 < v1;
   const bool v1885 = v1883 && v1884;
   if (v1885) {
@@ -1919,11 +1919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1889 = v1888 + v1882;
     out[v1889] = v1887;
   }
-  const unsigned int v1890 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1890 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1891 = v1581 + v1890;
-  const unsigned int v1892 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1892 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1893 = v1580 + v1892;
-  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1895 = v1893 < v1;
   const bool v1896 = v1894 && v1895;
   if (v1896) {
@@ -1933,11 +1933,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1900 = v1899 + v1893;
     out[v1900] = v1898;
   }
-  const unsigned int v1901 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1901 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1902 = v1581 + v1901;
-  const unsigned int v1903 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1903 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1904 = v1580 + v1903;
-  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1906 = v1904 < v1;
   const bool v1907 = v1905 && v1906;
   if (v1907) {
@@ -1947,11 +1947,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1911 = v1910 + v1904;
     out[v1911] = v1909;
   }
-  const unsigned int v1912 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1912 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1913 = v1581 + v1912;
-  const unsigned int v1914 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1914 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1915 = v1580 + v1914;
-  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1917 = v1915 < v1;
   const bool v1918 = v1916 && v1917;
   if (v1918) {
@@ -1961,11 +1961,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1922 = v1921 + v1915;
     out[v1922] = v1920;
   }
-  const unsigned int v1923 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1923 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1924 = v1581 + v1923;
-  const unsigned int v1925 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1925 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1926 = v1580 + v1925;
-  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1928 = v1926 < v1;
   const bool v1929 = v1927 && v1928;
   if (v1929) {
@@ -1975,11 +1975,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1933 = v1932 + v1926;
     out[v1933] = v1931;
   }
-  const unsigned int v1934 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1934 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1935 = v1581 + v1934;
-  const unsigned int v1936 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1936 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1937 = v1580 + v1936;
-  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1939 = v1937 < v1;
   const bool v1940 = v1938 && v1939;
   if (v1940) {
@@ -1989,11 +1989,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1944 = v1943 + v1937;
     out[v1944] = v1942;
   }
-  const unsigned int v1945 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1945 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1946 = v1581 + v1945;
-  const unsigned int v1947 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1947 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1948 = v1580 + v1947;
-  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1950 = v1948 < v1;
   const bool v1951 = v1949 && v1950;
   if (v1951) {
@@ -2003,11 +2003,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1955 = v1954 + v1948;
     out[v1955] = v1953;
   }
-  const unsigned int v1956 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1956 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1957 = v1581 + v1956;
-  const unsigned int v1958 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1958 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1959 = v1580 + v1958;
-  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1961 = v1959 < v1;
   const bool v1962 = v1960 && v1961;
   if (v1962) {
@@ -2017,11 +2017,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1966 = v1965 + v1959;
     out[v1966] = v1964;
   }
-  const unsigned int v1967 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1967 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1968 = v1581 + v1967;
-  const unsigned int v1969 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1969 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1970 = v1580 + v1969;
-  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1972 = v1970 < v1;
   const bool v1973 = v1971 && v1972;
   if (v1973) {
@@ -2031,11 +2031,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1977 = v1976 + v1970;
     out[v1977] = v1975;
   }
-  const unsigned int v1978 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1978 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1979 = v1581 + v1978;
-  const unsigned int v1980 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1980 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1981 = v1580 + v1980;
-  const bool v1982 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1982 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1983 = v1981 < v1;
   const bool v1984 = v1982 && v1983;
   if (v1984) {
@@ -2045,11 +2045,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1988 = v1987 + v1981;
     out[v1988] = v1986;
   }
-  const unsigned int v1989 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1989 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1990 = v1581 + v1989;
-  const unsigned int v1991 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1991 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1992 = v1580 + v1991;
-  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1994 = v1992 < v1;
   const bool v1995 = v1993 && v1994;
   if (v1995) {
@@ -2059,11 +2059,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v1999 = v1998 + v1992;
     out[v1999] = v1997;
   }
-  const unsigned int v2000 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2000 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2001 = v1581 + v2000;
-  const unsigned int v2002 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2002 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2003 = v1580 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2005 = v2003 < v1;
   const bool v2006 = v2004 && v2005;
   if (v2006) {
@@ -2073,11 +2073,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2010 = v2009 + v2003;
     out[v2010] = v2008;
   }
-  const unsigned int v2011 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2011 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2012 = v1581 + v2011;
-  const unsigned int v2013 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2013 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2014 = v1580 + v2013;
-  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2016 = v2014 < v1;
   const bool v2017 = v2015 && v2016;
   if (v2017) {
@@ -2087,11 +2087,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2021 = v2020 + v2014;
     out[v2021] = v2019;
   }
-  const unsigned int v2022 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2022 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2023 = v1581 + v2022;
-  const unsigned int v2024 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2024 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2025 = v1580 + v2024;
-  const bool v2026 = v2023 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2026 = v2023 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2027 = v2025 < v1;
   const bool v2028 = v2026 && v2027;
   if (v2028) {
@@ -2101,11 +2101,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2032 = v2031 + v2025;
     out[v2032] = v2030;
   }
-  const unsigned int v2033 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2033 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2034 = v1581 + v2033;
-  const unsigned int v2035 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2035 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2036 = v1580 + v2035;
-  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2038 = v2036 < v1;
   const bool v2039 = v2037 && v2038;
   if (v2039) {
@@ -2115,11 +2115,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2043 = v2042 + v2036;
     out[v2043] = v2041;
   }
-  const unsigned int v2044 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2044 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2045 = v1581 + v2044;
-  const unsigned int v2046 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2046 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2047 = v1580 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2049 = v2047 < v1;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
@@ -2129,11 +2129,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2054 = v2053 + v2047;
     out[v2054] = v2052;
   }
-  const unsigned int v2055 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2055 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2056 = v1581 + v2055;
-  const unsigned int v2057 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2057 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2058 = v1580 + v2057;
-  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2060 = v2058 < v1;
   const bool v2061 = v2059 && v2060;
   if (v2061) {
@@ -2143,11 +2143,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2065 = v2064 + v2058;
     out[v2065] = v2063;
   }
-  const unsigned int v2066 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2066 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2067 = v1581 + v2066;
-  const unsigned int v2068 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2068 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2069 = v1580 + v2068;
-  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2071 = v2069 < v1;
   const bool v2072 = v2070 && v2071;
   if (v2072) {
@@ -2157,11 +2157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2076 = v2075 + v2069;
     out[v2076] = v2074;
   }
-  const unsigned int v2077 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2077 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2078 = v1581 + v2077;
-  const unsigned int v2079 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2079 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2080 = v1580 + v2079;
-  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2082 = v2080 < v1;
   const bool v2083 = v2081 && v2082;
   if (v2083) {
@@ -2171,11 +2171,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2087 = v2086 + v2080;
     out[v2087] = v2085;
   }
-  const unsigned int v2088 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2088 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2089 = v1581 + v2088;
-  const unsigned int v2090 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2090 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2091 = v1580 + v2090;
-  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2093 = v2091 < v1;
   const bool v2094 = v2092 && v2093;
   if (v2094) {
@@ -2185,11 +2185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2098 = v2097 + v2091;
     out[v2098] = v2096;
   }
-  const unsigned int v2099 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2099 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2100 = v1581 + v2099;
-  const unsigned int v2101 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2101 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2102 = v1580 + v2101;
-  const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2104 = v2102 < v1;
   const bool v2105 = v2103 && v2104;
   if (v2105) {
@@ -2199,11 +2199,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2109 = v2108 + v2102;
     out[v2109] = v2107;
   }
-  const unsigned int v2110 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2110 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2111 = v1581 + v2110;
-  const unsigned int v2112 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2112 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2113 = v1580 + v2112;
-  const bool v2114 = v2111 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2114 = v2111 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2115 = v2113 < v1;
   const bool v2116 = v2114 && v2115;
   if (v2116) {
@@ -2213,11 +2213,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2120 = v2119 + v2113;
     out[v2120] = v2118;
   }
-  const unsigned int v2121 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2121 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2122 = v1581 + v2121;
-  const unsigned int v2123 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2123 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2124 = v1580 + v2123;
-  const bool v2125 = v2122 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2125 = v2122 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2126 = v2124 < v1;
   const bool v2127 = v2125 && v2126;
   if (v2127) {
@@ -2227,11 +2227,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2131 = v2130 + v2124;
     out[v2131] = v2129;
   }
-  const unsigned int v2132 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2132 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2133 = v1581 + v2132;
-  const unsigned int v2134 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2134 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2135 = v1580 + v2134;
-  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2137 = v2135 < v1;
   const bool v2138 = v2136 && v2137;
   if (v2138) {
@@ -2241,11 +2241,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2142 = v2141 + v2135;
     out[v2142] = v2140;
   }
-  const unsigned int v2143 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2143 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2144 = v1581 + v2143;
-  const unsigned int v2145 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2145 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2146 = v1580 + v2145;
-  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2148 = v2146 < v1;
   const bool v2149 = v2147 && v2148;
   if (v2149) {
@@ -2255,11 +2255,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2153 = v2152 + v2146;
     out[v2153] = v2151;
   }
-  const unsigned int v2154 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2154 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2155 = v1581 + v2154;
-  const unsigned int v2156 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2156 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2157 = v1580 + v2156;
-  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2159 = v2157 < v1;
   const bool v2160 = v2158 && v2159;
   if (v2160) {
@@ -2269,11 +2269,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2164 = v2163 + v2157;
     out[v2164] = v2162;
   }
-  const unsigned int v2165 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2165 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2166 = v1581 + v2165;
-  const unsigned int v2167 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2167 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2168 = v1580 + v2167;
-  const bool v2169 = v2166 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2169 = v2166 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2170 = v2168 < v1;
   const bool v2171 = v2169 && v2170;
   if (v2171) {
@@ -2283,11 +2283,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2175 = v2174 + v2168;
     out[v2175] = v2173;
   }
-  const unsigned int v2176 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2176 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2177 = v1581 + v2176;
-  const unsigned int v2178 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2178 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2179 = v1580 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2181 = v2179 < v1;
   const bool v2182 = v2180 && v2181;
   if (v2182) {
@@ -2297,11 +2297,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2186 = v2185 + v2179;
     out[v2186] = v2184;
   }
-  const unsigned int v2187 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2187 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2188 = v1581 + v2187;
-  const unsigned int v2189 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2189 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2190 = v1580 + v2189;
-  const bool v2191 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2191 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2192 = v2190 < v1;
   const bool v2193 = v2191 && v2192;
   if (v2193) {
@@ -2311,11 +2311,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2197 = v2196 + v2190;
     out[v2197] = v2195;
   }
-  const unsigned int v2198 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2198 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2199 = v1581 + v2198;
-  const unsigned int v2200 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2200 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2201 = v1580 + v2200;
-  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2203 = v2201 < v1;
   const bool v2204 = v2202 && v2203;
   if (v2204) {
@@ -2325,11 +2325,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2208 = v2207 + v2201;
     out[v2208] = v2206;
   }
-  const unsigned int v2209 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2209 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2210 = v1581 + v2209;
-  const unsigned int v2211 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2211 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2212 = v1580 + v2211;
-  const bool v2213 = v2210 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2213 = v2210 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2214 = v2212 < v1;
   const bool v2215 = v2213 && v2214;
   if (v2215) {
@@ -2339,11 +2339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2219 = v2218 + v2212;
     out[v2219] = v2217;
   }
-  const unsigned int v2220 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2220 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2221 = v1581 + v2220;
-  const unsigned int v2222 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2222 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2223 = v1580 + v2222;
-  const bool v2224 = v2221 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2224 = v2221 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2225 = v2223 < v1;
   const bool v2226 = v2224 && v2225;
   if (v2226) {
@@ -2353,11 +2353,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2230 = v2229 + v2223;
     out[v2230] = v2228;
   }
-  const unsigned int v2231 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2231 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2232 = v1581 + v2231;
-  const unsigned int v2233 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2233 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2234 = v1580 + v2233;
-  const bool v2235 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2235 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2236 = v2234 < v1;
   const bool v2237 = v2235 && v2236;
   if (v2237) {
@@ -2367,11 +2367,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2241 = v2240 + v2234;
     out[v2241] = v2239;
   }
-  const unsigned int v2242 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2242 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2243 = v1581 + v2242;
-  const unsigned int v2244 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2244 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2245 = v1580 + v2244;
-  const bool v2246 = v2243 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2246 = v2243 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2247 = v2245 < v1;
   const bool v2248 = v2246 && v2247;
   if (v2248) {
@@ -2381,11 +2381,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2252 = v2251 + v2245;
     out[v2252] = v2250;
   }
-  const unsigned int v2253 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2253 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2254 = v1581 + v2253;
-  const unsigned int v2255 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2255 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2256 = v1580 + v2255;
-  const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2258 = v2256 < v1;
   const bool v2259 = v2257 && v2258;
   if (v2259) {
@@ -2395,11 +2395,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2263 = v2262 + v2256;
     out[v2263] = v2261;
   }
-  const unsigned int v2264 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2264 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2265 = v1581 + v2264;
-  const unsigned int v2266 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2266 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2267 = v1580 + v2266;
-  const bool v2268 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2268 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2269 = v2267 < v1;
   const bool v2270 = v2268 && v2269;
   if (v2270) {
@@ -2409,11 +2409,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2274 = v2273 + v2267;
     out[v2274] = v2272;
   }
-  const unsigned int v2275 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2275 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2276 = v1581 + v2275;
-  const unsigned int v2277 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2277 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2278 = v1580 + v2277;
-  const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2280 = v2278 < v1;
   const bool v2281 = v2279 && v2280;
   if (v2281) {
@@ -2423,11 +2423,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2285 = v2284 + v2278;
     out[v2285] = v2283;
   }
-  const unsigned int v2286 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2286 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2287 = v1581 + v2286;
-  const unsigned int v2288 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2288 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2289 = v1580 + v2288;
-  const bool v2290 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2290 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2291 = v2289 < v1;
   const bool v2292 = v2290 && v2291;
   if (v2292) {
@@ -2437,11 +2437,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2296 = v2295 + v2289;
     out[v2296] = v2294;
   }
-  const unsigned int v2297 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2297 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2298 = v1581 + v2297;
-  const unsigned int v2299 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2299 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2300 = v1580 + v2299;
-  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2302 = v2300 < v1;
   const bool v2303 = v2301 && v2302;
   if (v2303) {
@@ -2451,11 +2451,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2307 = v2306 + v2300;
     out[v2307] = v2305;
   }
-  const unsigned int v2308 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2308 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2309 = v1581 + v2308;
-  const unsigned int v2310 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2310 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2311 = v1580 + v2310;
-  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2313 = v2311 < v1;
   const bool v2314 = v2312 && v2313;
   if (v2314) {
@@ -2465,11 +2465,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2318 = v2317 + v2311;
     out[v2318] = v2316;
   }
-  const unsigned int v2319 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2319 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2320 = v1581 + v2319;
-  const unsigned int v2321 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2321 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2322 = v1580 + v2321;
-  const bool v2323 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2323 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2324 = v2322 < v1;
   const bool v2325 = v2323 && v2324;
   if (v2325) {
@@ -2479,11 +2479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2329 = v2328 + v2322;
     out[v2329] = v2327;
   }
-  const unsigned int v2330 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2330 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2331 = v1581 + v2330;
-  const unsigned int v2332 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2332 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2333 = v1580 + v2332;
-  const bool v2334 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2334 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2335 = v2333 < v1;
   const bool v2336 = v2334 && v2335;
   if (v2336) {
@@ -2493,11 +2493,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2340 = v2339 + v2333;
     out[v2340] = v2338;
   }
-  const unsigned int v2341 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2341 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2342 = v1581 + v2341;
-  const unsigned int v2343 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2343 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2344 = v1580 + v2343;
-  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2346 = v2344 < v1;
   const bool v2347 = v2345 && v2346;
   if (v2347) {
@@ -2507,11 +2507,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2351 = v2350 + v2344;
     out[v2351] = v2349;
   }
-  const unsigned int v2352 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2352 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2353 = v1581 + v2352;
-  const unsigned int v2354 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2354 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2355 = v1580 + v2354;
-  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2357 = v2355 < v1;
   const bool v2358 = v2356 && v2357;
   if (v2358) {
@@ -2521,11 +2521,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2362 = v2361 + v2355;
     out[v2362] = v2360;
   }
-  const unsigned int v2363 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2363 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2364 = v1581 + v2363;
-  const unsigned int v2365 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2365 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2366 = v1580 + v2365;
-  const bool v2367 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2367 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2368 = v2366 < v1;
   const bool v2369 = v2367 && v2368;
   if (v2369) {
@@ -2535,11 +2535,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2373 = v2372 + v2366;
     out[v2373] = v2371;
   }
-  const unsigned int v2374 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2374 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2375 = v1581 + v2374;
-  const unsigned int v2376 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2376 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2377 = v1580 + v2376;
-  const bool v2378 = v2375 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2378 = v2375 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2379 = v2377 < v1;
   const bool v2380 = v2378 && v2379;
   if (v2380) {
@@ -2549,11 +2549,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2384 = v2383 + v2377;
     out[v2384] = v2382;
   }
-  const unsigned int v2385 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2385 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2386 = v1581 + v2385;
-  const unsigned int v2387 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2387 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2388 = v1580 + v2387;
-  const bool v2389 = v2386 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2389 = v2386 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2390 = v2388 < v1;
   const bool v2391 = v2389 && v2390;
   if (v2391) {
@@ -2563,11 +2563,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2395 = v2394 + v2388;
     out[v2395] = v2393;
   }
-  const unsigned int v2396 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2396 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2397 = v1581 + v2396;
-  const unsigned int v2398 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2398 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2399 = v1580 + v2398;
-  const bool v2400 = v2397 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2400 = v2397 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2401 = v2399 < v1;
   const bool v2402 = v2400 && v2401;
   if (v2402) {
@@ -2577,11 +2577,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2406 = v2405 + v2399;
     out[v2406] = v2404;
   }
-  const unsigned int v2407 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2407 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2408 = v1581 + v2407;
-  const unsigned int v2409 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2409 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2410 = v1580 + v2409;
-  const bool v2411 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2411 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2412 = v2410 < v1;
   const bool v2413 = v2411 && v2412;
   if (v2413) {
@@ -2591,11 +2591,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2417 = v2416 + v2410;
     out[v2417] = v2415;
   }
-  const unsigned int v2418 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2418 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2419 = v1581 + v2418;
-  const unsigned int v2420 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2420 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2421 = v1580 + v2420;
-  const bool v2422 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2422 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2423 = v2421 < v1;
   const bool v2424 = v2422 && v2423;
   if (v2424) {
@@ -2605,11 +2605,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2428 = v2427 + v2421;
     out[v2428] = v2426;
   }
-  const unsigned int v2429 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2429 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2430 = v1581 + v2429;
-  const unsigned int v2431 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2431 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2432 = v1580 + v2431;
-  const bool v2433 = v2430 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2433 = v2430 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2434 = v2432 < v1;
   const bool v2435 = v2433 && v2434;
   if (v2435) {
@@ -2619,11 +2619,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2439 = v2438 + v2432;
     out[v2439] = v2437;
   }
-  const unsigned int v2440 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2440 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2441 = v1581 + v2440;
-  const unsigned int v2442 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2442 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2443 = v1580 + v2442;
-  const bool v2444 = v2441 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2444 = v2441 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2445 = v2443 < v1;
   const bool v2446 = v2444 && v2445;
   if (v2446) {
@@ -2633,11 +2633,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2450 = v2449 + v2443;
     out[v2450] = v2448;
   }
-  const unsigned int v2451 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2451 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2452 = v1581 + v2451;
-  const unsigned int v2453 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2453 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2454 = v1580 + v2453;
-  const bool v2455 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2455 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2456 = v2454 < v1;
   const bool v2457 = v2455 && v2456;
   if (v2457) {
@@ -2647,11 +2647,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2461 = v2460 + v2454;
     out[v2461] = v2459;
   }
-  const unsigned int v2462 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2462 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2463 = v1581 + v2462;
-  const unsigned int v2464 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2464 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2465 = v1580 + v2464;
-  const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2467 = v2465 < v1;
   const bool v2468 = v2466 && v2467;
   if (v2468) {
@@ -2661,11 +2661,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2472 = v2471 + v2465;
     out[v2472] = v2470;
   }
-  const unsigned int v2473 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2473 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2474 = v1581 + v2473;
-  const unsigned int v2475 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2475 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2476 = v1580 + v2475;
-  const bool v2477 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2477 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2478 = v2476 < v1;
   const bool v2479 = v2477 && v2478;
   if (v2479) {
@@ -2675,11 +2675,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2483 = v2482 + v2476;
     out[v2483] = v2481;
   }
-  const unsigned int v2484 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2484 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2485 = v1581 + v2484;
-  const unsigned int v2486 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2486 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2487 = v1580 + v2486;
-  const bool v2488 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2488 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2489 = v2487 < v1;
   const bool v2490 = v2488 && v2489;
   if (v2490) {
@@ -2689,11 +2689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2494 = v2493 + v2487;
     out[v2494] = v2492;
   }
-  const unsigned int v2495 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2495 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2496 = v1581 + v2495;
-  const unsigned int v2497 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2497 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2498 = v1580 + v2497;
-  const bool v2499 = v2496 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2499 = v2496 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2500 = v2498 < v1;
   const bool v2501 = v2499 && v2500;
   if (v2501) {
@@ -2703,11 +2703,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2505 = v2504 + v2498;
     out[v2505] = v2503;
   }
-  const unsigned int v2506 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2506 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2507 = v1581 + v2506;
-  const unsigned int v2508 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2508 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2509 = v1580 + v2508;
-  const bool v2510 = v2507 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2510 = v2507 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2511 = v2509 < v1;
   const bool v2512 = v2510 && v2511;
   if (v2512) {
@@ -2717,11 +2717,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2516 = v2515 + v2509;
     out[v2516] = v2514;
   }
-  const unsigned int v2517 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2517 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2518 = v1581 + v2517;
-  const unsigned int v2519 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2519 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2520 = v1580 + v2519;
-  const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2522 = v2520 < v1;
   const bool v2523 = v2521 && v2522;
   if (v2523) {
@@ -2731,11 +2731,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2527 = v2526 + v2520;
     out[v2527] = v2525;
   }
-  const unsigned int v2528 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2528 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2529 = v1581 + v2528;
-  const unsigned int v2530 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2530 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2531 = v1580 + v2530;
-  const bool v2532 = v2529 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2532 = v2529 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2533 = v2531 < v1;
   const bool v2534 = v2532 && v2533;
   if (v2534) {
@@ -2745,11 +2745,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2538 = v2537 + v2531;
     out[v2538] = v2536;
   }
-  const unsigned int v2539 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2539 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2540 = v1581 + v2539;
-  const unsigned int v2541 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2541 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2542 = v1580 + v2541;
-  const bool v2543 = v2540 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2543 = v2540 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2544 = v2542 < v1;
   const bool v2545 = v2543 && v2544;
   if (v2545) {
@@ -2759,11 +2759,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2549 = v2548 + v2542;
     out[v2549] = v2547;
   }
-  const unsigned int v2550 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2550 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2551 = v1581 + v2550;
-  const unsigned int v2552 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2552 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2553 = v1580 + v2552;
-  const bool v2554 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2554 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2555 = v2553 < v1;
   const bool v2556 = v2554 && v2555;
   if (v2556) {
@@ -2773,11 +2773,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2560 = v2559 + v2553;
     out[v2560] = v2558;
   }
-  const unsigned int v2561 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2561 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2562 = v1581 + v2561;
-  const unsigned int v2563 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2563 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2564 = v1580 + v2563;
-  const bool v2565 = v2562 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2565 = v2562 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2566 = v2564 < v1;
   const bool v2567 = v2565 && v2566;
   if (v2567) {
@@ -2787,11 +2787,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2571 = v2570 + v2564;
     out[v2571] = v2569;
   }
-  const unsigned int v2572 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2572 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2573 = v1581 + v2572;
-  const unsigned int v2574 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2574 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2575 = v1580 + v2574;
-  const bool v2576 = v2573 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2576 = v2573 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2577 = v2575 < v1;
   const bool v2578 = v2576 && v2577;
   if (v2578) {
@@ -2801,11 +2801,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2582 = v2581 + v2575;
     out[v2582] = v2580;
   }
-  const unsigned int v2583 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2583 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2584 = v1581 + v2583;
-  const unsigned int v2585 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2585 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2586 = v1580 + v2585;
-  const bool v2587 = v2584 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2587 = v2584 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2588 = v2586 < v1;
   const bool v2589 = v2587 && v2588;
   if (v2589) {
@@ -2815,11 +2815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2593 = v2592 + v2586;
     out[v2593] = v2591;
   }
-  const unsigned int v2594 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2594 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2595 = v1581 + v2594;
-  const unsigned int v2596 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2596 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2597 = v1580 + v2596;
-  const bool v2598 = v2595 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2598 = v2595 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2599 = v2597 < v1;
   const bool v2600 = v2598 && v2599;
   if (v2600) {
@@ -2829,11 +2829,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2604 = v2603 + v2597;
     out[v2604] = v2602;
   }
-  const unsigned int v2605 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2605 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2606 = v1581 + v2605;
-  const unsigned int v2607 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2607 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2608 = v1580 + v2607;
-  const bool v2609 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2609 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2610 = v2608 < v1;
   const bool v2611 = v2609 && v2610;
   if (v2611) {
@@ -2843,11 +2843,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2615 = v2614 + v2608;
     out[v2615] = v2613;
   }
-  const unsigned int v2616 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2616 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2617 = v1581 + v2616;
-  const unsigned int v2618 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2618 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2619 = v1580 + v2618;
-  const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2621 = v2619 < v1;
   const bool v2622 = v2620 && v2621;
   if (v2622) {
@@ -2857,11 +2857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2626 = v2625 + v2619;
     out[v2626] = v2624;
   }
-  const unsigned int v2627 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2627 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2628 = v1581 + v2627;
-  const unsigned int v2629 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2629 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2630 = v1580 + v2629;
-  const bool v2631 = v2628 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2631 = v2628 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2632 = v2630 < v1;
   const bool v2633 = v2631 && v2632;
   if (v2633) {
@@ -2871,11 +2871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2637 = v2636 + v2630;
     out[v2637] = v2635;
   }
-  const unsigned int v2638 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2638 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2639 = v1581 + v2638;
-  const unsigned int v2640 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2640 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2641 = v1580 + v2640;
-  const bool v2642 = v2639 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2642 = v2639 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2643 = v2641 < v1;
   const bool v2644 = v2642 && v2643;
   if (v2644) {
@@ -2885,11 +2885,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2648 = v2647 + v2641;
     out[v2648] = v2646;
   }
-  const unsigned int v2649 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2649 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2650 = v1581 + v2649;
-  const unsigned int v2651 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2651 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2652 = v1580 + v2651;
-  const bool v2653 = v2650 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2653 = v2650 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2654 = v2652 < v1;
   const bool v2655 = v2653 && v2654;
   if (v2655) {
@@ -2899,11 +2899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2659 = v2658 + v2652;
     out[v2659] = v2657;
   }
-  const unsigned int v2660 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2660 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2661 = v1581 + v2660;
-  const unsigned int v2662 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2662 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2663 = v1580 + v2662;
-  const bool v2664 = v2661 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2664 = v2661 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2665 = v2663 < v1;
   const bool v2666 = v2664 && v2665;
   if (v2666) {
@@ -2913,11 +2913,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2670 = v2669 + v2663;
     out[v2670] = v2668;
   }
-  const unsigned int v2671 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2671 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2672 = v1581 + v2671;
-  const unsigned int v2673 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2673 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2674 = v1580 + v2673;
-  const bool v2675 = v2672 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2675 = v2672 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2676 = v2674 < v1;
   const bool v2677 = v2675 && v2676;
   if (v2677) {
@@ -2927,11 +2927,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2681 = v2680 + v2674;
     out[v2681] = v2679;
   }
-  const unsigned int v2682 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2682 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2683 = v1581 + v2682;
-  const unsigned int v2684 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2684 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2685 = v1580 + v2684;
-  const bool v2686 = v2683 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2686 = v2683 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2687 = v2685 < v1;
   const bool v2688 = v2686 && v2687;
   if (v2688) {
@@ -2941,11 +2941,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2692 = v2691 + v2685;
     out[v2692] = v2690;
   }
-  const unsigned int v2693 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2693 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2694 = v1581 + v2693;
-  const unsigned int v2695 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2695 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2696 = v1580 + v2695;
-  const bool v2697 = v2694 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2697 = v2694 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2698 = v2696 < v1;
   const bool v2699 = v2697 && v2698;
   if (v2699) {
@@ -2955,11 +2955,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2703 = v2702 + v2696;
     out[v2703] = v2701;
   }
-  const unsigned int v2704 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2704 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2705 = v1581 + v2704;
-  const unsigned int v2706 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2706 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2707 = v1580 + v2706;
-  const bool v2708 = v2705 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2708 = v2705 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2709 = v2707 < v1;
   const bool v2710 = v2708 && v2709;
   if (v2710) {
@@ -2969,11 +2969,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2714 = v2713 + v2707;
     out[v2714] = v2712;
   }
-  const unsigned int v2715 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2715 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2716 = v1581 + v2715;
-  const unsigned int v2717 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2717 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2718 = v1580 + v2717;
-  const bool v2719 = v2716 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2719 = v2716 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2720 = v2718 < v1;
   const bool v2721 = v2719 && v2720;
   if (v2721) {
@@ -2983,11 +2983,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2725 = v2724 + v2718;
     out[v2725] = v2723;
   }
-  const unsigned int v2726 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2726 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2727 = v1581 + v2726;
-  const unsigned int v2728 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2728 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2729 = v1580 + v2728;
-  const bool v2730 = v2727 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2730 = v2727 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2731 = v2729 < v1;
   const bool v2732 = v2730 && v2731;
   if (v2732) {
@@ -2997,11 +2997,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2736 = v2735 + v2729;
     out[v2736] = v2734;
   }
-  const unsigned int v2737 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2737 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2738 = v1581 + v2737;
-  const unsigned int v2739 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2739 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2740 = v1580 + v2739;
-  const bool v2741 = v2738 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2741 = v2738 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2742 = v2740 < v1;
   const bool v2743 = v2741 && v2742;
   if (v2743) {
@@ -3011,11 +3011,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2747 = v2746 + v2740;
     out[v2747] = v2745;
   }
-  const unsigned int v2748 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2748 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2749 = v1581 + v2748;
-  const unsigned int v2750 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2750 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2751 = v1580 + v2750;
-  const bool v2752 = v2749 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2752 = v2749 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2753 = v2751 < v1;
   const bool v2754 = v2752 && v2753;
   if (v2754) {
@@ -3025,11 +3025,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2758 = v2757 + v2751;
     out[v2758] = v2756;
   }
-  const unsigned int v2759 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2759 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2760 = v1581 + v2759;
-  const unsigned int v2761 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2761 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2762 = v1580 + v2761;
-  const bool v2763 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2763 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2764 = v2762 < v1;
   const bool v2765 = v2763 && v2764;
   if (v2765) {
@@ -3039,11 +3039,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2769 = v2768 + v2762;
     out[v2769] = v2767;
   }
-  const unsigned int v2770 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2770 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2771 = v1581 + v2770;
-  const unsigned int v2772 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2772 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2773 = v1580 + v2772;
-  const bool v2774 = v2771 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2774 = v2771 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2775 = v2773 < v1;
   const bool v2776 = v2774 && v2775;
   if (v2776) {
@@ -3053,11 +3053,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2780 = v2779 + v2773;
     out[v2780] = v2778;
   }
-  const unsigned int v2781 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2781 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2782 = v1581 + v2781;
-  const unsigned int v2783 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2783 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2784 = v1580 + v2783;
-  const bool v2785 = v2782 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2785 = v2782 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2786 = v2784 < v1;
   const bool v2787 = v2785 && v2786;
   if (v2787) {
@@ -3067,11 +3067,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2791 = v2790 + v2784;
     out[v2791] = v2789;
   }
-  const unsigned int v2792 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2792 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2793 = v1581 + v2792;
-  const unsigned int v2794 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2794 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2795 = v1580 + v2794;
-  const bool v2796 = v2793 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2796 = v2793 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2797 = v2795 < v1;
   const bool v2798 = v2796 && v2797;
   if (v2798) {
@@ -3081,11 +3081,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2802 = v2801 + v2795;
     out[v2802] = v2800;
   }
-  const unsigned int v2803 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2803 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2804 = v1581 + v2803;
-  const unsigned int v2805 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2805 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2806 = v1580 + v2805;
-  const bool v2807 = v2804 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2807 = v2804 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2808 = v2806 < v1;
   const bool v2809 = v2807 && v2808;
   if (v2809) {
@@ -3095,11 +3095,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2813 = v2812 + v2806;
     out[v2813] = v2811;
   }
-  const unsigned int v2814 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2814 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2815 = v1581 + v2814;
-  const unsigned int v2816 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2816 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2817 = v1580 + v2816;
-  const bool v2818 = v2815 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2818 = v2815 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2819 = v2817 < v1;
   const bool v2820 = v2818 && v2819;
   if (v2820) {
@@ -3109,11 +3109,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2824 = v2823 + v2817;
     out[v2824] = v2822;
   }
-  const unsigned int v2825 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2825 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2826 = v1581 + v2825;
-  const unsigned int v2827 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2827 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2828 = v1580 + v2827;
-  const bool v2829 = v2826 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2829 = v2826 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2830 = v2828 < v1;
   const bool v2831 = v2829 && v2830;
   if (v2831) {
@@ -3123,11 +3123,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2835 = v2834 + v2828;
     out[v2835] = v2833;
   }
-  const unsigned int v2836 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2836 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2837 = v1581 + v2836;
-  const unsigned int v2838 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2838 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2839 = v1580 + v2838;
-  const bool v2840 = v2837 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2840 = v2837 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2841 = v2839 < v1;
   const bool v2842 = v2840 && v2841;
   if (v2842) {
@@ -3137,11 +3137,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2846 = v2845 + v2839;
     out[v2846] = v2844;
   }
-  const unsigned int v2847 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2847 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2848 = v1581 + v2847;
-  const unsigned int v2849 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2849 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2850 = v1580 + v2849;
-  const bool v2851 = v2848 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2851 = v2848 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2852 = v2850 < v1;
   const bool v2853 = v2851 && v2852;
   if (v2853) {
@@ -3151,11 +3151,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2857 = v2856 + v2850;
     out[v2857] = v2855;
   }
-  const unsigned int v2858 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2858 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2859 = v1581 + v2858;
-  const unsigned int v2860 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2860 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2861 = v1580 + v2860;
-  const bool v2862 = v2859 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2862 = v2859 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2863 = v2861 < v1;
   const bool v2864 = v2862 && v2863;
   if (v2864) {
@@ -3165,11 +3165,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2868 = v2867 + v2861;
     out[v2868] = v2866;
   }
-  const unsigned int v2869 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2869 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2870 = v1581 + v2869;
-  const unsigned int v2871 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2871 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2872 = v1580 + v2871;
-  const bool v2873 = v2870 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2873 = v2870 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2874 = v2872 < v1;
   const bool v2875 = v2873 && v2874;
   if (v2875) {
@@ -3179,11 +3179,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2879 = v2878 + v2872;
     out[v2879] = v2877;
   }
-  const unsigned int v2880 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2880 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2881 = v1581 + v2880;
-  const unsigned int v2882 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2882 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2883 = v1580 + v2882;
-  const bool v2884 = v2881 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2884 = v2881 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2885 = v2883 < v1;
   const bool v2886 = v2884 && v2885;
   if (v2886) {
@@ -3193,11 +3193,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2890 = v2889 + v2883;
     out[v2890] = v2888;
   }
-  const unsigned int v2891 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2891 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2892 = v1581 + v2891;
-  const unsigned int v2893 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2893 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2894 = v1580 + v2893;
-  const bool v2895 = v2892 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2895 = v2892 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2896 = v2894 < v1;
   const bool v2897 = v2895 && v2896;
   if (v2897) {
@@ -3207,11 +3207,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2901 = v2900 + v2894;
     out[v2901] = v2899;
   }
-  const unsigned int v2902 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2902 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2903 = v1581 + v2902;
-  const unsigned int v2904 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2904 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2905 = v1580 + v2904;
-  const bool v2906 = v2903 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2906 = v2903 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2907 = v2905 < v1;
   const bool v2908 = v2906 && v2907;
   if (v2908) {
@@ -3221,11 +3221,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2912 = v2911 + v2905;
     out[v2912] = v2910;
   }
-  const unsigned int v2913 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2913 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2914 = v1581 + v2913;
-  const unsigned int v2915 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2915 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2916 = v1580 + v2915;
-  const bool v2917 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2917 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2918 = v2916 < v1;
   const bool v2919 = v2917 && v2918;
   if (v2919) {
@@ -3235,11 +3235,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2923 = v2922 + v2916;
     out[v2923] = v2921;
   }
-  const unsigned int v2924 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2924 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2925 = v1581 + v2924;
-  const unsigned int v2926 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2926 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2927 = v1580 + v2926;
-  const bool v2928 = v2925 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2928 = v2925 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2929 = v2927 < v1;
   const bool v2930 = v2928 && v2929;
   if (v2930) {
@@ -3249,11 +3249,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2934 = v2933 + v2927;
     out[v2934] = v2932;
   }
-  const unsigned int v2935 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2935 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2936 = v1581 + v2935;
-  const unsigned int v2937 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2937 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2938 = v1580 + v2937;
-  const bool v2939 = v2936 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2939 = v2936 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2940 = v2938 < v1;
   const bool v2941 = v2939 && v2940;
   if (v2941) {
@@ -3263,11 +3263,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2945 = v2944 + v2938;
     out[v2945] = v2943;
   }
-  const unsigned int v2946 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2946 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2947 = v1581 + v2946;
-  const unsigned int v2948 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2948 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2949 = v1580 + v2948;
-  const bool v2950 = v2947 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2950 = v2947 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2951 = v2949 < v1;
   const bool v2952 = v2950 && v2951;
   if (v2952) {
@@ -3277,11 +3277,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2956 = v2955 + v2949;
     out[v2956] = v2954;
   }
-  const unsigned int v2957 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2957 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2958 = v1581 + v2957;
-  const unsigned int v2959 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2959 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2960 = v1580 + v2959;
-  const bool v2961 = v2958 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2961 = v2958 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2962 = v2960 < v1;
   const bool v2963 = v2961 && v2962;
   if (v2963) {
@@ -3291,11 +3291,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2967 = v2966 + v2960;
     out[v2967] = v2965;
   }
-  const unsigned int v2968 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2968 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2969 = v1581 + v2968;
-  const unsigned int v2970 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2970 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2971 = v1580 + v2970;
-  const bool v2972 = v2969 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2972 = v2969 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2973 = v2971 < v1;
   const bool v2974 = v2972 && v2973;
   if (v2974) {
@@ -3305,11 +3305,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
     const unsigned int v2978 = v2977 + v2971;
     out[v2978] = v2976;
   }
-  const unsigned int v2979 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2979 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2980 = v1581 + v2979;
-  const unsigned int v2981 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2981 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2982 = v1580 + v2981;
-  const bool v2983 = v2980 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2983 = v2980 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2984 = v2982 < v1;
   const bool v2985 = v2983 && v2984;
   if (v2985) {

@@ -285,25 +285,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v31 = v30 << 6u;
-  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v35 = v34 << 6u;
-  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v37, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v39, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v45 = v44 == 0u;
-  if (v45) {  // kernels/gemm/gemm_tiles.hpp:259
-    for (unsigned int v3017 = 0u; v3017 < 2u; v3017 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:260
+    for (unsigned int v3017 = 0u; v3017 < 2u; v3017 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v3018 = v3017 << 5u;
       const bool v3020 = v3018 < v2;
       if (v3020) {
-        const unsigned int v3022 = v3017 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v3022 = v3017 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v3024 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3027 = v3024 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3030 = v3024 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -709,33 +709,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
         const iron_bf16 v3794 = iron_f32_to_bf16(v3793);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3118) = iron_bf16x8{{v3773, v3776, v3779, v3782, v3785, v3788, v3791, v3794}};  // kernels/gemm/quant_b.hpp:146
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v3813 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v3819 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v3813 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v3819 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v3801 = 0u; v3801 < v2; v3801 += 32u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v3801 = 0u; v3801 < v2; v3801 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v3803 = v3801 >> 5u;
       const unsigned int v3805 = v3803 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3807 = v3805 * 5120u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v3814 = v3807 + v3813;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v3807 = v3805 * 5120u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v3814 = v3807 + v3813;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false>(v39, shm0, v3814, 40u);
-      const unsigned int v3820 = v3807 + v3819;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v3820 = v3807 + v3819;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true>(v41, shm1, v3820, 40u);
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v3827 = v3814 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v3827 = v3814 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false>(v39, shm0, v3827, 40u);
-      const unsigned int v3833 = v3820 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v3833 = v3820 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true>(v41, shm1, v3833, 40u);
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v3836 = v3801 + 64u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v3836 = v3801 + 64u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v3838 = v3803 + 2u;
       const unsigned int v3839 = v3838 % 3u;
       const bool v3840 = v3836 < v2;
       if (v3840) {
-        const unsigned int v3842 = v3839 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v3842 = v3839 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v3844 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3847 = v3844 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3850 = v3844 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -1141,7 +1141,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
         const iron_bf16 v4614 = iron_f32_to_bf16(v4613);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3938) = iron_bf16x8{{v4593, v4596, v4599, v4602, v4605, v4608, v4611, v4614}};  // kernels/gemm/quant_b.hpp:146
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
@@ -1194,12 +1194,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1446 = v1429 * v935;  // kernels/gemm/quant_b.hpp:38
     const unsigned int v1574 = v1412 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v1576 = v1574 + v1416;
-    const unsigned int v1583 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1589 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v1597 = v1583 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v1603 = v1589 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v1583 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1589 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v1597 = v1583 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v1603 = v1589 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v870 = 0u; v870 < v2; v870 += 32u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v870 = 0u; v870 < v2; v870 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v874 = v872; v874 < 4096u; v874 += v871) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v876 = v874 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v878 = v874 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -1542,23 +1542,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
       const float v1570 = v1421 ? v1547 : 0.0f;
       const iron_bf16 v1571 = iron_f32_to_bf16(v1570);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v1576) = iron_bf16x8{{v1550, v1553, v1556, v1559, v1562, v1565, v1568, v1571}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false>(v39, shm0, v1583, 40u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true>(v41, shm1, v1589, 40u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false>(v39, shm0, v1597, 40u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true>(v41, shm1, v1603, 40u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false>(v39, shm0, v1583, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true>(v41, shm1, v1589, 40u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false>(v39, shm0, v1597, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true>(v41, shm1, v1603, 40u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v1604 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v1604 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v1605 = v22 + v31;
-  const unsigned int v1606 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1606 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1607 = v1605 + v1606;
-  const unsigned int v1608 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1608 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1609 = v1604 + v1608;
-  const bool v1610 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1610 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1611 = v1609 < v1;
   const bool v1612 = v1610 && v1611;
   if (v1612) {
@@ -1568,11 +1568,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1616 = v1615 + v1609;
     out[v1616] = v1614;
   }
-  const unsigned int v1617 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1617 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1618 = v1605 + v1617;
-  const unsigned int v1619 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1619 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1620 = v1604 + v1619;
-  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1622 = v1620 < v1;
   const bool v1623 = v1621 && v1622;
   if (v1623) {
@@ -1582,11 +1582,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1627 = v1626 + v1620;
     out[v1627] = v1625;
   }
-  const unsigned int v1628 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1628 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1629 = v1605 + v1628;
-  const unsigned int v1630 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1630 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1631 = v1604 + v1630;
-  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1633 = v1631 < v1;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
@@ -1596,11 +1596,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1638 = v1637 + v1631;
     out[v1638] = v1636;
   }
-  const unsigned int v1639 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1639 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1640 = v1605 + v1639;
-  const unsigned int v1641 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1641 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1642 = v1604 + v1641;
-  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1644 = v1642 < v1;
   const bool v1645 = v1643 && v1644;
   if (v1645) {
@@ -1610,11 +1610,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1649 = v1648 + v1642;
     out[v1649] = v1647;
   }
-  const unsigned int v1650 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1650 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1651 = v1605 + v1650;
-  const unsigned int v1652 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1652 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1653 = v1604 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1655 = v1653 < v1;
   const bool v1656 = v1654 && v1655;
   if (v1656) {
@@ -1624,11 +1624,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1660 = v1659 + v1653;
     out[v1660] = v1658;
   }
-  const unsigned int v1661 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1661 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1662 = v1605 + v1661;
-  const unsigned int v1663 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1663 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1664 = v1604 + v1663;
-  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1666 = v1664 < v1;
   const bool v1667 = v1665 && v1666;
   if (v1667) {
@@ -1638,11 +1638,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1671 = v1670 + v1664;
     out[v1671] = v1669;
   }
-  const unsigned int v1672 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1672 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1673 = v1605 + v1672;
-  const unsigned int v1674 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1674 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1675 = v1604 + v1674;
-  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1677 = v1675 < v1;
   const bool v1678 = v1676 && v1677;
   if (v1678) {
@@ -1652,11 +1652,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1682 = v1681 + v1675;
     out[v1682] = v1680;
   }
-  const unsigned int v1683 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1683 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1684 = v1605 + v1683;
-  const unsigned int v1685 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1685 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1686 = v1604 + v1685;
-  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1688 = v1686 < v1;
   const bool v1689 = v1687 && v1688;
   if (v1689) {
@@ -1666,11 +1666,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1693 = v1692 + v1686;
     out[v1693] = v1691;
   }
-  const unsigned int v1694 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1694 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1695 = v1605 + v1694;
-  const unsigned int v1696 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1696 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1697 = v1604 + v1696;
-  const bool v1698 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1698 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1699 = v1697 < v1;
   const bool v1700 = v1698 && v1699;
   if (v1700) {
@@ -1680,11 +1680,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1704 = v1703 + v1697;
     out[v1704] = v1702;
   }
-  const unsigned int v1705 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1705 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1706 = v1605 + v1705;
-  const unsigned int v1707 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1707 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1708 = v1604 + v1707;
-  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1710 = v1708 < v1;
   const bool v1711 = v1709 && v1710;
   if (v1711) {
@@ -1694,11 +1694,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1715 = v1714 + v1708;
     out[v1715] = v1713;
   }
-  const unsigned int v1716 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1716 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1717 = v1605 + v1716;
-  const unsigned int v1718 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1718 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1719 = v1604 + v1718;
-  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1721 = v1719 < v1;
   const bool v1722 = v1720 && v1721;
   if (v1722) {
@@ -1708,11 +1708,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1726 = v1725 + v1719;
     out[v1726] = v1724;
   }
-  const unsigned int v1727 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1727 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1728 = v1605 + v1727;
-  const unsigned int v1729 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1729 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1730 = v1604 + v1729;
-  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1732 = v1730 < v1;
   const bool v1733 = v1731 && v1732;
   if (v1733) {
@@ -1722,11 +1722,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1737 = v1736 + v1730;
     out[v1737] = v1735;
   }
-  const unsigned int v1738 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1738 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1739 = v1605 + v1738;
-  const unsigned int v1740 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1740 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1741 = v1604 + v1740;
-  const bool v1742 = v1739 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1742 = v1739 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1743 = v1741 < v1;
   const bool v1744 = v1742 && v1743;
   if (v1744) {
@@ -1736,11 +1736,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1748 = v1747 + v1741;
     out[v1748] = v1746;
   }
-  const unsigned int v1749 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1749 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1750 = v1605 + v1749;
-  const unsigned int v1751 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1751 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1752 = v1604 + v1751;
-  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1754 = v1752 < v1;
   const bool v1755 = v1753 && v1754;
   if (v1755) {
@@ -1750,11 +1750,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1759 = v1758 + v1752;
     out[v1759] = v1757;
   }
-  const unsigned int v1760 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1760 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1761 = v1605 + v1760;
-  const unsigned int v1762 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1762 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1763 = v1604 + v1762;
-  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1765 = v1763 < v1;
   const bool v1766 = v1764 && v1765;
   if (v1766) {
@@ -1764,11 +1764,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1770 = v1769 + v1763;
     out[v1770] = v1768;
   }
-  const unsigned int v1771 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1771 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1772 = v1605 + v1771;
-  const unsigned int v1773 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1773 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1774 = v1604 + v1773;
-  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1776 = v1774 < v1;
   const bool v1777 = v1775 && v1776;
   if (v1777) {
@@ -1778,11 +1778,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1781 = v1780 + v1774;
     out[v1781] = v1779;
   }
-  const unsigned int v1782 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1782 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1783 = v1605 + v1782;
-  const unsigned int v1784 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1784 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1785 = v1604 + v1784;
-  const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1787 = v1785 < v1;
   const bool v1788 = v1786 && v1787;
   if (v1788) {
@@ -1792,11 +1792,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1792 = v1791 + v1785;
     out[v1792] = v1790;
   }
-  const unsigned int v1793 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1793 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1794 = v1605 + v1793;
-  const unsigned int v1795 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1795 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1796 = v1604 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1798 = v1796 < v1;
   const bool v1799 = v1797 && v1798;
   if (v1799) {
@@ -1806,11 +1806,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1803 = v1802 + v1796;
     out[v1803] = v1801;
   }
-  const unsigned int v1804 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1804 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1805 = v1605 + v1804;
-  const unsigned int v1806 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1806 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1807 = v1604 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1809 = v1807 < v1;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -1820,11 +1820,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1814 = v1813 + v1807;
     out[v1814] = v1812;
   }
-  const unsigned int v1815 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1815 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1816 = v1605 + v1815;
-  const unsigned int v1817 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1817 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1818 = v1604 + v1817;
-  const bool v1819 = v1816 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1819 = v1816 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1820 = v1818 < v1;
   const bool v1821 = v1819 && v1820;
   if (v1821) {
@@ -1834,11 +1834,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1825 = v1824 + v1818;
     out[v1825] = v1823;
   }
-  const unsigned int v1826 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1826 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1827 = v1605 + v1826;
-  const unsigned int v1828 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1828 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1829 = v1604 + v1828;
-  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1831 = v1829 < v1;
   const bool v1832 = v1830 && v1831;
   if (v1832) {
@@ -1848,11 +1848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1836 = v1835 + v1829;
     out[v1836] = v1834;
   }
-  const unsigned int v1837 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1837 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1838 = v1605 + v1837;
-  const unsigned int v1839 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1839 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1840 = v1604 + v1839;
-  const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1842 = v1840 < v1;
   const bool v1843 = v1841 && v1842;
   if (v1843) {
@@ -1862,11 +1862,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1847 = v1846 + v1840;
     out[v1847] = v1845;
   }
-  const unsigned int v1848 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1848 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1849 = v1605 + v1848;
-  const unsigned int v1850 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1850 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1851 = v1604 + v1850;
-  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
@@ -1876,11 +1876,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1858 = v1857 + v1851;
     out[v1858] = v1856;
   }
-  const unsigned int v1859 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1859 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1860 = v1605 + v1859;
-  const unsigned int v1861 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1861 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1862 = v1604 + v1861;
-  const bool v1863 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1863 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1864 = v1862 < v1;
   const bool v1865 = v1863 && v1864;
   if (v1865) {
@@ -1890,11 +1890,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1869 = v1868 + v1862;
     out[v1869] = v1867;
   }
-  const unsigned int v1870 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1870 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1871 = v1605 + v1870;
-  const unsigned int v1872 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1872 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1873 = v1604 + v1872;
-  const bool v1874 = v1871 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1874 = v1871 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1875 = v1873 < v1;
   const bool v1876 = v1874 && v1875;
   if (v1876) {
@@ -1904,11 +1904,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1880 = v1879 + v1873;
     out[v1880] = v1878;
   }
-  const unsigned int v1881 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1881 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1882 = v1605 + v1881;
-  const unsigned int v1883 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1883 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1884 = v1604 + v1883;
-  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1886 = v1884 < v1;
   const bool v1887 = v1885 && v1886;
   if (v1887) {
@@ -1918,11 +1918,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1891 = v1890 + v1884;
     out[v1891] = v1889;
   }
-  const unsigned int v1892 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1892 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1893 = v1605 + v1892;
-  const unsigned int v1894 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1894 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1895 = v1604 + v1894;
-  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1897 = v1895 < v1;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
@@ -1932,11 +1932,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1902 = v1901 + v1895;
     out[v1902] = v1900;
   }
-  const unsigned int v1903 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1903 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1904 = v1605 + v1903;
-  const unsigned int v1905 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1905 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1906 = v1604 + v1905;
-  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1908 = v1906 < v1;
   const bool v1909 = v1907 && v1908;
   if (v1909) {
@@ -1946,11 +1946,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1913 = v1912 + v1906;
     out[v1913] = v1911;
   }
-  const unsigned int v1914 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1914 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1915 = v1605 + v1914;
-  const unsigned int v1916 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1916 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1917 = v1604 + v1916;
-  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1919 = v1917 < v1;
   const bool v1920 = v1918 && v1919;
   if (v1920) {
@@ -1960,11 +1960,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1924 = v1923 + v1917;
     out[v1924] = v1922;
   }
-  const unsigned int v1925 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1925 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1926 = v1605 + v1925;
-  const unsigned int v1927 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1927 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1928 = v1604 + v1927;
-  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1930 = v1928 < v1;
   const bool v1931 = v1929 && v1930;
   if (v1931) {
@@ -1974,11 +1974,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1935 = v1934 + v1928;
     out[v1935] = v1933;
   }
-  const unsigned int v1936 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1936 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1937 = v1605 + v1936;
-  const unsigned int v1938 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1938 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1939 = v1604 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1941 = v1939 < v1;
   const bool v1942 = v1940 && v1941;
   if (v1942) {
@@ -1988,11 +1988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1946 = v1945 + v1939;
     out[v1946] = v1944;
   }
-  const unsigned int v1947 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1947 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1948 = v1605 + v1947;
-  const unsigned int v1949 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1949 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1950 = v1604 + v1949;
-  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1952 = v1950 < v1;
   const bool v1953 = v1951 && v1952;
   if (v1953) {
@@ -2002,11 +2002,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1957 = v1956 + v1950;
     out[v1957] = v1955;
   }
-  const unsigned int v1958 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1958 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1959 = v1605 + v1958;
-  const unsigned int v1960 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1960 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1961 = v1604 + v1960;
-  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1963 = v1961 < v1;
   const bool v1964 = v1962 && v1963;
   if (v1964) {
@@ -2016,11 +2016,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1968 = v1967 + v1961;
     out[v1968] = v1966;
   }
-  const unsigned int v1969 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1969 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1970 = v1605 + v1969;
-  const unsigned int v1971 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1971 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1972 = v1604 + v1971;
-  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1974 = v1972 < v1;
   const bool v1975 = v1973 && v1974;
   if (v1975) {
@@ -2030,11 +2030,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1979 = v1978 + v1972;
     out[v1979] = v1977;
   }
-  const unsigned int v1980 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1980 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1981 = v1605 + v1980;
-  const unsigned int v1982 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1982 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1983 = v1604 + v1982;
-  const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1985 = v1983 < v1;
   const bool v1986 = v1984 && v1985;
   if (v1986) {
@@ -2044,11 +2044,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v1990 = v1989 + v1983;
     out[v1990] = v1988;
   }
-  const unsigned int v1991 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1991 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1992 = v1605 + v1991;
-  const unsigned int v1993 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1993 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1994 = v1604 + v1993;
-  const bool v1995 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1995 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1996 = v1994 < v1;
   const bool v1997 = v1995 && v1996;
   if (v1997) {
@@ -2058,11 +2058,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2001 = v2000 + v1994;
     out[v2001] = v1999;
   }
-  const unsigned int v2002 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2002 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2003 = v1605 + v2002;
-  const unsigned int v2004 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2004 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2005 = v1604 + v2004;
-  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2007 = v2005 < v1;
   const bool v2008 = v2006 && v2007;
   if (v2008) {
@@ -2072,11 +2072,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2012 = v2011 + v2005;
     out[v2012] = v2010;
   }
-  const unsigned int v2013 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2013 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2014 = v1605 + v2013;
-  const unsigned int v2015 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2015 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2016 = v1604 + v2015;
-  const bool v2017 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2017 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2018 = v2016 < v1;
   const bool v2019 = v2017 && v2018;
   if (v2019) {
@@ -2086,11 +2086,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2023 = v2022 + v2016;
     out[v2023] = v2021;
   }
-  const unsigned int v2024 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2024 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2025 = v1605 + v2024;
-  const unsigned int v2026 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2026 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2027 = v1604 + v2026;
-  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2029 = v2027 < v1;
   const bool v2030 = v2028 && v2029;
   if (v2030) {
@@ -2100,11 +2100,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2034 = v2033 + v2027;
     out[v2034] = v2032;
   }
-  const unsigned int v2035 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2035 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2036 = v1605 + v2035;
-  const unsigned int v2037 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2037 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2038 = v1604 + v2037;
-  const bool v2039 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2039 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2040 = v2038 < v1;
   const bool v2041 = v2039 && v2040;
   if (v2041) {
@@ -2114,11 +2114,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2045 = v2044 + v2038;
     out[v2045] = v2043;
   }
-  const unsigned int v2046 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2046 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2047 = v1605 + v2046;
-  const unsigned int v2048 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2048 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2049 = v1604 + v2048;
-  const bool v2050 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2050 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2051 = v2049 < v1;
   const bool v2052 = v2050 && v2051;
   if (v2052) {
@@ -2128,11 +2128,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2056 = v2055 + v2049;
     out[v2056] = v2054;
   }
-  const unsigned int v2057 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2057 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2058 = v1605 + v2057;
-  const unsigned int v2059 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2059 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2060 = v1604 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2062 = v2060 < v1;
   const bool v2063 = v2061 && v2062;
   if (v2063) {
@@ -2142,11 +2142,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2067 = v2066 + v2060;
     out[v2067] = v2065;
   }
-  const unsigned int v2068 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2068 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2069 = v1605 + v2068;
-  const unsigned int v2070 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2070 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2071 = v1604 + v2070;
-  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2073 = v2071 < v1;
   const bool v2074 = v2072 && v2073;
   if (v2074) {
@@ -2156,11 +2156,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2078 = v2077 + v2071;
     out[v2078] = v2076;
   }
-  const unsigned int v2079 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2079 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2080 = v1605 + v2079;
-  const unsigned int v2081 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2081 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2082 = v1604 + v2081;
-  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2084 = v2082 < v1;
   const bool v2085 = v2083 && v2084;
   if (v2085) {
@@ -2170,11 +2170,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2089 = v2088 + v2082;
     out[v2089] = v2087;
   }
-  const unsigned int v2090 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2090 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2091 = v1605 + v2090;
-  const unsigned int v2092 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2092 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2093 = v1604 + v2092;
-  const bool v2094 = v2091 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2094 = v2091 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2095 = v2093 < v1;
   const bool v2096 = v2094 && v2095;
   if (v2096) {
@@ -2184,11 +2184,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2100 = v2099 + v2093;
     out[v2100] = v2098;
   }
-  const unsigned int v2101 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2101 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2102 = v1605 + v2101;
-  const unsigned int v2103 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2103 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2104 = v1604 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2106 = v2104 < v1;
   const bool v2107 = v2105 && v2106;
   if (v2107) {
@@ -2198,11 +2198,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2111 = v2110 + v2104;
     out[v2111] = v2109;
   }
-  const unsigned int v2112 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2112 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2113 = v1605 + v2112;
-  const unsigned int v2114 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2114 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2115 = v1604 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2212,11 +2212,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2122 = v2121 + v2115;
     out[v2122] = v2120;
   }
-  const unsigned int v2123 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2123 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2124 = v1605 + v2123;
-  const unsigned int v2125 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2125 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2126 = v1604 + v2125;
-  const bool v2127 = v2124 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2127 = v2124 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2128 = v2126 < v1;
   const bool v2129 = v2127 && v2128;
   if (v2129) {
@@ -2226,11 +2226,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2133 = v2132 + v2126;
     out[v2133] = v2131;
   }
-  const unsigned int v2134 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2134 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2135 = v1605 + v2134;
-  const unsigned int v2136 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2136 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2137 = v1604 + v2136;
-  const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2139 = v2137 < v1;
   const bool v2140 = v2138 && v2139;
   if (v2140) {
@@ -2240,11 +2240,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2144 = v2143 + v2137;
     out[v2144] = v2142;
   }
-  const unsigned int v2145 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2145 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2146 = v1605 + v2145;
-  const unsigned int v2147 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2147 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2148 = v1604 + v2147;
-  const bool v2149 = v2146 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2149 = v2146 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2150 = v2148 < v1;
   const bool v2151 = v2149 && v2150;
   if (v2151) {
@@ -2254,11 +2254,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2155 = v2154 + v2148;
     out[v2155] = v2153;
   }
-  const unsigned int v2156 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2156 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2157 = v1605 + v2156;
-  const unsigned int v2158 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2158 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2159 = v1604 + v2158;
-  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2161 = v2159 < v1;
   const bool v2162 = v2160 && v2161;
   if (v2162) {
@@ -2268,11 +2268,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2166 = v2165 + v2159;
     out[v2166] = v2164;
   }
-  const unsigned int v2167 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2167 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2168 = v1605 + v2167;
-  const unsigned int v2169 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2169 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2170 = v1604 + v2169;
-  const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2172 = v2170 < v1;
   const bool v2173 = v2171 && v2172;
   if (v2173) {
@@ -2282,11 +2282,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2177 = v2176 + v2170;
     out[v2177] = v2175;
   }
-  const unsigned int v2178 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2178 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2179 = v1605 + v2178;
-  const unsigned int v2180 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2180 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2181 = v1604 + v2180;
-  const bool v2182 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2182 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2183 = v2181 < v1;
   const bool v2184 = v2182 && v2183;
   if (v2184) {
@@ -2296,11 +2296,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2188 = v2187 + v2181;
     out[v2188] = v2186;
   }
-  const unsigned int v2189 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2189 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2190 = v1605 + v2189;
-  const unsigned int v2191 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2191 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2192 = v1604 + v2191;
-  const bool v2193 = v2190 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2193 = v2190 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2194 = v2192 < v1;
   const bool v2195 = v2193 && v2194;
   if (v2195) {
@@ -2310,11 +2310,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2199 = v2198 + v2192;
     out[v2199] = v2197;
   }
-  const unsigned int v2200 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2200 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2201 = v1605 + v2200;
-  const unsigned int v2202 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2202 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2203 = v1604 + v2202;
-  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2205 = v2203 < v1;
   const bool v2206 = v2204 && v2205;
   if (v2206) {
@@ -2324,11 +2324,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2210 = v2209 + v2203;
     out[v2210] = v2208;
   }
-  const unsigned int v2211 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2211 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2212 = v1605 + v2211;
-  const unsigned int v2213 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2213 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2214 = v1604 + v2213;
-  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2216 = v2214 < v1;
   const bool v2217 = v2215 && v2216;
   if (v2217) {
@@ -2338,11 +2338,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2221 = v2220 + v2214;
     out[v2221] = v2219;
   }
-  const unsigned int v2222 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2222 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2223 = v1605 + v2222;
-  const unsigned int v2224 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2224 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2225 = v1604 + v2224;
-  const bool v2226 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2226 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2227 = v2225 < v1;
   const bool v2228 = v2226 && v2227;
   if (v2228) {
@@ -2352,11 +2352,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2232 = v2231 + v2225;
     out[v2232] = v2230;
   }
-  const unsigned int v2233 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2233 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2234 = v1605 + v2233;
-  const unsigned int v2235 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2235 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2236 = v1604 + v2235;
-  const bool v2237 = v2234 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2237 = v2234 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2238 = v2236 < v1;
   const bool v2239 = v2237 && v2238;
   if (v2239) {
@@ -2366,11 +2366,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2243 = v2242 + v2236;
     out[v2243] = v2241;
   }
-  const unsigned int v2244 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2244 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2245 = v1605 + v2244;
-  const unsigned int v2246 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2246 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2247 = v1604 + v2246;
-  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2249 = v2247 < v1;
   const bool v2250 = v2248 && v2249;
   if (v2250) {
@@ -2380,11 +2380,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2254 = v2253 + v2247;
     out[v2254] = v2252;
   }
-  const unsigned int v2255 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2255 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2256 = v1605 + v2255;
-  const unsigned int v2257 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2257 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2258 = v1604 + v2257;
-  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2260 = v2258 < v1;
   const bool v2261 = v2259 && v2260;
   if (v2261) {
@@ -2394,11 +2394,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2265 = v2264 + v2258;
     out[v2265] = v2263;
   }
-  const unsigned int v2266 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2266 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2267 = v1605 + v2266;
-  const unsigned int v2268 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2268 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2269 = v1604 + v2268;
-  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2271 = v2269 < v1;
   const bool v2272 = v2270 && v2271;
   if (v2272) {
@@ -2408,11 +2408,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2276 = v2275 + v2269;
     out[v2276] = v2274;
   }
-  const unsigned int v2277 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2277 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2278 = v1605 + v2277;
-  const unsigned int v2279 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2279 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2280 = v1604 + v2279;
-  const bool v2281 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2281 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2282 = v2280 < v1;
   const bool v2283 = v2281 && v2282;
   if (v2283) {
@@ -2422,11 +2422,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2287 = v2286 + v2280;
     out[v2287] = v2285;
   }
-  const unsigned int v2288 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2288 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2289 = v1605 + v2288;
-  const unsigned int v2290 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2290 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2291 = v1604 + v2290;
-  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2293 = v2291 < v1;
   const bool v2294 = v2292 && v2293;
   if (v2294) {
@@ -2436,11 +2436,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2298 = v2297 + v2291;
     out[v2298] = v2296;
   }
-  const unsigned int v2299 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2299 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2300 = v1605 + v2299;
-  const unsigned int v2301 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2301 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2302 = v1604 + v2301;
-  const bool v2303 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2303 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2304 = v2302 < v1;
   const bool v2305 = v2303 && v2304;
   if (v2305) {
@@ -2450,11 +2450,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2309 = v2308 + v2302;
     out[v2309] = v2307;
   }
-  const unsigned int v2310 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2310 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2311 = v1605 + v2310;
-  const unsigned int v2312 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2312 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2313 = v1604 + v2312;
-  const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2315 = v2313 < v1;
   const bool v2316 = v2314 && v2315;
   if (v2316) {
@@ -2464,11 +2464,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2320 = v2319 + v2313;
     out[v2320] = v2318;
   }
-  const unsigned int v2321 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2321 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2322 = v1605 + v2321;
-  const unsigned int v2323 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2323 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2324 = v1604 + v2323;
-  const bool v2325 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2325 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2326 = v2324 < v1;
   const bool v2327 = v2325 && v2326;
   if (v2327) {
@@ -2478,11 +2478,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2331 = v2330 + v2324;
     out[v2331] = v2329;
   }
-  const unsigned int v2332 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2332 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2333 = v1605 + v2332;
-  const unsigned int v2334 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2334 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2335 = v1604 + v2334;
-  const bool v2336 = v2333 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2336 = v2333 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2337 = v2335 < v1;
   const bool v2338 = v2336 && v2337;
   if (v2338) {
@@ -2492,11 +2492,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2342 = v2341 + v2335;
     out[v2342] = v2340;
   }
-  const unsigned int v2343 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2343 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2344 = v1605 + v2343;
-  const unsigned int v2345 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2345 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2346 = v1604 + v2345;
-  const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2348 = v2346 < v1;
   const bool v2349 = v2347 && v2348;
   if (v2349) {
@@ -2506,11 +2506,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2353 = v2352 + v2346;
     out[v2353] = v2351;
   }
-  const unsigned int v2354 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2354 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2355 = v1605 + v2354;
-  const unsigned int v2356 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2356 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2357 = v1604 + v2356;
-  const bool v2358 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2358 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2359 = v2357 < v1;
   const bool v2360 = v2358 && v2359;
   if (v2360) {
@@ -2520,11 +2520,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2364 = v2363 + v2357;
     out[v2364] = v2362;
   }
-  const unsigned int v2365 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2365 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2366 = v1605 + v2365;
-  const unsigned int v2367 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2367 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2368 = v1604 + v2367;
-  const bool v2369 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2369 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2370 = v2368 < v1;
   const bool v2371 = v2369 && v2370;
   if (v2371) {
@@ -2534,11 +2534,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2375 = v2374 + v2368;
     out[v2375] = v2373;
   }
-  const unsigned int v2376 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2376 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2377 = v1605 + v2376;
-  const unsigned int v2378 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2378 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2379 = v1604 + v2378;
-  const bool v2380 = v2377 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2380 = v2377 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2381 = v2379 < v1;
   const bool v2382 = v2380 && v2381;
   if (v2382) {
@@ -2548,11 +2548,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2386 = v2385 + v2379;
     out[v2386] = v2384;
   }
-  const unsigned int v2387 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2387 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2388 = v1605 + v2387;
-  const unsigned int v2389 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2389 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2390 = v1604 + v2389;
-  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2392 = v2390 < v1;
   const bool v2393 = v2391 && v2392;
   if (v2393) {
@@ -2562,11 +2562,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2397 = v2396 + v2390;
     out[v2397] = v2395;
   }
-  const unsigned int v2398 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2398 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2399 = v1605 + v2398;
-  const unsigned int v2400 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2400 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2401 = v1604 + v2400;
-  const bool v2402 = v2399 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2402 = v2399 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2403 = v2401 < v1;
   const bool v2404 = v2402 && v2403;
   if (v2404) {
@@ -2576,11 +2576,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2408 = v2407 + v2401;
     out[v2408] = v2406;
   }
-  const unsigned int v2409 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2409 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2410 = v1605 + v2409;
-  const unsigned int v2411 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2411 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2412 = v1604 + v2411;
-  const bool v2413 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2413 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2414 = v2412 < v1;
   const bool v2415 = v2413 && v2414;
   if (v2415) {
@@ -2590,11 +2590,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2419 = v2418 + v2412;
     out[v2419] = v2417;
   }
-  const unsigned int v2420 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2420 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2421 = v1605 + v2420;
-  const unsigned int v2422 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2422 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2423 = v1604 + v2422;
-  const bool v2424 = v2421 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2424 = v2421 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2425 = v2423 < v1;
   const bool v2426 = v2424 && v2425;
   if (v2426) {
@@ -2604,11 +2604,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2430 = v2429 + v2423;
     out[v2430] = v2428;
   }
-  const unsigned int v2431 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2431 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2432 = v1605 + v2431;
-  const unsigned int v2433 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2433 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2434 = v1604 + v2433;
-  const bool v2435 = v2432 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2435 = v2432 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2436 = v2434 < v1;
   const bool v2437 = v2435 && v2436;
   if (v2437) {
@@ -2618,11 +2618,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2441 = v2440 + v2434;
     out[v2441] = v2439;
   }
-  const unsigned int v2442 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2442 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2443 = v1605 + v2442;
-  const unsigned int v2444 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2444 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2445 = v1604 + v2444;
-  const bool v2446 = v2443 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2446 = v2443 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2447 = v2445 < v1;
   const bool v2448 = v2446 && v2447;
   if (v2448) {
@@ -2632,11 +2632,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2452 = v2451 + v2445;
     out[v2452] = v2450;
   }
-  const unsigned int v2453 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2453 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2454 = v1605 + v2453;
-  const unsigned int v2455 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2455 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2456 = v1604 + v2455;
-  const bool v2457 = v2454 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2457 = v2454 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2458 = v2456 < v1;
   const bool v2459 = v2457 && v2458;
   if (v2459) {
@@ -2646,11 +2646,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2463 = v2462 + v2456;
     out[v2463] = v2461;
   }
-  const unsigned int v2464 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2464 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2465 = v1605 + v2464;
-  const unsigned int v2466 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2466 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2467 = v1604 + v2466;
-  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2469 = v2467 < v1;
   const bool v2470 = v2468 && v2469;
   if (v2470) {
@@ -2660,11 +2660,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2474 = v2473 + v2467;
     out[v2474] = v2472;
   }
-  const unsigned int v2475 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2475 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2476 = v1605 + v2475;
-  const unsigned int v2477 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2477 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2478 = v1604 + v2477;
-  const bool v2479 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2479 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2480 = v2478 < v1;
   const bool v2481 = v2479 && v2480;
   if (v2481) {
@@ -2674,11 +2674,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2485 = v2484 + v2478;
     out[v2485] = v2483;
   }
-  const unsigned int v2486 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2486 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2487 = v1605 + v2486;
-  const unsigned int v2488 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2488 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2489 = v1604 + v2488;
-  const bool v2490 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2490 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2491 = v2489 < v1;
   const bool v2492 = v2490 && v2491;
   if (v2492) {
@@ -2688,11 +2688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2496 = v2495 + v2489;
     out[v2496] = v2494;
   }
-  const unsigned int v2497 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2497 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2498 = v1605 + v2497;
-  const unsigned int v2499 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2499 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2500 = v1604 + v2499;
-  const bool v2501 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2501 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2502 = v2500 < v1;
   const bool v2503 = v2501 && v2502;
   if (v2503) {
@@ -2702,11 +2702,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2507 = v2506 + v2500;
     out[v2507] = v2505;
   }
-  const unsigned int v2508 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2508 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2509 = v1605 + v2508;
-  const unsigned int v2510 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2510 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2511 = v1604 + v2510;
-  const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2513 = v2511 < v1;
   const bool v2514 = v2512 && v2513;
   if (v2514) {
@@ -2716,11 +2716,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2518 = v2517 + v2511;
     out[v2518] = v2516;
   }
-  const unsigned int v2519 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2519 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2520 = v1605 + v2519;
-  const unsigned int v2521 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2521 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2522 = v1604 + v2521;
-  const bool v2523 = v2520 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2523 = v2520 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2524 = v2522 < v1;
   const bool v2525 = v2523 && v2524;
   if (v2525) {
@@ -2730,11 +2730,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2529 = v2528 + v2522;
     out[v2529] = v2527;
   }
-  const unsigned int v2530 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2530 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2531 = v1605 + v2530;
-  const unsigned int v2532 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2532 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2533 = v1604 + v2532;
-  const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2535 = v2533 < v1;
   const bool v2536 = v2534 && v2535;
   if (v2536) {
@@ -2744,11 +2744,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2540 = v2539 + v2533;
     out[v2540] = v2538;
   }
-  const unsigned int v2541 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2541 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2542 = v1605 + v2541;
-  const unsigned int v2543 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2543 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2544 = v1604 + v2543;
-  const bool v2545 = v2542 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2545 = v2542 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2546 = v2544 < v1;
   const bool v2547 = v2545 && v2546;
   if (v2547) {
@@ -2758,11 +2758,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2551 = v2550 + v2544;
     out[v2551] = v2549;
   }
-  const unsigned int v2552 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2552 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2553 = v1605 + v2552;
-  const unsigned int v2554 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2554 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2555 = v1604 + v2554;
-  const bool v2556 = v2553 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2556 = v2553 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2557 = v2555 < v1;
   const bool v2558 = v2556 && v2557;
   if (v2558) {
@@ -2772,11 +2772,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2562 = v2561 + v2555;
     out[v2562] = v2560;
   }
-  const unsigned int v2563 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2563 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2564 = v1605 + v2563;
-  const unsigned int v2565 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2565 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2566 = v1604 + v2565;
-  const bool v2567 = v2564 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2567 = v2564 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2568 = v2566 < v1;
   const bool v2569 = v2567 && v2568;
   if (v2569) {
@@ -2786,11 +2786,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2573 = v2572 + v2566;
     out[v2573] = v2571;
   }
-  const unsigned int v2574 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2574 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2575 = v1605 + v2574;
-  const unsigned int v2576 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2576 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2577 = v1604 + v2576;
-  const bool v2578 = v2575 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2578 = v2575 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2579 = v2577 < v1;
   const bool v2580 = v2578 && v2579;
   if (v2580) {
@@ -2800,11 +2800,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2584 = v2583 + v2577;
     out[v2584] = v2582;
   }
-  const unsigned int v2585 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2585 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2586 = v1605 + v2585;
-  const unsigned int v2587 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2587 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2588 = v1604 + v2587;
-  const bool v2589 = v2586 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2589 = v2586 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2590 = v2588 < v1;
   const bool v2591 = v2589 && v2590;
   if (v2591) {
@@ -2814,11 +2814,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2595 = v2594 + v2588;
     out[v2595] = v2593;
   }
-  const unsigned int v2596 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2596 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2597 = v1605 + v2596;
-  const unsigned int v2598 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2598 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2599 = v1604 + v2598;
-  const bool v2600 = v2597 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2600 = v2597 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2601 = v2599 < v1;
   const bool v2602 = v2600 && v2601;
   if (v2602) {
@@ -2828,11 +2828,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2606 = v2605 + v2599;
     out[v2606] = v2604;
   }
-  const unsigned int v2607 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2607 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2608 = v1605 + v2607;
-  const unsigned int v2609 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2609 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2610 = v1604 + v2609;
-  const bool v2611 = v2608 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2611 = v2608 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2612 = v2610 < v1;
   const bool v2613 = v2611 && v2612;
   if (v2613) {
@@ -2842,11 +2842,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2617 = v2616 + v2610;
     out[v2617] = v2615;
   }
-  const unsigned int v2618 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2618 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2619 = v1605 + v2618;
-  const unsigned int v2620 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2620 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2621 = v1604 + v2620;
-  const bool v2622 = v2619 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2622 = v2619 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2623 = v2621 < v1;
   const bool v2624 = v2622 && v2623;
   if (v2624) {
@@ -2856,11 +2856,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2628 = v2627 + v2621;
     out[v2628] = v2626;
   }
-  const unsigned int v2629 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2629 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2630 = v1605 + v2629;
-  const unsigned int v2631 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2631 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2632 = v1604 + v2631;
-  const bool v2633 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2633 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2634 = v2632 < v1;
   const bool v2635 = v2633 && v2634;
   if (v2635) {
@@ -2870,11 +2870,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2639 = v2638 + v2632;
     out[v2639] = v2637;
   }
-  const unsigned int v2640 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2640 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2641 = v1605 + v2640;
-  const unsigned int v2642 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2642 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2643 = v1604 + v2642;
-  const bool v2644 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2644 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2645 = v2643 < v1;
   const bool v2646 = v2644 && v2645;
   if (v2646) {
@@ -2884,11 +2884,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2650 = v2649 + v2643;
     out[v2650] = v2648;
   }
-  const unsigned int v2651 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2651 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2652 = v1605 + v2651;
-  const unsigned int v2653 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2653 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2654 = v1604 + v2653;
-  const bool v2655 = v2652 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2655 = v2652 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2656 = v2654 < v1;
   const bool v2657 = v2655 && v2656;
   if (v2657) {
@@ -2898,11 +2898,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2661 = v2660 + v2654;
     out[v2661] = v2659;
   }
-  const unsigned int v2662 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2662 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2663 = v1605 + v2662;
-  const unsigned int v2664 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2664 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2665 = v1604 + v2664;
-  const bool v2666 = v2663 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2666 = v2663 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2667 = v2665 < v1;
   const bool v2668 = v2666 && v2667;
   if (v2668) {
@@ -2912,11 +2912,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2672 = v2671 + v2665;
     out[v2672] = v2670;
   }
-  const unsigned int v2673 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2673 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2674 = v1605 + v2673;
-  const unsigned int v2675 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2675 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2676 = v1604 + v2675;
-  const bool v2677 = v2674 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2677 = v2674 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2678 = v2676 < v1;
   const bool v2679 = v2677 && v2678;
   if (v2679) {
@@ -2926,11 +2926,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2683 = v2682 + v2676;
     out[v2683] = v2681;
   }
-  const unsigned int v2684 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2684 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2685 = v1605 + v2684;
-  const unsigned int v2686 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2686 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2687 = v1604 + v2686;
-  const bool v2688 = v2685 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2688 = v2685 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2689 = v2687 < v1;
   const bool v2690 = v2688 && v2689;
   if (v2690) {
@@ -2940,11 +2940,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2694 = v2693 + v2687;
     out[v2694] = v2692;
   }
-  const unsigned int v2695 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2695 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2696 = v1605 + v2695;
-  const unsigned int v2697 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2697 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2698 = v1604 + v2697;
-  const bool v2699 = v2696 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2699 = v2696 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2700 = v2698 < v1;
   const bool v2701 = v2699 && v2700;
   if (v2701) {
@@ -2954,11 +2954,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2705 = v2704 + v2698;
     out[v2705] = v2703;
   }
-  const unsigned int v2706 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2706 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2707 = v1605 + v2706;
-  const unsigned int v2708 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2708 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2709 = v1604 + v2708;
-  const bool v2710 = v2707 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2710 = v2707 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2711 = v2709 < v1;
   const bool v2712 = v2710 && v2711;
   if (v2712) {
@@ -2968,11 +2968,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2716 = v2715 + v2709;
     out[v2716] = v2714;
   }
-  const unsigned int v2717 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2717 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2718 = v1605 + v2717;
-  const unsigned int v2719 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2719 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2720 = v1604 + v2719;
-  const bool v2721 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2721 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2722 = v2720 < v1;
   const bool v2723 = v2721 && v2722;
   if (v2723) {
@@ -2982,11 +2982,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2727 = v2726 + v2720;
     out[v2727] = v2725;
   }
-  const unsigned int v2728 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2728 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2729 = v1605 + v2728;
-  const unsigned int v2730 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2730 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2731 = v1604 + v2730;
-  const bool v2732 = v2729 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2732 = v2729 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2733 = v2731 < v1;
   const bool v2734 = v2732 && v2733;
   if (v2734) {
@@ -2996,11 +2996,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2738 = v2737 + v2731;
     out[v2738] = v2736;
   }
-  const unsigned int v2739 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2739 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2740 = v1605 + v2739;
-  const unsigned int v2741 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2741 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2742 = v1604 + v2741;
-  const bool v2743 = v2740 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2743 = v2740 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2744 = v2742 < v1;
   const bool v2745 = v2743 && v2744;
   if (v2745) {
@@ -3010,11 +3010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2749 = v2748 + v2742;
     out[v2749] = v2747;
   }
-  const unsigned int v2750 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2750 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2751 = v1605 + v2750;
-  const unsigned int v2752 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2752 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2753 = v1604 + v2752;
-  const bool v2754 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2754 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2755 = v2753 < v1;
   const bool v2756 = v2754 && v2755;
   if (v2756) {
@@ -3024,11 +3024,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2760 = v2759 + v2753;
     out[v2760] = v2758;
   }
-  const unsigned int v2761 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2761 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2762 = v1605 + v2761;
-  const unsigned int v2763 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2763 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2764 = v1604 + v2763;
-  const bool v2765 = v2762 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2765 = v2762 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2766 = v2764 < v1;
   const bool v2767 = v2765 && v2766;
   if (v2767) {
@@ -3038,11 +3038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2771 = v2770 + v2764;
     out[v2771] = v2769;
   }
-  const unsigned int v2772 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2772 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2773 = v1605 + v2772;
-  const unsigned int v2774 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2774 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2775 = v1604 + v2774;
-  const bool v2776 = v2773 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2776 = v2773 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2777 = v2775 < v1;
   const bool v2778 = v2776 && v2777;
   if (v2778) {
@@ -3052,11 +3052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2782 = v2781 + v2775;
     out[v2782] = v2780;
   }
-  const unsigned int v2783 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2783 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2784 = v1605 + v2783;
-  const unsigned int v2785 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2785 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2786 = v1604 + v2785;
-  const bool v2787 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2787 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2788 = v2786 < v1;
   const bool v2789 = v2787 && v2788;
   if (v2789) {
@@ -3066,11 +3066,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2793 = v2792 + v2786;
     out[v2793] = v2791;
   }
-  const unsigned int v2794 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2794 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2795 = v1605 + v2794;
-  const unsigned int v2796 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2796 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2797 = v1604 + v2796;
-  const bool v2798 = v2795 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2798 = v2795 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2799 = v2797 < v1;
   const bool v2800 = v2798 && v2799;
   if (v2800) {
@@ -3080,11 +3080,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2804 = v2803 + v2797;
     out[v2804] = v2802;
   }
-  const unsigned int v2805 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2805 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2806 = v1605 + v2805;
-  const unsigned int v2807 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2807 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2808 = v1604 + v2807;
-  const bool v2809 = v2806 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2809 = v2806 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2810 = v2808 < v1;
   const bool v2811 = v2809 && v2810;
   if (v2811) {
@@ -3094,11 +3094,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2815 = v2814 + v2808;
     out[v2815] = v2813;
   }
-  const unsigned int v2816 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2816 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2817 = v1605 + v2816;
-  const unsigned int v2818 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2818 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2819 = v1604 + v2818;
-  const bool v2820 = v2817 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2820 = v2817 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2821 = v2819 < v1;
   const bool v2822 = v2820 && v2821;
   if (v2822) {
@@ -3108,11 +3108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2826 = v2825 + v2819;
     out[v2826] = v2824;
   }
-  const unsigned int v2827 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2827 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2828 = v1605 + v2827;
-  const unsigned int v2829 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2829 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2830 = v1604 + v2829;
-  const bool v2831 = v2828 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2831 = v2828 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2832 = v2830 < v1;
   const bool v2833 = v2831 && v2832;
   if (v2833) {
@@ -3122,11 +3122,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2837 = v2836 + v2830;
     out[v2837] = v2835;
   }
-  const unsigned int v2838 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2838 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2839 = v1605 + v2838;
-  const unsigned int v2840 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2840 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2841 = v1604 + v2840;
-  const bool v2842 = v2839 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2842 = v2839 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2843 = v2841 < v1;
   const bool v2844 = v2842 && v2843;
   if (v2844) {
@@ -3136,11 +3136,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2848 = v2847 + v2841;
     out[v2848] = v2846;
   }
-  const unsigned int v2849 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2849 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2850 = v1605 + v2849;
-  const unsigned int v2851 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2851 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2852 = v1604 + v2851;
-  const bool v2853 = v2850 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2853 = v2850 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2854 = v2852 < v1;
   const bool v2855 = v2853 && v2854;
   if (v2855) {
@@ -3150,11 +3150,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2859 = v2858 + v2852;
     out[v2859] = v2857;
   }
-  const unsigned int v2860 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2860 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2861 = v1605 + v2860;
-  const unsigned int v2862 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2862 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2863 = v1604 + v2862;
-  const bool v2864 = v2861 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2864 = v2861 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2865 = v2863 < v1;
   const bool v2866 = v2864 && v2865;
   if (v2866) {
@@ -3164,11 +3164,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2870 = v2869 + v2863;
     out[v2870] = v2868;
   }
-  const unsigned int v2871 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2871 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2872 = v1605 + v2871;
-  const unsigned int v2873 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2873 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2874 = v1604 + v2873;
-  const bool v2875 = v2872 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2875 = v2872 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2876 = v2874 < v1;
   const bool v2877 = v2875 && v2876;
   if (v2877) {
@@ -3178,11 +3178,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2881 = v2880 + v2874;
     out[v2881] = v2879;
   }
-  const unsigned int v2882 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2882 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2883 = v1605 + v2882;
-  const unsigned int v2884 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2884 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2885 = v1604 + v2884;
-  const bool v2886 = v2883 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2886 = v2883 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2887 = v2885 < v1;
   const bool v2888 = v2886 && v2887;
   if (v2888) {
@@ -3192,11 +3192,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2892 = v2891 + v2885;
     out[v2892] = v2890;
   }
-  const unsigned int v2893 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2893 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2894 = v1605 + v2893;
-  const unsigned int v2895 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2895 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2896 = v1604 + v2895;
-  const bool v2897 = v2894 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2897 = v2894 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2898 = v2896 < v1;
   const bool v2899 = v2897 && v2898;
   if (v2899) {
@@ -3206,11 +3206,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2903 = v2902 + v2896;
     out[v2903] = v2901;
   }
-  const unsigned int v2904 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2904 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2905 = v1605 + v2904;
-  const unsigned int v2906 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2906 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2907 = v1604 + v2906;
-  const bool v2908 = v2905 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2908 = v2905 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2909 = v2907 < v1;
   const bool v2910 = v2908 && v2909;
   if (v2910) {
@@ -3220,11 +3220,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2914 = v2913 + v2907;
     out[v2914] = v2912;
   }
-  const unsigned int v2915 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2915 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2916 = v1605 + v2915;
-  const unsigned int v2917 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2917 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2918 = v1604 + v2917;
-  const bool v2919 = v2916 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2919 = v2916 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2920 = v2918 < v1;
   const bool v2921 = v2919 && v2920;
   if (v2921) {
@@ -3234,11 +3234,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2925 = v2924 + v2918;
     out[v2925] = v2923;
   }
-  const unsigned int v2926 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2926 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2927 = v1605 + v2926;
-  const unsigned int v2928 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2928 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2929 = v1604 + v2928;
-  const bool v2930 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2930 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2931 = v2929 < v1;
   const bool v2932 = v2930 && v2931;
   if (v2932) {
@@ -3248,11 +3248,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2936 = v2935 + v2929;
     out[v2936] = v2934;
   }
-  const unsigned int v2937 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2937 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2938 = v1605 + v2937;
-  const unsigned int v2939 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2939 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2940 = v1604 + v2939;
-  const bool v2941 = v2938 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2941 = v2938 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2942 = v2940 < v1;
   const bool v2943 = v2941 && v2942;
   if (v2943) {
@@ -3262,11 +3262,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2947 = v2946 + v2940;
     out[v2947] = v2945;
   }
-  const unsigned int v2948 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2948 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2949 = v1605 + v2948;
-  const unsigned int v2950 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2950 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2951 = v1604 + v2950;
-  const bool v2952 = v2949 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2952 = v2949 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2953 = v2951 < v1;
   const bool v2954 = v2952 && v2953;
   if (v2954) {
@@ -3276,11 +3276,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2958 = v2957 + v2951;
     out[v2958] = v2956;
   }
-  const unsigned int v2959 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2959 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2960 = v1605 + v2959;
-  const unsigned int v2961 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2961 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2962 = v1604 + v2961;
-  const bool v2963 = v2960 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2963 = v2960 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2964 = v2962 < v1;
   const bool v2965 = v2963 && v2964;
   if (v2965) {
@@ -3290,11 +3290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2969 = v2968 + v2962;
     out[v2969] = v2967;
   }
-  const unsigned int v2970 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2970 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2971 = v1605 + v2970;
-  const unsigned int v2972 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2972 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2973 = v1604 + v2972;
-  const bool v2974 = v2971 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2974 = v2971 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2975 = v2973 < v1;
   const bool v2976 = v2974 && v2975;
   if (v2976) {
@@ -3304,11 +3304,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2980 = v2979 + v2973;
     out[v2980] = v2978;
   }
-  const unsigned int v2981 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2981 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2982 = v1605 + v2981;
-  const unsigned int v2983 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2983 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2984 = v1604 + v2983;
-  const bool v2985 = v2982 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2985 = v2982 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2986 = v2984 < v1;
   const bool v2987 = v2985 && v2986;
   if (v2987) {
@@ -3318,11 +3318,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v2991 = v2990 + v2984;
     out[v2991] = v2989;
   }
-  const unsigned int v2992 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2992 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2993 = v1605 + v2992;
-  const unsigned int v2994 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2994 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2995 = v1604 + v2994;
-  const bool v2996 = v2993 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2996 = v2993 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2997 = v2995 < v1;
   const bool v2998 = v2996 && v2997;
   if (v2998) {
@@ -3332,11 +3332,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
     const unsigned int v3002 = v3001 + v2995;
     out[v3002] = v3000;
   }
-  const unsigned int v3003 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3003 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3004 = v1605 + v3003;
-  const unsigned int v3005 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3005 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3006 = v1604 + v3005;
-  const bool v3007 = v3004 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3007 = v3004 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3008 = v3006 < v1;
   const bool v3009 = v3007 && v3008;
   if (v3009) {

@@ -279,28 +279,28 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
   const unsigned int v25 = v24 << 7u;
   const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v29 = v28 << 7u;
-  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v34 = v33 << 6u;
-  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v38 = v37 << 6u;
-  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v40, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v42, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v44, iron_f32_to_bf16(0.0f));
-  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v48 = v47 == 0u;
   const unsigned int v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
   const bool v57 = v56 == 0u;
-  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:260
   if (v63) {
-    for (unsigned int v2525 = 0u; v2525 < 2u; v2525 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v2525 = 0u; v2525 < 2u; v2525 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2526 = v2525 << 6u;
       const bool v2528 = v2526 < v2;
       if (v2528) {
-        const unsigned int v2530 = v2525 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v2530 = v2525 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v2532 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2535 = v2532 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2538 = v2532 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -566,45 +566,45 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v2916 = v2915 + v2901;
         iron_copy_async<16>(shm1 + (v2916 ^ (((v2916 >> 7u) & 7u) << 3u)), b + v2912, v2906);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v2929 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v2929 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v2917 = 0u; v2917 < v2; v2917 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v2917 = 0u; v2917 < v2; v2917 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2919 = v2917 >> 6u;
       const unsigned int v2921 = v2919 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2923 = v2921 << 13u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v2930 = v2923 + v2929;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v2923 = v2921 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v2930 = v2923 + v2929;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v2930, 64u);
-      const unsigned int v2935 = v2923 + v38;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v2935 = v2923 + v38;  // kernels/gemm/gemm_tiles.hpp:253
       iron_frag_load_shared<false, 7, 3>(v44, shm1, v2935, 128u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2941 = v2930 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2941 = v2930 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v2941, 64u);
-      const unsigned int v2944 = v2923 + 2048u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v2944 = v2923 + 2048u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2945 = v2944 + v38;
       iron_frag_load_shared<false, 7, 3>(v44, shm1, v2945, 128u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2951 = v2930 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2951 = v2930 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v2951, 64u);
-      const unsigned int v2954 = v2923 + 4096u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v2954 = v2923 + 4096u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2955 = v2954 + v38;
       iron_frag_load_shared<false, 7, 3>(v44, shm1, v2955, 128u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2961 = v2930 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2961 = v2930 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v2961, 64u);
-      const unsigned int v2964 = v2923 + 6144u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v2964 = v2923 + 6144u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2965 = v2964 + v38;
       iron_frag_load_shared<false, 7, 3>(v44, shm1, v2965, 128u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2968 = v2917 + 128u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2968 = v2917 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2970 = v2919 + 2u;
       const unsigned int v2971 = v2970 % 3u;
       const bool v2972 = v2968 < v2;
       if (v2972) {
-        const unsigned int v2974 = v2971 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v2974 = v2971 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v2976 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2979 = v2976 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2982 = v2976 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -870,21 +870,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3360 = v3359 + v3345;
         iron_copy_async<16>(shm1 + (v3360 ^ (((v3360 >> 7u) & 7u) << 3u)), b + v3356, v3350);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
     const unsigned int v506 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v507 = threadIdx.x;
-    const unsigned int v563 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v563 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
     const unsigned int v575 = v563 + 16u;
-    const unsigned int v579 = 2048u + v38;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v585 = v563 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v589 = 4096u + v38;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v595 = v563 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v599 = 6144u + v38;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v579 = 2048u + v38;  // kernels/gemm/gemm_tiles.hpp:253
+    const unsigned int v585 = v563 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v589 = 4096u + v38;  // kernels/gemm/gemm_tiles.hpp:253
+    const unsigned int v595 = v563 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v599 = 6144u + v38;  // kernels/gemm/gemm_tiles.hpp:253
 
-    for (unsigned int v505 = 0u; v505 < v2; v505 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v505 = 0u; v505 < v2; v505 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v509 = v507; v509 < 8192u; v509 += v506) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v511 = v509 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v513 = v509 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -930,29 +930,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
           shm1[(v556 ^ (((v556 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v563, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v38, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v579, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v585, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v589, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v599, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v563, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v38, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v579, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v585, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v589, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v599, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v600 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v600 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v601 = v25 + v34;
-  const unsigned int v602 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v602 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v603 = v601 + v602;
-  const unsigned int v604 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v604 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v605 = v600 + v604;
-  const bool v606 = v603 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v606 = v603 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v607 = v605 < v1;
   const bool v608 = v606 && v607;
   if (v608) {
@@ -966,11 +966,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v616 = iron_f32_to_bf16(v615);
     c[v611] = v616;
   }
-  const unsigned int v617 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v617 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v618 = v601 + v617;
-  const unsigned int v619 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v619 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v620 = v600 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
@@ -984,11 +984,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v631 = iron_f32_to_bf16(v630);
     c[v626] = v631;
   }
-  const unsigned int v632 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v632 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v633 = v601 + v632;
-  const unsigned int v634 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v634 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v635 = v600 + v634;
-  const bool v636 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v636 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v637 = v635 < v1;
   const bool v638 = v636 && v637;
   if (v638) {
@@ -1002,11 +1002,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v646 = iron_f32_to_bf16(v645);
     c[v641] = v646;
   }
-  const unsigned int v647 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v647 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v648 = v601 + v647;
-  const unsigned int v649 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v649 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v650 = v600 + v649;
-  const bool v651 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v651 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v652 = v650 < v1;
   const bool v653 = v651 && v652;
   if (v653) {
@@ -1020,11 +1020,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v661 = iron_f32_to_bf16(v660);
     c[v656] = v661;
   }
-  const unsigned int v662 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v662 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v663 = v601 + v662;
-  const unsigned int v664 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v664 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v665 = v600 + v664;
-  const bool v666 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v666 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v667 = v665 < v1;
   const bool v668 = v666 && v667;
   if (v668) {
@@ -1038,11 +1038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v676 = iron_f32_to_bf16(v675);
     c[v671] = v676;
   }
-  const unsigned int v677 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v677 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v678 = v601 + v677;
-  const unsigned int v679 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v679 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v680 = v600 + v679;
-  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v682 = v680 < v1;
   const bool v683 = v681 && v682;
   if (v683) {
@@ -1056,11 +1056,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v691 = iron_f32_to_bf16(v690);
     c[v686] = v691;
   }
-  const unsigned int v692 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v692 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v693 = v601 + v692;
-  const unsigned int v694 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v694 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v695 = v600 + v694;
-  const bool v696 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v696 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v697 = v695 < v1;
   const bool v698 = v696 && v697;
   if (v698) {
@@ -1074,11 +1074,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v706 = iron_f32_to_bf16(v705);
     c[v701] = v706;
   }
-  const unsigned int v707 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v707 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v708 = v601 + v707;
-  const unsigned int v709 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v709 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v710 = v600 + v709;
-  const bool v711 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v711 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v712 = v710 < v1;
   const bool v713 = v711 && v712;
   if (v713) {
@@ -1092,11 +1092,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v721 = iron_f32_to_bf16(v720);
     c[v716] = v721;
   }
-  const unsigned int v722 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v722 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v723 = v601 + v722;
-  const unsigned int v724 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v724 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v725 = v600 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v726 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v727 = v725 < v1;
   const bool v728 = v726 && v727;
   if (v728) {
@@ -1110,11 +1110,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v736 = iron_f32_to_bf16(v735);
     c[v731] = v736;
   }
-  const unsigned int v737 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v737 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v738 = v601 + v737;
-  const unsigned int v739 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v739 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v740 = v600 + v739;
-  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v742 = v740 < v1;
   const bool v743 = v741 && v742;
   if (v743) {
@@ -1128,11 +1128,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v751 = iron_f32_to_bf16(v750);
     c[v746] = v751;
   }
-  const unsigned int v752 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v752 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v753 = v601 + v752;
-  const unsigned int v754 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v754 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v755 = v600 + v754;
-  const bool v756 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v756 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v757 = v755 < v1;
   const bool v758 = v756 && v757;
   if (v758) {
@@ -1146,11 +1146,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v766 = iron_f32_to_bf16(v765);
     c[v761] = v766;
   }
-  const unsigned int v767 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v767 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v768 = v601 + v767;
-  const unsigned int v769 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v769 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v770 = v600 + v769;
-  const bool v771 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v771 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v772 = v770 < v1;
   const bool v773 = v771 && v772;
   if (v773) {
@@ -1164,11 +1164,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v781 = iron_f32_to_bf16(v780);
     c[v776] = v781;
   }
-  const unsigned int v782 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v782 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v783 = v601 + v782;
-  const unsigned int v784 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v784 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v785 = v600 + v784;
-  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v787 = v785 < v1;
   const bool v788 = v786 && v787;
   if (v788) {
@@ -1182,11 +1182,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v796 = iron_f32_to_bf16(v795);
     c[v791] = v796;
   }
-  const unsigned int v797 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v797 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v798 = v601 + v797;
-  const unsigned int v799 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v799 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v800 = v600 + v799;
-  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v802 = v800 < v1;
   const bool v803 = v801 && v802;
   if (v803) {
@@ -1200,11 +1200,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v811 = iron_f32_to_bf16(v810);
     c[v806] = v811;
   }
-  const unsigned int v812 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v812 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v813 = v601 + v812;
-  const unsigned int v814 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v814 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v815 = v600 + v814;
-  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v817 = v815 < v1;
   const bool v818 = v816 && v817;
   if (v818) {
@@ -1218,11 +1218,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v826 = iron_f32_to_bf16(v825);
     c[v821] = v826;
   }
-  const unsigned int v827 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v827 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v828 = v601 + v827;
-  const unsigned int v829 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v829 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v830 = v600 + v829;
-  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v832 = v830 < v1;
   const bool v833 = v831 && v832;
   if (v833) {
@@ -1236,11 +1236,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v841 = iron_f32_to_bf16(v840);
     c[v836] = v841;
   }
-  const unsigned int v842 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v842 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v843 = v601 + v842;
-  const unsigned int v844 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v844 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v845 = v600 + v844;
-  const bool v846 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v846 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v847 = v845 < v1;
   const bool v848 = v846 && v847;
   if (v848) {
@@ -1254,11 +1254,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v856 = iron_f32_to_bf16(v855);
     c[v851] = v856;
   }
-  const unsigned int v857 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v857 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v858 = v601 + v857;
-  const unsigned int v859 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v859 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v860 = v600 + v859;
-  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v862 = v860 < v1;
   const bool v863 = v861 && v862;
   if (v863) {
@@ -1272,11 +1272,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v871 = iron_f32_to_bf16(v870);
     c[v866] = v871;
   }
-  const unsigned int v872 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v872 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v873 = v601 + v872;
-  const unsigned int v874 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v874 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v875 = v600 + v874;
-  const bool v876 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v876 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v877 = v875 < v1;
   const bool v878 = v876 && v877;
   if (v878) {
@@ -1290,11 +1290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v886 = iron_f32_to_bf16(v885);
     c[v881] = v886;
   }
-  const unsigned int v887 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v887 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v888 = v601 + v887;
-  const unsigned int v889 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v889 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v890 = v600 + v889;
-  const bool v891 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v891 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v892 = v890 < v1;
   const bool v893 = v891 && v892;
   if (v893) {
@@ -1308,11 +1308,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v901 = iron_f32_to_bf16(v900);
     c[v896] = v901;
   }
-  const unsigned int v902 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v902 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v903 = v601 + v902;
-  const unsigned int v904 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v904 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v905 = v600 + v904;
-  const bool v906 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v906 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v907 = v905 < v1;
   const bool v908 = v906 && v907;
   if (v908) {
@@ -1326,11 +1326,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v916 = iron_f32_to_bf16(v915);
     c[v911] = v916;
   }
-  const unsigned int v917 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v917 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v918 = v601 + v917;
-  const unsigned int v919 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v919 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v920 = v600 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v922 = v920 < v1;
   const bool v923 = v921 && v922;
   if (v923) {
@@ -1344,11 +1344,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v931 = iron_f32_to_bf16(v930);
     c[v926] = v931;
   }
-  const unsigned int v932 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v932 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v933 = v601 + v932;
-  const unsigned int v934 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v934 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v935 = v600 + v934;
-  const bool v936 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v936 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v937 = v935 < v1;
   const bool v938 = v936 && v937;
   if (v938) {
@@ -1362,11 +1362,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v946 = iron_f32_to_bf16(v945);
     c[v941] = v946;
   }
-  const unsigned int v947 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v947 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v948 = v601 + v947;
-  const unsigned int v949 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v949 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v950 = v600 + v949;
-  const bool v951 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v951 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v952 = v950 < v1;
   const bool v953 = v951 && v952;
   if (v953) {
@@ -1380,11 +1380,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v961 = iron_f32_to_bf16(v960);
     c[v956] = v961;
   }
-  const unsigned int v962 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v962 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v963 = v601 + v962;
-  const unsigned int v964 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v964 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v965 = v600 + v964;
-  const bool v966 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v966 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v967 = v965 < v1;
   const bool v968 = v966 && v967;
   if (v968) {
@@ -1398,11 +1398,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v976 = iron_f32_to_bf16(v975);
     c[v971] = v976;
   }
-  const unsigned int v977 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v977 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v978 = v601 + v977;
-  const unsigned int v979 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v979 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v980 = v600 + v979;
-  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v982 = v980 < v1;
   const bool v983 = v981 && v982;
   if (v983) {
@@ -1416,11 +1416,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v991 = iron_f32_to_bf16(v990);
     c[v986] = v991;
   }
-  const unsigned int v992 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v992 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v993 = v601 + v992;
-  const unsigned int v994 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v994 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v995 = v600 + v994;
-  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v997 = v995 < v1;
   const bool v998 = v996 && v997;
   if (v998) {
@@ -1434,11 +1434,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1006 = iron_f32_to_bf16(v1005);
     c[v1001] = v1006;
   }
-  const unsigned int v1007 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1007 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1008 = v601 + v1007;
-  const unsigned int v1009 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1009 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1010 = v600 + v1009;
-  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1012 = v1010 < v1;
   const bool v1013 = v1011 && v1012;
   if (v1013) {
@@ -1452,11 +1452,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1021 = iron_f32_to_bf16(v1020);
     c[v1016] = v1021;
   }
-  const unsigned int v1022 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1022 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1023 = v601 + v1022;
-  const unsigned int v1024 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1024 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1025 = v600 + v1024;
-  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1027 = v1025 < v1;
   const bool v1028 = v1026 && v1027;
   if (v1028) {
@@ -1470,11 +1470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1036 = iron_f32_to_bf16(v1035);
     c[v1031] = v1036;
   }
-  const unsigned int v1037 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1037 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1038 = v601 + v1037;
-  const unsigned int v1039 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1039 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1040 = v600 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
@@ -1488,11 +1488,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1051 = iron_f32_to_bf16(v1050);
     c[v1046] = v1051;
   }
-  const unsigned int v1052 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1052 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1053 = v601 + v1052;
-  const unsigned int v1054 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1054 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1055 = v600 + v1054;
-  const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1057 = v1055 < v1;
   const bool v1058 = v1056 && v1057;
   if (v1058) {
@@ -1506,11 +1506,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1066 = iron_f32_to_bf16(v1065);
     c[v1061] = v1066;
   }
-  const unsigned int v1067 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1067 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1068 = v601 + v1067;
-  const unsigned int v1069 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1069 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1070 = v600 + v1069;
-  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1072 = v1070 < v1;
   const bool v1073 = v1071 && v1072;
   if (v1073) {
@@ -1524,11 +1524,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1081 = iron_f32_to_bf16(v1080);
     c[v1076] = v1081;
   }
-  const unsigned int v1082 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1082 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1083 = v601 + v1082;
-  const unsigned int v1084 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1084 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1085 = v600 + v1084;
-  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1087 = v1085 < v1;
   const bool v1088 = v1086 && v1087;
   if (v1088) {
@@ -1542,11 +1542,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1096 = iron_f32_to_bf16(v1095);
     c[v1091] = v1096;
   }
-  const unsigned int v1097 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1097 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1098 = v601 + v1097;
-  const unsigned int v1099 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1099 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1100 = v600 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1102 = v1100 < v1;
   const bool v1103 = v1101 && v1102;
   if (v1103) {
@@ -1560,11 +1560,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1111 = iron_f32_to_bf16(v1110);
     c[v1106] = v1111;
   }
-  const unsigned int v1112 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1112 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1113 = v601 + v1112;
-  const unsigned int v1114 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1114 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1115 = v600 + v1114;
-  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1117 = v1115 < v1;
   const bool v1118 = v1116 && v1117;
   if (v1118) {
@@ -1578,11 +1578,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1126 = iron_f32_to_bf16(v1125);
     c[v1121] = v1126;
   }
-  const unsigned int v1127 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1127 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1128 = v601 + v1127;
-  const unsigned int v1129 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1129 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1130 = v600 + v1129;
-  const bool v1131 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1131 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1132 = v1130 < v1;
   const bool v1133 = v1131 && v1132;
   if (v1133) {
@@ -1596,11 +1596,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1141 = iron_f32_to_bf16(v1140);
     c[v1136] = v1141;
   }
-  const unsigned int v1142 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1142 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1143 = v601 + v1142;
-  const unsigned int v1144 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1144 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1145 = v600 + v1144;
-  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1147 = v1145 < v1;
   const bool v1148 = v1146 && v1147;
   if (v1148) {
@@ -1614,11 +1614,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1156 = iron_f32_to_bf16(v1155);
     c[v1151] = v1156;
   }
-  const unsigned int v1157 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1157 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1158 = v601 + v1157;
-  const unsigned int v1159 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1159 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1160 = v600 + v1159;
-  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1162 = v1160 < v1;
   const bool v1163 = v1161 && v1162;
   if (v1163) {
@@ -1632,11 +1632,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1171 = iron_f32_to_bf16(v1170);
     c[v1166] = v1171;
   }
-  const unsigned int v1172 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1172 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1173 = v601 + v1172;
-  const unsigned int v1174 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1174 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1175 = v600 + v1174;
-  const bool v1176 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1176 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1177 = v1175 < v1;
   const bool v1178 = v1176 && v1177;
   if (v1178) {
@@ -1650,11 +1650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1186 = iron_f32_to_bf16(v1185);
     c[v1181] = v1186;
   }
-  const unsigned int v1187 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1187 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1188 = v601 + v1187;
-  const unsigned int v1189 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1189 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1190 = v600 + v1189;
-  const bool v1191 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1191 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1192 = v1190 < v1;
   const bool v1193 = v1191 && v1192;
   if (v1193) {
@@ -1668,11 +1668,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1201 = iron_f32_to_bf16(v1200);
     c[v1196] = v1201;
   }
-  const unsigned int v1202 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1202 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1203 = v601 + v1202;
-  const unsigned int v1204 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1204 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1205 = v600 + v1204;
-  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1207 = v1205 < v1;
   const bool v1208 = v1206 && v1207;
   if (v1208) {
@@ -1686,11 +1686,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1216 = iron_f32_to_bf16(v1215);
     c[v1211] = v1216;
   }
-  const unsigned int v1217 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1217 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1218 = v601 + v1217;
-  const unsigned int v1219 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1219 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1220 = v600 + v1219;
-  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1222 = v1220 < v1;
   const bool v1223 = v1221 && v1222;
   if (v1223) {
@@ -1704,11 +1704,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1231 = iron_f32_to_bf16(v1230);
     c[v1226] = v1231;
   }
-  const unsigned int v1232 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1232 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1233 = v601 + v1232;
-  const unsigned int v1234 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1234 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1235 = v600 + v1234;
-  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1237 = v1235 < v1;
   const bool v1238 = v1236 && v1237;
   if (v1238) {
@@ -1722,11 +1722,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1246 = iron_f32_to_bf16(v1245);
     c[v1241] = v1246;
   }
-  const unsigned int v1247 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1247 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1248 = v601 + v1247;
-  const unsigned int v1249 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1249 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1250 = v600 + v1249;
-  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1252 = v1250 < v1;
   const bool v1253 = v1251 && v1252;
   if (v1253) {
@@ -1740,11 +1740,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1261 = iron_f32_to_bf16(v1260);
     c[v1256] = v1261;
   }
-  const unsigned int v1262 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1262 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1263 = v601 + v1262;
-  const unsigned int v1264 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1264 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1265 = v600 + v1264;
-  const bool v1266 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1266 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1267 = v1265 < v1;
   const bool v1268 = v1266 && v1267;
   if (v1268) {
@@ -1758,11 +1758,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1276 = iron_f32_to_bf16(v1275);
     c[v1271] = v1276;
   }
-  const unsigned int v1277 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1277 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1278 = v601 + v1277;
-  const unsigned int v1279 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1279 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1280 = v600 + v1279;
-  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1282 = v1280 < v1;
   const bool v1283 = v1281 && v1282;
   if (v1283) {
@@ -1776,11 +1776,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1291 = iron_f32_to_bf16(v1290);
     c[v1286] = v1291;
   }
-  const unsigned int v1292 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1292 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1293 = v601 + v1292;
-  const unsigned int v1294 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1294 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1295 = v600 + v1294;
-  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1297 = v1295 < v1;
   const bool v1298 = v1296 && v1297;
   if (v1298) {
@@ -1794,11 +1794,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1306 = iron_f32_to_bf16(v1305);
     c[v1301] = v1306;
   }
-  const unsigned int v1307 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1307 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1308 = v601 + v1307;
-  const unsigned int v1309 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1309 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1310 = v600 + v1309;
-  const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1312 = v1310 < v1;
   const bool v1313 = v1311 && v1312;
   if (v1313) {
@@ -1812,11 +1812,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1321 = iron_f32_to_bf16(v1320);
     c[v1316] = v1321;
   }
-  const unsigned int v1322 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1322 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1323 = v601 + v1322;
-  const unsigned int v1324 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1324 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1325 = v600 + v1324;
-  const bool v1326 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1326 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1327 = v1325 < v1;
   const bool v1328 = v1326 && v1327;
   if (v1328) {
@@ -1830,11 +1830,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1336 = iron_f32_to_bf16(v1335);
     c[v1331] = v1336;
   }
-  const unsigned int v1337 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1337 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1338 = v601 + v1337;
-  const unsigned int v1339 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1339 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1340 = v600 + v1339;
-  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1342 = v1340 < v1;
   const bool v1343 = v1341 && v1342;
   if (v1343) {
@@ -1848,11 +1848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1351 = iron_f32_to_bf16(v1350);
     c[v1346] = v1351;
   }
-  const unsigned int v1352 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1352 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1353 = v601 + v1352;
-  const unsigned int v1354 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1354 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1355 = v600 + v1354;
-  const bool v1356 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1356 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1357 = v1355 < v1;
   const bool v1358 = v1356 && v1357;
   if (v1358) {
@@ -1866,11 +1866,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1366 = iron_f32_to_bf16(v1365);
     c[v1361] = v1366;
   }
-  const unsigned int v1367 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1367 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1368 = v601 + v1367;
-  const unsigned int v1369 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1369 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1370 = v600 + v1369;
-  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1372 = v1370 < v1;
   const bool v1373 = v1371 && v1372;
   if (v1373) {
@@ -1884,11 +1884,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1381 = iron_f32_to_bf16(v1380);
     c[v1376] = v1381;
   }
-  const unsigned int v1382 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1382 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1383 = v601 + v1382;
-  const unsigned int v1384 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1384 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1385 = v600 + v1384;
-  const bool v1386 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1386 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1387 = v1385 < v1;
   const bool v1388 = v1386 && v1387;
   if (v1388) {
@@ -1902,11 +1902,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1396 = iron_f32_to_bf16(v1395);
     c[v1391] = v1396;
   }
-  const unsigned int v1397 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1397 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1398 = v601 + v1397;
-  const unsigned int v1399 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1399 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1400 = v600 + v1399;
-  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1402 = v1400 < v1;
   const bool v1403 = v1401 && v1402;
   if (v1403) {
@@ -1920,11 +1920,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1411 = iron_f32_to_bf16(v1410);
     c[v1406] = v1411;
   }
-  const unsigned int v1412 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1412 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1413 = v601 + v1412;
-  const unsigned int v1414 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1414 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1415 = v600 + v1414;
-  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1417 = v1415 < v1;
   const bool v1418 = v1416 && v1417;
   if (v1418) {
@@ -1938,11 +1938,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1426 = iron_f32_to_bf16(v1425);
     c[v1421] = v1426;
   }
-  const unsigned int v1427 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1427 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1428 = v601 + v1427;
-  const unsigned int v1429 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1429 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1430 = v600 + v1429;
-  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1432 = v1430 < v1;
   const bool v1433 = v1431 && v1432;
   if (v1433) {
@@ -1956,11 +1956,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1441 = iron_f32_to_bf16(v1440);
     c[v1436] = v1441;
   }
-  const unsigned int v1442 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1442 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1443 = v601 + v1442;
-  const unsigned int v1444 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1444 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1445 = v600 + v1444;
-  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1447 = v1445 < v1;
   const bool v1448 = v1446 && v1447;
   if (v1448) {
@@ -1974,11 +1974,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1456 = iron_f32_to_bf16(v1455);
     c[v1451] = v1456;
   }
-  const unsigned int v1457 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1457 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1458 = v601 + v1457;
-  const unsigned int v1459 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1459 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1460 = v600 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1462 = v1460 < v1;
   const bool v1463 = v1461 && v1462;
   if (v1463) {
@@ -1992,11 +1992,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1471 = iron_f32_to_bf16(v1470);
     c[v1466] = v1471;
   }
-  const unsigned int v1472 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1472 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1473 = v601 + v1472;
-  const unsigned int v1474 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1474 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1475 = v600 + v1474;
-  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1477 = v1475 < v1;
   const bool v1478 = v1476 && v1477;
   if (v1478) {
@@ -2010,11 +2010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1486 = iron_f32_to_bf16(v1485);
     c[v1481] = v1486;
   }
-  const unsigned int v1487 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1487 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1488 = v601 + v1487;
-  const unsigned int v1489 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1489 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1490 = v600 + v1489;
-  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1492 = v1490 < v1;
   const bool v1493 = v1491 && v1492;
   if (v1493) {
@@ -2028,11 +2028,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1501 = iron_f32_to_bf16(v1500);
     c[v1496] = v1501;
   }
-  const unsigned int v1502 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1502 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1503 = v601 + v1502;
-  const unsigned int v1504 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1504 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1505 = v600 + v1504;
-  const bool v1506 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1506 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1507 = v1505 < v1;
   const bool v1508 = v1506 && v1507;
   if (v1508) {
@@ -2046,11 +2046,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1516 = iron_f32_to_bf16(v1515);
     c[v1511] = v1516;
   }
-  const unsigned int v1517 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1517 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1518 = v601 + v1517;
-  const unsigned int v1519 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1519 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1520 = v600 + v1519;
-  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1522 = v1520 < v1;
   const bool v1523 = v1521 && v1522;
   if (v1523) {
@@ -2064,11 +2064,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1531 = iron_f32_to_bf16(v1530);
     c[v1526] = v1531;
   }
-  const unsigned int v1532 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1532 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1533 = v601 + v1532;
-  const unsigned int v1534 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1534 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1535 = v600 + v1534;
-  const bool v1536 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1536 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1537 = v1535 < v1;
   const bool v1538 = v1536 && v1537;
   if (v1538) {
@@ -2082,11 +2082,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1546 = iron_f32_to_bf16(v1545);
     c[v1541] = v1546;
   }
-  const unsigned int v1547 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1547 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1548 = v601 + v1547;
-  const unsigned int v1549 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1549 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1550 = v600 + v1549;
-  const bool v1551 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1551 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1552 = v1550 < v1;
   const bool v1553 = v1551 && v1552;
   if (v1553) {
@@ -2100,11 +2100,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1561 = iron_f32_to_bf16(v1560);
     c[v1556] = v1561;
   }
-  const unsigned int v1562 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1562 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1563 = v601 + v1562;
-  const unsigned int v1564 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1564 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1565 = v600 + v1564;
-  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1567 = v1565 < v1;
   const bool v1568 = v1566 && v1567;
   if (v1568) {
@@ -2118,11 +2118,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1576 = iron_f32_to_bf16(v1575);
     c[v1571] = v1576;
   }
-  const unsigned int v1577 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1577 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1578 = v601 + v1577;
-  const unsigned int v1579 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1579 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1580 = v600 + v1579;
-  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1582 = v1580 < v1;
   const bool v1583 = v1581 && v1582;
   if (v1583) {
@@ -2136,11 +2136,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1591 = iron_f32_to_bf16(v1590);
     c[v1586] = v1591;
   }
-  const unsigned int v1592 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1592 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1593 = v601 + v1592;
-  const unsigned int v1594 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1594 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1595 = v600 + v1594;
-  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1597 = v1595 < v1;
   const bool v1598 = v1596 && v1597;
   if (v1598) {
@@ -2154,11 +2154,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1606 = iron_f32_to_bf16(v1605);
     c[v1601] = v1606;
   }
-  const unsigned int v1607 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1607 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1608 = v601 + v1607;
-  const unsigned int v1609 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1609 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1610 = v600 + v1609;
-  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1612 = v1610 < v1;
   const bool v1613 = v1611 && v1612;
   if (v1613) {
@@ -2172,11 +2172,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1621 = iron_f32_to_bf16(v1620);
     c[v1616] = v1621;
   }
-  const unsigned int v1622 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1622 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1623 = v601 + v1622;
-  const unsigned int v1624 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1624 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1625 = v600 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1627 = v1625 < v1;
   const bool v1628 = v1626 && v1627;
   if (v1628) {
@@ -2190,11 +2190,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1636 = iron_f32_to_bf16(v1635);
     c[v1631] = v1636;
   }
-  const unsigned int v1637 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1637 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1638 = v601 + v1637;
-  const unsigned int v1639 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1639 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1640 = v600 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1642 = v1640 < v1;
   const bool v1643 = v1641 && v1642;
   if (v1643) {
@@ -2208,11 +2208,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1651 = iron_f32_to_bf16(v1650);
     c[v1646] = v1651;
   }
-  const unsigned int v1652 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1652 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1653 = v601 + v1652;
-  const unsigned int v1654 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1654 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1655 = v600 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1657 = v1655 < v1;
   const bool v1658 = v1656 && v1657;
   if (v1658) {
@@ -2226,11 +2226,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1666 = iron_f32_to_bf16(v1665);
     c[v1661] = v1666;
   }
-  const unsigned int v1667 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1667 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1668 = v601 + v1667;
-  const unsigned int v1669 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1669 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1670 = v600 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1672 = v1670 < v1;
   const bool v1673 = v1671 && v1672;
   if (v1673) {
@@ -2244,11 +2244,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1681 = iron_f32_to_bf16(v1680);
     c[v1676] = v1681;
   }
-  const unsigned int v1682 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1682 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1683 = v601 + v1682;
-  const unsigned int v1684 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1684 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1685 = v600 + v1684;
-  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1687 = v1685 < v1;
   const bool v1688 = v1686 && v1687;
   if (v1688) {
@@ -2262,11 +2262,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1696 = iron_f32_to_bf16(v1695);
     c[v1691] = v1696;
   }
-  const unsigned int v1697 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1697 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1698 = v601 + v1697;
-  const unsigned int v1699 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1699 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1700 = v600 + v1699;
-  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1702 = v1700 < v1;
   const bool v1703 = v1701 && v1702;
   if (v1703) {
@@ -2280,11 +2280,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1711 = iron_f32_to_bf16(v1710);
     c[v1706] = v1711;
   }
-  const unsigned int v1712 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1712 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1713 = v601 + v1712;
-  const unsigned int v1714 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1714 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1715 = v600 + v1714;
-  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1717 = v1715 < v1;
   const bool v1718 = v1716 && v1717;
   if (v1718) {
@@ -2298,11 +2298,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1726 = iron_f32_to_bf16(v1725);
     c[v1721] = v1726;
   }
-  const unsigned int v1727 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1727 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1728 = v601 + v1727;
-  const unsigned int v1729 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1729 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1730 = v600 + v1729;
-  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1732 = v1730 < v1;
   const bool v1733 = v1731 && v1732;
   if (v1733) {
@@ -2316,11 +2316,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1741 = iron_f32_to_bf16(v1740);
     c[v1736] = v1741;
   }
-  const unsigned int v1742 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1742 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1743 = v601 + v1742;
-  const unsigned int v1744 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1744 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1745 = v600 + v1744;
-  const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1747 = v1745 < v1;
   const bool v1748 = v1746 && v1747;
   if (v1748) {
@@ -2334,11 +2334,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1756 = iron_f32_to_bf16(v1755);
     c[v1751] = v1756;
   }
-  const unsigned int v1757 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1757 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1758 = v601 + v1757;
-  const unsigned int v1759 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1759 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1760 = v600 + v1759;
-  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1762 = v1760 < v1;
   const bool v1763 = v1761 && v1762;
   if (v1763) {
@@ -2352,11 +2352,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1771 = iron_f32_to_bf16(v1770);
     c[v1766] = v1771;
   }
-  const unsigned int v1772 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1772 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1773 = v601 + v1772;
-  const unsigned int v1774 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1774 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1775 = v600 + v1774;
-  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1777 = v1775 < v1;
   const bool v1778 = v1776 && v1777;
   if (v1778) {
@@ -2370,11 +2370,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1786 = iron_f32_to_bf16(v1785);
     c[v1781] = v1786;
   }
-  const unsigned int v1787 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1787 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1788 = v601 + v1787;
-  const unsigned int v1789 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1789 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1790 = v600 + v1789;
-  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1792 = v1790 < v1;
   const bool v1793 = v1791 && v1792;
   if (v1793) {
@@ -2388,11 +2388,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1801 = iron_f32_to_bf16(v1800);
     c[v1796] = v1801;
   }
-  const unsigned int v1802 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1802 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1803 = v601 + v1802;
-  const unsigned int v1804 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1804 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1805 = v600 + v1804;
-  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1807 = v1805 < v1;
   const bool v1808 = v1806 && v1807;
   if (v1808) {
@@ -2406,11 +2406,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1816 = iron_f32_to_bf16(v1815);
     c[v1811] = v1816;
   }
-  const unsigned int v1817 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1817 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1818 = v601 + v1817;
-  const unsigned int v1819 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1819 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1820 = v600 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1822 = v1820 < v1;
   const bool v1823 = v1821 && v1822;
   if (v1823) {
@@ -2424,11 +2424,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1831 = iron_f32_to_bf16(v1830);
     c[v1826] = v1831;
   }
-  const unsigned int v1832 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1832 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1833 = v601 + v1832;
-  const unsigned int v1834 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1834 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1835 = v600 + v1834;
-  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
@@ -2442,11 +2442,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1846 = iron_f32_to_bf16(v1845);
     c[v1841] = v1846;
   }
-  const unsigned int v1847 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1847 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1848 = v601 + v1847;
-  const unsigned int v1849 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1849 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1850 = v600 + v1849;
-  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1852 = v1850 < v1;
   const bool v1853 = v1851 && v1852;
   if (v1853) {
@@ -2460,11 +2460,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1861 = iron_f32_to_bf16(v1860);
     c[v1856] = v1861;
   }
-  const unsigned int v1862 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1862 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1863 = v601 + v1862;
-  const unsigned int v1864 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1864 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1865 = v600 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1867 = v1865 < v1;
   const bool v1868 = v1866 && v1867;
   if (v1868) {
@@ -2478,11 +2478,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1876 = iron_f32_to_bf16(v1875);
     c[v1871] = v1876;
   }
-  const unsigned int v1877 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1877 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1878 = v601 + v1877;
-  const unsigned int v1879 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1879 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1880 = v600 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1882 = v1880 < v1;
   const bool v1883 = v1881 && v1882;
   if (v1883) {
@@ -2496,11 +2496,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1891 = iron_f32_to_bf16(v1890);
     c[v1886] = v1891;
   }
-  const unsigned int v1892 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1892 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1893 = v601 + v1892;
-  const unsigned int v1894 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1894 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1895 = v600 + v1894;
-  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1897 = v1895 < v1;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
@@ -2514,11 +2514,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1906 = iron_f32_to_bf16(v1905);
     c[v1901] = v1906;
   }
-  const unsigned int v1907 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1907 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1908 = v601 + v1907;
-  const unsigned int v1909 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1909 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1910 = v600 + v1909;
-  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1912 = v1910 < v1;
   const bool v1913 = v1911 && v1912;
   if (v1913) {
@@ -2532,11 +2532,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1921 = iron_f32_to_bf16(v1920);
     c[v1916] = v1921;
   }
-  const unsigned int v1922 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1922 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1923 = v601 + v1922;
-  const unsigned int v1924 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1924 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1925 = v600 + v1924;
-  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1927 = v1925 < v1;
   const bool v1928 = v1926 && v1927;
   if (v1928) {
@@ -2550,11 +2550,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1936 = iron_f32_to_bf16(v1935);
     c[v1931] = v1936;
   }
-  const unsigned int v1937 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1937 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1938 = v601 + v1937;
-  const unsigned int v1939 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1939 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1940 = v600 + v1939;
-  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1942 = v1940 < v1;
   const bool v1943 = v1941 && v1942;
   if (v1943) {
@@ -2568,11 +2568,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1951 = iron_f32_to_bf16(v1950);
     c[v1946] = v1951;
   }
-  const unsigned int v1952 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1952 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1953 = v601 + v1952;
-  const unsigned int v1954 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1954 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1955 = v600 + v1954;
-  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1957 = v1955 < v1;
   const bool v1958 = v1956 && v1957;
   if (v1958) {
@@ -2586,11 +2586,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1966 = iron_f32_to_bf16(v1965);
     c[v1961] = v1966;
   }
-  const unsigned int v1967 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1967 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1968 = v601 + v1967;
-  const unsigned int v1969 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1969 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1970 = v600 + v1969;
-  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1972 = v1970 < v1;
   const bool v1973 = v1971 && v1972;
   if (v1973) {
@@ -2604,11 +2604,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1981 = iron_f32_to_bf16(v1980);
     c[v1976] = v1981;
   }
-  const unsigned int v1982 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1982 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1983 = v601 + v1982;
-  const unsigned int v1984 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1984 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1985 = v600 + v1984;
-  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1987 = v1985 < v1;
   const bool v1988 = v1986 && v1987;
   if (v1988) {
@@ -2622,11 +2622,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1996 = iron_f32_to_bf16(v1995);
     c[v1991] = v1996;
   }
-  const unsigned int v1997 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1997 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1998 = v601 + v1997;
-  const unsigned int v1999 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1999 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2000 = v600 + v1999;
-  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2002 = v2000 < v1;
   const bool v2003 = v2001 && v2002;
   if (v2003) {
@@ -2640,11 +2640,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2011 = iron_f32_to_bf16(v2010);
     c[v2006] = v2011;
   }
-  const unsigned int v2012 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2012 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2013 = v601 + v2012;
-  const unsigned int v2014 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2014 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2015 = v600 + v2014;
-  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2017 = v2015 < v1;
   const bool v2018 = v2016 && v2017;
   if (v2018) {
@@ -2658,11 +2658,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2026 = iron_f32_to_bf16(v2025);
     c[v2021] = v2026;
   }
-  const unsigned int v2027 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2027 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2028 = v601 + v2027;
-  const unsigned int v2029 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2029 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2030 = v600 + v2029;
-  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2032 = v2030 < v1;
   const bool v2033 = v2031 && v2032;
   if (v2033) {
@@ -2676,11 +2676,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2041 = iron_f32_to_bf16(v2040);
     c[v2036] = v2041;
   }
-  const unsigned int v2042 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2042 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2043 = v601 + v2042;
-  const unsigned int v2044 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2044 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2045 = v600 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2047 = v2045 < v1;
   const bool v2048 = v2046 && v2047;
   if (v2048) {
@@ -2694,11 +2694,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2056 = iron_f32_to_bf16(v2055);
     c[v2051] = v2056;
   }
-  const unsigned int v2057 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2057 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2058 = v601 + v2057;
-  const unsigned int v2059 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2059 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2060 = v600 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2062 = v2060 < v1;
   const bool v2063 = v2061 && v2062;
   if (v2063) {
@@ -2712,11 +2712,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2071 = iron_f32_to_bf16(v2070);
     c[v2066] = v2071;
   }
-  const unsigned int v2072 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2072 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2073 = v601 + v2072;
-  const unsigned int v2074 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2074 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2075 = v600 + v2074;
-  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2077 = v2075 < v1;
   const bool v2078 = v2076 && v2077;
   if (v2078) {
@@ -2730,11 +2730,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2086 = iron_f32_to_bf16(v2085);
     c[v2081] = v2086;
   }
-  const unsigned int v2087 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2087 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2088 = v601 + v2087;
-  const unsigned int v2089 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2089 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2090 = v600 + v2089;
-  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2092 = v2090 < v1;
   const bool v2093 = v2091 && v2092;
   if (v2093) {
@@ -2748,11 +2748,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2101 = iron_f32_to_bf16(v2100);
     c[v2096] = v2101;
   }
-  const unsigned int v2102 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2102 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2103 = v601 + v2102;
-  const unsigned int v2104 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2104 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2105 = v600 + v2104;
-  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2107 = v2105 < v1;
   const bool v2108 = v2106 && v2107;
   if (v2108) {
@@ -2766,11 +2766,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2116 = iron_f32_to_bf16(v2115);
     c[v2111] = v2116;
   }
-  const unsigned int v2117 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2117 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2118 = v601 + v2117;
-  const unsigned int v2119 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2119 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2120 = v600 + v2119;
-  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2122 = v2120 < v1;
   const bool v2123 = v2121 && v2122;
   if (v2123) {
@@ -2784,11 +2784,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2131 = iron_f32_to_bf16(v2130);
     c[v2126] = v2131;
   }
-  const unsigned int v2132 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2132 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2133 = v601 + v2132;
-  const unsigned int v2134 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2134 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2135 = v600 + v2134;
-  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2137 = v2135 < v1;
   const bool v2138 = v2136 && v2137;
   if (v2138) {
@@ -2802,11 +2802,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2146 = iron_f32_to_bf16(v2145);
     c[v2141] = v2146;
   }
-  const unsigned int v2147 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2147 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2148 = v601 + v2147;
-  const unsigned int v2149 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2149 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2150 = v600 + v2149;
-  const bool v2151 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2151 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2152 = v2150 < v1;
   const bool v2153 = v2151 && v2152;
   if (v2153) {
@@ -2820,11 +2820,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2161 = iron_f32_to_bf16(v2160);
     c[v2156] = v2161;
   }
-  const unsigned int v2162 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2162 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2163 = v601 + v2162;
-  const unsigned int v2164 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2164 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2165 = v600 + v2164;
-  const bool v2166 = v2163 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2166 = v2163 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2167 = v2165 < v1;
   const bool v2168 = v2166 && v2167;
   if (v2168) {
@@ -2838,11 +2838,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2176 = iron_f32_to_bf16(v2175);
     c[v2171] = v2176;
   }
-  const unsigned int v2177 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2177 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2178 = v601 + v2177;
-  const unsigned int v2179 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2179 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2180 = v600 + v2179;
-  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2182 = v2180 < v1;
   const bool v2183 = v2181 && v2182;
   if (v2183) {
@@ -2856,11 +2856,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2191 = iron_f32_to_bf16(v2190);
     c[v2186] = v2191;
   }
-  const unsigned int v2192 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2192 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2193 = v601 + v2192;
-  const unsigned int v2194 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2194 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2195 = v600 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2197 = v2195 < v1;
   const bool v2198 = v2196 && v2197;
   if (v2198) {
@@ -2874,11 +2874,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2206 = iron_f32_to_bf16(v2205);
     c[v2201] = v2206;
   }
-  const unsigned int v2207 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2207 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2208 = v601 + v2207;
-  const unsigned int v2209 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2209 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2210 = v600 + v2209;
-  const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2212 = v2210 < v1;
   const bool v2213 = v2211 && v2212;
   if (v2213) {
@@ -2892,11 +2892,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2221 = iron_f32_to_bf16(v2220);
     c[v2216] = v2221;
   }
-  const unsigned int v2222 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2222 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2223 = v601 + v2222;
-  const unsigned int v2224 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2224 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2225 = v600 + v2224;
-  const bool v2226 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2226 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2227 = v2225 < v1;
   const bool v2228 = v2226 && v2227;
   if (v2228) {
@@ -2910,11 +2910,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2236 = iron_f32_to_bf16(v2235);
     c[v2231] = v2236;
   }
-  const unsigned int v2237 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2237 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2238 = v601 + v2237;
-  const unsigned int v2239 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2239 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2240 = v600 + v2239;
-  const bool v2241 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2241 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2242 = v2240 < v1;
   const bool v2243 = v2241 && v2242;
   if (v2243) {
@@ -2928,11 +2928,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2251 = iron_f32_to_bf16(v2250);
     c[v2246] = v2251;
   }
-  const unsigned int v2252 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2252 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2253 = v601 + v2252;
-  const unsigned int v2254 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2254 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2255 = v600 + v2254;
-  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2257 = v2255 < v1;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -2946,11 +2946,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2266 = iron_f32_to_bf16(v2265);
     c[v2261] = v2266;
   }
-  const unsigned int v2267 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2267 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2268 = v601 + v2267;
-  const unsigned int v2269 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2269 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2270 = v600 + v2269;
-  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2272 = v2270 < v1;
   const bool v2273 = v2271 && v2272;
   if (v2273) {
@@ -2964,11 +2964,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2281 = iron_f32_to_bf16(v2280);
     c[v2276] = v2281;
   }
-  const unsigned int v2282 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2282 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2283 = v601 + v2282;
-  const unsigned int v2284 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2284 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2285 = v600 + v2284;
-  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2287 = v2285 < v1;
   const bool v2288 = v2286 && v2287;
   if (v2288) {
@@ -2982,11 +2982,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2296 = iron_f32_to_bf16(v2295);
     c[v2291] = v2296;
   }
-  const unsigned int v2297 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2297 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2298 = v601 + v2297;
-  const unsigned int v2299 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2299 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2300 = v600 + v2299;
-  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2302 = v2300 < v1;
   const bool v2303 = v2301 && v2302;
   if (v2303) {
@@ -3000,11 +3000,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2311 = iron_f32_to_bf16(v2310);
     c[v2306] = v2311;
   }
-  const unsigned int v2312 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2312 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2313 = v601 + v2312;
-  const unsigned int v2314 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2314 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2315 = v600 + v2314;
-  const bool v2316 = v2313 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2316 = v2313 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2317 = v2315 < v1;
   const bool v2318 = v2316 && v2317;
   if (v2318) {
@@ -3018,11 +3018,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2326 = iron_f32_to_bf16(v2325);
     c[v2321] = v2326;
   }
-  const unsigned int v2327 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2327 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2328 = v601 + v2327;
-  const unsigned int v2329 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2329 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2330 = v600 + v2329;
-  const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2332 = v2330 < v1;
   const bool v2333 = v2331 && v2332;
   if (v2333) {
@@ -3036,11 +3036,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2341 = iron_f32_to_bf16(v2340);
     c[v2336] = v2341;
   }
-  const unsigned int v2342 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2342 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2343 = v601 + v2342;
-  const unsigned int v2344 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2344 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2345 = v600 + v2344;
-  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2347 = v2345 < v1;
   const bool v2348 = v2346 && v2347;
   if (v2348) {
@@ -3054,11 +3054,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2356 = iron_f32_to_bf16(v2355);
     c[v2351] = v2356;
   }
-  const unsigned int v2357 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2357 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2358 = v601 + v2357;
-  const unsigned int v2359 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2359 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2360 = v600 + v2359;
-  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2362 = v2360 < v1;
   const bool v2363 = v2361 && v2362;
   if (v2363) {
@@ -3072,11 +3072,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2371 = iron_f32_to_bf16(v2370);
     c[v2366] = v2371;
   }
-  const unsigned int v2372 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2372 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2373 = v601 + v2372;
-  const unsigned int v2374 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2374 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2375 = v600 + v2374;
-  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2377 = v2375 < v1;
   const bool v2378 = v2376 && v2377;
   if (v2378) {
@@ -3090,11 +3090,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2386 = iron_f32_to_bf16(v2385);
     c[v2381] = v2386;
   }
-  const unsigned int v2387 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2387 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2388 = v601 + v2387;
-  const unsigned int v2389 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2389 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2390 = v600 + v2389;
-  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2392 = v2390 < v1;
   const bool v2393 = v2391 && v2392;
   if (v2393) {
@@ -3108,11 +3108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2401 = iron_f32_to_bf16(v2400);
     c[v2396] = v2401;
   }
-  const unsigned int v2402 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2402 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2403 = v601 + v2402;
-  const unsigned int v2404 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2404 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2405 = v600 + v2404;
-  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2407 = v2405 < v1;
   const bool v2408 = v2406 && v2407;
   if (v2408) {
@@ -3126,11 +3126,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2416 = iron_f32_to_bf16(v2415);
     c[v2411] = v2416;
   }
-  const unsigned int v2417 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2417 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2418 = v601 + v2417;
-  const unsigned int v2419 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2419 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2420 = v600 + v2419;
-  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2422 = v2420 < v1;
   const bool v2423 = v2421 && v2422;
   if (v2423) {
@@ -3144,11 +3144,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2431 = iron_f32_to_bf16(v2430);
     c[v2426] = v2431;
   }
-  const unsigned int v2432 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2432 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2433 = v601 + v2432;
-  const unsigned int v2434 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2434 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2435 = v600 + v2434;
-  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2437 = v2435 < v1;
   const bool v2438 = v2436 && v2437;
   if (v2438) {
@@ -3162,11 +3162,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2446 = iron_f32_to_bf16(v2445);
     c[v2441] = v2446;
   }
-  const unsigned int v2447 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2447 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2448 = v601 + v2447;
-  const unsigned int v2449 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2449 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2450 = v600 + v2449;
-  const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2452 = v2450 < v1;
   const bool v2453 = v2451 && v2452;
   if (v2453) {
@@ -3180,11 +3180,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2461 = iron_f32_to_bf16(v2460);
     c[v2456] = v2461;
   }
-  const unsigned int v2462 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2462 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2463 = v601 + v2462;
-  const unsigned int v2464 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2464 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2465 = v600 + v2464;
-  const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2467 = v2465 < v1;
   const bool v2468 = v2466 && v2467;
   if (v2468) {
@@ -3198,11 +3198,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2476 = iron_f32_to_bf16(v2475);
     c[v2471] = v2476;
   }
-  const unsigned int v2477 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2477 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2478 = v601 + v2477;
-  const unsigned int v2479 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2479 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2480 = v600 + v2479;
-  const bool v2481 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2481 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2482 = v2480 < v1;
   const bool v2483 = v2481 && v2482;
   if (v2483) {
@@ -3216,11 +3216,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2491 = iron_f32_to_bf16(v2490);
     c[v2486] = v2491;
   }
-  const unsigned int v2492 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2492 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2493 = v601 + v2492;
-  const unsigned int v2494 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2494 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2495 = v600 + v2494;
-  const bool v2496 = v2493 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2496 = v2493 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2497 = v2495 < v1;
   const bool v2498 = v2496 && v2497;
   if (v2498) {
@@ -3234,11 +3234,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2506 = iron_f32_to_bf16(v2505);
     c[v2501] = v2506;
   }
-  const unsigned int v2507 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2507 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2508 = v601 + v2507;
-  const unsigned int v2509 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2509 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2510 = v600 + v2509;
-  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2512 = v2510 < v1;
   const bool v2513 = v2511 && v2512;
   if (v2513) {

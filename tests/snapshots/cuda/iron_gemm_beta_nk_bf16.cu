@@ -279,26 +279,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
   const unsigned int v25 = v24 << 7u;
   const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v29 = v28 << 7u;
-  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v34 = v33 << 6u;
-  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v38 = v37 << 6u;
-  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v40, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v42, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v44, iron_f32_to_bf16(0.0f));
-  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v48 = v47 == 0u;
-  const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:260
   if (v63) {
-    for (unsigned int v2541 = 0u; v2541 < 2u; v2541 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v2541 = 0u; v2541 < 2u; v2541 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2542 = v2541 << 6u;
       const bool v2544 = v2542 < v2;
       if (v2544) {
-        const unsigned int v2546 = v2541 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v2546 = v2541 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v2548 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2551 = v2548 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2554 = v2548 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -500,43 +500,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         const unsigned int v2928 = v2922 ? v2927 : 0u;
         iron_copy_async<16>(shm1 + (v2738 ^ (((v2738 >> 6u) & 7u) << 3u)), b + v2928, v2922);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v2945 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v2951 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v2945 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v2951 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v2933 = 0u; v2933 < v2; v2933 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v2933 = 0u; v2933 < v2; v2933 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2935 = v2933 >> 6u;
       const unsigned int v2937 = v2935 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2939 = v2937 << 13u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v2946 = v2939 + v2945;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v2939 = v2937 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v2946 = v2939 + v2945;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v2946, 64u);
-      const unsigned int v2952 = v2939 + v2951;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v2952 = v2939 + v2951;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v44, shm1, v2952, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2959 = v2946 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2959 = v2946 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v2959, 64u);
-      const unsigned int v2965 = v2952 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v2965 = v2952 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v44, shm1, v2965, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2971 = v2946 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2971 = v2946 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v2971, 64u);
-      const unsigned int v2977 = v2952 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v2977 = v2952 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v44, shm1, v2977, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2983 = v2946 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2983 = v2946 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v2983, 64u);
-      const unsigned int v2989 = v2952 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v2989 = v2952 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v44, shm1, v2989, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2992 = v2933 + 128u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2992 = v2933 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2994 = v2935 + 2u;
       const unsigned int v2995 = v2994 % 3u;
       const bool v2996 = v2992 < v2;
       if (v2996) {
-        const unsigned int v2998 = v2995 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v2998 = v2995 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v3000 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3003 = v3000 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3006 = v3000 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -738,22 +738,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         const unsigned int v3380 = v3374 ? v3379 : 0u;
         iron_copy_async<16>(shm1 + (v3190 ^ (((v3190 >> 6u) & 7u) << 3u)), b + v3380, v3374);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
     const unsigned int v514 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v515 = threadIdx.x;
-    const unsigned int v571 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v577 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v585 = v571 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v591 = v577 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v597 = v571 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v603 = v577 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v609 = v571 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v615 = v577 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v571 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v577 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v585 = v571 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v591 = v577 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v597 = v571 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v603 = v577 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v609 = v571 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v615 = v577 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v513 = 0u; v513 < v2; v513 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v513 = 0u; v513 < v2; v513 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v517 = v515; v517 < 8192u; v517 += v514) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v519 = v517 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v521 = v517 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -799,29 +799,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
           shm1[(v564 ^ (((v564 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v571, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v577, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v585, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v591, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v597, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v603, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v609, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v615, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v571, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v577, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v585, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v591, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v597, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v603, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v609, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v615, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v616 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v616 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v617 = v25 + v34;
-  const unsigned int v618 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v618 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v619 = v617 + v618;
-  const unsigned int v620 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v620 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v621 = v616 + v620;
-  const bool v622 = v619 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v622 = v619 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v623 = v621 < v1;
   const bool v624 = v622 && v623;
   if (v624) {
@@ -835,11 +835,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v632 = iron_f32_to_bf16(v631);
     c[v627] = v632;
   }
-  const unsigned int v633 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v633 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v634 = v617 + v633;
-  const unsigned int v635 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v635 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v636 = v616 + v635;
-  const bool v637 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v637 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v638 = v636 < v1;
   const bool v639 = v637 && v638;
   if (v639) {
@@ -853,11 +853,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v647 = iron_f32_to_bf16(v646);
     c[v642] = v647;
   }
-  const unsigned int v648 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v648 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v649 = v617 + v648;
-  const unsigned int v650 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v650 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v651 = v616 + v650;
-  const bool v652 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v652 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v653 = v651 < v1;
   const bool v654 = v652 && v653;
   if (v654) {
@@ -871,11 +871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v662 = iron_f32_to_bf16(v661);
     c[v657] = v662;
   }
-  const unsigned int v663 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v663 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v664 = v617 + v663;
-  const unsigned int v665 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v665 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v666 = v616 + v665;
-  const bool v667 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v667 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v668 = v666 < v1;
   const bool v669 = v667 && v668;
   if (v669) {
@@ -889,11 +889,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v677 = iron_f32_to_bf16(v676);
     c[v672] = v677;
   }
-  const unsigned int v678 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v678 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v679 = v617 + v678;
-  const unsigned int v680 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v680 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v681 = v616 + v680;
-  const bool v682 = v679 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v682 = v679 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v683 = v681 < v1;
   const bool v684 = v682 && v683;
   if (v684) {
@@ -907,11 +907,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v692 = iron_f32_to_bf16(v691);
     c[v687] = v692;
   }
-  const unsigned int v693 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v693 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v694 = v617 + v693;
-  const unsigned int v695 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v695 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v696 = v616 + v695;
-  const bool v697 = v694 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v697 = v694 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v698 = v696 < v1;
   const bool v699 = v697 && v698;
   if (v699) {
@@ -925,11 +925,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v707 = iron_f32_to_bf16(v706);
     c[v702] = v707;
   }
-  const unsigned int v708 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v708 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v709 = v617 + v708;
-  const unsigned int v710 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v710 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v711 = v616 + v710;
-  const bool v712 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v712 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v713 = v711 < v1;
   const bool v714 = v712 && v713;
   if (v714) {
@@ -943,11 +943,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v722 = iron_f32_to_bf16(v721);
     c[v717] = v722;
   }
-  const unsigned int v723 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v723 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v724 = v617 + v723;
-  const unsigned int v725 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v725 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v726 = v616 + v725;
-  const bool v727 = v724 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v727 = v724 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v728 = v726 < v1;
   const bool v729 = v727 && v728;
   if (v729) {
@@ -961,11 +961,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v737 = iron_f32_to_bf16(v736);
     c[v732] = v737;
   }
-  const unsigned int v738 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v738 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v739 = v617 + v738;
-  const unsigned int v740 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v740 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v741 = v616 + v740;
-  const bool v742 = v739 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v742 = v739 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v743 = v741 < v1;
   const bool v744 = v742 && v743;
   if (v744) {
@@ -979,11 +979,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v752 = iron_f32_to_bf16(v751);
     c[v747] = v752;
   }
-  const unsigned int v753 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v753 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v754 = v617 + v753;
-  const unsigned int v755 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v755 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v756 = v616 + v755;
-  const bool v757 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v757 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v758 = v756 < v1;
   const bool v759 = v757 && v758;
   if (v759) {
@@ -997,11 +997,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v767 = iron_f32_to_bf16(v766);
     c[v762] = v767;
   }
-  const unsigned int v768 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v768 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v769 = v617 + v768;
-  const unsigned int v770 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v770 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v771 = v616 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -1015,11 +1015,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v782 = iron_f32_to_bf16(v781);
     c[v777] = v782;
   }
-  const unsigned int v783 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v783 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v784 = v617 + v783;
-  const unsigned int v785 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v785 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v786 = v616 + v785;
-  const bool v787 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v787 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v788 = v786 < v1;
   const bool v789 = v787 && v788;
   if (v789) {
@@ -1033,11 +1033,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v797 = iron_f32_to_bf16(v796);
     c[v792] = v797;
   }
-  const unsigned int v798 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v798 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v799 = v617 + v798;
-  const unsigned int v800 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v800 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v801 = v616 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v803 = v801 < v1;
   const bool v804 = v802 && v803;
   if (v804) {
@@ -1051,11 +1051,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v812 = iron_f32_to_bf16(v811);
     c[v807] = v812;
   }
-  const unsigned int v813 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v813 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v814 = v617 + v813;
-  const unsigned int v815 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v815 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v816 = v616 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v818 = v816 < v1;
   const bool v819 = v817 && v818;
   if (v819) {
@@ -1069,11 +1069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v827 = iron_f32_to_bf16(v826);
     c[v822] = v827;
   }
-  const unsigned int v828 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v828 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v829 = v617 + v828;
-  const unsigned int v830 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v830 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v831 = v616 + v830;
-  const bool v832 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v832 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v833 = v831 < v1;
   const bool v834 = v832 && v833;
   if (v834) {
@@ -1087,11 +1087,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v842 = iron_f32_to_bf16(v841);
     c[v837] = v842;
   }
-  const unsigned int v843 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v843 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v844 = v617 + v843;
-  const unsigned int v845 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v845 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v846 = v616 + v845;
-  const bool v847 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v847 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v848 = v846 < v1;
   const bool v849 = v847 && v848;
   if (v849) {
@@ -1105,11 +1105,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v857 = iron_f32_to_bf16(v856);
     c[v852] = v857;
   }
-  const unsigned int v858 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v858 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v859 = v617 + v858;
-  const unsigned int v860 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v860 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v861 = v616 + v860;
-  const bool v862 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v862 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v863 = v861 < v1;
   const bool v864 = v862 && v863;
   if (v864) {
@@ -1123,11 +1123,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v872 = iron_f32_to_bf16(v871);
     c[v867] = v872;
   }
-  const unsigned int v873 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v873 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v874 = v617 + v873;
-  const unsigned int v875 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v875 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v876 = v616 + v875;
-  const bool v877 = v874 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v877 = v874 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v878 = v876 < v1;
   const bool v879 = v877 && v878;
   if (v879) {
@@ -1141,11 +1141,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v887 = iron_f32_to_bf16(v886);
     c[v882] = v887;
   }
-  const unsigned int v888 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v888 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v889 = v617 + v888;
-  const unsigned int v890 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v890 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v891 = v616 + v890;
-  const bool v892 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v892 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v893 = v891 < v1;
   const bool v894 = v892 && v893;
   if (v894) {
@@ -1159,11 +1159,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v902 = iron_f32_to_bf16(v901);
     c[v897] = v902;
   }
-  const unsigned int v903 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v903 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v904 = v617 + v903;
-  const unsigned int v905 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v905 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v906 = v616 + v905;
-  const bool v907 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v907 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v908 = v906 < v1;
   const bool v909 = v907 && v908;
   if (v909) {
@@ -1177,11 +1177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v917 = iron_f32_to_bf16(v916);
     c[v912] = v917;
   }
-  const unsigned int v918 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v918 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v919 = v617 + v918;
-  const unsigned int v920 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v920 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v921 = v616 + v920;
-  const bool v922 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v922 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v923 = v921 < v1;
   const bool v924 = v922 && v923;
   if (v924) {
@@ -1195,11 +1195,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v932 = iron_f32_to_bf16(v931);
     c[v927] = v932;
   }
-  const unsigned int v933 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v933 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v934 = v617 + v933;
-  const unsigned int v935 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v935 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v936 = v616 + v935;
-  const bool v937 = v934 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v937 = v934 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v938 = v936 < v1;
   const bool v939 = v937 && v938;
   if (v939) {
@@ -1213,11 +1213,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v947 = iron_f32_to_bf16(v946);
     c[v942] = v947;
   }
-  const unsigned int v948 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v948 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v949 = v617 + v948;
-  const unsigned int v950 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v950 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v951 = v616 + v950;
-  const bool v952 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v952 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v953 = v951 < v1;
   const bool v954 = v952 && v953;
   if (v954) {
@@ -1231,11 +1231,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v962 = iron_f32_to_bf16(v961);
     c[v957] = v962;
   }
-  const unsigned int v963 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v963 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v964 = v617 + v963;
-  const unsigned int v965 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v965 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v966 = v616 + v965;
-  const bool v967 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v967 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v968 = v966 < v1;
   const bool v969 = v967 && v968;
   if (v969) {
@@ -1249,11 +1249,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v977 = iron_f32_to_bf16(v976);
     c[v972] = v977;
   }
-  const unsigned int v978 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v978 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v979 = v617 + v978;
-  const unsigned int v980 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v980 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v981 = v616 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -1267,11 +1267,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v992 = iron_f32_to_bf16(v991);
     c[v987] = v992;
   }
-  const unsigned int v993 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v993 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v994 = v617 + v993;
-  const unsigned int v995 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v995 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v996 = v616 + v995;
-  const bool v997 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v997 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v998 = v996 < v1;
   const bool v999 = v997 && v998;
   if (v999) {
@@ -1285,11 +1285,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1007 = iron_f32_to_bf16(v1006);
     c[v1002] = v1007;
   }
-  const unsigned int v1008 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1008 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1009 = v617 + v1008;
-  const unsigned int v1010 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1010 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1011 = v616 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1013 = v1011 < v1;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -1303,11 +1303,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1022 = iron_f32_to_bf16(v1021);
     c[v1017] = v1022;
   }
-  const unsigned int v1023 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1023 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1024 = v617 + v1023;
-  const unsigned int v1025 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1025 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1026 = v616 + v1025;
-  const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1028 = v1026 < v1;
   const bool v1029 = v1027 && v1028;
   if (v1029) {
@@ -1321,11 +1321,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1037 = iron_f32_to_bf16(v1036);
     c[v1032] = v1037;
   }
-  const unsigned int v1038 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1038 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1039 = v617 + v1038;
-  const unsigned int v1040 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1040 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1041 = v616 + v1040;
-  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1043 = v1041 < v1;
   const bool v1044 = v1042 && v1043;
   if (v1044) {
@@ -1339,11 +1339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1052 = iron_f32_to_bf16(v1051);
     c[v1047] = v1052;
   }
-  const unsigned int v1053 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1053 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1054 = v617 + v1053;
-  const unsigned int v1055 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1055 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1056 = v616 + v1055;
-  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1058 = v1056 < v1;
   const bool v1059 = v1057 && v1058;
   if (v1059) {
@@ -1357,11 +1357,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1067 = iron_f32_to_bf16(v1066);
     c[v1062] = v1067;
   }
-  const unsigned int v1068 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1068 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1069 = v617 + v1068;
-  const unsigned int v1070 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1070 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1071 = v616 + v1070;
-  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1073 = v1071 < v1;
   const bool v1074 = v1072 && v1073;
   if (v1074) {
@@ -1375,11 +1375,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1082 = iron_f32_to_bf16(v1081);
     c[v1077] = v1082;
   }
-  const unsigned int v1083 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1083 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1084 = v617 + v1083;
-  const unsigned int v1085 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1085 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1086 = v616 + v1085;
-  const bool v1087 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1087 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1088 = v1086 < v1;
   const bool v1089 = v1087 && v1088;
   if (v1089) {
@@ -1393,11 +1393,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1097 = iron_f32_to_bf16(v1096);
     c[v1092] = v1097;
   }
-  const unsigned int v1098 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1098 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1099 = v617 + v1098;
-  const unsigned int v1100 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1100 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1101 = v616 + v1100;
-  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1103 = v1101 < v1;
   const bool v1104 = v1102 && v1103;
   if (v1104) {
@@ -1411,11 +1411,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1112 = iron_f32_to_bf16(v1111);
     c[v1107] = v1112;
   }
-  const unsigned int v1113 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1113 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1114 = v617 + v1113;
-  const unsigned int v1115 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1115 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1116 = v616 + v1115;
-  const bool v1117 = v1114 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1117 = v1114 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1118 = v1116 < v1;
   const bool v1119 = v1117 && v1118;
   if (v1119) {
@@ -1429,11 +1429,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1127 = iron_f32_to_bf16(v1126);
     c[v1122] = v1127;
   }
-  const unsigned int v1128 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1128 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1129 = v617 + v1128;
-  const unsigned int v1130 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1130 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1131 = v616 + v1130;
-  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1133 = v1131 < v1;
   const bool v1134 = v1132 && v1133;
   if (v1134) {
@@ -1447,11 +1447,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1142 = iron_f32_to_bf16(v1141);
     c[v1137] = v1142;
   }
-  const unsigned int v1143 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1143 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1144 = v617 + v1143;
-  const unsigned int v1145 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1145 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1146 = v616 + v1145;
-  const bool v1147 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1147 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1148 = v1146 < v1;
   const bool v1149 = v1147 && v1148;
   if (v1149) {
@@ -1465,11 +1465,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1157 = iron_f32_to_bf16(v1156);
     c[v1152] = v1157;
   }
-  const unsigned int v1158 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1158 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1159 = v617 + v1158;
-  const unsigned int v1160 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1160 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1161 = v616 + v1160;
-  const bool v1162 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1162 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1163 = v1161 < v1;
   const bool v1164 = v1162 && v1163;
   if (v1164) {
@@ -1483,11 +1483,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1172 = iron_f32_to_bf16(v1171);
     c[v1167] = v1172;
   }
-  const unsigned int v1173 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1173 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1174 = v617 + v1173;
-  const unsigned int v1175 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1175 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1176 = v616 + v1175;
-  const bool v1177 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1177 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1178 = v1176 < v1;
   const bool v1179 = v1177 && v1178;
   if (v1179) {
@@ -1501,11 +1501,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1187 = iron_f32_to_bf16(v1186);
     c[v1182] = v1187;
   }
-  const unsigned int v1188 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1188 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1189 = v617 + v1188;
-  const unsigned int v1190 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1190 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1191 = v616 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1193 = v1191 < v1;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
@@ -1519,11 +1519,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1202 = iron_f32_to_bf16(v1201);
     c[v1197] = v1202;
   }
-  const unsigned int v1203 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1203 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1204 = v617 + v1203;
-  const unsigned int v1205 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1205 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1206 = v616 + v1205;
-  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1208 = v1206 < v1;
   const bool v1209 = v1207 && v1208;
   if (v1209) {
@@ -1537,11 +1537,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1217 = iron_f32_to_bf16(v1216);
     c[v1212] = v1217;
   }
-  const unsigned int v1218 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1218 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1219 = v617 + v1218;
-  const unsigned int v1220 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1220 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1221 = v616 + v1220;
-  const bool v1222 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1222 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1223 = v1221 < v1;
   const bool v1224 = v1222 && v1223;
   if (v1224) {
@@ -1555,11 +1555,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1232 = iron_f32_to_bf16(v1231);
     c[v1227] = v1232;
   }
-  const unsigned int v1233 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1233 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1234 = v617 + v1233;
-  const unsigned int v1235 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1235 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1236 = v616 + v1235;
-  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1238 = v1236 < v1;
   const bool v1239 = v1237 && v1238;
   if (v1239) {
@@ -1573,11 +1573,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1247 = iron_f32_to_bf16(v1246);
     c[v1242] = v1247;
   }
-  const unsigned int v1248 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1248 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1249 = v617 + v1248;
-  const unsigned int v1250 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1250 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1251 = v616 + v1250;
-  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1253 = v1251 < v1;
   const bool v1254 = v1252 && v1253;
   if (v1254) {
@@ -1591,11 +1591,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1262 = iron_f32_to_bf16(v1261);
     c[v1257] = v1262;
   }
-  const unsigned int v1263 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1263 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1264 = v617 + v1263;
-  const unsigned int v1265 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1265 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1266 = v616 + v1265;
-  const bool v1267 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1267 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1268 = v1266 < v1;
   const bool v1269 = v1267 && v1268;
   if (v1269) {
@@ -1609,11 +1609,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1277 = iron_f32_to_bf16(v1276);
     c[v1272] = v1277;
   }
-  const unsigned int v1278 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1278 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1279 = v617 + v1278;
-  const unsigned int v1280 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1280 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1281 = v616 + v1280;
-  const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1283 = v1281 < v1;
   const bool v1284 = v1282 && v1283;
   if (v1284) {
@@ -1627,11 +1627,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1292 = iron_f32_to_bf16(v1291);
     c[v1287] = v1292;
   }
-  const unsigned int v1293 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1293 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1294 = v617 + v1293;
-  const unsigned int v1295 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1295 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1296 = v616 + v1295;
-  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1298 = v1296 < v1;
   const bool v1299 = v1297 && v1298;
   if (v1299) {
@@ -1645,11 +1645,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1307 = iron_f32_to_bf16(v1306);
     c[v1302] = v1307;
   }
-  const unsigned int v1308 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1308 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1309 = v617 + v1308;
-  const unsigned int v1310 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1310 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1311 = v616 + v1310;
-  const bool v1312 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1312 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1313 = v1311 < v1;
   const bool v1314 = v1312 && v1313;
   if (v1314) {
@@ -1663,11 +1663,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1322 = iron_f32_to_bf16(v1321);
     c[v1317] = v1322;
   }
-  const unsigned int v1323 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1323 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1324 = v617 + v1323;
-  const unsigned int v1325 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1325 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1326 = v616 + v1325;
-  const bool v1327 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1327 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1328 = v1326 < v1;
   const bool v1329 = v1327 && v1328;
   if (v1329) {
@@ -1681,11 +1681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1337 = iron_f32_to_bf16(v1336);
     c[v1332] = v1337;
   }
-  const unsigned int v1338 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1338 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1339 = v617 + v1338;
-  const unsigned int v1340 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1340 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1341 = v616 + v1340;
-  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1343 = v1341 < v1;
   const bool v1344 = v1342 && v1343;
   if (v1344) {
@@ -1699,11 +1699,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1352 = iron_f32_to_bf16(v1351);
     c[v1347] = v1352;
   }
-  const unsigned int v1353 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1353 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1354 = v617 + v1353;
-  const unsigned int v1355 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1355 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1356 = v616 + v1355;
-  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1358 = v1356 < v1;
   const bool v1359 = v1357 && v1358;
   if (v1359) {
@@ -1717,11 +1717,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1367 = iron_f32_to_bf16(v1366);
     c[v1362] = v1367;
   }
-  const unsigned int v1368 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1368 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1369 = v617 + v1368;
-  const unsigned int v1370 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1370 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1371 = v616 + v1370;
-  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1373 = v1371 < v1;
   const bool v1374 = v1372 && v1373;
   if (v1374) {
@@ -1735,11 +1735,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1382 = iron_f32_to_bf16(v1381);
     c[v1377] = v1382;
   }
-  const unsigned int v1383 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1383 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1384 = v617 + v1383;
-  const unsigned int v1385 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1385 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1386 = v616 + v1385;
-  const bool v1387 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1387 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1388 = v1386 < v1;
   const bool v1389 = v1387 && v1388;
   if (v1389) {
@@ -1753,11 +1753,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1397 = iron_f32_to_bf16(v1396);
     c[v1392] = v1397;
   }
-  const unsigned int v1398 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1398 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1399 = v617 + v1398;
-  const unsigned int v1400 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1400 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1401 = v616 + v1400;
-  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1403 = v1401 < v1;
   const bool v1404 = v1402 && v1403;
   if (v1404) {
@@ -1771,11 +1771,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1412 = iron_f32_to_bf16(v1411);
     c[v1407] = v1412;
   }
-  const unsigned int v1413 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1413 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1414 = v617 + v1413;
-  const unsigned int v1415 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1415 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1416 = v616 + v1415;
-  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1418 = v1416 < v1;
   const bool v1419 = v1417 && v1418;
   if (v1419) {
@@ -1789,11 +1789,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1427 = iron_f32_to_bf16(v1426);
     c[v1422] = v1427;
   }
-  const unsigned int v1428 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1428 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1429 = v617 + v1428;
-  const unsigned int v1430 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1430 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1431 = v616 + v1430;
-  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1433 = v1431 < v1;
   const bool v1434 = v1432 && v1433;
   if (v1434) {
@@ -1807,11 +1807,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1442 = iron_f32_to_bf16(v1441);
     c[v1437] = v1442;
   }
-  const unsigned int v1443 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1443 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1444 = v617 + v1443;
-  const unsigned int v1445 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1445 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1446 = v616 + v1445;
-  const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1448 = v1446 < v1;
   const bool v1449 = v1447 && v1448;
   if (v1449) {
@@ -1825,11 +1825,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1457 = iron_f32_to_bf16(v1456);
     c[v1452] = v1457;
   }
-  const unsigned int v1458 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1458 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1459 = v617 + v1458;
-  const unsigned int v1460 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1460 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1461 = v616 + v1460;
-  const bool v1462 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1462 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1463 = v1461 < v1;
   const bool v1464 = v1462 && v1463;
   if (v1464) {
@@ -1843,11 +1843,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1472 = iron_f32_to_bf16(v1471);
     c[v1467] = v1472;
   }
-  const unsigned int v1473 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1473 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1474 = v617 + v1473;
-  const unsigned int v1475 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1475 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1476 = v616 + v1475;
-  const bool v1477 = v1474 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1477 = v1474 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1478 = v1476 < v1;
   const bool v1479 = v1477 && v1478;
   if (v1479) {
@@ -1861,11 +1861,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1487 = iron_f32_to_bf16(v1486);
     c[v1482] = v1487;
   }
-  const unsigned int v1488 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1488 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1489 = v617 + v1488;
-  const unsigned int v1490 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1490 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1491 = v616 + v1490;
-  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1493 = v1491 < v1;
   const bool v1494 = v1492 && v1493;
   if (v1494) {
@@ -1879,11 +1879,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1502 = iron_f32_to_bf16(v1501);
     c[v1497] = v1502;
   }
-  const unsigned int v1503 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1503 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1504 = v617 + v1503;
-  const unsigned int v1505 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1505 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1506 = v616 + v1505;
-  const bool v1507 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1507 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1508 = v1506 < v1;
   const bool v1509 = v1507 && v1508;
   if (v1509) {
@@ -1897,11 +1897,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1517 = iron_f32_to_bf16(v1516);
     c[v1512] = v1517;
   }
-  const unsigned int v1518 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1518 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1519 = v617 + v1518;
-  const unsigned int v1520 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1520 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1521 = v616 + v1520;
-  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1523 = v1521 < v1;
   const bool v1524 = v1522 && v1523;
   if (v1524) {
@@ -1915,11 +1915,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1532 = iron_f32_to_bf16(v1531);
     c[v1527] = v1532;
   }
-  const unsigned int v1533 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1533 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1534 = v617 + v1533;
-  const unsigned int v1535 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1535 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1536 = v616 + v1535;
-  const bool v1537 = v1534 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1537 = v1534 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1538 = v1536 < v1;
   const bool v1539 = v1537 && v1538;
   if (v1539) {
@@ -1933,11 +1933,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1547 = iron_f32_to_bf16(v1546);
     c[v1542] = v1547;
   }
-  const unsigned int v1548 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1548 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1549 = v617 + v1548;
-  const unsigned int v1550 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1550 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1551 = v616 + v1550;
-  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1553 = v1551 < v1;
   const bool v1554 = v1552 && v1553;
   if (v1554) {
@@ -1951,11 +1951,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1562 = iron_f32_to_bf16(v1561);
     c[v1557] = v1562;
   }
-  const unsigned int v1563 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1563 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1564 = v617 + v1563;
-  const unsigned int v1565 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1565 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1566 = v616 + v1565;
-  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1568 = v1566 < v1;
   const bool v1569 = v1567 && v1568;
   if (v1569) {
@@ -1969,11 +1969,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1577 = iron_f32_to_bf16(v1576);
     c[v1572] = v1577;
   }
-  const unsigned int v1578 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1578 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1579 = v617 + v1578;
-  const unsigned int v1580 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1580 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1581 = v616 + v1580;
-  const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1583 = v1581 < v1;
   const bool v1584 = v1582 && v1583;
   if (v1584) {
@@ -1987,11 +1987,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1592 = iron_f32_to_bf16(v1591);
     c[v1587] = v1592;
   }
-  const unsigned int v1593 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1593 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1594 = v617 + v1593;
-  const unsigned int v1595 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1595 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1596 = v616 + v1595;
-  const bool v1597 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1597 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1598 = v1596 < v1;
   const bool v1599 = v1597 && v1598;
   if (v1599) {
@@ -2005,11 +2005,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1607 = iron_f32_to_bf16(v1606);
     c[v1602] = v1607;
   }
-  const unsigned int v1608 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1608 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1609 = v617 + v1608;
-  const unsigned int v1610 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1610 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1611 = v616 + v1610;
-  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
@@ -2023,11 +2023,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1622 = iron_f32_to_bf16(v1621);
     c[v1617] = v1622;
   }
-  const unsigned int v1623 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1623 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1624 = v617 + v1623;
-  const unsigned int v1625 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1625 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1626 = v616 + v1625;
-  const bool v1627 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1627 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1628 = v1626 < v1;
   const bool v1629 = v1627 && v1628;
   if (v1629) {
@@ -2041,11 +2041,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1637 = iron_f32_to_bf16(v1636);
     c[v1632] = v1637;
   }
-  const unsigned int v1638 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1638 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1639 = v617 + v1638;
-  const unsigned int v1640 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1640 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1641 = v616 + v1640;
-  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1643 = v1641 < v1;
   const bool v1644 = v1642 && v1643;
   if (v1644) {
@@ -2059,11 +2059,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1652 = iron_f32_to_bf16(v1651);
     c[v1647] = v1652;
   }
-  const unsigned int v1653 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1653 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1654 = v617 + v1653;
-  const unsigned int v1655 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1655 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1656 = v616 + v1655;
-  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1658 = v1656 < v1;
   const bool v1659 = v1657 && v1658;
   if (v1659) {
@@ -2077,11 +2077,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1667 = iron_f32_to_bf16(v1666);
     c[v1662] = v1667;
   }
-  const unsigned int v1668 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1668 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1669 = v617 + v1668;
-  const unsigned int v1670 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1670 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1671 = v616 + v1670;
-  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1673 = v1671 < v1;
   const bool v1674 = v1672 && v1673;
   if (v1674) {
@@ -2095,11 +2095,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1682 = iron_f32_to_bf16(v1681);
     c[v1677] = v1682;
   }
-  const unsigned int v1683 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1683 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1684 = v617 + v1683;
-  const unsigned int v1685 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1685 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1686 = v616 + v1685;
-  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1688 = v1686 < v1;
   const bool v1689 = v1687 && v1688;
   if (v1689) {
@@ -2113,11 +2113,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1697 = iron_f32_to_bf16(v1696);
     c[v1692] = v1697;
   }
-  const unsigned int v1698 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1698 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1699 = v617 + v1698;
-  const unsigned int v1700 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1700 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1701 = v616 + v1700;
-  const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1703 = v1701 < v1;
   const bool v1704 = v1702 && v1703;
   if (v1704) {
@@ -2131,11 +2131,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1712 = iron_f32_to_bf16(v1711);
     c[v1707] = v1712;
   }
-  const unsigned int v1713 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1713 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1714 = v617 + v1713;
-  const unsigned int v1715 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1715 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1716 = v616 + v1715;
-  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1718 = v1716 < v1;
   const bool v1719 = v1717 && v1718;
   if (v1719) {
@@ -2149,11 +2149,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1727 = iron_f32_to_bf16(v1726);
     c[v1722] = v1727;
   }
-  const unsigned int v1728 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1728 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1729 = v617 + v1728;
-  const unsigned int v1730 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1730 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1731 = v616 + v1730;
-  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1733 = v1731 < v1;
   const bool v1734 = v1732 && v1733;
   if (v1734) {
@@ -2167,11 +2167,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1742 = iron_f32_to_bf16(v1741);
     c[v1737] = v1742;
   }
-  const unsigned int v1743 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1743 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1744 = v617 + v1743;
-  const unsigned int v1745 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1745 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1746 = v616 + v1745;
-  const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1748 = v1746 < v1;
   const bool v1749 = v1747 && v1748;
   if (v1749) {
@@ -2185,11 +2185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1757 = iron_f32_to_bf16(v1756);
     c[v1752] = v1757;
   }
-  const unsigned int v1758 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1758 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1759 = v617 + v1758;
-  const unsigned int v1760 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1760 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1761 = v616 + v1760;
-  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1763 = v1761 < v1;
   const bool v1764 = v1762 && v1763;
   if (v1764) {
@@ -2203,11 +2203,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1772 = iron_f32_to_bf16(v1771);
     c[v1767] = v1772;
   }
-  const unsigned int v1773 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1773 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1774 = v617 + v1773;
-  const unsigned int v1775 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1775 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1776 = v616 + v1775;
-  const bool v1777 = v1774 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1777 = v1774 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1778 = v1776 < v1;
   const bool v1779 = v1777 && v1778;
   if (v1779) {
@@ -2221,11 +2221,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1787 = iron_f32_to_bf16(v1786);
     c[v1782] = v1787;
   }
-  const unsigned int v1788 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1788 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1789 = v617 + v1788;
-  const unsigned int v1790 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1790 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1791 = v616 + v1790;
-  const bool v1792 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1792 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1793 = v1791 < v1;
   const bool v1794 = v1792 && v1793;
   if (v1794) {
@@ -2239,11 +2239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1802 = iron_f32_to_bf16(v1801);
     c[v1797] = v1802;
   }
-  const unsigned int v1803 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1803 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1804 = v617 + v1803;
-  const unsigned int v1805 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1805 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1806 = v616 + v1805;
-  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1808 = v1806 < v1;
   const bool v1809 = v1807 && v1808;
   if (v1809) {
@@ -2257,11 +2257,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1817 = iron_f32_to_bf16(v1816);
     c[v1812] = v1817;
   }
-  const unsigned int v1818 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1818 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1819 = v617 + v1818;
-  const unsigned int v1820 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1820 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1821 = v616 + v1820;
-  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1823 = v1821 < v1;
   const bool v1824 = v1822 && v1823;
   if (v1824) {
@@ -2275,11 +2275,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1832 = iron_f32_to_bf16(v1831);
     c[v1827] = v1832;
   }
-  const unsigned int v1833 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1833 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1834 = v617 + v1833;
-  const unsigned int v1835 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1835 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1836 = v616 + v1835;
-  const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1838 = v1836 < v1;
   const bool v1839 = v1837 && v1838;
   if (v1839) {
@@ -2293,11 +2293,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1847 = iron_f32_to_bf16(v1846);
     c[v1842] = v1847;
   }
-  const unsigned int v1848 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1848 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1849 = v617 + v1848;
-  const unsigned int v1850 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1850 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1851 = v616 + v1850;
-  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
@@ -2311,11 +2311,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1862 = iron_f32_to_bf16(v1861);
     c[v1857] = v1862;
   }
-  const unsigned int v1863 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1863 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1864 = v617 + v1863;
-  const unsigned int v1865 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1865 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1866 = v616 + v1865;
-  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1868 = v1866 < v1;
   const bool v1869 = v1867 && v1868;
   if (v1869) {
@@ -2329,11 +2329,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1877 = iron_f32_to_bf16(v1876);
     c[v1872] = v1877;
   }
-  const unsigned int v1878 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1878 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1879 = v617 + v1878;
-  const unsigned int v1880 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1880 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1881 = v616 + v1880;
-  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1883 = v1881 < v1;
   const bool v1884 = v1882 && v1883;
   if (v1884) {
@@ -2347,11 +2347,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1892 = iron_f32_to_bf16(v1891);
     c[v1887] = v1892;
   }
-  const unsigned int v1893 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1893 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1894 = v617 + v1893;
-  const unsigned int v1895 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1895 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1896 = v616 + v1895;
-  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1898 = v1896 < v1;
   const bool v1899 = v1897 && v1898;
   if (v1899) {
@@ -2365,11 +2365,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1907 = iron_f32_to_bf16(v1906);
     c[v1902] = v1907;
   }
-  const unsigned int v1908 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1908 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1909 = v617 + v1908;
-  const unsigned int v1910 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1910 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1911 = v616 + v1910;
-  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1913 = v1911 < v1;
   const bool v1914 = v1912 && v1913;
   if (v1914) {
@@ -2383,11 +2383,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1922 = iron_f32_to_bf16(v1921);
     c[v1917] = v1922;
   }
-  const unsigned int v1923 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1923 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1924 = v617 + v1923;
-  const unsigned int v1925 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1925 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1926 = v616 + v1925;
-  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1928 = v1926 < v1;
   const bool v1929 = v1927 && v1928;
   if (v1929) {
@@ -2401,11 +2401,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1937 = iron_f32_to_bf16(v1936);
     c[v1932] = v1937;
   }
-  const unsigned int v1938 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1938 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1939 = v617 + v1938;
-  const unsigned int v1940 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1940 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1941 = v616 + v1940;
-  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1943 = v1941 < v1;
   const bool v1944 = v1942 && v1943;
   if (v1944) {
@@ -2419,11 +2419,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1952 = iron_f32_to_bf16(v1951);
     c[v1947] = v1952;
   }
-  const unsigned int v1953 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1953 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1954 = v617 + v1953;
-  const unsigned int v1955 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1955 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1956 = v616 + v1955;
-  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1958 = v1956 < v1;
   const bool v1959 = v1957 && v1958;
   if (v1959) {
@@ -2437,11 +2437,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1967 = iron_f32_to_bf16(v1966);
     c[v1962] = v1967;
   }
-  const unsigned int v1968 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1968 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1969 = v617 + v1968;
-  const unsigned int v1970 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1970 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1971 = v616 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1973 = v1971 < v1;
   const bool v1974 = v1972 && v1973;
   if (v1974) {
@@ -2455,11 +2455,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1982 = iron_f32_to_bf16(v1981);
     c[v1977] = v1982;
   }
-  const unsigned int v1983 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1983 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1984 = v617 + v1983;
-  const unsigned int v1985 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1985 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1986 = v616 + v1985;
-  const bool v1987 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1987 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1988 = v1986 < v1;
   const bool v1989 = v1987 && v1988;
   if (v1989) {
@@ -2473,11 +2473,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1997 = iron_f32_to_bf16(v1996);
     c[v1992] = v1997;
   }
-  const unsigned int v1998 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1998 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1999 = v617 + v1998;
-  const unsigned int v2000 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2000 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2001 = v616 + v2000;
-  const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2003 = v2001 < v1;
   const bool v2004 = v2002 && v2003;
   if (v2004) {
@@ -2491,11 +2491,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2012 = iron_f32_to_bf16(v2011);
     c[v2007] = v2012;
   }
-  const unsigned int v2013 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2013 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2014 = v617 + v2013;
-  const unsigned int v2015 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2015 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2016 = v616 + v2015;
-  const bool v2017 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2017 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2018 = v2016 < v1;
   const bool v2019 = v2017 && v2018;
   if (v2019) {
@@ -2509,11 +2509,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2027 = iron_f32_to_bf16(v2026);
     c[v2022] = v2027;
   }
-  const unsigned int v2028 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2028 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2029 = v617 + v2028;
-  const unsigned int v2030 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2030 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2031 = v616 + v2030;
-  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2527,11 +2527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2042 = iron_f32_to_bf16(v2041);
     c[v2037] = v2042;
   }
-  const unsigned int v2043 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2043 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2044 = v617 + v2043;
-  const unsigned int v2045 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2045 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2046 = v616 + v2045;
-  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2048 = v2046 < v1;
   const bool v2049 = v2047 && v2048;
   if (v2049) {
@@ -2545,11 +2545,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2057 = iron_f32_to_bf16(v2056);
     c[v2052] = v2057;
   }
-  const unsigned int v2058 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2058 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2059 = v617 + v2058;
-  const unsigned int v2060 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2060 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2061 = v616 + v2060;
-  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2063 = v2061 < v1;
   const bool v2064 = v2062 && v2063;
   if (v2064) {
@@ -2563,11 +2563,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2072 = iron_f32_to_bf16(v2071);
     c[v2067] = v2072;
   }
-  const unsigned int v2073 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2073 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2074 = v617 + v2073;
-  const unsigned int v2075 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2075 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2076 = v616 + v2075;
-  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2078 = v2076 < v1;
   const bool v2079 = v2077 && v2078;
   if (v2079) {
@@ -2581,11 +2581,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2087 = iron_f32_to_bf16(v2086);
     c[v2082] = v2087;
   }
-  const unsigned int v2088 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2088 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2089 = v617 + v2088;
-  const unsigned int v2090 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2090 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2091 = v616 + v2090;
-  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2093 = v2091 < v1;
   const bool v2094 = v2092 && v2093;
   if (v2094) {
@@ -2599,11 +2599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2102 = iron_f32_to_bf16(v2101);
     c[v2097] = v2102;
   }
-  const unsigned int v2103 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2103 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2104 = v617 + v2103;
-  const unsigned int v2105 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2105 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2106 = v616 + v2105;
-  const bool v2107 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2107 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2108 = v2106 < v1;
   const bool v2109 = v2107 && v2108;
   if (v2109) {
@@ -2617,11 +2617,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2117 = iron_f32_to_bf16(v2116);
     c[v2112] = v2117;
   }
-  const unsigned int v2118 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2118 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2119 = v617 + v2118;
-  const unsigned int v2120 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2120 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2121 = v616 + v2120;
-  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2123 = v2121 < v1;
   const bool v2124 = v2122 && v2123;
   if (v2124) {
@@ -2635,11 +2635,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2132 = iron_f32_to_bf16(v2131);
     c[v2127] = v2132;
   }
-  const unsigned int v2133 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2133 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2134 = v617 + v2133;
-  const unsigned int v2135 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2135 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2136 = v616 + v2135;
-  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2138 = v2136 < v1;
   const bool v2139 = v2137 && v2138;
   if (v2139) {
@@ -2653,11 +2653,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2147 = iron_f32_to_bf16(v2146);
     c[v2142] = v2147;
   }
-  const unsigned int v2148 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2148 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2149 = v617 + v2148;
-  const unsigned int v2150 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2150 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2151 = v616 + v2150;
-  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2153 = v2151 < v1;
   const bool v2154 = v2152 && v2153;
   if (v2154) {
@@ -2671,11 +2671,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2162 = iron_f32_to_bf16(v2161);
     c[v2157] = v2162;
   }
-  const unsigned int v2163 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2163 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2164 = v617 + v2163;
-  const unsigned int v2165 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2165 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2166 = v616 + v2165;
-  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2168 = v2166 < v1;
   const bool v2169 = v2167 && v2168;
   if (v2169) {
@@ -2689,11 +2689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2177 = iron_f32_to_bf16(v2176);
     c[v2172] = v2177;
   }
-  const unsigned int v2178 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2178 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2179 = v617 + v2178;
-  const unsigned int v2180 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2180 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2181 = v616 + v2180;
-  const bool v2182 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2182 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2183 = v2181 < v1;
   const bool v2184 = v2182 && v2183;
   if (v2184) {
@@ -2707,11 +2707,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2192 = iron_f32_to_bf16(v2191);
     c[v2187] = v2192;
   }
-  const unsigned int v2193 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2193 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2194 = v617 + v2193;
-  const unsigned int v2195 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2195 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2196 = v616 + v2195;
-  const bool v2197 = v2194 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2197 = v2194 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2198 = v2196 < v1;
   const bool v2199 = v2197 && v2198;
   if (v2199) {
@@ -2725,11 +2725,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2207 = iron_f32_to_bf16(v2206);
     c[v2202] = v2207;
   }
-  const unsigned int v2208 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2208 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2209 = v617 + v2208;
-  const unsigned int v2210 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2210 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2211 = v616 + v2210;
-  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2213 = v2211 < v1;
   const bool v2214 = v2212 && v2213;
   if (v2214) {
@@ -2743,11 +2743,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2222 = iron_f32_to_bf16(v2221);
     c[v2217] = v2222;
   }
-  const unsigned int v2223 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2223 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2224 = v617 + v2223;
-  const unsigned int v2225 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2225 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2226 = v616 + v2225;
-  const bool v2227 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2227 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2228 = v2226 < v1;
   const bool v2229 = v2227 && v2228;
   if (v2229) {
@@ -2761,11 +2761,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2237 = iron_f32_to_bf16(v2236);
     c[v2232] = v2237;
   }
-  const unsigned int v2238 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2238 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2239 = v617 + v2238;
-  const unsigned int v2240 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2240 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2241 = v616 + v2240;
-  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -2779,11 +2779,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2252 = iron_f32_to_bf16(v2251);
     c[v2247] = v2252;
   }
-  const unsigned int v2253 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2253 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2254 = v617 + v2253;
-  const unsigned int v2255 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2255 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2256 = v616 + v2255;
-  const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2258 = v2256 < v1;
   const bool v2259 = v2257 && v2258;
   if (v2259) {
@@ -2797,11 +2797,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2267 = iron_f32_to_bf16(v2266);
     c[v2262] = v2267;
   }
-  const unsigned int v2268 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2268 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2269 = v617 + v2268;
-  const unsigned int v2270 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2270 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2271 = v616 + v2270;
-  const bool v2272 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2272 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2273 = v2271 < v1;
   const bool v2274 = v2272 && v2273;
   if (v2274) {
@@ -2815,11 +2815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2282 = iron_f32_to_bf16(v2281);
     c[v2277] = v2282;
   }
-  const unsigned int v2283 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2283 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2284 = v617 + v2283;
-  const unsigned int v2285 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2285 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2286 = v616 + v2285;
-  const bool v2287 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2287 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2288 = v2286 < v1;
   const bool v2289 = v2287 && v2288;
   if (v2289) {
@@ -2833,11 +2833,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2297 = iron_f32_to_bf16(v2296);
     c[v2292] = v2297;
   }
-  const unsigned int v2298 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2298 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2299 = v617 + v2298;
-  const unsigned int v2300 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2300 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2301 = v616 + v2300;
-  const bool v2302 = v2299 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2302 = v2299 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2303 = v2301 < v1;
   const bool v2304 = v2302 && v2303;
   if (v2304) {
@@ -2851,11 +2851,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2312 = iron_f32_to_bf16(v2311);
     c[v2307] = v2312;
   }
-  const unsigned int v2313 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2313 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2314 = v617 + v2313;
-  const unsigned int v2315 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2315 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2316 = v616 + v2315;
-  const bool v2317 = v2314 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2317 = v2314 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2318 = v2316 < v1;
   const bool v2319 = v2317 && v2318;
   if (v2319) {
@@ -2869,11 +2869,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2327 = iron_f32_to_bf16(v2326);
     c[v2322] = v2327;
   }
-  const unsigned int v2328 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2328 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2329 = v617 + v2328;
-  const unsigned int v2330 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2330 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2331 = v616 + v2330;
-  const bool v2332 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2332 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2333 = v2331 < v1;
   const bool v2334 = v2332 && v2333;
   if (v2334) {
@@ -2887,11 +2887,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2342 = iron_f32_to_bf16(v2341);
     c[v2337] = v2342;
   }
-  const unsigned int v2343 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2343 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2344 = v617 + v2343;
-  const unsigned int v2345 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2345 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2346 = v616 + v2345;
-  const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2348 = v2346 < v1;
   const bool v2349 = v2347 && v2348;
   if (v2349) {
@@ -2905,11 +2905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2357 = iron_f32_to_bf16(v2356);
     c[v2352] = v2357;
   }
-  const unsigned int v2358 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2358 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2359 = v617 + v2358;
-  const unsigned int v2360 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2360 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2361 = v616 + v2360;
-  const bool v2362 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2362 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2363 = v2361 < v1;
   const bool v2364 = v2362 && v2363;
   if (v2364) {
@@ -2923,11 +2923,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2372 = iron_f32_to_bf16(v2371);
     c[v2367] = v2372;
   }
-  const unsigned int v2373 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2373 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2374 = v617 + v2373;
-  const unsigned int v2375 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2375 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2376 = v616 + v2375;
-  const bool v2377 = v2374 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2377 = v2374 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2378 = v2376 < v1;
   const bool v2379 = v2377 && v2378;
   if (v2379) {
@@ -2941,11 +2941,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2387 = iron_f32_to_bf16(v2386);
     c[v2382] = v2387;
   }
-  const unsigned int v2388 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2388 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2389 = v617 + v2388;
-  const unsigned int v2390 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2390 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2391 = v616 + v2390;
-  const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2393 = v2391 < v1;
   const bool v2394 = v2392 && v2393;
   if (v2394) {
@@ -2959,11 +2959,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2402 = iron_f32_to_bf16(v2401);
     c[v2397] = v2402;
   }
-  const unsigned int v2403 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2403 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2404 = v617 + v2403;
-  const unsigned int v2405 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2405 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2406 = v616 + v2405;
-  const bool v2407 = v2404 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2407 = v2404 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2408 = v2406 < v1;
   const bool v2409 = v2407 && v2408;
   if (v2409) {
@@ -2977,11 +2977,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2417 = iron_f32_to_bf16(v2416);
     c[v2412] = v2417;
   }
-  const unsigned int v2418 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2418 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2419 = v617 + v2418;
-  const unsigned int v2420 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2420 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2421 = v616 + v2420;
-  const bool v2422 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2422 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2423 = v2421 < v1;
   const bool v2424 = v2422 && v2423;
   if (v2424) {
@@ -2995,11 +2995,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2432 = iron_f32_to_bf16(v2431);
     c[v2427] = v2432;
   }
-  const unsigned int v2433 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2433 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2434 = v617 + v2433;
-  const unsigned int v2435 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2435 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2436 = v616 + v2435;
-  const bool v2437 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2437 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2438 = v2436 < v1;
   const bool v2439 = v2437 && v2438;
   if (v2439) {
@@ -3013,11 +3013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2447 = iron_f32_to_bf16(v2446);
     c[v2442] = v2447;
   }
-  const unsigned int v2448 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2448 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2449 = v617 + v2448;
-  const unsigned int v2450 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2450 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2451 = v616 + v2450;
-  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2453 = v2451 < v1;
   const bool v2454 = v2452 && v2453;
   if (v2454) {
@@ -3031,11 +3031,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2462 = iron_f32_to_bf16(v2461);
     c[v2457] = v2462;
   }
-  const unsigned int v2463 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2463 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2464 = v617 + v2463;
-  const unsigned int v2465 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2465 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2466 = v616 + v2465;
-  const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2468 = v2466 < v1;
   const bool v2469 = v2467 && v2468;
   if (v2469) {
@@ -3049,11 +3049,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2477 = iron_f32_to_bf16(v2476);
     c[v2472] = v2477;
   }
-  const unsigned int v2478 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2478 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2479 = v617 + v2478;
-  const unsigned int v2480 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2480 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2481 = v616 + v2480;
-  const bool v2482 = v2479 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2482 = v2479 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2483 = v2481 < v1;
   const bool v2484 = v2482 && v2483;
   if (v2484) {
@@ -3067,11 +3067,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2492 = iron_f32_to_bf16(v2491);
     c[v2487] = v2492;
   }
-  const unsigned int v2493 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2493 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2494 = v617 + v2493;
-  const unsigned int v2495 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2495 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2496 = v616 + v2495;
-  const bool v2497 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2497 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2498 = v2496 < v1;
   const bool v2499 = v2497 && v2498;
   if (v2499) {
@@ -3085,11 +3085,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2507 = iron_f32_to_bf16(v2506);
     c[v2502] = v2507;
   }
-  const unsigned int v2508 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2508 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2509 = v617 + v2508;
-  const unsigned int v2510 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2510 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2511 = v616 + v2510;
-  const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2513 = v2511 < v1;
   const bool v2514 = v2512 && v2513;
   if (v2514) {
@@ -3103,11 +3103,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2522 = iron_f32_to_bf16(v2521);
     c[v2517] = v2522;
   }
-  const unsigned int v2523 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2523 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2524 = v617 + v2523;
-  const unsigned int v2525 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2525 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2526 = v616 + v2525;
-  const bool v2527 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2527 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2528 = v2526 < v1;
   const bool v2529 = v2527 && v2528;
   if (v2529) {

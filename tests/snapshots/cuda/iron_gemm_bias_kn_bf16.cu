@@ -278,28 +278,28 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:260
   if (v62) {
-    for (unsigned int v2396 = 0u; v2396 < 2u; v2396 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v2396 = 0u; v2396 < 2u; v2396 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2397 = v2396 << 6u;
       const bool v2399 = v2397 < v2;
       if (v2399) {
-        const unsigned int v2401 = v2396 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v2401 = v2396 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v2403 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2406 = v2403 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2409 = v2403 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -565,45 +565,45 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
         const unsigned int v2787 = v2786 + v2772;
         iron_copy_async<16>(shm1 + (v2787 ^ (((v2787 >> 7u) & 7u) << 3u)), b + v2783, v2777);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v2800 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v2800 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v2788 = 0u; v2788 < v2; v2788 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v2788 = 0u; v2788 < v2; v2788 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2790 = v2788 >> 6u;
       const unsigned int v2792 = v2790 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2794 = v2792 << 13u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v2801 = v2794 + v2800;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v2794 = v2792 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v2801 = v2794 + v2800;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2801, 64u);
-      const unsigned int v2806 = v2794 + v37;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v2806 = v2794 + v37;  // kernels/gemm/gemm_tiles.hpp:253
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2806, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2812 = v2801 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2812 = v2801 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2812, 64u);
-      const unsigned int v2815 = v2794 + 2048u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v2815 = v2794 + 2048u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2816 = v2815 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2816, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2822 = v2801 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2822 = v2801 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2822, 64u);
-      const unsigned int v2825 = v2794 + 4096u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v2825 = v2794 + 4096u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2826 = v2825 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2826, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2832 = v2801 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2832 = v2801 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2832, 64u);
-      const unsigned int v2835 = v2794 + 6144u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v2835 = v2794 + 6144u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2836 = v2835 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2836, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2839 = v2788 + 128u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2839 = v2788 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2841 = v2790 + 2u;
       const unsigned int v2842 = v2841 % 3u;
       const bool v2843 = v2839 < v2;
       if (v2843) {
-        const unsigned int v2845 = v2842 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v2845 = v2842 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v2847 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2850 = v2847 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2853 = v2847 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -869,21 +869,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
         const unsigned int v3231 = v3230 + v3216;
         iron_copy_async<16>(shm1 + (v3231 ^ (((v3231 >> 7u) & 7u) << 3u)), b + v3227, v3221);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
     const unsigned int v505 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v506 = threadIdx.x;
-    const unsigned int v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
     const unsigned int v574 = v562 + 16u;
-    const unsigned int v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:253
+    const unsigned int v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:253
+    const unsigned int v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:253
 
-    for (unsigned int v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -929,29 +929,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
           shm1[(v555 ^ (((v555 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v562, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v578, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v588, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v598, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v562, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v578, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v588, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v598, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v600 = v24 + v33;
-  const unsigned int v601 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v601 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v602 = v600 + v601;
-  const unsigned int v603 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v603 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v604 = v599 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v606 = v604 < v1;
   const bool v607 = v605 && v606;
   if (v607) {
@@ -964,11 +964,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v614 = v613 + v604;
     out[v614] = v612;
   }
-  const unsigned int v615 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v615 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v616 = v600 + v615;
-  const unsigned int v617 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v617 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v618 = v599 + v617;
-  const bool v619 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v619 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v620 = v618 < v1;
   const bool v621 = v619 && v620;
   if (v621) {
@@ -981,11 +981,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v628 = v627 + v618;
     out[v628] = v626;
   }
-  const unsigned int v629 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v629 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v630 = v600 + v629;
-  const unsigned int v631 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v631 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v632 = v599 + v631;
-  const bool v633 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v633 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v634 = v632 < v1;
   const bool v635 = v633 && v634;
   if (v635) {
@@ -998,11 +998,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v642 = v641 + v632;
     out[v642] = v640;
   }
-  const unsigned int v643 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v643 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v644 = v600 + v643;
-  const unsigned int v645 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v645 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v646 = v599 + v645;
-  const bool v647 = v644 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v647 = v644 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v648 = v646 < v1;
   const bool v649 = v647 && v648;
   if (v649) {
@@ -1015,11 +1015,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v656 = v655 + v646;
     out[v656] = v654;
   }
-  const unsigned int v657 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v657 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v658 = v600 + v657;
-  const unsigned int v659 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v659 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v660 = v599 + v659;
-  const bool v661 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v661 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v662 = v660 < v1;
   const bool v663 = v661 && v662;
   if (v663) {
@@ -1032,11 +1032,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v670 = v669 + v660;
     out[v670] = v668;
   }
-  const unsigned int v671 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v671 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v672 = v600 + v671;
-  const unsigned int v673 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v673 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v674 = v599 + v673;
-  const bool v675 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v675 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v676 = v674 < v1;
   const bool v677 = v675 && v676;
   if (v677) {
@@ -1049,11 +1049,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v684 = v683 + v674;
     out[v684] = v682;
   }
-  const unsigned int v685 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v685 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v686 = v600 + v685;
-  const unsigned int v687 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v687 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v688 = v599 + v687;
-  const bool v689 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v689 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -1066,11 +1066,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v698 = v697 + v688;
     out[v698] = v696;
   }
-  const unsigned int v699 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v699 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v700 = v600 + v699;
-  const unsigned int v701 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v701 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v702 = v599 + v701;
-  const bool v703 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v703 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v704 = v702 < v1;
   const bool v705 = v703 && v704;
   if (v705) {
@@ -1083,11 +1083,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v712 = v711 + v702;
     out[v712] = v710;
   }
-  const unsigned int v713 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v713 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v714 = v600 + v713;
-  const unsigned int v715 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v715 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v716 = v599 + v715;
-  const bool v717 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v718 = v716 < v1;
   const bool v719 = v717 && v718;
   if (v719) {
@@ -1100,11 +1100,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v726 = v725 + v716;
     out[v726] = v724;
   }
-  const unsigned int v727 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v727 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v728 = v600 + v727;
-  const unsigned int v729 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v729 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v730 = v599 + v729;
-  const bool v731 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v731 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v732 = v730 < v1;
   const bool v733 = v731 && v732;
   if (v733) {
@@ -1117,11 +1117,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v740 = v739 + v730;
     out[v740] = v738;
   }
-  const unsigned int v741 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v741 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v742 = v600 + v741;
-  const unsigned int v743 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v743 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v744 = v599 + v743;
-  const bool v745 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v745 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v746 = v744 < v1;
   const bool v747 = v745 && v746;
   if (v747) {
@@ -1134,11 +1134,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v754 = v753 + v744;
     out[v754] = v752;
   }
-  const unsigned int v755 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v755 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v756 = v600 + v755;
-  const unsigned int v757 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v757 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v758 = v599 + v757;
-  const bool v759 = v756 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v759 = v756 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v760 = v758 < v1;
   const bool v761 = v759 && v760;
   if (v761) {
@@ -1151,11 +1151,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v768 = v767 + v758;
     out[v768] = v766;
   }
-  const unsigned int v769 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v769 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v770 = v600 + v769;
-  const unsigned int v771 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v771 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v772 = v599 + v771;
-  const bool v773 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v773 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v774 = v772 < v1;
   const bool v775 = v773 && v774;
   if (v775) {
@@ -1168,11 +1168,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v782 = v781 + v772;
     out[v782] = v780;
   }
-  const unsigned int v783 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v783 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v784 = v600 + v783;
-  const unsigned int v785 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v785 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v786 = v599 + v785;
-  const bool v787 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v787 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v788 = v786 < v1;
   const bool v789 = v787 && v788;
   if (v789) {
@@ -1185,11 +1185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v796 = v795 + v786;
     out[v796] = v794;
   }
-  const unsigned int v797 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v797 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v798 = v600 + v797;
-  const unsigned int v799 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v799 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v800 = v599 + v799;
-  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v802 = v800 < v1;
   const bool v803 = v801 && v802;
   if (v803) {
@@ -1202,11 +1202,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v810 = v809 + v800;
     out[v810] = v808;
   }
-  const unsigned int v811 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v811 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v812 = v600 + v811;
-  const unsigned int v813 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v813 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v814 = v599 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v816 = v814 < v1;
   const bool v817 = v815 && v816;
   if (v817) {
@@ -1219,11 +1219,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v824 = v823 + v814;
     out[v824] = v822;
   }
-  const unsigned int v825 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v825 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v826 = v600 + v825;
-  const unsigned int v827 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v827 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v828 = v599 + v827;
-  const bool v829 = v826 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v829 = v826 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v830 = v828 < v1;
   const bool v831 = v829 && v830;
   if (v831) {
@@ -1236,11 +1236,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v838 = v837 + v828;
     out[v838] = v836;
   }
-  const unsigned int v839 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v839 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v840 = v600 + v839;
-  const unsigned int v841 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v841 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v842 = v599 + v841;
-  const bool v843 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v843 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v844 = v842 < v1;
   const bool v845 = v843 && v844;
   if (v845) {
@@ -1253,11 +1253,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v852 = v851 + v842;
     out[v852] = v850;
   }
-  const unsigned int v853 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v853 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v854 = v600 + v853;
-  const unsigned int v855 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v855 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v856 = v599 + v855;
-  const bool v857 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v857 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v858 = v856 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
@@ -1270,11 +1270,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v866 = v865 + v856;
     out[v866] = v864;
   }
-  const unsigned int v867 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v867 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v868 = v600 + v867;
-  const unsigned int v869 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v869 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v870 = v599 + v869;
-  const bool v871 = v868 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v871 = v868 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v872 = v870 < v1;
   const bool v873 = v871 && v872;
   if (v873) {
@@ -1287,11 +1287,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v880 = v879 + v870;
     out[v880] = v878;
   }
-  const unsigned int v881 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v881 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v882 = v600 + v881;
-  const unsigned int v883 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v883 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v884 = v599 + v883;
-  const bool v885 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v885 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v886 = v884 < v1;
   const bool v887 = v885 && v886;
   if (v887) {
@@ -1304,11 +1304,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v894 = v893 + v884;
     out[v894] = v892;
   }
-  const unsigned int v895 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v895 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v896 = v600 + v895;
-  const unsigned int v897 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v897 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v898 = v599 + v897;
-  const bool v899 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v899 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v900 = v898 < v1;
   const bool v901 = v899 && v900;
   if (v901) {
@@ -1321,11 +1321,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v908 = v907 + v898;
     out[v908] = v906;
   }
-  const unsigned int v909 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v909 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v910 = v600 + v909;
-  const unsigned int v911 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v911 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v912 = v599 + v911;
-  const bool v913 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v913 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v914 = v912 < v1;
   const bool v915 = v913 && v914;
   if (v915) {
@@ -1338,11 +1338,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v922 = v921 + v912;
     out[v922] = v920;
   }
-  const unsigned int v923 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v923 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v924 = v600 + v923;
-  const unsigned int v925 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v925 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v926 = v599 + v925;
-  const bool v927 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v927 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v928 = v926 < v1;
   const bool v929 = v927 && v928;
   if (v929) {
@@ -1355,11 +1355,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v936 = v935 + v926;
     out[v936] = v934;
   }
-  const unsigned int v937 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v937 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v938 = v600 + v937;
-  const unsigned int v939 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v939 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v940 = v599 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v942 = v940 < v1;
   const bool v943 = v941 && v942;
   if (v943) {
@@ -1372,11 +1372,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v950 = v949 + v940;
     out[v950] = v948;
   }
-  const unsigned int v951 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v951 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v952 = v600 + v951;
-  const unsigned int v953 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v953 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v954 = v599 + v953;
-  const bool v955 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v955 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v956 = v954 < v1;
   const bool v957 = v955 && v956;
   if (v957) {
@@ -1389,11 +1389,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v964 = v963 + v954;
     out[v964] = v962;
   }
-  const unsigned int v965 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v965 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v966 = v600 + v965;
-  const unsigned int v967 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v967 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v968 = v599 + v967;
-  const bool v969 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v969 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v970 = v968 < v1;
   const bool v971 = v969 && v970;
   if (v971) {
@@ -1406,11 +1406,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v978 = v977 + v968;
     out[v978] = v976;
   }
-  const unsigned int v979 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v979 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v980 = v600 + v979;
-  const unsigned int v981 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v981 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v982 = v599 + v981;
-  const bool v983 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v983 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v984 = v982 < v1;
   const bool v985 = v983 && v984;
   if (v985) {
@@ -1423,11 +1423,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v992 = v991 + v982;
     out[v992] = v990;
   }
-  const unsigned int v993 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v993 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v994 = v600 + v993;
-  const unsigned int v995 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v995 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v996 = v599 + v995;
-  const bool v997 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v997 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v998 = v996 < v1;
   const bool v999 = v997 && v998;
   if (v999) {
@@ -1440,11 +1440,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1006 = v1005 + v996;
     out[v1006] = v1004;
   }
-  const unsigned int v1007 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1007 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1008 = v600 + v1007;
-  const unsigned int v1009 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1009 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1010 = v599 + v1009;
-  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1012 = v1010 < v1;
   const bool v1013 = v1011 && v1012;
   if (v1013) {
@@ -1457,11 +1457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1020 = v1019 + v1010;
     out[v1020] = v1018;
   }
-  const unsigned int v1021 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1021 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1022 = v600 + v1021;
-  const unsigned int v1023 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1023 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1024 = v599 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -1474,11 +1474,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1034 = v1033 + v1024;
     out[v1034] = v1032;
   }
-  const unsigned int v1035 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1035 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1036 = v600 + v1035;
-  const unsigned int v1037 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1037 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1038 = v599 + v1037;
-  const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1040 = v1038 < v1;
   const bool v1041 = v1039 && v1040;
   if (v1041) {
@@ -1491,11 +1491,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1048 = v1047 + v1038;
     out[v1048] = v1046;
   }
-  const unsigned int v1049 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1049 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1050 = v600 + v1049;
-  const unsigned int v1051 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1051 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1052 = v599 + v1051;
-  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1054 = v1052 < v1;
   const bool v1055 = v1053 && v1054;
   if (v1055) {
@@ -1508,11 +1508,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1062 = v1061 + v1052;
     out[v1062] = v1060;
   }
-  const unsigned int v1063 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1063 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1064 = v600 + v1063;
-  const unsigned int v1065 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1065 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1066 = v599 + v1065;
-  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1068 = v1066 < v1;
   const bool v1069 = v1067 && v1068;
   if (v1069) {
@@ -1525,11 +1525,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1076 = v1075 + v1066;
     out[v1076] = v1074;
   }
-  const unsigned int v1077 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1077 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1078 = v600 + v1077;
-  const unsigned int v1079 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1079 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1080 = v599 + v1079;
-  const bool v1081 = v1078 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1081 = v1078 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1082 = v1080 < v1;
   const bool v1083 = v1081 && v1082;
   if (v1083) {
@@ -1542,11 +1542,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1090 = v1089 + v1080;
     out[v1090] = v1088;
   }
-  const unsigned int v1091 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1091 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1092 = v600 + v1091;
-  const unsigned int v1093 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1093 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1094 = v599 + v1093;
-  const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1096 = v1094 < v1;
   const bool v1097 = v1095 && v1096;
   if (v1097) {
@@ -1559,11 +1559,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1104 = v1103 + v1094;
     out[v1104] = v1102;
   }
-  const unsigned int v1105 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1105 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1106 = v600 + v1105;
-  const unsigned int v1107 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1107 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1108 = v599 + v1107;
-  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1110 = v1108 < v1;
   const bool v1111 = v1109 && v1110;
   if (v1111) {
@@ -1576,11 +1576,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1118 = v1117 + v1108;
     out[v1118] = v1116;
   }
-  const unsigned int v1119 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1119 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1120 = v600 + v1119;
-  const unsigned int v1121 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1121 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1122 = v599 + v1121;
-  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1124 = v1122 < v1;
   const bool v1125 = v1123 && v1124;
   if (v1125) {
@@ -1593,11 +1593,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1132 = v1131 + v1122;
     out[v1132] = v1130;
   }
-  const unsigned int v1133 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1133 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1134 = v600 + v1133;
-  const unsigned int v1135 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1135 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1136 = v599 + v1135;
-  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1138 = v1136 < v1;
   const bool v1139 = v1137 && v1138;
   if (v1139) {
@@ -1610,11 +1610,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1146 = v1145 + v1136;
     out[v1146] = v1144;
   }
-  const unsigned int v1147 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1147 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1148 = v600 + v1147;
-  const unsigned int v1149 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1149 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1150 = v599 + v1149;
-  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1152 = v1150 < v1;
   const bool v1153 = v1151 && v1152;
   if (v1153) {
@@ -1627,11 +1627,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1160 = v1159 + v1150;
     out[v1160] = v1158;
   }
-  const unsigned int v1161 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1161 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1162 = v600 + v1161;
-  const unsigned int v1163 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1163 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1164 = v599 + v1163;
-  const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1166 = v1164 < v1;
   const bool v1167 = v1165 && v1166;
   if (v1167) {
@@ -1644,11 +1644,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1174 = v1173 + v1164;
     out[v1174] = v1172;
   }
-  const unsigned int v1175 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1175 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1176 = v600 + v1175;
-  const unsigned int v1177 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1177 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1178 = v599 + v1177;
-  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1180 = v1178 < v1;
   const bool v1181 = v1179 && v1180;
   if (v1181) {
@@ -1661,11 +1661,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1188 = v1187 + v1178;
     out[v1188] = v1186;
   }
-  const unsigned int v1189 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1189 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1190 = v600 + v1189;
-  const unsigned int v1191 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1191 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1192 = v599 + v1191;
-  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1194 = v1192 < v1;
   const bool v1195 = v1193 && v1194;
   if (v1195) {
@@ -1678,11 +1678,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1202 = v1201 + v1192;
     out[v1202] = v1200;
   }
-  const unsigned int v1203 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1203 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1204 = v600 + v1203;
-  const unsigned int v1205 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1205 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1206 = v599 + v1205;
-  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1208 = v1206 < v1;
   const bool v1209 = v1207 && v1208;
   if (v1209) {
@@ -1695,11 +1695,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1216 = v1215 + v1206;
     out[v1216] = v1214;
   }
-  const unsigned int v1217 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1217 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1218 = v600 + v1217;
-  const unsigned int v1219 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1219 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1220 = v599 + v1219;
-  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1222 = v1220 < v1;
   const bool v1223 = v1221 && v1222;
   if (v1223) {
@@ -1712,11 +1712,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1230 = v1229 + v1220;
     out[v1230] = v1228;
   }
-  const unsigned int v1231 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1231 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1232 = v600 + v1231;
-  const unsigned int v1233 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1233 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1234 = v599 + v1233;
-  const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1236 = v1234 < v1;
   const bool v1237 = v1235 && v1236;
   if (v1237) {
@@ -1729,11 +1729,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1244 = v1243 + v1234;
     out[v1244] = v1242;
   }
-  const unsigned int v1245 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1245 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1246 = v600 + v1245;
-  const unsigned int v1247 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1247 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1248 = v599 + v1247;
-  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1250 = v1248 < v1;
   const bool v1251 = v1249 && v1250;
   if (v1251) {
@@ -1746,11 +1746,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1258 = v1257 + v1248;
     out[v1258] = v1256;
   }
-  const unsigned int v1259 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1259 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1260 = v600 + v1259;
-  const unsigned int v1261 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1261 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1262 = v599 + v1261;
-  const bool v1263 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1263 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1264 = v1262 < v1;
   const bool v1265 = v1263 && v1264;
   if (v1265) {
@@ -1763,11 +1763,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1272 = v1271 + v1262;
     out[v1272] = v1270;
   }
-  const unsigned int v1273 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1273 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1274 = v600 + v1273;
-  const unsigned int v1275 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1275 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1276 = v599 + v1275;
-  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1278 = v1276 < v1;
   const bool v1279 = v1277 && v1278;
   if (v1279) {
@@ -1780,11 +1780,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1286 = v1285 + v1276;
     out[v1286] = v1284;
   }
-  const unsigned int v1287 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1287 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1288 = v600 + v1287;
-  const unsigned int v1289 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1289 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1290 = v599 + v1289;
-  const bool v1291 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1291 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1292 = v1290 < v1;
   const bool v1293 = v1291 && v1292;
   if (v1293) {
@@ -1797,11 +1797,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1300 = v1299 + v1290;
     out[v1300] = v1298;
   }
-  const unsigned int v1301 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1301 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1302 = v600 + v1301;
-  const unsigned int v1303 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1303 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1304 = v599 + v1303;
-  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1306 = v1304 < v1;
   const bool v1307 = v1305 && v1306;
   if (v1307) {
@@ -1814,11 +1814,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1314 = v1313 + v1304;
     out[v1314] = v1312;
   }
-  const unsigned int v1315 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1315 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1316 = v600 + v1315;
-  const unsigned int v1317 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1317 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1318 = v599 + v1317;
-  const bool v1319 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1319 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1320 = v1318 < v1;
   const bool v1321 = v1319 && v1320;
   if (v1321) {
@@ -1831,11 +1831,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1328 = v1327 + v1318;
     out[v1328] = v1326;
   }
-  const unsigned int v1329 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1329 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1330 = v600 + v1329;
-  const unsigned int v1331 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1331 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1332 = v599 + v1331;
-  const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1334 = v1332 < v1;
   const bool v1335 = v1333 && v1334;
   if (v1335) {
@@ -1848,11 +1848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1342 = v1341 + v1332;
     out[v1342] = v1340;
   }
-  const unsigned int v1343 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1343 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1344 = v600 + v1343;
-  const unsigned int v1345 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1345 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1346 = v599 + v1345;
-  const bool v1347 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1347 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1348 = v1346 < v1;
   const bool v1349 = v1347 && v1348;
   if (v1349) {
@@ -1865,11 +1865,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1356 = v1355 + v1346;
     out[v1356] = v1354;
   }
-  const unsigned int v1357 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1357 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1358 = v600 + v1357;
-  const unsigned int v1359 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1359 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1360 = v599 + v1359;
-  const bool v1361 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1361 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1362 = v1360 < v1;
   const bool v1363 = v1361 && v1362;
   if (v1363) {
@@ -1882,11 +1882,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1370 = v1369 + v1360;
     out[v1370] = v1368;
   }
-  const unsigned int v1371 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1371 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1372 = v600 + v1371;
-  const unsigned int v1373 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1373 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1374 = v599 + v1373;
-  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1376 = v1374 < v1;
   const bool v1377 = v1375 && v1376;
   if (v1377) {
@@ -1899,11 +1899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1384 = v1383 + v1374;
     out[v1384] = v1382;
   }
-  const unsigned int v1385 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1385 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1386 = v600 + v1385;
-  const unsigned int v1387 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1387 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1388 = v599 + v1387;
-  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1390 = v1388 < v1;
   const bool v1391 = v1389 && v1390;
   if (v1391) {
@@ -1916,11 +1916,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1398 = v1397 + v1388;
     out[v1398] = v1396;
   }
-  const unsigned int v1399 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1399 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1400 = v600 + v1399;
-  const unsigned int v1401 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1401 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1402 = v599 + v1401;
-  const bool v1403 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1403 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1404 = v1402 < v1;
   const bool v1405 = v1403 && v1404;
   if (v1405) {
@@ -1933,11 +1933,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1412 = v1411 + v1402;
     out[v1412] = v1410;
   }
-  const unsigned int v1413 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1413 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1414 = v600 + v1413;
-  const unsigned int v1415 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1415 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1416 = v599 + v1415;
-  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1418 = v1416 < v1;
   const bool v1419 = v1417 && v1418;
   if (v1419) {
@@ -1950,11 +1950,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1426 = v1425 + v1416;
     out[v1426] = v1424;
   }
-  const unsigned int v1427 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1427 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1428 = v600 + v1427;
-  const unsigned int v1429 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1429 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1430 = v599 + v1429;
-  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1432 = v1430 < v1;
   const bool v1433 = v1431 && v1432;
   if (v1433) {
@@ -1967,11 +1967,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1440 = v1439 + v1430;
     out[v1440] = v1438;
   }
-  const unsigned int v1441 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1441 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1442 = v600 + v1441;
-  const unsigned int v1443 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1443 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1444 = v599 + v1443;
-  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1446 = v1444 < v1;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
@@ -1984,11 +1984,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1454 = v1453 + v1444;
     out[v1454] = v1452;
   }
-  const unsigned int v1455 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1455 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1456 = v600 + v1455;
-  const unsigned int v1457 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1457 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1458 = v599 + v1457;
-  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1460 = v1458 < v1;
   const bool v1461 = v1459 && v1460;
   if (v1461) {
@@ -2001,11 +2001,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1468 = v1467 + v1458;
     out[v1468] = v1466;
   }
-  const unsigned int v1469 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1469 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1470 = v600 + v1469;
-  const unsigned int v1471 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1471 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1472 = v599 + v1471;
-  const bool v1473 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1473 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1474 = v1472 < v1;
   const bool v1475 = v1473 && v1474;
   if (v1475) {
@@ -2018,11 +2018,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1482 = v1481 + v1472;
     out[v1482] = v1480;
   }
-  const unsigned int v1483 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1483 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1484 = v600 + v1483;
-  const unsigned int v1485 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1485 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1486 = v599 + v1485;
-  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1488 = v1486 < v1;
   const bool v1489 = v1487 && v1488;
   if (v1489) {
@@ -2035,11 +2035,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1496 = v1495 + v1486;
     out[v1496] = v1494;
   }
-  const unsigned int v1497 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1497 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1498 = v600 + v1497;
-  const unsigned int v1499 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1499 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1500 = v599 + v1499;
-  const bool v1501 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1501 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1502 = v1500 < v1;
   const bool v1503 = v1501 && v1502;
   if (v1503) {
@@ -2052,11 +2052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1510 = v1509 + v1500;
     out[v1510] = v1508;
   }
-  const unsigned int v1511 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1511 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1512 = v600 + v1511;
-  const unsigned int v1513 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1513 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1514 = v599 + v1513;
-  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1516 = v1514 < v1;
   const bool v1517 = v1515 && v1516;
   if (v1517) {
@@ -2069,11 +2069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1524 = v1523 + v1514;
     out[v1524] = v1522;
   }
-  const unsigned int v1525 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1525 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1526 = v600 + v1525;
-  const unsigned int v1527 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1527 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1528 = v599 + v1527;
-  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1530 = v1528 < v1;
   const bool v1531 = v1529 && v1530;
   if (v1531) {
@@ -2086,11 +2086,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1538 = v1537 + v1528;
     out[v1538] = v1536;
   }
-  const unsigned int v1539 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1539 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1540 = v600 + v1539;
-  const unsigned int v1541 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1541 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1542 = v599 + v1541;
-  const bool v1543 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1543 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1544 = v1542 < v1;
   const bool v1545 = v1543 && v1544;
   if (v1545) {
@@ -2103,11 +2103,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1552 = v1551 + v1542;
     out[v1552] = v1550;
   }
-  const unsigned int v1553 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1553 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1554 = v600 + v1553;
-  const unsigned int v1555 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1555 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1556 = v599 + v1555;
-  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1558 = v1556 < v1;
   const bool v1559 = v1557 && v1558;
   if (v1559) {
@@ -2120,11 +2120,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1566 = v1565 + v1556;
     out[v1566] = v1564;
   }
-  const unsigned int v1567 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1567 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1568 = v600 + v1567;
-  const unsigned int v1569 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1569 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1570 = v599 + v1569;
-  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1572 = v1570 < v1;
   const bool v1573 = v1571 && v1572;
   if (v1573) {
@@ -2137,11 +2137,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1580 = v1579 + v1570;
     out[v1580] = v1578;
   }
-  const unsigned int v1581 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1581 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1582 = v600 + v1581;
-  const unsigned int v1583 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1583 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1584 = v599 + v1583;
-  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1586 = v1584 < v1;
   const bool v1587 = v1585 && v1586;
   if (v1587) {
@@ -2154,11 +2154,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1594 = v1593 + v1584;
     out[v1594] = v1592;
   }
-  const unsigned int v1595 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1595 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1596 = v600 + v1595;
-  const unsigned int v1597 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1597 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1598 = v599 + v1597;
-  const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1600 = v1598 < v1;
   const bool v1601 = v1599 && v1600;
   if (v1601) {
@@ -2171,11 +2171,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1608 = v1607 + v1598;
     out[v1608] = v1606;
   }
-  const unsigned int v1609 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1609 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1610 = v600 + v1609;
-  const unsigned int v1611 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1611 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1612 = v599 + v1611;
-  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1614 = v1612 < v1;
   const bool v1615 = v1613 && v1614;
   if (v1615) {
@@ -2188,11 +2188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1622 = v1621 + v1612;
     out[v1622] = v1620;
   }
-  const unsigned int v1623 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1623 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1624 = v600 + v1623;
-  const unsigned int v1625 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1625 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1626 = v599 + v1625;
-  const bool v1627 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1627 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1628 = v1626 < v1;
   const bool v1629 = v1627 && v1628;
   if (v1629) {
@@ -2205,11 +2205,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1636 = v1635 + v1626;
     out[v1636] = v1634;
   }
-  const unsigned int v1637 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1637 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1638 = v600 + v1637;
-  const unsigned int v1639 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1639 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1640 = v599 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1642 = v1640 < v1;
   const bool v1643 = v1641 && v1642;
   if (v1643) {
@@ -2222,11 +2222,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1650 = v1649 + v1640;
     out[v1650] = v1648;
   }
-  const unsigned int v1651 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1651 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1652 = v600 + v1651;
-  const unsigned int v1653 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1653 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1654 = v599 + v1653;
-  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1656 = v1654 < v1;
   const bool v1657 = v1655 && v1656;
   if (v1657) {
@@ -2239,11 +2239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1664 = v1663 + v1654;
     out[v1664] = v1662;
   }
-  const unsigned int v1665 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1665 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1666 = v600 + v1665;
-  const unsigned int v1667 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1667 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1668 = v599 + v1667;
-  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1670 = v1668 < v1;
   const bool v1671 = v1669 && v1670;
   if (v1671) {
@@ -2256,11 +2256,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1678 = v1677 + v1668;
     out[v1678] = v1676;
   }
-  const unsigned int v1679 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1679 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1680 = v600 + v1679;
-  const unsigned int v1681 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1681 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1682 = v599 + v1681;
-  const bool v1683 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1683 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1684 = v1682 < v1;
   const bool v1685 = v1683 && v1684;
   if (v1685) {
@@ -2273,11 +2273,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1692 = v1691 + v1682;
     out[v1692] = v1690;
   }
-  const unsigned int v1693 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1693 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1694 = v600 + v1693;
-  const unsigned int v1695 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1695 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1696 = v599 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1698 = v1696 < v1;
   const bool v1699 = v1697 && v1698;
   if (v1699) {
@@ -2290,11 +2290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1706 = v1705 + v1696;
     out[v1706] = v1704;
   }
-  const unsigned int v1707 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1707 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1708 = v600 + v1707;
-  const unsigned int v1709 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1709 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1710 = v599 + v1709;
-  const bool v1711 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1711 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1712 = v1710 < v1;
   const bool v1713 = v1711 && v1712;
   if (v1713) {
@@ -2307,11 +2307,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1720 = v1719 + v1710;
     out[v1720] = v1718;
   }
-  const unsigned int v1721 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1721 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1722 = v600 + v1721;
-  const unsigned int v1723 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1723 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1724 = v599 + v1723;
-  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1726 = v1724 < v1;
   const bool v1727 = v1725 && v1726;
   if (v1727) {
@@ -2324,11 +2324,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1734 = v1733 + v1724;
     out[v1734] = v1732;
   }
-  const unsigned int v1735 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1735 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1736 = v600 + v1735;
-  const unsigned int v1737 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1737 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1738 = v599 + v1737;
-  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1740 = v1738 < v1;
   const bool v1741 = v1739 && v1740;
   if (v1741) {
@@ -2341,11 +2341,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1748 = v1747 + v1738;
     out[v1748] = v1746;
   }
-  const unsigned int v1749 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1749 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1750 = v600 + v1749;
-  const unsigned int v1751 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1751 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1752 = v599 + v1751;
-  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1754 = v1752 < v1;
   const bool v1755 = v1753 && v1754;
   if (v1755) {
@@ -2358,11 +2358,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1762 = v1761 + v1752;
     out[v1762] = v1760;
   }
-  const unsigned int v1763 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1763 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1764 = v600 + v1763;
-  const unsigned int v1765 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1765 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1766 = v599 + v1765;
-  const bool v1767 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1767 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1768 = v1766 < v1;
   const bool v1769 = v1767 && v1768;
   if (v1769) {
@@ -2375,11 +2375,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1776 = v1775 + v1766;
     out[v1776] = v1774;
   }
-  const unsigned int v1777 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1777 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1778 = v600 + v1777;
-  const unsigned int v1779 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1779 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1780 = v599 + v1779;
-  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1782 = v1780 < v1;
   const bool v1783 = v1781 && v1782;
   if (v1783) {
@@ -2392,11 +2392,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1790 = v1789 + v1780;
     out[v1790] = v1788;
   }
-  const unsigned int v1791 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1791 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1792 = v600 + v1791;
-  const unsigned int v1793 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1793 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1794 = v599 + v1793;
-  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1796 = v1794 < v1;
   const bool v1797 = v1795 && v1796;
   if (v1797) {
@@ -2409,11 +2409,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1804 = v1803 + v1794;
     out[v1804] = v1802;
   }
-  const unsigned int v1805 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1805 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1806 = v600 + v1805;
-  const unsigned int v1807 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1807 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1808 = v599 + v1807;
-  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1810 = v1808 < v1;
   const bool v1811 = v1809 && v1810;
   if (v1811) {
@@ -2426,11 +2426,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1818 = v1817 + v1808;
     out[v1818] = v1816;
   }
-  const unsigned int v1819 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1819 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1820 = v600 + v1819;
-  const unsigned int v1821 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1821 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1822 = v599 + v1821;
-  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1824 = v1822 < v1;
   const bool v1825 = v1823 && v1824;
   if (v1825) {
@@ -2443,11 +2443,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1832 = v1831 + v1822;
     out[v1832] = v1830;
   }
-  const unsigned int v1833 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1833 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1834 = v600 + v1833;
-  const unsigned int v1835 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1835 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1836 = v599 + v1835;
-  const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1838 = v1836 < v1;
   const bool v1839 = v1837 && v1838;
   if (v1839) {
@@ -2460,11 +2460,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1846 = v1845 + v1836;
     out[v1846] = v1844;
   }
-  const unsigned int v1847 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1847 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1848 = v600 + v1847;
-  const unsigned int v1849 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1849 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1850 = v599 + v1849;
-  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1852 = v1850 < v1;
   const bool v1853 = v1851 && v1852;
   if (v1853) {
@@ -2477,11 +2477,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1860 = v1859 + v1850;
     out[v1860] = v1858;
   }
-  const unsigned int v1861 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1861 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1862 = v600 + v1861;
-  const unsigned int v1863 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1863 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1864 = v599 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1866 = v1864 < v1;
   const bool v1867 = v1865 && v1866;
   if (v1867) {
@@ -2494,11 +2494,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1874 = v1873 + v1864;
     out[v1874] = v1872;
   }
-  const unsigned int v1875 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1875 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1876 = v600 + v1875;
-  const unsigned int v1877 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1877 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1878 = v599 + v1877;
-  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1880 = v1878 < v1;
   const bool v1881 = v1879 && v1880;
   if (v1881) {
@@ -2511,11 +2511,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1888 = v1887 + v1878;
     out[v1888] = v1886;
   }
-  const unsigned int v1889 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1889 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1890 = v600 + v1889;
-  const unsigned int v1891 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1891 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1892 = v599 + v1891;
-  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1894 = v1892 < v1;
   const bool v1895 = v1893 && v1894;
   if (v1895) {
@@ -2528,11 +2528,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1902 = v1901 + v1892;
     out[v1902] = v1900;
   }
-  const unsigned int v1903 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1903 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1904 = v600 + v1903;
-  const unsigned int v1905 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1905 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1906 = v599 + v1905;
-  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1908 = v1906 < v1;
   const bool v1909 = v1907 && v1908;
   if (v1909) {
@@ -2545,11 +2545,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1916 = v1915 + v1906;
     out[v1916] = v1914;
   }
-  const unsigned int v1917 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1917 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1918 = v600 + v1917;
-  const unsigned int v1919 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1919 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1920 = v599 + v1919;
-  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1922 = v1920 < v1;
   const bool v1923 = v1921 && v1922;
   if (v1923) {
@@ -2562,11 +2562,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1930 = v1929 + v1920;
     out[v1930] = v1928;
   }
-  const unsigned int v1931 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1931 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1932 = v600 + v1931;
-  const unsigned int v1933 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1933 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1934 = v599 + v1933;
-  const bool v1935 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1935 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1936 = v1934 < v1;
   const bool v1937 = v1935 && v1936;
   if (v1937) {
@@ -2579,11 +2579,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1944 = v1943 + v1934;
     out[v1944] = v1942;
   }
-  const unsigned int v1945 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1945 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1946 = v600 + v1945;
-  const unsigned int v1947 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1947 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1948 = v599 + v1947;
-  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1950 = v1948 < v1;
   const bool v1951 = v1949 && v1950;
   if (v1951) {
@@ -2596,11 +2596,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1958 = v1957 + v1948;
     out[v1958] = v1956;
   }
-  const unsigned int v1959 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1959 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1960 = v600 + v1959;
-  const unsigned int v1961 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1961 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1962 = v599 + v1961;
-  const bool v1963 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1963 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1964 = v1962 < v1;
   const bool v1965 = v1963 && v1964;
   if (v1965) {
@@ -2613,11 +2613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1972 = v1971 + v1962;
     out[v1972] = v1970;
   }
-  const unsigned int v1973 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1973 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1974 = v600 + v1973;
-  const unsigned int v1975 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1975 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1976 = v599 + v1975;
-  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1978 = v1976 < v1;
   const bool v1979 = v1977 && v1978;
   if (v1979) {
@@ -2630,11 +2630,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1986 = v1985 + v1976;
     out[v1986] = v1984;
   }
-  const unsigned int v1987 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1987 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1988 = v600 + v1987;
-  const unsigned int v1989 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1989 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1990 = v599 + v1989;
-  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1992 = v1990 < v1;
   const bool v1993 = v1991 && v1992;
   if (v1993) {
@@ -2647,11 +2647,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2000 = v1999 + v1990;
     out[v2000] = v1998;
   }
-  const unsigned int v2001 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2001 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2002 = v600 + v2001;
-  const unsigned int v2003 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2003 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2004 = v599 + v2003;
-  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2006 = v2004 < v1;
   const bool v2007 = v2005 && v2006;
   if (v2007) {
@@ -2664,11 +2664,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2014 = v2013 + v2004;
     out[v2014] = v2012;
   }
-  const unsigned int v2015 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2015 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2016 = v600 + v2015;
-  const unsigned int v2017 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2017 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2018 = v599 + v2017;
-  const bool v2019 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2019 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2020 = v2018 < v1;
   const bool v2021 = v2019 && v2020;
   if (v2021) {
@@ -2681,11 +2681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2028 = v2027 + v2018;
     out[v2028] = v2026;
   }
-  const unsigned int v2029 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2029 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2030 = v600 + v2029;
-  const unsigned int v2031 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2031 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2032 = v599 + v2031;
-  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2034 = v2032 < v1;
   const bool v2035 = v2033 && v2034;
   if (v2035) {
@@ -2698,11 +2698,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2042 = v2041 + v2032;
     out[v2042] = v2040;
   }
-  const unsigned int v2043 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2043 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2044 = v600 + v2043;
-  const unsigned int v2045 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2045 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2046 = v599 + v2045;
-  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2048 = v2046 < v1;
   const bool v2049 = v2047 && v2048;
   if (v2049) {
@@ -2715,11 +2715,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2056 = v2055 + v2046;
     out[v2056] = v2054;
   }
-  const unsigned int v2057 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2057 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2058 = v600 + v2057;
-  const unsigned int v2059 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2059 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2060 = v599 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2062 = v2060 < v1;
   const bool v2063 = v2061 && v2062;
   if (v2063) {
@@ -2732,11 +2732,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2070 = v2069 + v2060;
     out[v2070] = v2068;
   }
-  const unsigned int v2071 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2071 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2072 = v600 + v2071;
-  const unsigned int v2073 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2073 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2074 = v599 + v2073;
-  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2076 = v2074 < v1;
   const bool v2077 = v2075 && v2076;
   if (v2077) {
@@ -2749,11 +2749,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2084 = v2083 + v2074;
     out[v2084] = v2082;
   }
-  const unsigned int v2085 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2085 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2086 = v600 + v2085;
-  const unsigned int v2087 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2087 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2088 = v599 + v2087;
-  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2090 = v2088 < v1;
   const bool v2091 = v2089 && v2090;
   if (v2091) {
@@ -2766,11 +2766,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2098 = v2097 + v2088;
     out[v2098] = v2096;
   }
-  const unsigned int v2099 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2099 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2100 = v600 + v2099;
-  const unsigned int v2101 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2101 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2102 = v599 + v2101;
-  const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2104 = v2102 < v1;
   const bool v2105 = v2103 && v2104;
   if (v2105) {
@@ -2783,11 +2783,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2112 = v2111 + v2102;
     out[v2112] = v2110;
   }
-  const unsigned int v2113 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2113 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2114 = v600 + v2113;
-  const unsigned int v2115 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2115 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2116 = v599 + v2115;
-  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2118 = v2116 < v1;
   const bool v2119 = v2117 && v2118;
   if (v2119) {
@@ -2800,11 +2800,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2126 = v2125 + v2116;
     out[v2126] = v2124;
   }
-  const unsigned int v2127 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2127 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2128 = v600 + v2127;
-  const unsigned int v2129 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2129 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2130 = v599 + v2129;
-  const bool v2131 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2131 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2132 = v2130 < v1;
   const bool v2133 = v2131 && v2132;
   if (v2133) {
@@ -2817,11 +2817,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2140 = v2139 + v2130;
     out[v2140] = v2138;
   }
-  const unsigned int v2141 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2141 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2142 = v600 + v2141;
-  const unsigned int v2143 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2143 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2144 = v599 + v2143;
-  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2146 = v2144 < v1;
   const bool v2147 = v2145 && v2146;
   if (v2147) {
@@ -2834,11 +2834,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2154 = v2153 + v2144;
     out[v2154] = v2152;
   }
-  const unsigned int v2155 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2155 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2156 = v600 + v2155;
-  const unsigned int v2157 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2157 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2158 = v599 + v2157;
-  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2160 = v2158 < v1;
   const bool v2161 = v2159 && v2160;
   if (v2161) {
@@ -2851,11 +2851,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2168 = v2167 + v2158;
     out[v2168] = v2166;
   }
-  const unsigned int v2169 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2169 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2170 = v600 + v2169;
-  const unsigned int v2171 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2171 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2172 = v599 + v2171;
-  const bool v2173 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2173 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2174 = v2172 < v1;
   const bool v2175 = v2173 && v2174;
   if (v2175) {
@@ -2868,11 +2868,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2182 = v2181 + v2172;
     out[v2182] = v2180;
   }
-  const unsigned int v2183 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2183 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2184 = v600 + v2183;
-  const unsigned int v2185 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2185 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2186 = v599 + v2185;
-  const bool v2187 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2187 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2188 = v2186 < v1;
   const bool v2189 = v2187 && v2188;
   if (v2189) {
@@ -2885,11 +2885,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2196 = v2195 + v2186;
     out[v2196] = v2194;
   }
-  const unsigned int v2197 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2197 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2198 = v600 + v2197;
-  const unsigned int v2199 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2199 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2200 = v599 + v2199;
-  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2202 = v2200 < v1;
   const bool v2203 = v2201 && v2202;
   if (v2203) {
@@ -2902,11 +2902,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2210 = v2209 + v2200;
     out[v2210] = v2208;
   }
-  const unsigned int v2211 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2211 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2212 = v600 + v2211;
-  const unsigned int v2213 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2213 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2214 = v599 + v2213;
-  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2216 = v2214 < v1;
   const bool v2217 = v2215 && v2216;
   if (v2217) {
@@ -2919,11 +2919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2224 = v2223 + v2214;
     out[v2224] = v2222;
   }
-  const unsigned int v2225 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2225 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2226 = v600 + v2225;
-  const unsigned int v2227 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2227 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2228 = v599 + v2227;
-  const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2230 = v2228 < v1;
   const bool v2231 = v2229 && v2230;
   if (v2231) {
@@ -2936,11 +2936,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2238 = v2237 + v2228;
     out[v2238] = v2236;
   }
-  const unsigned int v2239 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2239 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2240 = v600 + v2239;
-  const unsigned int v2241 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2241 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2242 = v599 + v2241;
-  const bool v2243 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2243 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2244 = v2242 < v1;
   const bool v2245 = v2243 && v2244;
   if (v2245) {
@@ -2953,11 +2953,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2252 = v2251 + v2242;
     out[v2252] = v2250;
   }
-  const unsigned int v2253 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2253 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2254 = v600 + v2253;
-  const unsigned int v2255 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2255 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2256 = v599 + v2255;
-  const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2258 = v2256 < v1;
   const bool v2259 = v2257 && v2258;
   if (v2259) {
@@ -2970,11 +2970,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2266 = v2265 + v2256;
     out[v2266] = v2264;
   }
-  const unsigned int v2267 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2267 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2268 = v600 + v2267;
-  const unsigned int v2269 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2269 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2270 = v599 + v2269;
-  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2272 = v2270 < v1;
   const bool v2273 = v2271 && v2272;
   if (v2273) {
@@ -2987,11 +2987,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2280 = v2279 + v2270;
     out[v2280] = v2278;
   }
-  const unsigned int v2281 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2281 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2282 = v600 + v2281;
-  const unsigned int v2283 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2283 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2284 = v599 + v2283;
-  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2286 = v2284 < v1;
   const bool v2287 = v2285 && v2286;
   if (v2287) {
@@ -3004,11 +3004,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2294 = v2293 + v2284;
     out[v2294] = v2292;
   }
-  const unsigned int v2295 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2295 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2296 = v600 + v2295;
-  const unsigned int v2297 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2297 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2298 = v599 + v2297;
-  const bool v2299 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2299 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2300 = v2298 < v1;
   const bool v2301 = v2299 && v2300;
   if (v2301) {
@@ -3021,11 +3021,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2308 = v2307 + v2298;
     out[v2308] = v2306;
   }
-  const unsigned int v2309 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2309 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2310 = v600 + v2309;
-  const unsigned int v2311 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2311 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2312 = v599 + v2311;
-  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2314 = v2312 < v1;
   const bool v2315 = v2313 && v2314;
   if (v2315) {
@@ -3038,11 +3038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2322 = v2321 + v2312;
     out[v2322] = v2320;
   }
-  const unsigned int v2323 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2323 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2324 = v600 + v2323;
-  const unsigned int v2325 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2325 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2326 = v599 + v2325;
-  const bool v2327 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2327 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2328 = v2326 < v1;
   const bool v2329 = v2327 && v2328;
   if (v2329) {
@@ -3055,11 +3055,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2336 = v2335 + v2326;
     out[v2336] = v2334;
   }
-  const unsigned int v2337 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2337 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2338 = v600 + v2337;
-  const unsigned int v2339 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2339 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2340 = v599 + v2339;
-  const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2342 = v2340 < v1;
   const bool v2343 = v2341 && v2342;
   if (v2343) {
@@ -3072,11 +3072,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2350 = v2349 + v2340;
     out[v2350] = v2348;
   }
-  const unsigned int v2351 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2351 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2352 = v600 + v2351;
-  const unsigned int v2353 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2353 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2354 = v599 + v2353;
-  const bool v2355 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2355 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2356 = v2354 < v1;
   const bool v2357 = v2355 && v2356;
   if (v2357) {
@@ -3089,11 +3089,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2364 = v2363 + v2354;
     out[v2364] = v2362;
   }
-  const unsigned int v2365 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2365 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2366 = v600 + v2365;
-  const unsigned int v2367 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2367 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2368 = v599 + v2367;
-  const bool v2369 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2369 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2370 = v2368 < v1;
   const bool v2371 = v2369 && v2370;
   if (v2371) {
@@ -3106,11 +3106,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2378 = v2377 + v2368;
     out[v2378] = v2376;
   }
-  const unsigned int v2379 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2379 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2380 = v600 + v2379;
-  const unsigned int v2381 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2381 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2382 = v599 + v2381;
-  const bool v2383 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2383 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2384 = v2382 < v1;
   const bool v2385 = v2383 && v2384;
   if (v2385) {

@@ -294,28 +294,28 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:260
   if (v62) {
-    for (unsigned int v3804 = 0u; v3804 < 2u; v3804 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v3804 = 0u; v3804 < 2u; v3804 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v3805 = v3804 << 6u;
       const bool v3807 = v3805 < v2;
       if (v3807) {
-        const unsigned int v3809 = v3804 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v3809 = v3804 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v3811 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3814 = v3811 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3817 = v3811 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -581,45 +581,45 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
         const unsigned int v4195 = v4194 + v4180;
         iron_copy_async<16>(shm1 + (v4195 ^ (((v4195 >> 7u) & 7u) << 3u)), b + v4191, v4185);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v4208 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v4208 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v4196 = 0u; v4196 < v2; v4196 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v4196 = 0u; v4196 < v2; v4196 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v4198 = v4196 >> 6u;
       const unsigned int v4200 = v4198 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v4202 = v4200 << 13u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v4209 = v4202 + v4208;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v4202 = v4200 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v4209 = v4202 + v4208;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4209, 64u);
-      const unsigned int v4214 = v4202 + v37;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v4214 = v4202 + v37;  // kernels/gemm/gemm_tiles.hpp:253
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v4214, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v4220 = v4209 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v4220 = v4209 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4220, 64u);
-      const unsigned int v4223 = v4202 + 2048u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v4223 = v4202 + 2048u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v4224 = v4223 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v4224, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v4230 = v4209 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v4230 = v4209 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4230, 64u);
-      const unsigned int v4233 = v4202 + 4096u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v4233 = v4202 + 4096u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v4234 = v4233 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v4234, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v4240 = v4209 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v4240 = v4209 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4240, 64u);
-      const unsigned int v4243 = v4202 + 6144u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v4243 = v4202 + 6144u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v4244 = v4243 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v4244, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v4247 = v4196 + 128u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v4247 = v4196 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v4249 = v4198 + 2u;
       const unsigned int v4250 = v4249 % 3u;
       const bool v4251 = v4247 < v2;
       if (v4251) {
-        const unsigned int v4253 = v4250 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v4253 = v4250 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v4255 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4258 = v4255 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v4261 = v4255 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -885,21 +885,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
         const unsigned int v4639 = v4638 + v4624;
         iron_copy_async<16>(shm1 + (v4639 ^ (((v4639 >> 7u) & 7u) << 3u)), b + v4635, v4629);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
     const unsigned int v505 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v506 = threadIdx.x;
-    const unsigned int v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
     const unsigned int v574 = v562 + 16u;
-    const unsigned int v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:253
+    const unsigned int v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:253
+    const unsigned int v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:253
 
-    for (unsigned int v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -945,29 +945,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
           shm1[(v555 ^ (((v555 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v562, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v578, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v588, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v598, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v562, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v578, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v588, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v598, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v600 = v24 + v33;
-  const unsigned int v601 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v601 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v602 = v600 + v601;
-  const unsigned int v603 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v603 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v604 = v599 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v606 = v604 < v1;
   const bool v607 = v605 && v606;
   if (v607) {
@@ -988,11 +988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v625 = v624 + v604;
     out[v625] = v623;
   }
-  const unsigned int v626 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v626 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v627 = v600 + v626;
-  const unsigned int v628 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v628 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v629 = v599 + v628;
-  const bool v630 = v627 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v630 = v627 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v631 = v629 < v1;
   const bool v632 = v630 && v631;
   if (v632) {
@@ -1013,11 +1013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v650 = v649 + v629;
     out[v650] = v648;
   }
-  const unsigned int v651 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v651 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v652 = v600 + v651;
-  const unsigned int v653 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v653 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v654 = v599 + v653;
-  const bool v655 = v652 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v655 = v652 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v656 = v654 < v1;
   const bool v657 = v655 && v656;
   if (v657) {
@@ -1038,11 +1038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v675 = v674 + v654;
     out[v675] = v673;
   }
-  const unsigned int v676 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v676 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v677 = v600 + v676;
-  const unsigned int v678 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v678 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v679 = v599 + v678;
-  const bool v680 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v680 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v681 = v679 < v1;
   const bool v682 = v680 && v681;
   if (v682) {
@@ -1063,11 +1063,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v700 = v699 + v679;
     out[v700] = v698;
   }
-  const unsigned int v701 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v701 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v702 = v600 + v701;
-  const unsigned int v703 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v703 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v704 = v599 + v703;
-  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v706 = v704 < v1;
   const bool v707 = v705 && v706;
   if (v707) {
@@ -1088,11 +1088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v725 = v724 + v704;
     out[v725] = v723;
   }
-  const unsigned int v726 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v726 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v727 = v600 + v726;
-  const unsigned int v728 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v728 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v729 = v599 + v728;
-  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v731 = v729 < v1;
   const bool v732 = v730 && v731;
   if (v732) {
@@ -1113,11 +1113,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v750 = v749 + v729;
     out[v750] = v748;
   }
-  const unsigned int v751 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v751 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v752 = v600 + v751;
-  const unsigned int v753 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v753 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v754 = v599 + v753;
-  const bool v755 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v755 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v756 = v754 < v1;
   const bool v757 = v755 && v756;
   if (v757) {
@@ -1138,11 +1138,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v775 = v774 + v754;
     out[v775] = v773;
   }
-  const unsigned int v776 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v776 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v777 = v600 + v776;
-  const unsigned int v778 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v778 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v779 = v599 + v778;
-  const bool v780 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v780 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v781 = v779 < v1;
   const bool v782 = v780 && v781;
   if (v782) {
@@ -1163,11 +1163,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v800 = v799 + v779;
     out[v800] = v798;
   }
-  const unsigned int v801 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v801 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v802 = v600 + v801;
-  const unsigned int v803 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v803 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v804 = v599 + v803;
-  const bool v805 = v802 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v805 = v802 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v806 = v804 < v1;
   const bool v807 = v805 && v806;
   if (v807) {
@@ -1188,11 +1188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v825 = v824 + v804;
     out[v825] = v823;
   }
-  const unsigned int v826 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v826 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v827 = v600 + v826;
-  const unsigned int v828 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v828 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v829 = v599 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v831 = v829 < v1;
   const bool v832 = v830 && v831;
   if (v832) {
@@ -1213,11 +1213,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v850 = v849 + v829;
     out[v850] = v848;
   }
-  const unsigned int v851 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v851 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v852 = v600 + v851;
-  const unsigned int v853 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v853 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v854 = v599 + v853;
-  const bool v855 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v855 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v856 = v854 < v1;
   const bool v857 = v855 && v856;
   if (v857) {
@@ -1238,11 +1238,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v875 = v874 + v854;
     out[v875] = v873;
   }
-  const unsigned int v876 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v876 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v877 = v600 + v876;
-  const unsigned int v878 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v878 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v879 = v599 + v878;
-  const bool v880 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v881 = v879 < v1;
   const bool v882 = v880 && v881;
   if (v882) {
@@ -1263,11 +1263,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v900 = v899 + v879;
     out[v900] = v898;
   }
-  const unsigned int v901 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v901 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v902 = v600 + v901;
-  const unsigned int v903 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v903 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v904 = v599 + v903;
-  const bool v905 = v902 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v905 = v902 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v906 = v904 < v1;
   const bool v907 = v905 && v906;
   if (v907) {
@@ -1288,11 +1288,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v925 = v924 + v904;
     out[v925] = v923;
   }
-  const unsigned int v926 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v926 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v927 = v600 + v926;
-  const unsigned int v928 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v928 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v929 = v599 + v928;
-  const bool v930 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v930 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v931 = v929 < v1;
   const bool v932 = v930 && v931;
   if (v932) {
@@ -1313,11 +1313,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v950 = v949 + v929;
     out[v950] = v948;
   }
-  const unsigned int v951 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v951 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v952 = v600 + v951;
-  const unsigned int v953 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v953 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v954 = v599 + v953;
-  const bool v955 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v955 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v956 = v954 < v1;
   const bool v957 = v955 && v956;
   if (v957) {
@@ -1338,11 +1338,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v975 = v974 + v954;
     out[v975] = v973;
   }
-  const unsigned int v976 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v976 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v977 = v600 + v976;
-  const unsigned int v978 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v978 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v979 = v599 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v980 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v981 = v979 < v1;
   const bool v982 = v980 && v981;
   if (v982) {
@@ -1363,11 +1363,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1000 = v999 + v979;
     out[v1000] = v998;
   }
-  const unsigned int v1001 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1001 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1002 = v600 + v1001;
-  const unsigned int v1003 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1003 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1004 = v599 + v1003;
-  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1006 = v1004 < v1;
   const bool v1007 = v1005 && v1006;
   if (v1007) {
@@ -1388,11 +1388,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1025 = v1024 + v1004;
     out[v1025] = v1023;
   }
-  const unsigned int v1026 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1026 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1027 = v600 + v1026;
-  const unsigned int v1028 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1028 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1029 = v599 + v1028;
-  const bool v1030 = v1027 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1030 = v1027 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1031 = v1029 < v1;
   const bool v1032 = v1030 && v1031;
   if (v1032) {
@@ -1413,11 +1413,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1050 = v1049 + v1029;
     out[v1050] = v1048;
   }
-  const unsigned int v1051 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1051 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1052 = v600 + v1051;
-  const unsigned int v1053 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1053 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1054 = v599 + v1053;
-  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1056 = v1054 < v1;
   const bool v1057 = v1055 && v1056;
   if (v1057) {
@@ -1438,11 +1438,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1075 = v1074 + v1054;
     out[v1075] = v1073;
   }
-  const unsigned int v1076 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1076 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1077 = v600 + v1076;
-  const unsigned int v1078 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1078 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1079 = v599 + v1078;
-  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1081 = v1079 < v1;
   const bool v1082 = v1080 && v1081;
   if (v1082) {
@@ -1463,11 +1463,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1100 = v1099 + v1079;
     out[v1100] = v1098;
   }
-  const unsigned int v1101 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1101 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1102 = v600 + v1101;
-  const unsigned int v1103 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1103 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1104 = v599 + v1103;
-  const bool v1105 = v1102 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1105 = v1102 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1106 = v1104 < v1;
   const bool v1107 = v1105 && v1106;
   if (v1107) {
@@ -1488,11 +1488,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1125 = v1124 + v1104;
     out[v1125] = v1123;
   }
-  const unsigned int v1126 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1126 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1127 = v600 + v1126;
-  const unsigned int v1128 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1128 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1129 = v599 + v1128;
-  const bool v1130 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1130 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1131 = v1129 < v1;
   const bool v1132 = v1130 && v1131;
   if (v1132) {
@@ -1513,11 +1513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1150 = v1149 + v1129;
     out[v1150] = v1148;
   }
-  const unsigned int v1151 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1151 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1152 = v600 + v1151;
-  const unsigned int v1153 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1153 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1154 = v599 + v1153;
-  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1156 = v1154 < v1;
   const bool v1157 = v1155 && v1156;
   if (v1157) {
@@ -1538,11 +1538,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1175 = v1174 + v1154;
     out[v1175] = v1173;
   }
-  const unsigned int v1176 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1176 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1177 = v600 + v1176;
-  const unsigned int v1178 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1178 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1179 = v599 + v1178;
-  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1181 = v1179 < v1;
   const bool v1182 = v1180 && v1181;
   if (v1182) {
@@ -1563,11 +1563,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1200 = v1199 + v1179;
     out[v1200] = v1198;
   }
-  const unsigned int v1201 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1201 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1202 = v600 + v1201;
-  const unsigned int v1203 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1203 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1204 = v599 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1206 = v1204 < v1;
   const bool v1207 = v1205 && v1206;
   if (v1207) {
@@ -1588,11 +1588,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1225 = v1224 + v1204;
     out[v1225] = v1223;
   }
-  const unsigned int v1226 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1226 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1227 = v600 + v1226;
-  const unsigned int v1228 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1228 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1229 = v599 + v1228;
-  const bool v1230 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1230 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1231 = v1229 < v1;
   const bool v1232 = v1230 && v1231;
   if (v1232) {
@@ -1613,11 +1613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1250 = v1249 + v1229;
     out[v1250] = v1248;
   }
-  const unsigned int v1251 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1251 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1252 = v600 + v1251;
-  const unsigned int v1253 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1253 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1254 = v599 + v1253;
-  const bool v1255 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1255 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1256 = v1254 < v1;
   const bool v1257 = v1255 && v1256;
   if (v1257) {
@@ -1638,11 +1638,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1275 = v1274 + v1254;
     out[v1275] = v1273;
   }
-  const unsigned int v1276 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1276 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1277 = v600 + v1276;
-  const unsigned int v1278 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1278 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1279 = v599 + v1278;
-  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1281 = v1279 < v1;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -1663,11 +1663,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1300 = v1299 + v1279;
     out[v1300] = v1298;
   }
-  const unsigned int v1301 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1301 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1302 = v600 + v1301;
-  const unsigned int v1303 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1303 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1304 = v599 + v1303;
-  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1306 = v1304 < v1;
   const bool v1307 = v1305 && v1306;
   if (v1307) {
@@ -1688,11 +1688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1325 = v1324 + v1304;
     out[v1325] = v1323;
   }
-  const unsigned int v1326 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1326 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1327 = v600 + v1326;
-  const unsigned int v1328 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1328 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1329 = v599 + v1328;
-  const bool v1330 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1330 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1331 = v1329 < v1;
   const bool v1332 = v1330 && v1331;
   if (v1332) {
@@ -1713,11 +1713,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1350 = v1349 + v1329;
     out[v1350] = v1348;
   }
-  const unsigned int v1351 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1351 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1352 = v600 + v1351;
-  const unsigned int v1353 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1353 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1354 = v599 + v1353;
-  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1356 = v1354 < v1;
   const bool v1357 = v1355 && v1356;
   if (v1357) {
@@ -1738,11 +1738,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1375 = v1374 + v1354;
     out[v1375] = v1373;
   }
-  const unsigned int v1376 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1376 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1377 = v600 + v1376;
-  const unsigned int v1378 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1378 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1379 = v599 + v1378;
-  const bool v1380 = v1377 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1380 = v1377 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1381 = v1379 < v1;
   const bool v1382 = v1380 && v1381;
   if (v1382) {
@@ -1763,11 +1763,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1400 = v1399 + v1379;
     out[v1400] = v1398;
   }
-  const unsigned int v1401 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1401 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1402 = v600 + v1401;
-  const unsigned int v1403 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1403 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1404 = v599 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1406 = v1404 < v1;
   const bool v1407 = v1405 && v1406;
   if (v1407) {
@@ -1788,11 +1788,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1425 = v1424 + v1404;
     out[v1425] = v1423;
   }
-  const unsigned int v1426 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1426 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1427 = v600 + v1426;
-  const unsigned int v1428 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1428 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1429 = v599 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1431 = v1429 < v1;
   const bool v1432 = v1430 && v1431;
   if (v1432) {
@@ -1813,11 +1813,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1450 = v1449 + v1429;
     out[v1450] = v1448;
   }
-  const unsigned int v1451 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1451 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1452 = v600 + v1451;
-  const unsigned int v1453 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1453 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1454 = v599 + v1453;
-  const bool v1455 = v1452 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1455 = v1452 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1456 = v1454 < v1;
   const bool v1457 = v1455 && v1456;
   if (v1457) {
@@ -1838,11 +1838,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1475 = v1474 + v1454;
     out[v1475] = v1473;
   }
-  const unsigned int v1476 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1476 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1477 = v600 + v1476;
-  const unsigned int v1478 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1478 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1479 = v599 + v1478;
-  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1481 = v1479 < v1;
   const bool v1482 = v1480 && v1481;
   if (v1482) {
@@ -1863,11 +1863,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1500 = v1499 + v1479;
     out[v1500] = v1498;
   }
-  const unsigned int v1501 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1501 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1502 = v600 + v1501;
-  const unsigned int v1503 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1503 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1504 = v599 + v1503;
-  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1506 = v1504 < v1;
   const bool v1507 = v1505 && v1506;
   if (v1507) {
@@ -1888,11 +1888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1525 = v1524 + v1504;
     out[v1525] = v1523;
   }
-  const unsigned int v1526 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1526 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1527 = v600 + v1526;
-  const unsigned int v1528 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1528 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1529 = v599 + v1528;
-  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1531 = v1529 < v1;
   const bool v1532 = v1530 && v1531;
   if (v1532) {
@@ -1913,11 +1913,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1550 = v1549 + v1529;
     out[v1550] = v1548;
   }
-  const unsigned int v1551 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1551 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1552 = v600 + v1551;
-  const unsigned int v1553 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1553 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1554 = v599 + v1553;
-  const bool v1555 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1555 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1556 = v1554 < v1;
   const bool v1557 = v1555 && v1556;
   if (v1557) {
@@ -1938,11 +1938,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1575 = v1574 + v1554;
     out[v1575] = v1573;
   }
-  const unsigned int v1576 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1576 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1577 = v600 + v1576;
-  const unsigned int v1578 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1578 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1579 = v599 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1581 = v1579 < v1;
   const bool v1582 = v1580 && v1581;
   if (v1582) {
@@ -1963,11 +1963,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1600 = v1599 + v1579;
     out[v1600] = v1598;
   }
-  const unsigned int v1601 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1601 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1602 = v600 + v1601;
-  const unsigned int v1603 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1603 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1604 = v599 + v1603;
-  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1606 = v1604 < v1;
   const bool v1607 = v1605 && v1606;
   if (v1607) {
@@ -1988,11 +1988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1625 = v1624 + v1604;
     out[v1625] = v1623;
   }
-  const unsigned int v1626 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1626 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1627 = v600 + v1626;
-  const unsigned int v1628 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1628 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1629 = v599 + v1628;
-  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1631 = v1629 < v1;
   const bool v1632 = v1630 && v1631;
   if (v1632) {
@@ -2013,11 +2013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1650 = v1649 + v1629;
     out[v1650] = v1648;
   }
-  const unsigned int v1651 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1651 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1652 = v600 + v1651;
-  const unsigned int v1653 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1653 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1654 = v599 + v1653;
-  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1656 = v1654 < v1;
   const bool v1657 = v1655 && v1656;
   if (v1657) {
@@ -2038,11 +2038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1675 = v1674 + v1654;
     out[v1675] = v1673;
   }
-  const unsigned int v1676 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1676 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1677 = v600 + v1676;
-  const unsigned int v1678 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1678 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1679 = v599 + v1678;
-  const bool v1680 = v1677 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1680 = v1677 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1681 = v1679 < v1;
   const bool v1682 = v1680 && v1681;
   if (v1682) {
@@ -2063,11 +2063,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1700 = v1699 + v1679;
     out[v1700] = v1698;
   }
-  const unsigned int v1701 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1701 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1702 = v600 + v1701;
-  const unsigned int v1703 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1703 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1704 = v599 + v1703;
-  const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1706 = v1704 < v1;
   const bool v1707 = v1705 && v1706;
   if (v1707) {
@@ -2088,11 +2088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1725 = v1724 + v1704;
     out[v1725] = v1723;
   }
-  const unsigned int v1726 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1726 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1727 = v600 + v1726;
-  const unsigned int v1728 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1728 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1729 = v599 + v1728;
-  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1731 = v1729 < v1;
   const bool v1732 = v1730 && v1731;
   if (v1732) {
@@ -2113,11 +2113,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1750 = v1749 + v1729;
     out[v1750] = v1748;
   }
-  const unsigned int v1751 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1751 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1752 = v600 + v1751;
-  const unsigned int v1753 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1753 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1754 = v599 + v1753;
-  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1756 = v1754 < v1;
   const bool v1757 = v1755 && v1756;
   if (v1757) {
@@ -2138,11 +2138,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1775 = v1774 + v1754;
     out[v1775] = v1773;
   }
-  const unsigned int v1776 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1776 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1777 = v600 + v1776;
-  const unsigned int v1778 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1778 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1779 = v599 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -2163,11 +2163,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1800 = v1799 + v1779;
     out[v1800] = v1798;
   }
-  const unsigned int v1801 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1801 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1802 = v600 + v1801;
-  const unsigned int v1803 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1803 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1804 = v599 + v1803;
-  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1806 = v1804 < v1;
   const bool v1807 = v1805 && v1806;
   if (v1807) {
@@ -2188,11 +2188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1825 = v1824 + v1804;
     out[v1825] = v1823;
   }
-  const unsigned int v1826 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1826 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1827 = v600 + v1826;
-  const unsigned int v1828 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1828 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1829 = v599 + v1828;
-  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1831 = v1829 < v1;
   const bool v1832 = v1830 && v1831;
   if (v1832) {
@@ -2213,11 +2213,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1850 = v1849 + v1829;
     out[v1850] = v1848;
   }
-  const unsigned int v1851 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1851 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1852 = v600 + v1851;
-  const unsigned int v1853 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1853 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1854 = v599 + v1853;
-  const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1856 = v1854 < v1;
   const bool v1857 = v1855 && v1856;
   if (v1857) {
@@ -2238,11 +2238,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1875 = v1874 + v1854;
     out[v1875] = v1873;
   }
-  const unsigned int v1876 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1876 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1877 = v600 + v1876;
-  const unsigned int v1878 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1878 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1879 = v599 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -2263,11 +2263,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1900 = v1899 + v1879;
     out[v1900] = v1898;
   }
-  const unsigned int v1901 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1901 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1902 = v600 + v1901;
-  const unsigned int v1903 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1903 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1904 = v599 + v1903;
-  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1906 = v1904 < v1;
   const bool v1907 = v1905 && v1906;
   if (v1907) {
@@ -2288,11 +2288,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1925 = v1924 + v1904;
     out[v1925] = v1923;
   }
-  const unsigned int v1926 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1926 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1927 = v600 + v1926;
-  const unsigned int v1928 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1928 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1929 = v599 + v1928;
-  const bool v1930 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1930 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1931 = v1929 < v1;
   const bool v1932 = v1930 && v1931;
   if (v1932) {
@@ -2313,11 +2313,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1950 = v1949 + v1929;
     out[v1950] = v1948;
   }
-  const unsigned int v1951 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1951 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1952 = v600 + v1951;
-  const unsigned int v1953 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1953 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1954 = v599 + v1953;
-  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1956 = v1954 < v1;
   const bool v1957 = v1955 && v1956;
   if (v1957) {
@@ -2338,11 +2338,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1975 = v1974 + v1954;
     out[v1975] = v1973;
   }
-  const unsigned int v1976 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1976 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1977 = v600 + v1976;
-  const unsigned int v1978 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1978 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1979 = v599 + v1978;
-  const bool v1980 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1980 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1981 = v1979 < v1;
   const bool v1982 = v1980 && v1981;
   if (v1982) {
@@ -2363,11 +2363,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2000 = v1999 + v1979;
     out[v2000] = v1998;
   }
-  const unsigned int v2001 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2001 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2002 = v600 + v2001;
-  const unsigned int v2003 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2003 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2004 = v599 + v2003;
-  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2006 = v2004 < v1;
   const bool v2007 = v2005 && v2006;
   if (v2007) {
@@ -2388,11 +2388,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2025 = v2024 + v2004;
     out[v2025] = v2023;
   }
-  const unsigned int v2026 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2026 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2027 = v600 + v2026;
-  const unsigned int v2028 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2028 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2029 = v599 + v2028;
-  const bool v2030 = v2027 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2030 = v2027 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2031 = v2029 < v1;
   const bool v2032 = v2030 && v2031;
   if (v2032) {
@@ -2413,11 +2413,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2050 = v2049 + v2029;
     out[v2050] = v2048;
   }
-  const unsigned int v2051 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2051 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2052 = v600 + v2051;
-  const unsigned int v2053 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2053 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2054 = v599 + v2053;
-  const bool v2055 = v2052 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2055 = v2052 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2056 = v2054 < v1;
   const bool v2057 = v2055 && v2056;
   if (v2057) {
@@ -2438,11 +2438,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2075 = v2074 + v2054;
     out[v2075] = v2073;
   }
-  const unsigned int v2076 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2076 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2077 = v600 + v2076;
-  const unsigned int v2078 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2078 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2079 = v599 + v2078;
-  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2081 = v2079 < v1;
   const bool v2082 = v2080 && v2081;
   if (v2082) {
@@ -2463,11 +2463,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2100 = v2099 + v2079;
     out[v2100] = v2098;
   }
-  const unsigned int v2101 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2101 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2102 = v600 + v2101;
-  const unsigned int v2103 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2103 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2104 = v599 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2106 = v2104 < v1;
   const bool v2107 = v2105 && v2106;
   if (v2107) {
@@ -2488,11 +2488,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2125 = v2124 + v2104;
     out[v2125] = v2123;
   }
-  const unsigned int v2126 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2126 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2127 = v600 + v2126;
-  const unsigned int v2128 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2128 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2129 = v599 + v2128;
-  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2131 = v2129 < v1;
   const bool v2132 = v2130 && v2131;
   if (v2132) {
@@ -2513,11 +2513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2150 = v2149 + v2129;
     out[v2150] = v2148;
   }
-  const unsigned int v2151 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2151 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2152 = v600 + v2151;
-  const unsigned int v2153 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2153 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2154 = v599 + v2153;
-  const bool v2155 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2155 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2156 = v2154 < v1;
   const bool v2157 = v2155 && v2156;
   if (v2157) {
@@ -2538,11 +2538,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2175 = v2174 + v2154;
     out[v2175] = v2173;
   }
-  const unsigned int v2176 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2176 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2177 = v600 + v2176;
-  const unsigned int v2178 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2178 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2179 = v599 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2181 = v2179 < v1;
   const bool v2182 = v2180 && v2181;
   if (v2182) {
@@ -2563,11 +2563,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2200 = v2199 + v2179;
     out[v2200] = v2198;
   }
-  const unsigned int v2201 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2201 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2202 = v600 + v2201;
-  const unsigned int v2203 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2203 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2204 = v599 + v2203;
-  const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2206 = v2204 < v1;
   const bool v2207 = v2205 && v2206;
   if (v2207) {
@@ -2588,11 +2588,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2225 = v2224 + v2204;
     out[v2225] = v2223;
   }
-  const unsigned int v2226 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2226 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2227 = v600 + v2226;
-  const unsigned int v2228 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2228 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2229 = v599 + v2228;
-  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2231 = v2229 < v1;
   const bool v2232 = v2230 && v2231;
   if (v2232) {
@@ -2613,11 +2613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2250 = v2249 + v2229;
     out[v2250] = v2248;
   }
-  const unsigned int v2251 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2251 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2252 = v600 + v2251;
-  const unsigned int v2253 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2253 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2254 = v599 + v2253;
-  const bool v2255 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2255 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2256 = v2254 < v1;
   const bool v2257 = v2255 && v2256;
   if (v2257) {
@@ -2638,11 +2638,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2275 = v2274 + v2254;
     out[v2275] = v2273;
   }
-  const unsigned int v2276 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2276 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2277 = v600 + v2276;
-  const unsigned int v2278 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2278 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2279 = v599 + v2278;
-  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2281 = v2279 < v1;
   const bool v2282 = v2280 && v2281;
   if (v2282) {
@@ -2663,11 +2663,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2300 = v2299 + v2279;
     out[v2300] = v2298;
   }
-  const unsigned int v2301 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2301 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2302 = v600 + v2301;
-  const unsigned int v2303 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2303 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2304 = v599 + v2303;
-  const bool v2305 = v2302 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2305 = v2302 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2306 = v2304 < v1;
   const bool v2307 = v2305 && v2306;
   if (v2307) {
@@ -2688,11 +2688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2325 = v2324 + v2304;
     out[v2325] = v2323;
   }
-  const unsigned int v2326 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2326 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2327 = v600 + v2326;
-  const unsigned int v2328 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2328 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2329 = v599 + v2328;
-  const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2331 = v2329 < v1;
   const bool v2332 = v2330 && v2331;
   if (v2332) {
@@ -2713,11 +2713,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2350 = v2349 + v2329;
     out[v2350] = v2348;
   }
-  const unsigned int v2351 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2351 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2352 = v600 + v2351;
-  const unsigned int v2353 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2353 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2354 = v599 + v2353;
-  const bool v2355 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2355 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2356 = v2354 < v1;
   const bool v2357 = v2355 && v2356;
   if (v2357) {
@@ -2738,11 +2738,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2375 = v2374 + v2354;
     out[v2375] = v2373;
   }
-  const unsigned int v2376 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2376 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2377 = v600 + v2376;
-  const unsigned int v2378 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2378 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2379 = v599 + v2378;
-  const bool v2380 = v2377 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2380 = v2377 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2381 = v2379 < v1;
   const bool v2382 = v2380 && v2381;
   if (v2382) {
@@ -2763,11 +2763,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2400 = v2399 + v2379;
     out[v2400] = v2398;
   }
-  const unsigned int v2401 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2401 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2402 = v600 + v2401;
-  const unsigned int v2403 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2403 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2404 = v599 + v2403;
-  const bool v2405 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2405 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2406 = v2404 < v1;
   const bool v2407 = v2405 && v2406;
   if (v2407) {
@@ -2788,11 +2788,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2425 = v2424 + v2404;
     out[v2425] = v2423;
   }
-  const unsigned int v2426 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2426 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2427 = v600 + v2426;
-  const unsigned int v2428 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2428 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2429 = v599 + v2428;
-  const bool v2430 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2430 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2431 = v2429 < v1;
   const bool v2432 = v2430 && v2431;
   if (v2432) {
@@ -2813,11 +2813,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2450 = v2449 + v2429;
     out[v2450] = v2448;
   }
-  const unsigned int v2451 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2451 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2452 = v600 + v2451;
-  const unsigned int v2453 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2453 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2454 = v599 + v2453;
-  const bool v2455 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2455 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2456 = v2454 < v1;
   const bool v2457 = v2455 && v2456;
   if (v2457) {
@@ -2838,11 +2838,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2475 = v2474 + v2454;
     out[v2475] = v2473;
   }
-  const unsigned int v2476 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2476 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2477 = v600 + v2476;
-  const unsigned int v2478 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2478 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2479 = v599 + v2478;
-  const bool v2480 = v2477 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2480 = v2477 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2481 = v2479 < v1;
   const bool v2482 = v2480 && v2481;
   if (v2482) {
@@ -2863,11 +2863,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2500 = v2499 + v2479;
     out[v2500] = v2498;
   }
-  const unsigned int v2501 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2501 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2502 = v600 + v2501;
-  const unsigned int v2503 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2503 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2504 = v599 + v2503;
-  const bool v2505 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2505 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2506 = v2504 < v1;
   const bool v2507 = v2505 && v2506;
   if (v2507) {
@@ -2888,11 +2888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2525 = v2524 + v2504;
     out[v2525] = v2523;
   }
-  const unsigned int v2526 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2526 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2527 = v600 + v2526;
-  const unsigned int v2528 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2528 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2529 = v599 + v2528;
-  const bool v2530 = v2527 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2530 = v2527 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2531 = v2529 < v1;
   const bool v2532 = v2530 && v2531;
   if (v2532) {
@@ -2913,11 +2913,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2550 = v2549 + v2529;
     out[v2550] = v2548;
   }
-  const unsigned int v2551 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2551 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2552 = v600 + v2551;
-  const unsigned int v2553 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2553 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2554 = v599 + v2553;
-  const bool v2555 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2555 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2556 = v2554 < v1;
   const bool v2557 = v2555 && v2556;
   if (v2557) {
@@ -2938,11 +2938,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2575 = v2574 + v2554;
     out[v2575] = v2573;
   }
-  const unsigned int v2576 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2576 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2577 = v600 + v2576;
-  const unsigned int v2578 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2578 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2579 = v599 + v2578;
-  const bool v2580 = v2577 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2580 = v2577 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2581 = v2579 < v1;
   const bool v2582 = v2580 && v2581;
   if (v2582) {
@@ -2963,11 +2963,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2600 = v2599 + v2579;
     out[v2600] = v2598;
   }
-  const unsigned int v2601 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2601 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2602 = v600 + v2601;
-  const unsigned int v2603 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2603 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2604 = v599 + v2603;
-  const bool v2605 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2605 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2606 = v2604 < v1;
   const bool v2607 = v2605 && v2606;
   if (v2607) {
@@ -2988,11 +2988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2625 = v2624 + v2604;
     out[v2625] = v2623;
   }
-  const unsigned int v2626 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2626 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2627 = v600 + v2626;
-  const unsigned int v2628 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2628 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2629 = v599 + v2628;
-  const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2631 = v2629 < v1;
   const bool v2632 = v2630 && v2631;
   if (v2632) {
@@ -3013,11 +3013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2650 = v2649 + v2629;
     out[v2650] = v2648;
   }
-  const unsigned int v2651 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2651 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2652 = v600 + v2651;
-  const unsigned int v2653 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2653 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2654 = v599 + v2653;
-  const bool v2655 = v2652 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2655 = v2652 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2656 = v2654 < v1;
   const bool v2657 = v2655 && v2656;
   if (v2657) {
@@ -3038,11 +3038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2675 = v2674 + v2654;
     out[v2675] = v2673;
   }
-  const unsigned int v2676 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2676 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2677 = v600 + v2676;
-  const unsigned int v2678 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2678 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2679 = v599 + v2678;
-  const bool v2680 = v2677 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2680 = v2677 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2681 = v2679 < v1;
   const bool v2682 = v2680 && v2681;
   if (v2682) {
@@ -3063,11 +3063,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2700 = v2699 + v2679;
     out[v2700] = v2698;
   }
-  const unsigned int v2701 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2701 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2702 = v600 + v2701;
-  const unsigned int v2703 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2703 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2704 = v599 + v2703;
-  const bool v2705 = v2702 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2705 = v2702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2706 = v2704 < v1;
   const bool v2707 = v2705 && v2706;
   if (v2707) {
@@ -3088,11 +3088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2725 = v2724 + v2704;
     out[v2725] = v2723;
   }
-  const unsigned int v2726 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2726 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2727 = v600 + v2726;
-  const unsigned int v2728 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2728 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2729 = v599 + v2728;
-  const bool v2730 = v2727 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2730 = v2727 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2731 = v2729 < v1;
   const bool v2732 = v2730 && v2731;
   if (v2732) {
@@ -3113,11 +3113,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2750 = v2749 + v2729;
     out[v2750] = v2748;
   }
-  const unsigned int v2751 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2751 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2752 = v600 + v2751;
-  const unsigned int v2753 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2753 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2754 = v599 + v2753;
-  const bool v2755 = v2752 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2755 = v2752 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2756 = v2754 < v1;
   const bool v2757 = v2755 && v2756;
   if (v2757) {
@@ -3138,11 +3138,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2775 = v2774 + v2754;
     out[v2775] = v2773;
   }
-  const unsigned int v2776 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2776 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2777 = v600 + v2776;
-  const unsigned int v2778 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2778 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2779 = v599 + v2778;
-  const bool v2780 = v2777 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2780 = v2777 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2781 = v2779 < v1;
   const bool v2782 = v2780 && v2781;
   if (v2782) {
@@ -3163,11 +3163,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2800 = v2799 + v2779;
     out[v2800] = v2798;
   }
-  const unsigned int v2801 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2801 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2802 = v600 + v2801;
-  const unsigned int v2803 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2803 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2804 = v599 + v2803;
-  const bool v2805 = v2802 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2805 = v2802 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2806 = v2804 < v1;
   const bool v2807 = v2805 && v2806;
   if (v2807) {
@@ -3188,11 +3188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2825 = v2824 + v2804;
     out[v2825] = v2823;
   }
-  const unsigned int v2826 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2826 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2827 = v600 + v2826;
-  const unsigned int v2828 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2828 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2829 = v599 + v2828;
-  const bool v2830 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2830 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2831 = v2829 < v1;
   const bool v2832 = v2830 && v2831;
   if (v2832) {
@@ -3213,11 +3213,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2850 = v2849 + v2829;
     out[v2850] = v2848;
   }
-  const unsigned int v2851 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2851 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2852 = v600 + v2851;
-  const unsigned int v2853 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2853 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2854 = v599 + v2853;
-  const bool v2855 = v2852 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2855 = v2852 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2856 = v2854 < v1;
   const bool v2857 = v2855 && v2856;
   if (v2857) {
@@ -3238,11 +3238,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2875 = v2874 + v2854;
     out[v2875] = v2873;
   }
-  const unsigned int v2876 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2876 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2877 = v600 + v2876;
-  const unsigned int v2878 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2878 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2879 = v599 + v2878;
-  const bool v2880 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2880 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2881 = v2879 < v1;
   const bool v2882 = v2880 && v2881;
   if (v2882) {
@@ -3263,11 +3263,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2900 = v2899 + v2879;
     out[v2900] = v2898;
   }
-  const unsigned int v2901 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2901 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2902 = v600 + v2901;
-  const unsigned int v2903 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2903 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2904 = v599 + v2903;
-  const bool v2905 = v2902 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2905 = v2902 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2906 = v2904 < v1;
   const bool v2907 = v2905 && v2906;
   if (v2907) {
@@ -3288,11 +3288,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2925 = v2924 + v2904;
     out[v2925] = v2923;
   }
-  const unsigned int v2926 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2926 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2927 = v600 + v2926;
-  const unsigned int v2928 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2928 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2929 = v599 + v2928;
-  const bool v2930 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2930 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2931 = v2929 < v1;
   const bool v2932 = v2930 && v2931;
   if (v2932) {
@@ -3313,11 +3313,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2950 = v2949 + v2929;
     out[v2950] = v2948;
   }
-  const unsigned int v2951 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2951 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2952 = v600 + v2951;
-  const unsigned int v2953 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2953 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2954 = v599 + v2953;
-  const bool v2955 = v2952 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2955 = v2952 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2956 = v2954 < v1;
   const bool v2957 = v2955 && v2956;
   if (v2957) {
@@ -3338,11 +3338,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2975 = v2974 + v2954;
     out[v2975] = v2973;
   }
-  const unsigned int v2976 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2976 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2977 = v600 + v2976;
-  const unsigned int v2978 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2978 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2979 = v599 + v2978;
-  const bool v2980 = v2977 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2980 = v2977 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2981 = v2979 < v1;
   const bool v2982 = v2980 && v2981;
   if (v2982) {
@@ -3363,11 +3363,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3000 = v2999 + v2979;
     out[v3000] = v2998;
   }
-  const unsigned int v3001 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3001 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3002 = v600 + v3001;
-  const unsigned int v3003 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3003 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3004 = v599 + v3003;
-  const bool v3005 = v3002 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3005 = v3002 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3006 = v3004 < v1;
   const bool v3007 = v3005 && v3006;
   if (v3007) {
@@ -3388,11 +3388,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3025 = v3024 + v3004;
     out[v3025] = v3023;
   }
-  const unsigned int v3026 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3026 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3027 = v600 + v3026;
-  const unsigned int v3028 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3028 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3029 = v599 + v3028;
-  const bool v3030 = v3027 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3030 = v3027 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3031 = v3029 < v1;
   const bool v3032 = v3030 && v3031;
   if (v3032) {
@@ -3413,11 +3413,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3050 = v3049 + v3029;
     out[v3050] = v3048;
   }
-  const unsigned int v3051 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3051 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3052 = v600 + v3051;
-  const unsigned int v3053 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3053 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3054 = v599 + v3053;
-  const bool v3055 = v3052 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3055 = v3052 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3056 = v3054 < v1;
   const bool v3057 = v3055 && v3056;
   if (v3057) {
@@ -3438,11 +3438,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3075 = v3074 + v3054;
     out[v3075] = v3073;
   }
-  const unsigned int v3076 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3076 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3077 = v600 + v3076;
-  const unsigned int v3078 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3078 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3079 = v599 + v3078;
-  const bool v3080 = v3077 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3080 = v3077 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3081 = v3079 < v1;
   const bool v3082 = v3080 && v3081;
   if (v3082) {
@@ -3463,11 +3463,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3100 = v3099 + v3079;
     out[v3100] = v3098;
   }
-  const unsigned int v3101 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3101 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3102 = v600 + v3101;
-  const unsigned int v3103 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3103 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3104 = v599 + v3103;
-  const bool v3105 = v3102 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3105 = v3102 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3106 = v3104 < v1;
   const bool v3107 = v3105 && v3106;
   if (v3107) {
@@ -3488,11 +3488,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3125 = v3124 + v3104;
     out[v3125] = v3123;
   }
-  const unsigned int v3126 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3126 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3127 = v600 + v3126;
-  const unsigned int v3128 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3128 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3129 = v599 + v3128;
-  const bool v3130 = v3127 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3130 = v3127 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3131 = v3129 < v1;
   const bool v3132 = v3130 && v3131;
   if (v3132) {
@@ -3513,11 +3513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3150 = v3149 + v3129;
     out[v3150] = v3148;
   }
-  const unsigned int v3151 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3151 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3152 = v600 + v3151;
-  const unsigned int v3153 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3153 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3154 = v599 + v3153;
-  const bool v3155 = v3152 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3155 = v3152 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3156 = v3154 < v1;
   const bool v3157 = v3155 && v3156;
   if (v3157) {
@@ -3538,11 +3538,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3175 = v3174 + v3154;
     out[v3175] = v3173;
   }
-  const unsigned int v3176 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3176 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3177 = v600 + v3176;
-  const unsigned int v3178 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3178 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3179 = v599 + v3178;
-  const bool v3180 = v3177 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3180 = v3177 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3181 = v3179 < v1;
   const bool v3182 = v3180 && v3181;
   if (v3182) {
@@ -3563,11 +3563,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3200 = v3199 + v3179;
     out[v3200] = v3198;
   }
-  const unsigned int v3201 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3201 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3202 = v600 + v3201;
-  const unsigned int v3203 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3203 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3204 = v599 + v3203;
-  const bool v3205 = v3202 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3205 = v3202 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3206 = v3204 < v1;
   const bool v3207 = v3205 && v3206;
   if (v3207) {
@@ -3588,11 +3588,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3225 = v3224 + v3204;
     out[v3225] = v3223;
   }
-  const unsigned int v3226 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3226 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3227 = v600 + v3226;
-  const unsigned int v3228 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3228 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3229 = v599 + v3228;
-  const bool v3230 = v3227 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3230 = v3227 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3231 = v3229 < v1;
   const bool v3232 = v3230 && v3231;
   if (v3232) {
@@ -3613,11 +3613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3250 = v3249 + v3229;
     out[v3250] = v3248;
   }
-  const unsigned int v3251 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3251 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3252 = v600 + v3251;
-  const unsigned int v3253 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3253 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3254 = v599 + v3253;
-  const bool v3255 = v3252 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3255 = v3252 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3256 = v3254 < v1;
   const bool v3257 = v3255 && v3256;
   if (v3257) {
@@ -3638,11 +3638,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3275 = v3274 + v3254;
     out[v3275] = v3273;
   }
-  const unsigned int v3276 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3276 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3277 = v600 + v3276;
-  const unsigned int v3278 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3278 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3279 = v599 + v3278;
-  const bool v3280 = v3277 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3280 = v3277 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3281 = v3279 < v1;
   const bool v3282 = v3280 && v3281;
   if (v3282) {
@@ -3663,11 +3663,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3300 = v3299 + v3279;
     out[v3300] = v3298;
   }
-  const unsigned int v3301 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3301 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3302 = v600 + v3301;
-  const unsigned int v3303 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3303 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3304 = v599 + v3303;
-  const bool v3305 = v3302 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3305 = v3302 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3306 = v3304 < v1;
   const bool v3307 = v3305 && v3306;
   if (v3307) {
@@ -3688,11 +3688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3325 = v3324 + v3304;
     out[v3325] = v3323;
   }
-  const unsigned int v3326 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3326 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3327 = v600 + v3326;
-  const unsigned int v3328 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3328 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3329 = v599 + v3328;
-  const bool v3330 = v3327 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3330 = v3327 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3331 = v3329 < v1;
   const bool v3332 = v3330 && v3331;
   if (v3332) {
@@ -3713,11 +3713,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3350 = v3349 + v3329;
     out[v3350] = v3348;
   }
-  const unsigned int v3351 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3351 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3352 = v600 + v3351;
-  const unsigned int v3353 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3353 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3354 = v599 + v3353;
-  const bool v3355 = v3352 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3355 = v3352 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3356 = v3354 < v1;
   const bool v3357 = v3355 && v3356;
   if (v3357) {
@@ -3738,11 +3738,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3375 = v3374 + v3354;
     out[v3375] = v3373;
   }
-  const unsigned int v3376 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3376 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3377 = v600 + v3376;
-  const unsigned int v3378 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3378 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3379 = v599 + v3378;
-  const bool v3380 = v3377 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3380 = v3377 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3381 = v3379 < v1;
   const bool v3382 = v3380 && v3381;
   if (v3382) {
@@ -3763,11 +3763,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3400 = v3399 + v3379;
     out[v3400] = v3398;
   }
-  const unsigned int v3401 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3401 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3402 = v600 + v3401;
-  const unsigned int v3403 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3403 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3404 = v599 + v3403;
-  const bool v3405 = v3402 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3405 = v3402 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3406 = v3404 < v1;
   const bool v3407 = v3405 && v3406;
   if (v3407) {
@@ -3788,11 +3788,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3425 = v3424 + v3404;
     out[v3425] = v3423;
   }
-  const unsigned int v3426 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3426 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3427 = v600 + v3426;
-  const unsigned int v3428 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3428 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3429 = v599 + v3428;
-  const bool v3430 = v3427 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3430 = v3427 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3431 = v3429 < v1;
   const bool v3432 = v3430 && v3431;
   if (v3432) {
@@ -3813,11 +3813,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3450 = v3449 + v3429;
     out[v3450] = v3448;
   }
-  const unsigned int v3451 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3451 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3452 = v600 + v3451;
-  const unsigned int v3453 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3453 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3454 = v599 + v3453;
-  const bool v3455 = v3452 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3455 = v3452 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3456 = v3454 < v1;
   const bool v3457 = v3455 && v3456;
   if (v3457) {
@@ -3838,11 +3838,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3475 = v3474 + v3454;
     out[v3475] = v3473;
   }
-  const unsigned int v3476 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3476 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3477 = v600 + v3476;
-  const unsigned int v3478 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3478 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3479 = v599 + v3478;
-  const bool v3480 = v3477 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3480 = v3477 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3481 = v3479 < v1;
   const bool v3482 = v3480 && v3481;
   if (v3482) {
@@ -3863,11 +3863,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3500 = v3499 + v3479;
     out[v3500] = v3498;
   }
-  const unsigned int v3501 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3501 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3502 = v600 + v3501;
-  const unsigned int v3503 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3503 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3504 = v599 + v3503;
-  const bool v3505 = v3502 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3505 = v3502 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3506 = v3504 < v1;
   const bool v3507 = v3505 && v3506;
   if (v3507) {
@@ -3888,11 +3888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3525 = v3524 + v3504;
     out[v3525] = v3523;
   }
-  const unsigned int v3526 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3526 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3527 = v600 + v3526;
-  const unsigned int v3528 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3528 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3529 = v599 + v3528;
-  const bool v3530 = v3527 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3530 = v3527 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3531 = v3529 < v1;
   const bool v3532 = v3530 && v3531;
   if (v3532) {
@@ -3913,11 +3913,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3550 = v3549 + v3529;
     out[v3550] = v3548;
   }
-  const unsigned int v3551 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3551 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3552 = v600 + v3551;
-  const unsigned int v3553 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3553 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3554 = v599 + v3553;
-  const bool v3555 = v3552 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3555 = v3552 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3556 = v3554 < v1;
   const bool v3557 = v3555 && v3556;
   if (v3557) {
@@ -3938,11 +3938,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3575 = v3574 + v3554;
     out[v3575] = v3573;
   }
-  const unsigned int v3576 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3576 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3577 = v600 + v3576;
-  const unsigned int v3578 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3578 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3579 = v599 + v3578;
-  const bool v3580 = v3577 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3580 = v3577 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3581 = v3579 < v1;
   const bool v3582 = v3580 && v3581;
   if (v3582) {
@@ -3963,11 +3963,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3600 = v3599 + v3579;
     out[v3600] = v3598;
   }
-  const unsigned int v3601 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3601 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3602 = v600 + v3601;
-  const unsigned int v3603 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3603 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3604 = v599 + v3603;
-  const bool v3605 = v3602 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3605 = v3602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3606 = v3604 < v1;
   const bool v3607 = v3605 && v3606;
   if (v3607) {
@@ -3988,11 +3988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3625 = v3624 + v3604;
     out[v3625] = v3623;
   }
-  const unsigned int v3626 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3626 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3627 = v600 + v3626;
-  const unsigned int v3628 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3628 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3629 = v599 + v3628;
-  const bool v3630 = v3627 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3630 = v3627 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3631 = v3629 < v1;
   const bool v3632 = v3630 && v3631;
   if (v3632) {
@@ -4013,11 +4013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3650 = v3649 + v3629;
     out[v3650] = v3648;
   }
-  const unsigned int v3651 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3651 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3652 = v600 + v3651;
-  const unsigned int v3653 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3653 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3654 = v599 + v3653;
-  const bool v3655 = v3652 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3655 = v3652 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3656 = v3654 < v1;
   const bool v3657 = v3655 && v3656;
   if (v3657) {
@@ -4038,11 +4038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3675 = v3674 + v3654;
     out[v3675] = v3673;
   }
-  const unsigned int v3676 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3676 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3677 = v600 + v3676;
-  const unsigned int v3678 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3678 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3679 = v599 + v3678;
-  const bool v3680 = v3677 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3680 = v3677 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3681 = v3679 < v1;
   const bool v3682 = v3680 && v3681;
   if (v3682) {
@@ -4063,11 +4063,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3700 = v3699 + v3679;
     out[v3700] = v3698;
   }
-  const unsigned int v3701 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3701 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3702 = v600 + v3701;
-  const unsigned int v3703 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3703 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3704 = v599 + v3703;
-  const bool v3705 = v3702 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3705 = v3702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3706 = v3704 < v1;
   const bool v3707 = v3705 && v3706;
   if (v3707) {
@@ -4088,11 +4088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3725 = v3724 + v3704;
     out[v3725] = v3723;
   }
-  const unsigned int v3726 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3726 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3727 = v600 + v3726;
-  const unsigned int v3728 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3728 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3729 = v599 + v3728;
-  const bool v3730 = v3727 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3730 = v3727 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3731 = v3729 < v1;
   const bool v3732 = v3730 && v3731;
   if (v3732) {
@@ -4113,11 +4113,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3750 = v3749 + v3729;
     out[v3750] = v3748;
   }
-  const unsigned int v3751 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3751 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3752 = v600 + v3751;
-  const unsigned int v3753 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3753 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3754 = v599 + v3753;
-  const bool v3755 = v3752 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3755 = v3752 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3756 = v3754 < v1;
   const bool v3757 = v3755 && v3756;
   if (v3757) {
@@ -4138,11 +4138,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3775 = v3774 + v3754;
     out[v3775] = v3773;
   }
-  const unsigned int v3776 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3776 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3777 = v600 + v3776;
-  const unsigned int v3778 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3778 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3779 = v599 + v3778;
-  const bool v3780 = v3777 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3780 = v3777 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3781 = v3779 < v1;
   const bool v3782 = v3780 && v3781;
   if (v3782) {

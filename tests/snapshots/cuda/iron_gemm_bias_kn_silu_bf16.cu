@@ -294,28 +294,28 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:260
   if (v62) {
-    for (unsigned int v3292 = 0u; v3292 < 2u; v3292 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v3292 = 0u; v3292 < 2u; v3292 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v3293 = v3292 << 6u;
       const bool v3295 = v3293 < v2;
       if (v3295) {
-        const unsigned int v3297 = v3292 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v3297 = v3292 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v3299 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3302 = v3299 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3305 = v3299 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -581,45 +581,45 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v3683 = v3682 + v3668;
         iron_copy_async<16>(shm1 + (v3683 ^ (((v3683 >> 7u) & 7u) << 3u)), b + v3679, v3673);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v3696 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v3696 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v3684 = 0u; v3684 < v2; v3684 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v3684 = 0u; v3684 < v2; v3684 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v3686 = v3684 >> 6u;
       const unsigned int v3688 = v3686 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3690 = v3688 << 13u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v3697 = v3690 + v3696;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v3690 = v3688 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v3697 = v3690 + v3696;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3697, 64u);
-      const unsigned int v3702 = v3690 + v37;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v3702 = v3690 + v37;  // kernels/gemm/gemm_tiles.hpp:253
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v3702, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v3708 = v3697 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v3708 = v3697 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3708, 64u);
-      const unsigned int v3711 = v3690 + 2048u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v3711 = v3690 + 2048u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3712 = v3711 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v3712, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v3718 = v3697 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v3718 = v3697 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3718, 64u);
-      const unsigned int v3721 = v3690 + 4096u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v3721 = v3690 + 4096u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3722 = v3721 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v3722, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v3728 = v3697 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v3728 = v3697 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3728, 64u);
-      const unsigned int v3731 = v3690 + 6144u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v3731 = v3690 + 6144u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3732 = v3731 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v3732, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v3735 = v3684 + 128u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v3735 = v3684 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v3737 = v3686 + 2u;
       const unsigned int v3738 = v3737 % 3u;
       const bool v3739 = v3735 < v2;
       if (v3739) {
-        const unsigned int v3741 = v3738 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v3741 = v3738 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v3743 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3746 = v3743 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3749 = v3743 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -885,21 +885,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v4127 = v4126 + v4112;
         iron_copy_async<16>(shm1 + (v4127 ^ (((v4127 >> 7u) & 7u) << 3u)), b + v4123, v4117);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
     const unsigned int v505 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v506 = threadIdx.x;
-    const unsigned int v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
     const unsigned int v574 = v562 + 16u;
-    const unsigned int v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:253
+    const unsigned int v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:253
+    const unsigned int v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:253
 
-    for (unsigned int v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -945,29 +945,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
           shm1[(v555 ^ (((v555 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v562, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v578, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v588, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v598, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v562, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v578, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v588, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v598, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v600 = v24 + v33;
-  const unsigned int v601 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v601 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v602 = v600 + v601;
-  const unsigned int v603 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v603 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v604 = v599 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v606 = v604 < v1;
   const bool v607 = v605 && v606;
   if (v607) {
@@ -985,11 +985,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v621 = v620 + v604;
     out[v621] = v619;
   }
-  const unsigned int v622 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v622 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v623 = v600 + v622;
-  const unsigned int v624 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v624 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v625 = v599 + v624;
-  const bool v626 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v626 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v627 = v625 < v1;
   const bool v628 = v626 && v627;
   if (v628) {
@@ -1007,11 +1007,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v642 = v641 + v625;
     out[v642] = v640;
   }
-  const unsigned int v643 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v643 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v644 = v600 + v643;
-  const unsigned int v645 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v645 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v646 = v599 + v645;
-  const bool v647 = v644 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v647 = v644 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v648 = v646 < v1;
   const bool v649 = v647 && v648;
   if (v649) {
@@ -1029,11 +1029,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v663 = v662 + v646;
     out[v663] = v661;
   }
-  const unsigned int v664 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v664 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v665 = v600 + v664;
-  const unsigned int v666 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v666 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v667 = v599 + v666;
-  const bool v668 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v668 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v669 = v667 < v1;
   const bool v670 = v668 && v669;
   if (v670) {
@@ -1051,11 +1051,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v684 = v683 + v667;
     out[v684] = v682;
   }
-  const unsigned int v685 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v685 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v686 = v600 + v685;
-  const unsigned int v687 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v687 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v688 = v599 + v687;
-  const bool v689 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v689 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -1073,11 +1073,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v705 = v704 + v688;
     out[v705] = v703;
   }
-  const unsigned int v706 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v706 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v707 = v600 + v706;
-  const unsigned int v708 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v708 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v709 = v599 + v708;
-  const bool v710 = v707 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v710 = v707 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v711 = v709 < v1;
   const bool v712 = v710 && v711;
   if (v712) {
@@ -1095,11 +1095,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v726 = v725 + v709;
     out[v726] = v724;
   }
-  const unsigned int v727 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v727 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v728 = v600 + v727;
-  const unsigned int v729 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v729 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v730 = v599 + v729;
-  const bool v731 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v731 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v732 = v730 < v1;
   const bool v733 = v731 && v732;
   if (v733) {
@@ -1117,11 +1117,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v747 = v746 + v730;
     out[v747] = v745;
   }
-  const unsigned int v748 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v748 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v749 = v600 + v748;
-  const unsigned int v750 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v750 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v751 = v599 + v750;
-  const bool v752 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v752 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v753 = v751 < v1;
   const bool v754 = v752 && v753;
   if (v754) {
@@ -1139,11 +1139,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v768 = v767 + v751;
     out[v768] = v766;
   }
-  const unsigned int v769 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v769 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v770 = v600 + v769;
-  const unsigned int v771 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v771 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v772 = v599 + v771;
-  const bool v773 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v773 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v774 = v772 < v1;
   const bool v775 = v773 && v774;
   if (v775) {
@@ -1161,11 +1161,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v789 = v788 + v772;
     out[v789] = v787;
   }
-  const unsigned int v790 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v790 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v791 = v600 + v790;
-  const unsigned int v792 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v792 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v793 = v599 + v792;
-  const bool v794 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v794 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v795 = v793 < v1;
   const bool v796 = v794 && v795;
   if (v796) {
@@ -1183,11 +1183,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v810 = v809 + v793;
     out[v810] = v808;
   }
-  const unsigned int v811 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v811 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v812 = v600 + v811;
-  const unsigned int v813 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v813 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v814 = v599 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v816 = v814 < v1;
   const bool v817 = v815 && v816;
   if (v817) {
@@ -1205,11 +1205,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v831 = v830 + v814;
     out[v831] = v829;
   }
-  const unsigned int v832 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v832 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v833 = v600 + v832;
-  const unsigned int v834 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v834 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v835 = v599 + v834;
-  const bool v836 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v836 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v837 = v835 < v1;
   const bool v838 = v836 && v837;
   if (v838) {
@@ -1227,11 +1227,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v852 = v851 + v835;
     out[v852] = v850;
   }
-  const unsigned int v853 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v853 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v854 = v600 + v853;
-  const unsigned int v855 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v855 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v856 = v599 + v855;
-  const bool v857 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v857 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v858 = v856 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
@@ -1249,11 +1249,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v873 = v872 + v856;
     out[v873] = v871;
   }
-  const unsigned int v874 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v874 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v875 = v600 + v874;
-  const unsigned int v876 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v876 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v877 = v599 + v876;
-  const bool v878 = v875 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v878 = v875 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v879 = v877 < v1;
   const bool v880 = v878 && v879;
   if (v880) {
@@ -1271,11 +1271,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v894 = v893 + v877;
     out[v894] = v892;
   }
-  const unsigned int v895 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v895 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v896 = v600 + v895;
-  const unsigned int v897 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v897 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v898 = v599 + v897;
-  const bool v899 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v899 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v900 = v898 < v1;
   const bool v901 = v899 && v900;
   if (v901) {
@@ -1293,11 +1293,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v915 = v914 + v898;
     out[v915] = v913;
   }
-  const unsigned int v916 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v916 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v917 = v600 + v916;
-  const unsigned int v918 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v918 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v919 = v599 + v918;
-  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v921 = v919 < v1;
   const bool v922 = v920 && v921;
   if (v922) {
@@ -1315,11 +1315,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v936 = v935 + v919;
     out[v936] = v934;
   }
-  const unsigned int v937 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v937 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v938 = v600 + v937;
-  const unsigned int v939 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v939 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v940 = v599 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v942 = v940 < v1;
   const bool v943 = v941 && v942;
   if (v943) {
@@ -1337,11 +1337,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v957 = v956 + v940;
     out[v957] = v955;
   }
-  const unsigned int v958 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v958 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v959 = v600 + v958;
-  const unsigned int v960 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v960 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v961 = v599 + v960;
-  const bool v962 = v959 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v962 = v959 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v963 = v961 < v1;
   const bool v964 = v962 && v963;
   if (v964) {
@@ -1359,11 +1359,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v978 = v977 + v961;
     out[v978] = v976;
   }
-  const unsigned int v979 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v979 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v980 = v600 + v979;
-  const unsigned int v981 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v981 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v982 = v599 + v981;
-  const bool v983 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v983 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v984 = v982 < v1;
   const bool v985 = v983 && v984;
   if (v985) {
@@ -1381,11 +1381,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v999 = v998 + v982;
     out[v999] = v997;
   }
-  const unsigned int v1000 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1000 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1001 = v600 + v1000;
-  const unsigned int v1002 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1002 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1003 = v599 + v1002;
-  const bool v1004 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1004 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1005 = v1003 < v1;
   const bool v1006 = v1004 && v1005;
   if (v1006) {
@@ -1403,11 +1403,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1020 = v1019 + v1003;
     out[v1020] = v1018;
   }
-  const unsigned int v1021 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1021 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1022 = v600 + v1021;
-  const unsigned int v1023 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1023 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1024 = v599 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -1425,11 +1425,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1041 = v1040 + v1024;
     out[v1041] = v1039;
   }
-  const unsigned int v1042 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1042 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1043 = v600 + v1042;
-  const unsigned int v1044 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1044 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1045 = v599 + v1044;
-  const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1047 = v1045 < v1;
   const bool v1048 = v1046 && v1047;
   if (v1048) {
@@ -1447,11 +1447,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1062 = v1061 + v1045;
     out[v1062] = v1060;
   }
-  const unsigned int v1063 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1063 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1064 = v600 + v1063;
-  const unsigned int v1065 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1065 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1066 = v599 + v1065;
-  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1068 = v1066 < v1;
   const bool v1069 = v1067 && v1068;
   if (v1069) {
@@ -1469,11 +1469,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1083 = v1082 + v1066;
     out[v1083] = v1081;
   }
-  const unsigned int v1084 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1084 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1085 = v600 + v1084;
-  const unsigned int v1086 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1086 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1087 = v599 + v1086;
-  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1089 = v1087 < v1;
   const bool v1090 = v1088 && v1089;
   if (v1090) {
@@ -1491,11 +1491,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1104 = v1103 + v1087;
     out[v1104] = v1102;
   }
-  const unsigned int v1105 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1105 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1106 = v600 + v1105;
-  const unsigned int v1107 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1107 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1108 = v599 + v1107;
-  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1110 = v1108 < v1;
   const bool v1111 = v1109 && v1110;
   if (v1111) {
@@ -1513,11 +1513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1125 = v1124 + v1108;
     out[v1125] = v1123;
   }
-  const unsigned int v1126 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1126 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1127 = v600 + v1126;
-  const unsigned int v1128 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1128 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1129 = v599 + v1128;
-  const bool v1130 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1130 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1131 = v1129 < v1;
   const bool v1132 = v1130 && v1131;
   if (v1132) {
@@ -1535,11 +1535,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1146 = v1145 + v1129;
     out[v1146] = v1144;
   }
-  const unsigned int v1147 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1147 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1148 = v600 + v1147;
-  const unsigned int v1149 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1149 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1150 = v599 + v1149;
-  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1152 = v1150 < v1;
   const bool v1153 = v1151 && v1152;
   if (v1153) {
@@ -1557,11 +1557,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1167 = v1166 + v1150;
     out[v1167] = v1165;
   }
-  const unsigned int v1168 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1168 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1169 = v600 + v1168;
-  const unsigned int v1170 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1170 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1171 = v599 + v1170;
-  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1173 = v1171 < v1;
   const bool v1174 = v1172 && v1173;
   if (v1174) {
@@ -1579,11 +1579,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1188 = v1187 + v1171;
     out[v1188] = v1186;
   }
-  const unsigned int v1189 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1189 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1190 = v600 + v1189;
-  const unsigned int v1191 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1191 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1192 = v599 + v1191;
-  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1194 = v1192 < v1;
   const bool v1195 = v1193 && v1194;
   if (v1195) {
@@ -1601,11 +1601,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1209 = v1208 + v1192;
     out[v1209] = v1207;
   }
-  const unsigned int v1210 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1210 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1211 = v600 + v1210;
-  const unsigned int v1212 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1212 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1213 = v599 + v1212;
-  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1215 = v1213 < v1;
   const bool v1216 = v1214 && v1215;
   if (v1216) {
@@ -1623,11 +1623,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1230 = v1229 + v1213;
     out[v1230] = v1228;
   }
-  const unsigned int v1231 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1231 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1232 = v600 + v1231;
-  const unsigned int v1233 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1233 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1234 = v599 + v1233;
-  const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1236 = v1234 < v1;
   const bool v1237 = v1235 && v1236;
   if (v1237) {
@@ -1645,11 +1645,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1251 = v1250 + v1234;
     out[v1251] = v1249;
   }
-  const unsigned int v1252 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1252 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1253 = v600 + v1252;
-  const unsigned int v1254 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1254 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1255 = v599 + v1254;
-  const bool v1256 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1256 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1257 = v1255 < v1;
   const bool v1258 = v1256 && v1257;
   if (v1258) {
@@ -1667,11 +1667,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1272 = v1271 + v1255;
     out[v1272] = v1270;
   }
-  const unsigned int v1273 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1273 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1274 = v600 + v1273;
-  const unsigned int v1275 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1275 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1276 = v599 + v1275;
-  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1278 = v1276 < v1;
   const bool v1279 = v1277 && v1278;
   if (v1279) {
@@ -1689,11 +1689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1293 = v1292 + v1276;
     out[v1293] = v1291;
   }
-  const unsigned int v1294 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1294 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1295 = v600 + v1294;
-  const unsigned int v1296 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1296 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1297 = v599 + v1296;
-  const bool v1298 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1298 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1299 = v1297 < v1;
   const bool v1300 = v1298 && v1299;
   if (v1300) {
@@ -1711,11 +1711,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1314 = v1313 + v1297;
     out[v1314] = v1312;
   }
-  const unsigned int v1315 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1315 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1316 = v600 + v1315;
-  const unsigned int v1317 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1317 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1318 = v599 + v1317;
-  const bool v1319 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1319 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1320 = v1318 < v1;
   const bool v1321 = v1319 && v1320;
   if (v1321) {
@@ -1733,11 +1733,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1335 = v1334 + v1318;
     out[v1335] = v1333;
   }
-  const unsigned int v1336 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1336 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1337 = v600 + v1336;
-  const unsigned int v1338 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1338 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1339 = v599 + v1338;
-  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1341 = v1339 < v1;
   const bool v1342 = v1340 && v1341;
   if (v1342) {
@@ -1755,11 +1755,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1356 = v1355 + v1339;
     out[v1356] = v1354;
   }
-  const unsigned int v1357 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1357 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1358 = v600 + v1357;
-  const unsigned int v1359 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1359 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1360 = v599 + v1359;
-  const bool v1361 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1361 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1362 = v1360 < v1;
   const bool v1363 = v1361 && v1362;
   if (v1363) {
@@ -1777,11 +1777,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1377 = v1376 + v1360;
     out[v1377] = v1375;
   }
-  const unsigned int v1378 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1378 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1379 = v600 + v1378;
-  const unsigned int v1380 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1380 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1381 = v599 + v1380;
-  const bool v1382 = v1379 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1382 = v1379 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1383 = v1381 < v1;
   const bool v1384 = v1382 && v1383;
   if (v1384) {
@@ -1799,11 +1799,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1398 = v1397 + v1381;
     out[v1398] = v1396;
   }
-  const unsigned int v1399 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1399 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1400 = v600 + v1399;
-  const unsigned int v1401 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1401 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1402 = v599 + v1401;
-  const bool v1403 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1403 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1404 = v1402 < v1;
   const bool v1405 = v1403 && v1404;
   if (v1405) {
@@ -1821,11 +1821,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1419 = v1418 + v1402;
     out[v1419] = v1417;
   }
-  const unsigned int v1420 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1420 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1421 = v600 + v1420;
-  const unsigned int v1422 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1422 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1423 = v599 + v1422;
-  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1425 = v1423 < v1;
   const bool v1426 = v1424 && v1425;
   if (v1426) {
@@ -1843,11 +1843,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1440 = v1439 + v1423;
     out[v1440] = v1438;
   }
-  const unsigned int v1441 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1441 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1442 = v600 + v1441;
-  const unsigned int v1443 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1443 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1444 = v599 + v1443;
-  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1446 = v1444 < v1;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
@@ -1865,11 +1865,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1461 = v1460 + v1444;
     out[v1461] = v1459;
   }
-  const unsigned int v1462 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1462 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1463 = v600 + v1462;
-  const unsigned int v1464 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1464 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1465 = v599 + v1464;
-  const bool v1466 = v1463 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1466 = v1463 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1467 = v1465 < v1;
   const bool v1468 = v1466 && v1467;
   if (v1468) {
@@ -1887,11 +1887,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1482 = v1481 + v1465;
     out[v1482] = v1480;
   }
-  const unsigned int v1483 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1483 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1484 = v600 + v1483;
-  const unsigned int v1485 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1485 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1486 = v599 + v1485;
-  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1488 = v1486 < v1;
   const bool v1489 = v1487 && v1488;
   if (v1489) {
@@ -1909,11 +1909,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1503 = v1502 + v1486;
     out[v1503] = v1501;
   }
-  const unsigned int v1504 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1504 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1505 = v600 + v1504;
-  const unsigned int v1506 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1506 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1507 = v599 + v1506;
-  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1509 = v1507 < v1;
   const bool v1510 = v1508 && v1509;
   if (v1510) {
@@ -1931,11 +1931,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1524 = v1523 + v1507;
     out[v1524] = v1522;
   }
-  const unsigned int v1525 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1525 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1526 = v600 + v1525;
-  const unsigned int v1527 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1527 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1528 = v599 + v1527;
-  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1530 = v1528 < v1;
   const bool v1531 = v1529 && v1530;
   if (v1531) {
@@ -1953,11 +1953,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1545 = v1544 + v1528;
     out[v1545] = v1543;
   }
-  const unsigned int v1546 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1546 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1547 = v600 + v1546;
-  const unsigned int v1548 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1548 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1549 = v599 + v1548;
-  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1551 = v1549 < v1;
   const bool v1552 = v1550 && v1551;
   if (v1552) {
@@ -1975,11 +1975,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1566 = v1565 + v1549;
     out[v1566] = v1564;
   }
-  const unsigned int v1567 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1567 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1568 = v600 + v1567;
-  const unsigned int v1569 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1569 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1570 = v599 + v1569;
-  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1572 = v1570 < v1;
   const bool v1573 = v1571 && v1572;
   if (v1573) {
@@ -1997,11 +1997,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1587 = v1586 + v1570;
     out[v1587] = v1585;
   }
-  const unsigned int v1588 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1588 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1589 = v600 + v1588;
-  const unsigned int v1590 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1590 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1591 = v599 + v1590;
-  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1593 = v1591 < v1;
   const bool v1594 = v1592 && v1593;
   if (v1594) {
@@ -2019,11 +2019,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1608 = v1607 + v1591;
     out[v1608] = v1606;
   }
-  const unsigned int v1609 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1609 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1610 = v600 + v1609;
-  const unsigned int v1611 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1611 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1612 = v599 + v1611;
-  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1614 = v1612 < v1;
   const bool v1615 = v1613 && v1614;
   if (v1615) {
@@ -2041,11 +2041,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1629 = v1628 + v1612;
     out[v1629] = v1627;
   }
-  const unsigned int v1630 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1630 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1631 = v600 + v1630;
-  const unsigned int v1632 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1632 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1633 = v599 + v1632;
-  const bool v1634 = v1631 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1634 = v1631 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1635 = v1633 < v1;
   const bool v1636 = v1634 && v1635;
   if (v1636) {
@@ -2063,11 +2063,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1650 = v1649 + v1633;
     out[v1650] = v1648;
   }
-  const unsigned int v1651 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1651 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1652 = v600 + v1651;
-  const unsigned int v1653 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1653 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1654 = v599 + v1653;
-  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1656 = v1654 < v1;
   const bool v1657 = v1655 && v1656;
   if (v1657) {
@@ -2085,11 +2085,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1671 = v1670 + v1654;
     out[v1671] = v1669;
   }
-  const unsigned int v1672 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1672 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1673 = v600 + v1672;
-  const unsigned int v1674 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1674 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1675 = v599 + v1674;
-  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1677 = v1675 < v1;
   const bool v1678 = v1676 && v1677;
   if (v1678) {
@@ -2107,11 +2107,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1692 = v1691 + v1675;
     out[v1692] = v1690;
   }
-  const unsigned int v1693 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1693 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1694 = v600 + v1693;
-  const unsigned int v1695 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1695 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1696 = v599 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1698 = v1696 < v1;
   const bool v1699 = v1697 && v1698;
   if (v1699) {
@@ -2129,11 +2129,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1713 = v1712 + v1696;
     out[v1713] = v1711;
   }
-  const unsigned int v1714 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1714 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1715 = v600 + v1714;
-  const unsigned int v1716 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1716 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1717 = v599 + v1716;
-  const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1719 = v1717 < v1;
   const bool v1720 = v1718 && v1719;
   if (v1720) {
@@ -2151,11 +2151,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1734 = v1733 + v1717;
     out[v1734] = v1732;
   }
-  const unsigned int v1735 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1735 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1736 = v600 + v1735;
-  const unsigned int v1737 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1737 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1738 = v599 + v1737;
-  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1740 = v1738 < v1;
   const bool v1741 = v1739 && v1740;
   if (v1741) {
@@ -2173,11 +2173,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1755 = v1754 + v1738;
     out[v1755] = v1753;
   }
-  const unsigned int v1756 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1756 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1757 = v600 + v1756;
-  const unsigned int v1758 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1758 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1759 = v599 + v1758;
-  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1761 = v1759 < v1;
   const bool v1762 = v1760 && v1761;
   if (v1762) {
@@ -2195,11 +2195,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1776 = v1775 + v1759;
     out[v1776] = v1774;
   }
-  const unsigned int v1777 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1777 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1778 = v600 + v1777;
-  const unsigned int v1779 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1779 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1780 = v599 + v1779;
-  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1782 = v1780 < v1;
   const bool v1783 = v1781 && v1782;
   if (v1783) {
@@ -2217,11 +2217,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1797 = v1796 + v1780;
     out[v1797] = v1795;
   }
-  const unsigned int v1798 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1798 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1799 = v600 + v1798;
-  const unsigned int v1800 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1800 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1801 = v599 + v1800;
-  const bool v1802 = v1799 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1802 = v1799 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1803 = v1801 < v1;
   const bool v1804 = v1802 && v1803;
   if (v1804) {
@@ -2239,11 +2239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1818 = v1817 + v1801;
     out[v1818] = v1816;
   }
-  const unsigned int v1819 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1819 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1820 = v600 + v1819;
-  const unsigned int v1821 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1821 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1822 = v599 + v1821;
-  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1824 = v1822 < v1;
   const bool v1825 = v1823 && v1824;
   if (v1825) {
@@ -2261,11 +2261,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1839 = v1838 + v1822;
     out[v1839] = v1837;
   }
-  const unsigned int v1840 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1840 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1841 = v600 + v1840;
-  const unsigned int v1842 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1842 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1843 = v599 + v1842;
-  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1845 = v1843 < v1;
   const bool v1846 = v1844 && v1845;
   if (v1846) {
@@ -2283,11 +2283,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1860 = v1859 + v1843;
     out[v1860] = v1858;
   }
-  const unsigned int v1861 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1861 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1862 = v600 + v1861;
-  const unsigned int v1863 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1863 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1864 = v599 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1866 = v1864 < v1;
   const bool v1867 = v1865 && v1866;
   if (v1867) {
@@ -2305,11 +2305,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1881 = v1880 + v1864;
     out[v1881] = v1879;
   }
-  const unsigned int v1882 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1882 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1883 = v600 + v1882;
-  const unsigned int v1884 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1884 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1885 = v599 + v1884;
-  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1887 = v1885 < v1;
   const bool v1888 = v1886 && v1887;
   if (v1888) {
@@ -2327,11 +2327,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1902 = v1901 + v1885;
     out[v1902] = v1900;
   }
-  const unsigned int v1903 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1903 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1904 = v600 + v1903;
-  const unsigned int v1905 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1905 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1906 = v599 + v1905;
-  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1908 = v1906 < v1;
   const bool v1909 = v1907 && v1908;
   if (v1909) {
@@ -2349,11 +2349,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1923 = v1922 + v1906;
     out[v1923] = v1921;
   }
-  const unsigned int v1924 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1924 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1925 = v600 + v1924;
-  const unsigned int v1926 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1926 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1927 = v599 + v1926;
-  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1929 = v1927 < v1;
   const bool v1930 = v1928 && v1929;
   if (v1930) {
@@ -2371,11 +2371,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1944 = v1943 + v1927;
     out[v1944] = v1942;
   }
-  const unsigned int v1945 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1945 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1946 = v600 + v1945;
-  const unsigned int v1947 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1947 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1948 = v599 + v1947;
-  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1950 = v1948 < v1;
   const bool v1951 = v1949 && v1950;
   if (v1951) {
@@ -2393,11 +2393,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1965 = v1964 + v1948;
     out[v1965] = v1963;
   }
-  const unsigned int v1966 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1966 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1967 = v600 + v1966;
-  const unsigned int v1968 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1968 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1969 = v599 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1971 = v1969 < v1;
   const bool v1972 = v1970 && v1971;
   if (v1972) {
@@ -2415,11 +2415,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1986 = v1985 + v1969;
     out[v1986] = v1984;
   }
-  const unsigned int v1987 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1987 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1988 = v600 + v1987;
-  const unsigned int v1989 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1989 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1990 = v599 + v1989;
-  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1992 = v1990 < v1;
   const bool v1993 = v1991 && v1992;
   if (v1993) {
@@ -2437,11 +2437,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2007 = v2006 + v1990;
     out[v2007] = v2005;
   }
-  const unsigned int v2008 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2008 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2009 = v600 + v2008;
-  const unsigned int v2010 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2010 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2011 = v599 + v2010;
-  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2013 = v2011 < v1;
   const bool v2014 = v2012 && v2013;
   if (v2014) {
@@ -2459,11 +2459,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2028 = v2027 + v2011;
     out[v2028] = v2026;
   }
-  const unsigned int v2029 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2029 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2030 = v600 + v2029;
-  const unsigned int v2031 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2031 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2032 = v599 + v2031;
-  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2034 = v2032 < v1;
   const bool v2035 = v2033 && v2034;
   if (v2035) {
@@ -2481,11 +2481,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2049 = v2048 + v2032;
     out[v2049] = v2047;
   }
-  const unsigned int v2050 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2050 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2051 = v600 + v2050;
-  const unsigned int v2052 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2052 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2053 = v599 + v2052;
-  const bool v2054 = v2051 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2054 = v2051 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2055 = v2053 < v1;
   const bool v2056 = v2054 && v2055;
   if (v2056) {
@@ -2503,11 +2503,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2070 = v2069 + v2053;
     out[v2070] = v2068;
   }
-  const unsigned int v2071 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2071 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2072 = v600 + v2071;
-  const unsigned int v2073 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2073 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2074 = v599 + v2073;
-  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2076 = v2074 < v1;
   const bool v2077 = v2075 && v2076;
   if (v2077) {
@@ -2525,11 +2525,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2091 = v2090 + v2074;
     out[v2091] = v2089;
   }
-  const unsigned int v2092 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2092 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2093 = v600 + v2092;
-  const unsigned int v2094 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2094 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2095 = v599 + v2094;
-  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2097 = v2095 < v1;
   const bool v2098 = v2096 && v2097;
   if (v2098) {
@@ -2547,11 +2547,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2112 = v2111 + v2095;
     out[v2112] = v2110;
   }
-  const unsigned int v2113 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2113 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2114 = v600 + v2113;
-  const unsigned int v2115 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2115 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2116 = v599 + v2115;
-  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2118 = v2116 < v1;
   const bool v2119 = v2117 && v2118;
   if (v2119) {
@@ -2569,11 +2569,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2133 = v2132 + v2116;
     out[v2133] = v2131;
   }
-  const unsigned int v2134 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2134 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2135 = v600 + v2134;
-  const unsigned int v2136 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2136 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2137 = v599 + v2136;
-  const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2139 = v2137 < v1;
   const bool v2140 = v2138 && v2139;
   if (v2140) {
@@ -2591,11 +2591,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2154 = v2153 + v2137;
     out[v2154] = v2152;
   }
-  const unsigned int v2155 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2155 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2156 = v600 + v2155;
-  const unsigned int v2157 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2157 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2158 = v599 + v2157;
-  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2160 = v2158 < v1;
   const bool v2161 = v2159 && v2160;
   if (v2161) {
@@ -2613,11 +2613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2175 = v2174 + v2158;
     out[v2175] = v2173;
   }
-  const unsigned int v2176 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2176 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2177 = v600 + v2176;
-  const unsigned int v2178 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2178 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2179 = v599 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2181 = v2179 < v1;
   const bool v2182 = v2180 && v2181;
   if (v2182) {
@@ -2635,11 +2635,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2196 = v2195 + v2179;
     out[v2196] = v2194;
   }
-  const unsigned int v2197 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2197 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2198 = v600 + v2197;
-  const unsigned int v2199 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2199 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2200 = v599 + v2199;
-  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2202 = v2200 < v1;
   const bool v2203 = v2201 && v2202;
   if (v2203) {
@@ -2657,11 +2657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2217 = v2216 + v2200;
     out[v2217] = v2215;
   }
-  const unsigned int v2218 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2218 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2219 = v600 + v2218;
-  const unsigned int v2220 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2220 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2221 = v599 + v2220;
-  const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2223 = v2221 < v1;
   const bool v2224 = v2222 && v2223;
   if (v2224) {
@@ -2679,11 +2679,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2238 = v2237 + v2221;
     out[v2238] = v2236;
   }
-  const unsigned int v2239 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2239 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2240 = v600 + v2239;
-  const unsigned int v2241 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2241 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2242 = v599 + v2241;
-  const bool v2243 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2243 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2244 = v2242 < v1;
   const bool v2245 = v2243 && v2244;
   if (v2245) {
@@ -2701,11 +2701,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2259 = v2258 + v2242;
     out[v2259] = v2257;
   }
-  const unsigned int v2260 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2260 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2261 = v600 + v2260;
-  const unsigned int v2262 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2262 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2263 = v599 + v2262;
-  const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2265 = v2263 < v1;
   const bool v2266 = v2264 && v2265;
   if (v2266) {
@@ -2723,11 +2723,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2280 = v2279 + v2263;
     out[v2280] = v2278;
   }
-  const unsigned int v2281 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2281 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2282 = v600 + v2281;
-  const unsigned int v2283 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2283 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2284 = v599 + v2283;
-  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2286 = v2284 < v1;
   const bool v2287 = v2285 && v2286;
   if (v2287) {
@@ -2745,11 +2745,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2301 = v2300 + v2284;
     out[v2301] = v2299;
   }
-  const unsigned int v2302 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2302 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2303 = v600 + v2302;
-  const unsigned int v2304 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2304 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2305 = v599 + v2304;
-  const bool v2306 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2306 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2307 = v2305 < v1;
   const bool v2308 = v2306 && v2307;
   if (v2308) {
@@ -2767,11 +2767,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2322 = v2321 + v2305;
     out[v2322] = v2320;
   }
-  const unsigned int v2323 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2323 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2324 = v600 + v2323;
-  const unsigned int v2325 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2325 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2326 = v599 + v2325;
-  const bool v2327 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2327 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2328 = v2326 < v1;
   const bool v2329 = v2327 && v2328;
   if (v2329) {
@@ -2789,11 +2789,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2343 = v2342 + v2326;
     out[v2343] = v2341;
   }
-  const unsigned int v2344 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2344 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2345 = v600 + v2344;
-  const unsigned int v2346 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2346 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2347 = v599 + v2346;
-  const bool v2348 = v2345 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2348 = v2345 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2349 = v2347 < v1;
   const bool v2350 = v2348 && v2349;
   if (v2350) {
@@ -2811,11 +2811,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2364 = v2363 + v2347;
     out[v2364] = v2362;
   }
-  const unsigned int v2365 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2365 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2366 = v600 + v2365;
-  const unsigned int v2367 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2367 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2368 = v599 + v2367;
-  const bool v2369 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2369 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2370 = v2368 < v1;
   const bool v2371 = v2369 && v2370;
   if (v2371) {
@@ -2833,11 +2833,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2385 = v2384 + v2368;
     out[v2385] = v2383;
   }
-  const unsigned int v2386 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2386 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2387 = v600 + v2386;
-  const unsigned int v2388 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2388 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2389 = v599 + v2388;
-  const bool v2390 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2390 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2391 = v2389 < v1;
   const bool v2392 = v2390 && v2391;
   if (v2392) {
@@ -2855,11 +2855,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2406 = v2405 + v2389;
     out[v2406] = v2404;
   }
-  const unsigned int v2407 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2407 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2408 = v600 + v2407;
-  const unsigned int v2409 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2409 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2410 = v599 + v2409;
-  const bool v2411 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2411 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2412 = v2410 < v1;
   const bool v2413 = v2411 && v2412;
   if (v2413) {
@@ -2877,11 +2877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2427 = v2426 + v2410;
     out[v2427] = v2425;
   }
-  const unsigned int v2428 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2428 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2429 = v600 + v2428;
-  const unsigned int v2430 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2430 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2431 = v599 + v2430;
-  const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2433 = v2431 < v1;
   const bool v2434 = v2432 && v2433;
   if (v2434) {
@@ -2899,11 +2899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2448 = v2447 + v2431;
     out[v2448] = v2446;
   }
-  const unsigned int v2449 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2449 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2450 = v600 + v2449;
-  const unsigned int v2451 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2451 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2452 = v599 + v2451;
-  const bool v2453 = v2450 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2453 = v2450 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2454 = v2452 < v1;
   const bool v2455 = v2453 && v2454;
   if (v2455) {
@@ -2921,11 +2921,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2469 = v2468 + v2452;
     out[v2469] = v2467;
   }
-  const unsigned int v2470 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2470 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2471 = v600 + v2470;
-  const unsigned int v2472 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2472 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2473 = v599 + v2472;
-  const bool v2474 = v2471 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2474 = v2471 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2475 = v2473 < v1;
   const bool v2476 = v2474 && v2475;
   if (v2476) {
@@ -2943,11 +2943,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2490 = v2489 + v2473;
     out[v2490] = v2488;
   }
-  const unsigned int v2491 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2491 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2492 = v600 + v2491;
-  const unsigned int v2493 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2493 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2494 = v599 + v2493;
-  const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2496 = v2494 < v1;
   const bool v2497 = v2495 && v2496;
   if (v2497) {
@@ -2965,11 +2965,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2511 = v2510 + v2494;
     out[v2511] = v2509;
   }
-  const unsigned int v2512 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2512 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2513 = v600 + v2512;
-  const unsigned int v2514 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2514 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2515 = v599 + v2514;
-  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2517 = v2515 < v1;
   const bool v2518 = v2516 && v2517;
   if (v2518) {
@@ -2987,11 +2987,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2532 = v2531 + v2515;
     out[v2532] = v2530;
   }
-  const unsigned int v2533 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2533 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2534 = v600 + v2533;
-  const unsigned int v2535 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2535 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2536 = v599 + v2535;
-  const bool v2537 = v2534 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2537 = v2534 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2538 = v2536 < v1;
   const bool v2539 = v2537 && v2538;
   if (v2539) {
@@ -3009,11 +3009,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2553 = v2552 + v2536;
     out[v2553] = v2551;
   }
-  const unsigned int v2554 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2554 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2555 = v600 + v2554;
-  const unsigned int v2556 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2556 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2557 = v599 + v2556;
-  const bool v2558 = v2555 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2558 = v2555 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2559 = v2557 < v1;
   const bool v2560 = v2558 && v2559;
   if (v2560) {
@@ -3031,11 +3031,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2574 = v2573 + v2557;
     out[v2574] = v2572;
   }
-  const unsigned int v2575 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2575 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2576 = v600 + v2575;
-  const unsigned int v2577 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2577 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2578 = v599 + v2577;
-  const bool v2579 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2579 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2580 = v2578 < v1;
   const bool v2581 = v2579 && v2580;
   if (v2581) {
@@ -3053,11 +3053,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2595 = v2594 + v2578;
     out[v2595] = v2593;
   }
-  const unsigned int v2596 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2596 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2597 = v600 + v2596;
-  const unsigned int v2598 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2598 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2599 = v599 + v2598;
-  const bool v2600 = v2597 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2600 = v2597 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2601 = v2599 < v1;
   const bool v2602 = v2600 && v2601;
   if (v2602) {
@@ -3075,11 +3075,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2616 = v2615 + v2599;
     out[v2616] = v2614;
   }
-  const unsigned int v2617 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2617 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2618 = v600 + v2617;
-  const unsigned int v2619 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2619 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2620 = v599 + v2619;
-  const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2622 = v2620 < v1;
   const bool v2623 = v2621 && v2622;
   if (v2623) {
@@ -3097,11 +3097,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2637 = v2636 + v2620;
     out[v2637] = v2635;
   }
-  const unsigned int v2638 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2638 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2639 = v600 + v2638;
-  const unsigned int v2640 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2640 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2641 = v599 + v2640;
-  const bool v2642 = v2639 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2642 = v2639 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2643 = v2641 < v1;
   const bool v2644 = v2642 && v2643;
   if (v2644) {
@@ -3119,11 +3119,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2658 = v2657 + v2641;
     out[v2658] = v2656;
   }
-  const unsigned int v2659 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2659 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2660 = v600 + v2659;
-  const unsigned int v2661 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2661 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2662 = v599 + v2661;
-  const bool v2663 = v2660 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2663 = v2660 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2664 = v2662 < v1;
   const bool v2665 = v2663 && v2664;
   if (v2665) {
@@ -3141,11 +3141,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2679 = v2678 + v2662;
     out[v2679] = v2677;
   }
-  const unsigned int v2680 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2680 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2681 = v600 + v2680;
-  const unsigned int v2682 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2682 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2683 = v599 + v2682;
-  const bool v2684 = v2681 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2684 = v2681 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2685 = v2683 < v1;
   const bool v2686 = v2684 && v2685;
   if (v2686) {
@@ -3163,11 +3163,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2700 = v2699 + v2683;
     out[v2700] = v2698;
   }
-  const unsigned int v2701 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2701 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2702 = v600 + v2701;
-  const unsigned int v2703 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2703 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2704 = v599 + v2703;
-  const bool v2705 = v2702 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2705 = v2702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2706 = v2704 < v1;
   const bool v2707 = v2705 && v2706;
   if (v2707) {
@@ -3185,11 +3185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2721 = v2720 + v2704;
     out[v2721] = v2719;
   }
-  const unsigned int v2722 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2722 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2723 = v600 + v2722;
-  const unsigned int v2724 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2724 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2725 = v599 + v2724;
-  const bool v2726 = v2723 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2726 = v2723 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2727 = v2725 < v1;
   const bool v2728 = v2726 && v2727;
   if (v2728) {
@@ -3207,11 +3207,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2742 = v2741 + v2725;
     out[v2742] = v2740;
   }
-  const unsigned int v2743 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2743 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2744 = v600 + v2743;
-  const unsigned int v2745 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2745 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2746 = v599 + v2745;
-  const bool v2747 = v2744 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2747 = v2744 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2748 = v2746 < v1;
   const bool v2749 = v2747 && v2748;
   if (v2749) {
@@ -3229,11 +3229,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2763 = v2762 + v2746;
     out[v2763] = v2761;
   }
-  const unsigned int v2764 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2764 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2765 = v600 + v2764;
-  const unsigned int v2766 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2766 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2767 = v599 + v2766;
-  const bool v2768 = v2765 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2768 = v2765 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2769 = v2767 < v1;
   const bool v2770 = v2768 && v2769;
   if (v2770) {
@@ -3251,11 +3251,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2784 = v2783 + v2767;
     out[v2784] = v2782;
   }
-  const unsigned int v2785 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2785 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2786 = v600 + v2785;
-  const unsigned int v2787 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2787 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2788 = v599 + v2787;
-  const bool v2789 = v2786 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2789 = v2786 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2790 = v2788 < v1;
   const bool v2791 = v2789 && v2790;
   if (v2791) {
@@ -3273,11 +3273,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2805 = v2804 + v2788;
     out[v2805] = v2803;
   }
-  const unsigned int v2806 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2806 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2807 = v600 + v2806;
-  const unsigned int v2808 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2808 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2809 = v599 + v2808;
-  const bool v2810 = v2807 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2810 = v2807 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2811 = v2809 < v1;
   const bool v2812 = v2810 && v2811;
   if (v2812) {
@@ -3295,11 +3295,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2826 = v2825 + v2809;
     out[v2826] = v2824;
   }
-  const unsigned int v2827 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2827 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2828 = v600 + v2827;
-  const unsigned int v2829 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2829 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2830 = v599 + v2829;
-  const bool v2831 = v2828 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2831 = v2828 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2832 = v2830 < v1;
   const bool v2833 = v2831 && v2832;
   if (v2833) {
@@ -3317,11 +3317,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2847 = v2846 + v2830;
     out[v2847] = v2845;
   }
-  const unsigned int v2848 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2848 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2849 = v600 + v2848;
-  const unsigned int v2850 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2850 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2851 = v599 + v2850;
-  const bool v2852 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2852 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2853 = v2851 < v1;
   const bool v2854 = v2852 && v2853;
   if (v2854) {
@@ -3339,11 +3339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2868 = v2867 + v2851;
     out[v2868] = v2866;
   }
-  const unsigned int v2869 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2869 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2870 = v600 + v2869;
-  const unsigned int v2871 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2871 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2872 = v599 + v2871;
-  const bool v2873 = v2870 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2873 = v2870 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2874 = v2872 < v1;
   const bool v2875 = v2873 && v2874;
   if (v2875) {
@@ -3361,11 +3361,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2889 = v2888 + v2872;
     out[v2889] = v2887;
   }
-  const unsigned int v2890 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2890 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2891 = v600 + v2890;
-  const unsigned int v2892 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2892 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2893 = v599 + v2892;
-  const bool v2894 = v2891 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2894 = v2891 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2895 = v2893 < v1;
   const bool v2896 = v2894 && v2895;
   if (v2896) {
@@ -3383,11 +3383,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2910 = v2909 + v2893;
     out[v2910] = v2908;
   }
-  const unsigned int v2911 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2911 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2912 = v600 + v2911;
-  const unsigned int v2913 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2913 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2914 = v599 + v2913;
-  const bool v2915 = v2912 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2915 = v2912 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2916 = v2914 < v1;
   const bool v2917 = v2915 && v2916;
   if (v2917) {
@@ -3405,11 +3405,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2931 = v2930 + v2914;
     out[v2931] = v2929;
   }
-  const unsigned int v2932 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2932 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2933 = v600 + v2932;
-  const unsigned int v2934 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2934 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2935 = v599 + v2934;
-  const bool v2936 = v2933 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2936 = v2933 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2937 = v2935 < v1;
   const bool v2938 = v2936 && v2937;
   if (v2938) {
@@ -3427,11 +3427,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2952 = v2951 + v2935;
     out[v2952] = v2950;
   }
-  const unsigned int v2953 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2953 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2954 = v600 + v2953;
-  const unsigned int v2955 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2955 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2956 = v599 + v2955;
-  const bool v2957 = v2954 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2957 = v2954 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2958 = v2956 < v1;
   const bool v2959 = v2957 && v2958;
   if (v2959) {
@@ -3449,11 +3449,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2973 = v2972 + v2956;
     out[v2973] = v2971;
   }
-  const unsigned int v2974 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2974 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2975 = v600 + v2974;
-  const unsigned int v2976 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2976 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2977 = v599 + v2976;
-  const bool v2978 = v2975 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2978 = v2975 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2979 = v2977 < v1;
   const bool v2980 = v2978 && v2979;
   if (v2980) {
@@ -3471,11 +3471,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2994 = v2993 + v2977;
     out[v2994] = v2992;
   }
-  const unsigned int v2995 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2995 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2996 = v600 + v2995;
-  const unsigned int v2997 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2997 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2998 = v599 + v2997;
-  const bool v2999 = v2996 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2999 = v2996 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3000 = v2998 < v1;
   const bool v3001 = v2999 && v3000;
   if (v3001) {
@@ -3493,11 +3493,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3015 = v3014 + v2998;
     out[v3015] = v3013;
   }
-  const unsigned int v3016 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3016 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3017 = v600 + v3016;
-  const unsigned int v3018 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3018 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3019 = v599 + v3018;
-  const bool v3020 = v3017 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3020 = v3017 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3021 = v3019 < v1;
   const bool v3022 = v3020 && v3021;
   if (v3022) {
@@ -3515,11 +3515,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3036 = v3035 + v3019;
     out[v3036] = v3034;
   }
-  const unsigned int v3037 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3037 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3038 = v600 + v3037;
-  const unsigned int v3039 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3039 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3040 = v599 + v3039;
-  const bool v3041 = v3038 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3041 = v3038 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3042 = v3040 < v1;
   const bool v3043 = v3041 && v3042;
   if (v3043) {
@@ -3537,11 +3537,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3057 = v3056 + v3040;
     out[v3057] = v3055;
   }
-  const unsigned int v3058 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3058 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3059 = v600 + v3058;
-  const unsigned int v3060 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3060 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3061 = v599 + v3060;
-  const bool v3062 = v3059 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3062 = v3059 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3063 = v3061 < v1;
   const bool v3064 = v3062 && v3063;
   if (v3064) {
@@ -3559,11 +3559,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3078 = v3077 + v3061;
     out[v3078] = v3076;
   }
-  const unsigned int v3079 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3079 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3080 = v600 + v3079;
-  const unsigned int v3081 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3081 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3082 = v599 + v3081;
-  const bool v3083 = v3080 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3083 = v3080 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3084 = v3082 < v1;
   const bool v3085 = v3083 && v3084;
   if (v3085) {
@@ -3581,11 +3581,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3099 = v3098 + v3082;
     out[v3099] = v3097;
   }
-  const unsigned int v3100 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3100 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3101 = v600 + v3100;
-  const unsigned int v3102 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3102 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3103 = v599 + v3102;
-  const bool v3104 = v3101 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3104 = v3101 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3105 = v3103 < v1;
   const bool v3106 = v3104 && v3105;
   if (v3106) {
@@ -3603,11 +3603,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3120 = v3119 + v3103;
     out[v3120] = v3118;
   }
-  const unsigned int v3121 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3121 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3122 = v600 + v3121;
-  const unsigned int v3123 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3123 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3124 = v599 + v3123;
-  const bool v3125 = v3122 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3125 = v3122 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3126 = v3124 < v1;
   const bool v3127 = v3125 && v3126;
   if (v3127) {
@@ -3625,11 +3625,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3141 = v3140 + v3124;
     out[v3141] = v3139;
   }
-  const unsigned int v3142 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3142 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3143 = v600 + v3142;
-  const unsigned int v3144 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3144 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3145 = v599 + v3144;
-  const bool v3146 = v3143 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3146 = v3143 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3147 = v3145 < v1;
   const bool v3148 = v3146 && v3147;
   if (v3148) {
@@ -3647,11 +3647,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3162 = v3161 + v3145;
     out[v3162] = v3160;
   }
-  const unsigned int v3163 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3163 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3164 = v600 + v3163;
-  const unsigned int v3165 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3165 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3166 = v599 + v3165;
-  const bool v3167 = v3164 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3167 = v3164 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3168 = v3166 < v1;
   const bool v3169 = v3167 && v3168;
   if (v3169) {
@@ -3669,11 +3669,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3183 = v3182 + v3166;
     out[v3183] = v3181;
   }
-  const unsigned int v3184 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3184 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3185 = v600 + v3184;
-  const unsigned int v3186 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3186 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3187 = v599 + v3186;
-  const bool v3188 = v3185 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3188 = v3185 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3189 = v3187 < v1;
   const bool v3190 = v3188 && v3189;
   if (v3190) {
@@ -3691,11 +3691,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3204 = v3203 + v3187;
     out[v3204] = v3202;
   }
-  const unsigned int v3205 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3205 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3206 = v600 + v3205;
-  const unsigned int v3207 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3207 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3208 = v599 + v3207;
-  const bool v3209 = v3206 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3209 = v3206 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3210 = v3208 < v1;
   const bool v3211 = v3209 && v3210;
   if (v3211) {
@@ -3713,11 +3713,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3225 = v3224 + v3208;
     out[v3225] = v3223;
   }
-  const unsigned int v3226 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3226 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3227 = v600 + v3226;
-  const unsigned int v3228 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3228 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3229 = v599 + v3228;
-  const bool v3230 = v3227 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3230 = v3227 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3231 = v3229 < v1;
   const bool v3232 = v3230 && v3231;
   if (v3232) {
@@ -3735,11 +3735,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3246 = v3245 + v3229;
     out[v3246] = v3244;
   }
-  const unsigned int v3247 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3247 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3248 = v600 + v3247;
-  const unsigned int v3249 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3249 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3250 = v599 + v3249;
-  const bool v3251 = v3248 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3251 = v3248 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3252 = v3250 < v1;
   const bool v3253 = v3251 && v3252;
   if (v3253) {
@@ -3757,11 +3757,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3267 = v3266 + v3250;
     out[v3267] = v3265;
   }
-  const unsigned int v3268 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3268 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3269 = v600 + v3268;
-  const unsigned int v3270 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3270 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3271 = v599 + v3270;
-  const bool v3272 = v3269 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3272 = v3269 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3273 = v3271 < v1;
   const bool v3274 = v3272 && v3273;
   if (v3274) {

@@ -294,26 +294,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:260
   if (v62) {
-    for (unsigned int v3820 = 0u; v3820 < 2u; v3820 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v3820 = 0u; v3820 < 2u; v3820 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v3821 = v3820 << 6u;
       const bool v3823 = v3821 < v2;
       if (v3823) {
-        const unsigned int v3825 = v3820 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v3825 = v3820 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v3827 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3830 = v3827 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3833 = v3827 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -515,43 +515,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
         const unsigned int v4207 = v4201 ? v4206 : 0u;
         iron_copy_async<16>(shm1 + (v4017 ^ (((v4017 >> 6u) & 7u) << 3u)), b + v4207, v4201);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v4224 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v4230 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v4224 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v4230 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v4212 = 0u; v4212 < v2; v4212 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v4212 = 0u; v4212 < v2; v4212 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v4214 = v4212 >> 6u;
       const unsigned int v4216 = v4214 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v4218 = v4216 << 13u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v4225 = v4218 + v4224;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v4218 = v4216 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v4225 = v4218 + v4224;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4225, 64u);
-      const unsigned int v4231 = v4218 + v4230;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v4231 = v4218 + v4230;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v4231, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v4238 = v4225 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v4238 = v4225 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4238, 64u);
-      const unsigned int v4244 = v4231 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v4244 = v4231 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v4244, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v4250 = v4225 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v4250 = v4225 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4250, 64u);
-      const unsigned int v4256 = v4231 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v4256 = v4231 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v4256, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v4262 = v4225 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v4262 = v4225 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4262, 64u);
-      const unsigned int v4268 = v4231 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v4268 = v4231 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v4268, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v4271 = v4212 + 128u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v4271 = v4212 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v4273 = v4214 + 2u;
       const unsigned int v4274 = v4273 % 3u;
       const bool v4275 = v4271 < v2;
       if (v4275) {
-        const unsigned int v4277 = v4274 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v4277 = v4274 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v4279 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4282 = v4279 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v4285 = v4279 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -753,22 +753,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
         const unsigned int v4659 = v4653 ? v4658 : 0u;
         iron_copy_async<16>(shm1 + (v4469 ^ (((v4469 >> 6u) & 7u) << 3u)), b + v4659, v4653);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
     const unsigned int v513 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v514 = threadIdx.x;
-    const unsigned int v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -814,29 +814,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
           shm1[(v563 ^ (((v563 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v616 = v24 + v33;
-  const unsigned int v617 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v617 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v618 = v616 + v617;
-  const unsigned int v619 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v619 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v620 = v615 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
@@ -857,11 +857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v641 = v640 + v620;
     out[v641] = v639;
   }
-  const unsigned int v642 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v642 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v643 = v616 + v642;
-  const unsigned int v644 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v644 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v645 = v615 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v647 = v645 < v1;
   const bool v648 = v646 && v647;
   if (v648) {
@@ -882,11 +882,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v666 = v665 + v645;
     out[v666] = v664;
   }
-  const unsigned int v667 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v667 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v668 = v616 + v667;
-  const unsigned int v669 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v669 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v670 = v615 + v669;
-  const bool v671 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v671 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v672 = v670 < v1;
   const bool v673 = v671 && v672;
   if (v673) {
@@ -907,11 +907,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v691 = v690 + v670;
     out[v691] = v689;
   }
-  const unsigned int v692 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v692 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v693 = v616 + v692;
-  const unsigned int v694 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v694 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v695 = v615 + v694;
-  const bool v696 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v696 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v697 = v695 < v1;
   const bool v698 = v696 && v697;
   if (v698) {
@@ -932,11 +932,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v716 = v715 + v695;
     out[v716] = v714;
   }
-  const unsigned int v717 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v717 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v718 = v616 + v717;
-  const unsigned int v719 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v719 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v720 = v615 + v719;
-  const bool v721 = v718 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v721 = v718 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v722 = v720 < v1;
   const bool v723 = v721 && v722;
   if (v723) {
@@ -957,11 +957,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v741 = v740 + v720;
     out[v741] = v739;
   }
-  const unsigned int v742 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v742 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v743 = v616 + v742;
-  const unsigned int v744 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v744 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v745 = v615 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v746 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v747 = v745 < v1;
   const bool v748 = v746 && v747;
   if (v748) {
@@ -982,11 +982,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v766 = v765 + v745;
     out[v766] = v764;
   }
-  const unsigned int v767 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v767 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v768 = v616 + v767;
-  const unsigned int v769 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v769 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v770 = v615 + v769;
-  const bool v771 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v771 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v772 = v770 < v1;
   const bool v773 = v771 && v772;
   if (v773) {
@@ -1007,11 +1007,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v791 = v790 + v770;
     out[v791] = v789;
   }
-  const unsigned int v792 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v792 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v793 = v616 + v792;
-  const unsigned int v794 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v794 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v795 = v615 + v794;
-  const bool v796 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v796 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v797 = v795 < v1;
   const bool v798 = v796 && v797;
   if (v798) {
@@ -1032,11 +1032,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v816 = v815 + v795;
     out[v816] = v814;
   }
-  const unsigned int v817 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v817 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v818 = v616 + v817;
-  const unsigned int v819 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v819 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v820 = v615 + v819;
-  const bool v821 = v818 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v821 = v818 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v822 = v820 < v1;
   const bool v823 = v821 && v822;
   if (v823) {
@@ -1057,11 +1057,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v841 = v840 + v820;
     out[v841] = v839;
   }
-  const unsigned int v842 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v842 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v843 = v616 + v842;
-  const unsigned int v844 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v844 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v845 = v615 + v844;
-  const bool v846 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v846 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v847 = v845 < v1;
   const bool v848 = v846 && v847;
   if (v848) {
@@ -1082,11 +1082,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v866 = v865 + v845;
     out[v866] = v864;
   }
-  const unsigned int v867 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v867 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v868 = v616 + v867;
-  const unsigned int v869 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v869 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v870 = v615 + v869;
-  const bool v871 = v868 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v871 = v868 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v872 = v870 < v1;
   const bool v873 = v871 && v872;
   if (v873) {
@@ -1107,11 +1107,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v891 = v890 + v870;
     out[v891] = v889;
   }
-  const unsigned int v892 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v892 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v893 = v616 + v892;
-  const unsigned int v894 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v894 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v895 = v615 + v894;
-  const bool v896 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v896 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v897 = v895 < v1;
   const bool v898 = v896 && v897;
   if (v898) {
@@ -1132,11 +1132,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v916 = v915 + v895;
     out[v916] = v914;
   }
-  const unsigned int v917 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v917 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v918 = v616 + v917;
-  const unsigned int v919 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v919 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v920 = v615 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v922 = v920 < v1;
   const bool v923 = v921 && v922;
   if (v923) {
@@ -1157,11 +1157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v941 = v940 + v920;
     out[v941] = v939;
   }
-  const unsigned int v942 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v942 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v943 = v616 + v942;
-  const unsigned int v944 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v944 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v945 = v615 + v944;
-  const bool v946 = v943 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v946 = v943 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v947 = v945 < v1;
   const bool v948 = v946 && v947;
   if (v948) {
@@ -1182,11 +1182,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v966 = v965 + v945;
     out[v966] = v964;
   }
-  const unsigned int v967 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v967 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v968 = v616 + v967;
-  const unsigned int v969 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v969 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v970 = v615 + v969;
-  const bool v971 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v971 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v972 = v970 < v1;
   const bool v973 = v971 && v972;
   if (v973) {
@@ -1207,11 +1207,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v991 = v990 + v970;
     out[v991] = v989;
   }
-  const unsigned int v992 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v992 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v993 = v616 + v992;
-  const unsigned int v994 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v994 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v995 = v615 + v994;
-  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v997 = v995 < v1;
   const bool v998 = v996 && v997;
   if (v998) {
@@ -1232,11 +1232,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1016 = v1015 + v995;
     out[v1016] = v1014;
   }
-  const unsigned int v1017 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1017 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1018 = v616 + v1017;
-  const unsigned int v1019 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1019 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1020 = v615 + v1019;
-  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1022 = v1020 < v1;
   const bool v1023 = v1021 && v1022;
   if (v1023) {
@@ -1257,11 +1257,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1041 = v1040 + v1020;
     out[v1041] = v1039;
   }
-  const unsigned int v1042 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1042 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1043 = v616 + v1042;
-  const unsigned int v1044 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1044 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1045 = v615 + v1044;
-  const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1047 = v1045 < v1;
   const bool v1048 = v1046 && v1047;
   if (v1048) {
@@ -1282,11 +1282,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1066 = v1065 + v1045;
     out[v1066] = v1064;
   }
-  const unsigned int v1067 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1067 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1068 = v616 + v1067;
-  const unsigned int v1069 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1069 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1070 = v615 + v1069;
-  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1072 = v1070 < v1;
   const bool v1073 = v1071 && v1072;
   if (v1073) {
@@ -1307,11 +1307,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1091 = v1090 + v1070;
     out[v1091] = v1089;
   }
-  const unsigned int v1092 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1092 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1093 = v616 + v1092;
-  const unsigned int v1094 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1094 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1095 = v615 + v1094;
-  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1097 = v1095 < v1;
   const bool v1098 = v1096 && v1097;
   if (v1098) {
@@ -1332,11 +1332,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1116 = v1115 + v1095;
     out[v1116] = v1114;
   }
-  const unsigned int v1117 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1117 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1118 = v616 + v1117;
-  const unsigned int v1119 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1119 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1120 = v615 + v1119;
-  const bool v1121 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1121 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1122 = v1120 < v1;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
@@ -1357,11 +1357,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1141 = v1140 + v1120;
     out[v1141] = v1139;
   }
-  const unsigned int v1142 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1142 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1143 = v616 + v1142;
-  const unsigned int v1144 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1144 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1145 = v615 + v1144;
-  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1147 = v1145 < v1;
   const bool v1148 = v1146 && v1147;
   if (v1148) {
@@ -1382,11 +1382,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1166 = v1165 + v1145;
     out[v1166] = v1164;
   }
-  const unsigned int v1167 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1167 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1168 = v616 + v1167;
-  const unsigned int v1169 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1169 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1170 = v615 + v1169;
-  const bool v1171 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1171 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1172 = v1170 < v1;
   const bool v1173 = v1171 && v1172;
   if (v1173) {
@@ -1407,11 +1407,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1191 = v1190 + v1170;
     out[v1191] = v1189;
   }
-  const unsigned int v1192 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1192 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1193 = v616 + v1192;
-  const unsigned int v1194 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1194 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1195 = v615 + v1194;
-  const bool v1196 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1196 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1197 = v1195 < v1;
   const bool v1198 = v1196 && v1197;
   if (v1198) {
@@ -1432,11 +1432,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1216 = v1215 + v1195;
     out[v1216] = v1214;
   }
-  const unsigned int v1217 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1217 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1218 = v616 + v1217;
-  const unsigned int v1219 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1219 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1220 = v615 + v1219;
-  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1222 = v1220 < v1;
   const bool v1223 = v1221 && v1222;
   if (v1223) {
@@ -1457,11 +1457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1241 = v1240 + v1220;
     out[v1241] = v1239;
   }
-  const unsigned int v1242 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1242 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1243 = v616 + v1242;
-  const unsigned int v1244 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1244 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1245 = v615 + v1244;
-  const bool v1246 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1246 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1247 = v1245 < v1;
   const bool v1248 = v1246 && v1247;
   if (v1248) {
@@ -1482,11 +1482,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1266 = v1265 + v1245;
     out[v1266] = v1264;
   }
-  const unsigned int v1267 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1267 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1268 = v616 + v1267;
-  const unsigned int v1269 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1269 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1270 = v615 + v1269;
-  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1272 = v1270 < v1;
   const bool v1273 = v1271 && v1272;
   if (v1273) {
@@ -1507,11 +1507,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1291 = v1290 + v1270;
     out[v1291] = v1289;
   }
-  const unsigned int v1292 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1292 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1293 = v616 + v1292;
-  const unsigned int v1294 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1294 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1295 = v615 + v1294;
-  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1297 = v1295 < v1;
   const bool v1298 = v1296 && v1297;
   if (v1298) {
@@ -1532,11 +1532,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1316 = v1315 + v1295;
     out[v1316] = v1314;
   }
-  const unsigned int v1317 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1317 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1318 = v616 + v1317;
-  const unsigned int v1319 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1319 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1320 = v615 + v1319;
-  const bool v1321 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1321 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1322 = v1320 < v1;
   const bool v1323 = v1321 && v1322;
   if (v1323) {
@@ -1557,11 +1557,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1341 = v1340 + v1320;
     out[v1341] = v1339;
   }
-  const unsigned int v1342 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1342 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1343 = v616 + v1342;
-  const unsigned int v1344 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1344 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1345 = v615 + v1344;
-  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1347 = v1345 < v1;
   const bool v1348 = v1346 && v1347;
   if (v1348) {
@@ -1582,11 +1582,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1366 = v1365 + v1345;
     out[v1366] = v1364;
   }
-  const unsigned int v1367 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1367 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1368 = v616 + v1367;
-  const unsigned int v1369 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1369 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1370 = v615 + v1369;
-  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1372 = v1370 < v1;
   const bool v1373 = v1371 && v1372;
   if (v1373) {
@@ -1607,11 +1607,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1391 = v1390 + v1370;
     out[v1391] = v1389;
   }
-  const unsigned int v1392 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1392 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1393 = v616 + v1392;
-  const unsigned int v1394 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1394 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1395 = v615 + v1394;
-  const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1397 = v1395 < v1;
   const bool v1398 = v1396 && v1397;
   if (v1398) {
@@ -1632,11 +1632,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1416 = v1415 + v1395;
     out[v1416] = v1414;
   }
-  const unsigned int v1417 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1417 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1418 = v616 + v1417;
-  const unsigned int v1419 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1419 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1420 = v615 + v1419;
-  const bool v1421 = v1418 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1421 = v1418 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1422 = v1420 < v1;
   const bool v1423 = v1421 && v1422;
   if (v1423) {
@@ -1657,11 +1657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1441 = v1440 + v1420;
     out[v1441] = v1439;
   }
-  const unsigned int v1442 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1442 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1443 = v616 + v1442;
-  const unsigned int v1444 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1444 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1445 = v615 + v1444;
-  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1447 = v1445 < v1;
   const bool v1448 = v1446 && v1447;
   if (v1448) {
@@ -1682,11 +1682,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1466 = v1465 + v1445;
     out[v1466] = v1464;
   }
-  const unsigned int v1467 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1467 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1468 = v616 + v1467;
-  const unsigned int v1469 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1469 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1470 = v615 + v1469;
-  const bool v1471 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1471 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1472 = v1470 < v1;
   const bool v1473 = v1471 && v1472;
   if (v1473) {
@@ -1707,11 +1707,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1491 = v1490 + v1470;
     out[v1491] = v1489;
   }
-  const unsigned int v1492 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1492 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1493 = v616 + v1492;
-  const unsigned int v1494 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1494 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1495 = v615 + v1494;
-  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1497 = v1495 < v1;
   const bool v1498 = v1496 && v1497;
   if (v1498) {
@@ -1732,11 +1732,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1516 = v1515 + v1495;
     out[v1516] = v1514;
   }
-  const unsigned int v1517 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1517 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1518 = v616 + v1517;
-  const unsigned int v1519 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1519 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1520 = v615 + v1519;
-  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1522 = v1520 < v1;
   const bool v1523 = v1521 && v1522;
   if (v1523) {
@@ -1757,11 +1757,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1541 = v1540 + v1520;
     out[v1541] = v1539;
   }
-  const unsigned int v1542 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1542 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1543 = v616 + v1542;
-  const unsigned int v1544 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1544 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1545 = v615 + v1544;
-  const bool v1546 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1546 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1547 = v1545 < v1;
   const bool v1548 = v1546 && v1547;
   if (v1548) {
@@ -1782,11 +1782,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1566 = v1565 + v1545;
     out[v1566] = v1564;
   }
-  const unsigned int v1567 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1567 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1568 = v616 + v1567;
-  const unsigned int v1569 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1569 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1570 = v615 + v1569;
-  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1572 = v1570 < v1;
   const bool v1573 = v1571 && v1572;
   if (v1573) {
@@ -1807,11 +1807,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1591 = v1590 + v1570;
     out[v1591] = v1589;
   }
-  const unsigned int v1592 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1592 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1593 = v616 + v1592;
-  const unsigned int v1594 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1594 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1595 = v615 + v1594;
-  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1597 = v1595 < v1;
   const bool v1598 = v1596 && v1597;
   if (v1598) {
@@ -1832,11 +1832,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1616 = v1615 + v1595;
     out[v1616] = v1614;
   }
-  const unsigned int v1617 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1617 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1618 = v616 + v1617;
-  const unsigned int v1619 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1619 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1620 = v615 + v1619;
-  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1622 = v1620 < v1;
   const bool v1623 = v1621 && v1622;
   if (v1623) {
@@ -1857,11 +1857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1641 = v1640 + v1620;
     out[v1641] = v1639;
   }
-  const unsigned int v1642 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1642 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1643 = v616 + v1642;
-  const unsigned int v1644 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1644 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1645 = v615 + v1644;
-  const bool v1646 = v1643 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1646 = v1643 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1647 = v1645 < v1;
   const bool v1648 = v1646 && v1647;
   if (v1648) {
@@ -1882,11 +1882,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1666 = v1665 + v1645;
     out[v1666] = v1664;
   }
-  const unsigned int v1667 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1667 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1668 = v616 + v1667;
-  const unsigned int v1669 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1669 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1670 = v615 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1672 = v1670 < v1;
   const bool v1673 = v1671 && v1672;
   if (v1673) {
@@ -1907,11 +1907,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1691 = v1690 + v1670;
     out[v1691] = v1689;
   }
-  const unsigned int v1692 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1692 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1693 = v616 + v1692;
-  const unsigned int v1694 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1694 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1695 = v615 + v1694;
-  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1932,11 +1932,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1716 = v1715 + v1695;
     out[v1716] = v1714;
   }
-  const unsigned int v1717 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1717 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1718 = v616 + v1717;
-  const unsigned int v1719 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1719 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1720 = v615 + v1719;
-  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1722 = v1720 < v1;
   const bool v1723 = v1721 && v1722;
   if (v1723) {
@@ -1957,11 +1957,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1741 = v1740 + v1720;
     out[v1741] = v1739;
   }
-  const unsigned int v1742 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1742 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1743 = v616 + v1742;
-  const unsigned int v1744 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1744 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1745 = v615 + v1744;
-  const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1747 = v1745 < v1;
   const bool v1748 = v1746 && v1747;
   if (v1748) {
@@ -1982,11 +1982,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1766 = v1765 + v1745;
     out[v1766] = v1764;
   }
-  const unsigned int v1767 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1767 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1768 = v616 + v1767;
-  const unsigned int v1769 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1769 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1770 = v615 + v1769;
-  const bool v1771 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1771 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1772 = v1770 < v1;
   const bool v1773 = v1771 && v1772;
   if (v1773) {
@@ -2007,11 +2007,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1791 = v1790 + v1770;
     out[v1791] = v1789;
   }
-  const unsigned int v1792 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1792 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1793 = v616 + v1792;
-  const unsigned int v1794 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1794 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1795 = v615 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1797 = v1795 < v1;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
@@ -2032,11 +2032,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1816 = v1815 + v1795;
     out[v1816] = v1814;
   }
-  const unsigned int v1817 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1817 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1818 = v616 + v1817;
-  const unsigned int v1819 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1819 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1820 = v615 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1822 = v1820 < v1;
   const bool v1823 = v1821 && v1822;
   if (v1823) {
@@ -2057,11 +2057,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1841 = v1840 + v1820;
     out[v1841] = v1839;
   }
-  const unsigned int v1842 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1842 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1843 = v616 + v1842;
-  const unsigned int v1844 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1844 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1845 = v615 + v1844;
-  const bool v1846 = v1843 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1846 = v1843 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1847 = v1845 < v1;
   const bool v1848 = v1846 && v1847;
   if (v1848) {
@@ -2082,11 +2082,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1866 = v1865 + v1845;
     out[v1866] = v1864;
   }
-  const unsigned int v1867 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1867 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1868 = v616 + v1867;
-  const unsigned int v1869 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1869 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1870 = v615 + v1869;
-  const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1872 = v1870 < v1;
   const bool v1873 = v1871 && v1872;
   if (v1873) {
@@ -2107,11 +2107,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1891 = v1890 + v1870;
     out[v1891] = v1889;
   }
-  const unsigned int v1892 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1892 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1893 = v616 + v1892;
-  const unsigned int v1894 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1894 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1895 = v615 + v1894;
-  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1897 = v1895 < v1;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
@@ -2132,11 +2132,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1916 = v1915 + v1895;
     out[v1916] = v1914;
   }
-  const unsigned int v1917 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1917 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1918 = v616 + v1917;
-  const unsigned int v1919 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1919 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1920 = v615 + v1919;
-  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1922 = v1920 < v1;
   const bool v1923 = v1921 && v1922;
   if (v1923) {
@@ -2157,11 +2157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1941 = v1940 + v1920;
     out[v1941] = v1939;
   }
-  const unsigned int v1942 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1942 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1943 = v616 + v1942;
-  const unsigned int v1944 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1944 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1945 = v615 + v1944;
-  const bool v1946 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1946 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1947 = v1945 < v1;
   const bool v1948 = v1946 && v1947;
   if (v1948) {
@@ -2182,11 +2182,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1966 = v1965 + v1945;
     out[v1966] = v1964;
   }
-  const unsigned int v1967 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1967 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1968 = v616 + v1967;
-  const unsigned int v1969 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1969 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1970 = v615 + v1969;
-  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1972 = v1970 < v1;
   const bool v1973 = v1971 && v1972;
   if (v1973) {
@@ -2207,11 +2207,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1991 = v1990 + v1970;
     out[v1991] = v1989;
   }
-  const unsigned int v1992 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1992 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1993 = v616 + v1992;
-  const unsigned int v1994 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1994 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1995 = v615 + v1994;
-  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1997 = v1995 < v1;
   const bool v1998 = v1996 && v1997;
   if (v1998) {
@@ -2232,11 +2232,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2016 = v2015 + v1995;
     out[v2016] = v2014;
   }
-  const unsigned int v2017 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2017 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2018 = v616 + v2017;
-  const unsigned int v2019 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2019 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2020 = v615 + v2019;
-  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2022 = v2020 < v1;
   const bool v2023 = v2021 && v2022;
   if (v2023) {
@@ -2257,11 +2257,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2041 = v2040 + v2020;
     out[v2041] = v2039;
   }
-  const unsigned int v2042 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2042 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2043 = v616 + v2042;
-  const unsigned int v2044 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2044 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2045 = v615 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2047 = v2045 < v1;
   const bool v2048 = v2046 && v2047;
   if (v2048) {
@@ -2282,11 +2282,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2066 = v2065 + v2045;
     out[v2066] = v2064;
   }
-  const unsigned int v2067 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2067 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2068 = v616 + v2067;
-  const unsigned int v2069 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2069 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2070 = v615 + v2069;
-  const bool v2071 = v2068 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2071 = v2068 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2072 = v2070 < v1;
   const bool v2073 = v2071 && v2072;
   if (v2073) {
@@ -2307,11 +2307,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2091 = v2090 + v2070;
     out[v2091] = v2089;
   }
-  const unsigned int v2092 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2092 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2093 = v616 + v2092;
-  const unsigned int v2094 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2094 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2095 = v615 + v2094;
-  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2097 = v2095 < v1;
   const bool v2098 = v2096 && v2097;
   if (v2098) {
@@ -2332,11 +2332,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2116 = v2115 + v2095;
     out[v2116] = v2114;
   }
-  const unsigned int v2117 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2117 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2118 = v616 + v2117;
-  const unsigned int v2119 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2119 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2120 = v615 + v2119;
-  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2122 = v2120 < v1;
   const bool v2123 = v2121 && v2122;
   if (v2123) {
@@ -2357,11 +2357,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2141 = v2140 + v2120;
     out[v2141] = v2139;
   }
-  const unsigned int v2142 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2142 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2143 = v616 + v2142;
-  const unsigned int v2144 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2144 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2145 = v615 + v2144;
-  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2147 = v2145 < v1;
   const bool v2148 = v2146 && v2147;
   if (v2148) {
@@ -2382,11 +2382,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2166 = v2165 + v2145;
     out[v2166] = v2164;
   }
-  const unsigned int v2167 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2167 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2168 = v616 + v2167;
-  const unsigned int v2169 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2169 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2170 = v615 + v2169;
-  const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2172 = v2170 < v1;
   const bool v2173 = v2171 && v2172;
   if (v2173) {
@@ -2407,11 +2407,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2191 = v2190 + v2170;
     out[v2191] = v2189;
   }
-  const unsigned int v2192 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2192 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2193 = v616 + v2192;
-  const unsigned int v2194 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2194 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2195 = v615 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2197 = v2195 < v1;
   const bool v2198 = v2196 && v2197;
   if (v2198) {
@@ -2432,11 +2432,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2216 = v2215 + v2195;
     out[v2216] = v2214;
   }
-  const unsigned int v2217 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2217 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2218 = v616 + v2217;
-  const unsigned int v2219 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2219 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2220 = v615 + v2219;
-  const bool v2221 = v2218 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2221 = v2218 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2222 = v2220 < v1;
   const bool v2223 = v2221 && v2222;
   if (v2223) {
@@ -2457,11 +2457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2241 = v2240 + v2220;
     out[v2241] = v2239;
   }
-  const unsigned int v2242 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2242 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2243 = v616 + v2242;
-  const unsigned int v2244 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2244 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2245 = v615 + v2244;
-  const bool v2246 = v2243 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2246 = v2243 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2247 = v2245 < v1;
   const bool v2248 = v2246 && v2247;
   if (v2248) {
@@ -2482,11 +2482,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2266 = v2265 + v2245;
     out[v2266] = v2264;
   }
-  const unsigned int v2267 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2267 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2268 = v616 + v2267;
-  const unsigned int v2269 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2269 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2270 = v615 + v2269;
-  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2272 = v2270 < v1;
   const bool v2273 = v2271 && v2272;
   if (v2273) {
@@ -2507,11 +2507,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2291 = v2290 + v2270;
     out[v2291] = v2289;
   }
-  const unsigned int v2292 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2292 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2293 = v616 + v2292;
-  const unsigned int v2294 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2294 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2295 = v615 + v2294;
-  const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2297 = v2295 < v1;
   const bool v2298 = v2296 && v2297;
   if (v2298) {
@@ -2532,11 +2532,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2316 = v2315 + v2295;
     out[v2316] = v2314;
   }
-  const unsigned int v2317 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2317 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2318 = v616 + v2317;
-  const unsigned int v2319 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2319 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2320 = v615 + v2319;
-  const bool v2321 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2321 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2322 = v2320 < v1;
   const bool v2323 = v2321 && v2322;
   if (v2323) {
@@ -2557,11 +2557,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2341 = v2340 + v2320;
     out[v2341] = v2339;
   }
-  const unsigned int v2342 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2342 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2343 = v616 + v2342;
-  const unsigned int v2344 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2344 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2345 = v615 + v2344;
-  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2347 = v2345 < v1;
   const bool v2348 = v2346 && v2347;
   if (v2348) {
@@ -2582,11 +2582,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2366 = v2365 + v2345;
     out[v2366] = v2364;
   }
-  const unsigned int v2367 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2367 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2368 = v616 + v2367;
-  const unsigned int v2369 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2369 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2370 = v615 + v2369;
-  const bool v2371 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2371 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2372 = v2370 < v1;
   const bool v2373 = v2371 && v2372;
   if (v2373) {
@@ -2607,11 +2607,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2391 = v2390 + v2370;
     out[v2391] = v2389;
   }
-  const unsigned int v2392 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2392 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2393 = v616 + v2392;
-  const unsigned int v2394 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2394 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2395 = v615 + v2394;
-  const bool v2396 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2396 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2397 = v2395 < v1;
   const bool v2398 = v2396 && v2397;
   if (v2398) {
@@ -2632,11 +2632,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2416 = v2415 + v2395;
     out[v2416] = v2414;
   }
-  const unsigned int v2417 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2417 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2418 = v616 + v2417;
-  const unsigned int v2419 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2419 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2420 = v615 + v2419;
-  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2422 = v2420 < v1;
   const bool v2423 = v2421 && v2422;
   if (v2423) {
@@ -2657,11 +2657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2441 = v2440 + v2420;
     out[v2441] = v2439;
   }
-  const unsigned int v2442 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2442 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2443 = v616 + v2442;
-  const unsigned int v2444 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2444 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2445 = v615 + v2444;
-  const bool v2446 = v2443 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2446 = v2443 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2447 = v2445 < v1;
   const bool v2448 = v2446 && v2447;
   if (v2448) {
@@ -2682,11 +2682,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2466 = v2465 + v2445;
     out[v2466] = v2464;
   }
-  const unsigned int v2467 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2467 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2468 = v616 + v2467;
-  const unsigned int v2469 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2469 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2470 = v615 + v2469;
-  const bool v2471 = v2468 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2471 = v2468 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2472 = v2470 < v1;
   const bool v2473 = v2471 && v2472;
   if (v2473) {
@@ -2707,11 +2707,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2491 = v2490 + v2470;
     out[v2491] = v2489;
   }
-  const unsigned int v2492 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2492 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2493 = v616 + v2492;
-  const unsigned int v2494 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2494 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2495 = v615 + v2494;
-  const bool v2496 = v2493 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2496 = v2493 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2497 = v2495 < v1;
   const bool v2498 = v2496 && v2497;
   if (v2498) {
@@ -2732,11 +2732,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2516 = v2515 + v2495;
     out[v2516] = v2514;
   }
-  const unsigned int v2517 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2517 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2518 = v616 + v2517;
-  const unsigned int v2519 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2519 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2520 = v615 + v2519;
-  const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2522 = v2520 < v1;
   const bool v2523 = v2521 && v2522;
   if (v2523) {
@@ -2757,11 +2757,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2541 = v2540 + v2520;
     out[v2541] = v2539;
   }
-  const unsigned int v2542 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2542 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2543 = v616 + v2542;
-  const unsigned int v2544 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2544 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2545 = v615 + v2544;
-  const bool v2546 = v2543 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2546 = v2543 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2547 = v2545 < v1;
   const bool v2548 = v2546 && v2547;
   if (v2548) {
@@ -2782,11 +2782,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2566 = v2565 + v2545;
     out[v2566] = v2564;
   }
-  const unsigned int v2567 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2567 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2568 = v616 + v2567;
-  const unsigned int v2569 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2569 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2570 = v615 + v2569;
-  const bool v2571 = v2568 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2571 = v2568 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2572 = v2570 < v1;
   const bool v2573 = v2571 && v2572;
   if (v2573) {
@@ -2807,11 +2807,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2591 = v2590 + v2570;
     out[v2591] = v2589;
   }
-  const unsigned int v2592 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2592 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2593 = v616 + v2592;
-  const unsigned int v2594 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2594 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2595 = v615 + v2594;
-  const bool v2596 = v2593 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2596 = v2593 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2597 = v2595 < v1;
   const bool v2598 = v2596 && v2597;
   if (v2598) {
@@ -2832,11 +2832,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2616 = v2615 + v2595;
     out[v2616] = v2614;
   }
-  const unsigned int v2617 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2617 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2618 = v616 + v2617;
-  const unsigned int v2619 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2619 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2620 = v615 + v2619;
-  const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2622 = v2620 < v1;
   const bool v2623 = v2621 && v2622;
   if (v2623) {
@@ -2857,11 +2857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2641 = v2640 + v2620;
     out[v2641] = v2639;
   }
-  const unsigned int v2642 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2642 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2643 = v616 + v2642;
-  const unsigned int v2644 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2644 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2645 = v615 + v2644;
-  const bool v2646 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2646 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2647 = v2645 < v1;
   const bool v2648 = v2646 && v2647;
   if (v2648) {
@@ -2882,11 +2882,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2666 = v2665 + v2645;
     out[v2666] = v2664;
   }
-  const unsigned int v2667 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2667 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2668 = v616 + v2667;
-  const unsigned int v2669 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2669 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2670 = v615 + v2669;
-  const bool v2671 = v2668 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2671 = v2668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2672 = v2670 < v1;
   const bool v2673 = v2671 && v2672;
   if (v2673) {
@@ -2907,11 +2907,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2691 = v2690 + v2670;
     out[v2691] = v2689;
   }
-  const unsigned int v2692 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2692 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2693 = v616 + v2692;
-  const unsigned int v2694 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2694 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2695 = v615 + v2694;
-  const bool v2696 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2696 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2697 = v2695 < v1;
   const bool v2698 = v2696 && v2697;
   if (v2698) {
@@ -2932,11 +2932,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2716 = v2715 + v2695;
     out[v2716] = v2714;
   }
-  const unsigned int v2717 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2717 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2718 = v616 + v2717;
-  const unsigned int v2719 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2719 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2720 = v615 + v2719;
-  const bool v2721 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2721 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2722 = v2720 < v1;
   const bool v2723 = v2721 && v2722;
   if (v2723) {
@@ -2957,11 +2957,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2741 = v2740 + v2720;
     out[v2741] = v2739;
   }
-  const unsigned int v2742 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2742 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2743 = v616 + v2742;
-  const unsigned int v2744 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2744 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2745 = v615 + v2744;
-  const bool v2746 = v2743 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2746 = v2743 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2747 = v2745 < v1;
   const bool v2748 = v2746 && v2747;
   if (v2748) {
@@ -2982,11 +2982,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2766 = v2765 + v2745;
     out[v2766] = v2764;
   }
-  const unsigned int v2767 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2767 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2768 = v616 + v2767;
-  const unsigned int v2769 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2769 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2770 = v615 + v2769;
-  const bool v2771 = v2768 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2771 = v2768 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2772 = v2770 < v1;
   const bool v2773 = v2771 && v2772;
   if (v2773) {
@@ -3007,11 +3007,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2791 = v2790 + v2770;
     out[v2791] = v2789;
   }
-  const unsigned int v2792 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2792 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2793 = v616 + v2792;
-  const unsigned int v2794 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2794 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2795 = v615 + v2794;
-  const bool v2796 = v2793 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2796 = v2793 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2797 = v2795 < v1;
   const bool v2798 = v2796 && v2797;
   if (v2798) {
@@ -3032,11 +3032,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2816 = v2815 + v2795;
     out[v2816] = v2814;
   }
-  const unsigned int v2817 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2817 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2818 = v616 + v2817;
-  const unsigned int v2819 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2819 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2820 = v615 + v2819;
-  const bool v2821 = v2818 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2821 = v2818 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2822 = v2820 < v1;
   const bool v2823 = v2821 && v2822;
   if (v2823) {
@@ -3057,11 +3057,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2841 = v2840 + v2820;
     out[v2841] = v2839;
   }
-  const unsigned int v2842 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2842 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2843 = v616 + v2842;
-  const unsigned int v2844 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2844 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2845 = v615 + v2844;
-  const bool v2846 = v2843 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2846 = v2843 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2847 = v2845 < v1;
   const bool v2848 = v2846 && v2847;
   if (v2848) {
@@ -3082,11 +3082,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2866 = v2865 + v2845;
     out[v2866] = v2864;
   }
-  const unsigned int v2867 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2867 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2868 = v616 + v2867;
-  const unsigned int v2869 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2869 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2870 = v615 + v2869;
-  const bool v2871 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2871 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2872 = v2870 < v1;
   const bool v2873 = v2871 && v2872;
   if (v2873) {
@@ -3107,11 +3107,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2891 = v2890 + v2870;
     out[v2891] = v2889;
   }
-  const unsigned int v2892 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2892 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2893 = v616 + v2892;
-  const unsigned int v2894 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2894 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2895 = v615 + v2894;
-  const bool v2896 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2896 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2897 = v2895 < v1;
   const bool v2898 = v2896 && v2897;
   if (v2898) {
@@ -3132,11 +3132,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2916 = v2915 + v2895;
     out[v2916] = v2914;
   }
-  const unsigned int v2917 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2917 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2918 = v616 + v2917;
-  const unsigned int v2919 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2919 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2920 = v615 + v2919;
-  const bool v2921 = v2918 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2921 = v2918 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2922 = v2920 < v1;
   const bool v2923 = v2921 && v2922;
   if (v2923) {
@@ -3157,11 +3157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2941 = v2940 + v2920;
     out[v2941] = v2939;
   }
-  const unsigned int v2942 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2942 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2943 = v616 + v2942;
-  const unsigned int v2944 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2944 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2945 = v615 + v2944;
-  const bool v2946 = v2943 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2946 = v2943 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2947 = v2945 < v1;
   const bool v2948 = v2946 && v2947;
   if (v2948) {
@@ -3182,11 +3182,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2966 = v2965 + v2945;
     out[v2966] = v2964;
   }
-  const unsigned int v2967 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2967 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2968 = v616 + v2967;
-  const unsigned int v2969 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2969 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2970 = v615 + v2969;
-  const bool v2971 = v2968 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2971 = v2968 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2972 = v2970 < v1;
   const bool v2973 = v2971 && v2972;
   if (v2973) {
@@ -3207,11 +3207,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2991 = v2990 + v2970;
     out[v2991] = v2989;
   }
-  const unsigned int v2992 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2992 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2993 = v616 + v2992;
-  const unsigned int v2994 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2994 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2995 = v615 + v2994;
-  const bool v2996 = v2993 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2996 = v2993 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2997 = v2995 < v1;
   const bool v2998 = v2996 && v2997;
   if (v2998) {
@@ -3232,11 +3232,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3016 = v3015 + v2995;
     out[v3016] = v3014;
   }
-  const unsigned int v3017 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3017 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3018 = v616 + v3017;
-  const unsigned int v3019 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3019 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3020 = v615 + v3019;
-  const bool v3021 = v3018 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3021 = v3018 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3022 = v3020 < v1;
   const bool v3023 = v3021 && v3022;
   if (v3023) {
@@ -3257,11 +3257,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3041 = v3040 + v3020;
     out[v3041] = v3039;
   }
-  const unsigned int v3042 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3042 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3043 = v616 + v3042;
-  const unsigned int v3044 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3044 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3045 = v615 + v3044;
-  const bool v3046 = v3043 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3046 = v3043 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3047 = v3045 < v1;
   const bool v3048 = v3046 && v3047;
   if (v3048) {
@@ -3282,11 +3282,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3066 = v3065 + v3045;
     out[v3066] = v3064;
   }
-  const unsigned int v3067 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3067 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3068 = v616 + v3067;
-  const unsigned int v3069 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3069 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3070 = v615 + v3069;
-  const bool v3071 = v3068 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3071 = v3068 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3072 = v3070 < v1;
   const bool v3073 = v3071 && v3072;
   if (v3073) {
@@ -3307,11 +3307,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3091 = v3090 + v3070;
     out[v3091] = v3089;
   }
-  const unsigned int v3092 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3092 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3093 = v616 + v3092;
-  const unsigned int v3094 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3094 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3095 = v615 + v3094;
-  const bool v3096 = v3093 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3096 = v3093 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3097 = v3095 < v1;
   const bool v3098 = v3096 && v3097;
   if (v3098) {
@@ -3332,11 +3332,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3116 = v3115 + v3095;
     out[v3116] = v3114;
   }
-  const unsigned int v3117 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3117 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3118 = v616 + v3117;
-  const unsigned int v3119 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3119 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3120 = v615 + v3119;
-  const bool v3121 = v3118 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3121 = v3118 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3122 = v3120 < v1;
   const bool v3123 = v3121 && v3122;
   if (v3123) {
@@ -3357,11 +3357,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3141 = v3140 + v3120;
     out[v3141] = v3139;
   }
-  const unsigned int v3142 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3142 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3143 = v616 + v3142;
-  const unsigned int v3144 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3144 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3145 = v615 + v3144;
-  const bool v3146 = v3143 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3146 = v3143 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3147 = v3145 < v1;
   const bool v3148 = v3146 && v3147;
   if (v3148) {
@@ -3382,11 +3382,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3166 = v3165 + v3145;
     out[v3166] = v3164;
   }
-  const unsigned int v3167 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3167 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3168 = v616 + v3167;
-  const unsigned int v3169 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3169 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3170 = v615 + v3169;
-  const bool v3171 = v3168 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3171 = v3168 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3172 = v3170 < v1;
   const bool v3173 = v3171 && v3172;
   if (v3173) {
@@ -3407,11 +3407,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3191 = v3190 + v3170;
     out[v3191] = v3189;
   }
-  const unsigned int v3192 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3192 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3193 = v616 + v3192;
-  const unsigned int v3194 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3194 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3195 = v615 + v3194;
-  const bool v3196 = v3193 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3196 = v3193 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3197 = v3195 < v1;
   const bool v3198 = v3196 && v3197;
   if (v3198) {
@@ -3432,11 +3432,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3216 = v3215 + v3195;
     out[v3216] = v3214;
   }
-  const unsigned int v3217 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3217 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3218 = v616 + v3217;
-  const unsigned int v3219 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3219 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3220 = v615 + v3219;
-  const bool v3221 = v3218 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3221 = v3218 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3222 = v3220 < v1;
   const bool v3223 = v3221 && v3222;
   if (v3223) {
@@ -3457,11 +3457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3241 = v3240 + v3220;
     out[v3241] = v3239;
   }
-  const unsigned int v3242 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3242 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3243 = v616 + v3242;
-  const unsigned int v3244 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3244 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3245 = v615 + v3244;
-  const bool v3246 = v3243 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3246 = v3243 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3247 = v3245 < v1;
   const bool v3248 = v3246 && v3247;
   if (v3248) {
@@ -3482,11 +3482,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3266 = v3265 + v3245;
     out[v3266] = v3264;
   }
-  const unsigned int v3267 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3267 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3268 = v616 + v3267;
-  const unsigned int v3269 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3269 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3270 = v615 + v3269;
-  const bool v3271 = v3268 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3271 = v3268 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3272 = v3270 < v1;
   const bool v3273 = v3271 && v3272;
   if (v3273) {
@@ -3507,11 +3507,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3291 = v3290 + v3270;
     out[v3291] = v3289;
   }
-  const unsigned int v3292 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3292 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3293 = v616 + v3292;
-  const unsigned int v3294 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3294 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3295 = v615 + v3294;
-  const bool v3296 = v3293 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3296 = v3293 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3297 = v3295 < v1;
   const bool v3298 = v3296 && v3297;
   if (v3298) {
@@ -3532,11 +3532,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3316 = v3315 + v3295;
     out[v3316] = v3314;
   }
-  const unsigned int v3317 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3317 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3318 = v616 + v3317;
-  const unsigned int v3319 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3319 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3320 = v615 + v3319;
-  const bool v3321 = v3318 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3321 = v3318 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3322 = v3320 < v1;
   const bool v3323 = v3321 && v3322;
   if (v3323) {
@@ -3557,11 +3557,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3341 = v3340 + v3320;
     out[v3341] = v3339;
   }
-  const unsigned int v3342 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3342 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3343 = v616 + v3342;
-  const unsigned int v3344 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3344 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3345 = v615 + v3344;
-  const bool v3346 = v3343 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3346 = v3343 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3347 = v3345 < v1;
   const bool v3348 = v3346 && v3347;
   if (v3348) {
@@ -3582,11 +3582,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3366 = v3365 + v3345;
     out[v3366] = v3364;
   }
-  const unsigned int v3367 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3367 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3368 = v616 + v3367;
-  const unsigned int v3369 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3369 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3370 = v615 + v3369;
-  const bool v3371 = v3368 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3371 = v3368 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3372 = v3370 < v1;
   const bool v3373 = v3371 && v3372;
   if (v3373) {
@@ -3607,11 +3607,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3391 = v3390 + v3370;
     out[v3391] = v3389;
   }
-  const unsigned int v3392 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3392 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3393 = v616 + v3392;
-  const unsigned int v3394 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3394 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3395 = v615 + v3394;
-  const bool v3396 = v3393 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3396 = v3393 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3397 = v3395 < v1;
   const bool v3398 = v3396 && v3397;
   if (v3398) {
@@ -3632,11 +3632,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3416 = v3415 + v3395;
     out[v3416] = v3414;
   }
-  const unsigned int v3417 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3417 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3418 = v616 + v3417;
-  const unsigned int v3419 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3419 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3420 = v615 + v3419;
-  const bool v3421 = v3418 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3421 = v3418 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3422 = v3420 < v1;
   const bool v3423 = v3421 && v3422;
   if (v3423) {
@@ -3657,11 +3657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3441 = v3440 + v3420;
     out[v3441] = v3439;
   }
-  const unsigned int v3442 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3442 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3443 = v616 + v3442;
-  const unsigned int v3444 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3444 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3445 = v615 + v3444;
-  const bool v3446 = v3443 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3446 = v3443 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3447 = v3445 < v1;
   const bool v3448 = v3446 && v3447;
   if (v3448) {
@@ -3682,11 +3682,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3466 = v3465 + v3445;
     out[v3466] = v3464;
   }
-  const unsigned int v3467 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3467 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3468 = v616 + v3467;
-  const unsigned int v3469 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3469 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3470 = v615 + v3469;
-  const bool v3471 = v3468 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3471 = v3468 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3472 = v3470 < v1;
   const bool v3473 = v3471 && v3472;
   if (v3473) {
@@ -3707,11 +3707,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3491 = v3490 + v3470;
     out[v3491] = v3489;
   }
-  const unsigned int v3492 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3492 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3493 = v616 + v3492;
-  const unsigned int v3494 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3494 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3495 = v615 + v3494;
-  const bool v3496 = v3493 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3496 = v3493 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3497 = v3495 < v1;
   const bool v3498 = v3496 && v3497;
   if (v3498) {
@@ -3732,11 +3732,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3516 = v3515 + v3495;
     out[v3516] = v3514;
   }
-  const unsigned int v3517 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3517 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3518 = v616 + v3517;
-  const unsigned int v3519 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3519 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3520 = v615 + v3519;
-  const bool v3521 = v3518 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3521 = v3518 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3522 = v3520 < v1;
   const bool v3523 = v3521 && v3522;
   if (v3523) {
@@ -3757,11 +3757,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3541 = v3540 + v3520;
     out[v3541] = v3539;
   }
-  const unsigned int v3542 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3542 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3543 = v616 + v3542;
-  const unsigned int v3544 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3544 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3545 = v615 + v3544;
-  const bool v3546 = v3543 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3546 = v3543 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3547 = v3545 < v1;
   const bool v3548 = v3546 && v3547;
   if (v3548) {
@@ -3782,11 +3782,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3566 = v3565 + v3545;
     out[v3566] = v3564;
   }
-  const unsigned int v3567 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3567 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3568 = v616 + v3567;
-  const unsigned int v3569 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3569 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3570 = v615 + v3569;
-  const bool v3571 = v3568 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3571 = v3568 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3572 = v3570 < v1;
   const bool v3573 = v3571 && v3572;
   if (v3573) {
@@ -3807,11 +3807,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3591 = v3590 + v3570;
     out[v3591] = v3589;
   }
-  const unsigned int v3592 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3592 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3593 = v616 + v3592;
-  const unsigned int v3594 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3594 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3595 = v615 + v3594;
-  const bool v3596 = v3593 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3596 = v3593 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3597 = v3595 < v1;
   const bool v3598 = v3596 && v3597;
   if (v3598) {
@@ -3832,11 +3832,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3616 = v3615 + v3595;
     out[v3616] = v3614;
   }
-  const unsigned int v3617 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3617 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3618 = v616 + v3617;
-  const unsigned int v3619 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3619 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3620 = v615 + v3619;
-  const bool v3621 = v3618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3621 = v3618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3622 = v3620 < v1;
   const bool v3623 = v3621 && v3622;
   if (v3623) {
@@ -3857,11 +3857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3641 = v3640 + v3620;
     out[v3641] = v3639;
   }
-  const unsigned int v3642 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3642 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3643 = v616 + v3642;
-  const unsigned int v3644 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3644 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3645 = v615 + v3644;
-  const bool v3646 = v3643 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3646 = v3643 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3647 = v3645 < v1;
   const bool v3648 = v3646 && v3647;
   if (v3648) {
@@ -3882,11 +3882,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3666 = v3665 + v3645;
     out[v3666] = v3664;
   }
-  const unsigned int v3667 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3667 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3668 = v616 + v3667;
-  const unsigned int v3669 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3669 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3670 = v615 + v3669;
-  const bool v3671 = v3668 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3671 = v3668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3672 = v3670 < v1;
   const bool v3673 = v3671 && v3672;
   if (v3673) {
@@ -3907,11 +3907,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3691 = v3690 + v3670;
     out[v3691] = v3689;
   }
-  const unsigned int v3692 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3692 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3693 = v616 + v3692;
-  const unsigned int v3694 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3694 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3695 = v615 + v3694;
-  const bool v3696 = v3693 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3696 = v3693 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3697 = v3695 < v1;
   const bool v3698 = v3696 && v3697;
   if (v3698) {
@@ -3932,11 +3932,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3716 = v3715 + v3695;
     out[v3716] = v3714;
   }
-  const unsigned int v3717 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3717 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3718 = v616 + v3717;
-  const unsigned int v3719 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3719 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3720 = v615 + v3719;
-  const bool v3721 = v3718 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3721 = v3718 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3722 = v3720 < v1;
   const bool v3723 = v3721 && v3722;
   if (v3723) {
@@ -3957,11 +3957,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3741 = v3740 + v3720;
     out[v3741] = v3739;
   }
-  const unsigned int v3742 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3742 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3743 = v616 + v3742;
-  const unsigned int v3744 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3744 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3745 = v615 + v3744;
-  const bool v3746 = v3743 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3746 = v3743 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3747 = v3745 < v1;
   const bool v3748 = v3746 && v3747;
   if (v3748) {
@@ -3982,11 +3982,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3766 = v3765 + v3745;
     out[v3766] = v3764;
   }
-  const unsigned int v3767 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3767 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3768 = v616 + v3767;
-  const unsigned int v3769 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3769 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3770 = v615 + v3769;
-  const bool v3771 = v3768 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3771 = v3768 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3772 = v3770 < v1;
   const bool v3773 = v3771 && v3772;
   if (v3773) {
@@ -4007,11 +4007,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3791 = v3790 + v3770;
     out[v3791] = v3789;
   }
-  const unsigned int v3792 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3792 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3793 = v616 + v3792;
-  const unsigned int v3794 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3794 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3795 = v615 + v3794;
-  const bool v3796 = v3793 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3796 = v3793 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3797 = v3795 < v1;
   const bool v3798 = v3796 && v3797;
   if (v3798) {

@@ -294,26 +294,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:260
   if (v62) {
-    for (unsigned int v3308 = 0u; v3308 < 2u; v3308 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v3308 = 0u; v3308 < 2u; v3308 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v3309 = v3308 << 6u;
       const bool v3311 = v3309 < v2;
       if (v3311) {
-        const unsigned int v3313 = v3308 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v3313 = v3308 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v3315 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3318 = v3315 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3321 = v3315 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -515,43 +515,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const unsigned int v3695 = v3689 ? v3694 : 0u;
         iron_copy_async<16>(shm1 + (v3505 ^ (((v3505 >> 6u) & 7u) << 3u)), b + v3695, v3689);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v3712 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v3718 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v3712 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v3718 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v3700 = 0u; v3700 < v2; v3700 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v3700 = 0u; v3700 < v2; v3700 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v3702 = v3700 >> 6u;
       const unsigned int v3704 = v3702 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3706 = v3704 << 13u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v3713 = v3706 + v3712;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v3706 = v3704 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v3713 = v3706 + v3712;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3713, 64u);
-      const unsigned int v3719 = v3706 + v3718;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v3719 = v3706 + v3718;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v3719, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v3726 = v3713 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v3726 = v3713 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3726, 64u);
-      const unsigned int v3732 = v3719 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v3732 = v3719 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v3732, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v3738 = v3713 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v3738 = v3713 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3738, 64u);
-      const unsigned int v3744 = v3719 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v3744 = v3719 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v3744, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v3750 = v3713 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v3750 = v3713 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3750, 64u);
-      const unsigned int v3756 = v3719 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v3756 = v3719 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v3756, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v3759 = v3700 + 128u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v3759 = v3700 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v3761 = v3702 + 2u;
       const unsigned int v3762 = v3761 % 3u;
       const bool v3763 = v3759 < v2;
       if (v3763) {
-        const unsigned int v3765 = v3762 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v3765 = v3762 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v3767 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3770 = v3767 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3773 = v3767 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -753,22 +753,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const unsigned int v4147 = v4141 ? v4146 : 0u;
         iron_copy_async<16>(shm1 + (v3957 ^ (((v3957 >> 6u) & 7u) << 3u)), b + v4147, v4141);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
     const unsigned int v513 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v514 = threadIdx.x;
-    const unsigned int v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -814,29 +814,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
           shm1[(v563 ^ (((v563 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v616 = v24 + v33;
-  const unsigned int v617 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v617 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v618 = v616 + v617;
-  const unsigned int v619 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v619 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v620 = v615 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
@@ -854,11 +854,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v637 = v636 + v620;
     out[v637] = v635;
   }
-  const unsigned int v638 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v638 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v639 = v616 + v638;
-  const unsigned int v640 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v640 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v641 = v615 + v640;
-  const bool v642 = v639 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v642 = v639 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v643 = v641 < v1;
   const bool v644 = v642 && v643;
   if (v644) {
@@ -876,11 +876,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v658 = v657 + v641;
     out[v658] = v656;
   }
-  const unsigned int v659 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v659 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v660 = v616 + v659;
-  const unsigned int v661 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v661 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v662 = v615 + v661;
-  const bool v663 = v660 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v663 = v660 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v664 = v662 < v1;
   const bool v665 = v663 && v664;
   if (v665) {
@@ -898,11 +898,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v679 = v678 + v662;
     out[v679] = v677;
   }
-  const unsigned int v680 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v680 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v681 = v616 + v680;
-  const unsigned int v682 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v682 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v683 = v615 + v682;
-  const bool v684 = v681 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v684 = v681 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v685 = v683 < v1;
   const bool v686 = v684 && v685;
   if (v686) {
@@ -920,11 +920,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v700 = v699 + v683;
     out[v700] = v698;
   }
-  const unsigned int v701 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v701 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v702 = v616 + v701;
-  const unsigned int v703 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v703 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v704 = v615 + v703;
-  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v706 = v704 < v1;
   const bool v707 = v705 && v706;
   if (v707) {
@@ -942,11 +942,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v721 = v720 + v704;
     out[v721] = v719;
   }
-  const unsigned int v722 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v722 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v723 = v616 + v722;
-  const unsigned int v724 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v724 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v725 = v615 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v726 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v727 = v725 < v1;
   const bool v728 = v726 && v727;
   if (v728) {
@@ -964,11 +964,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v742 = v741 + v725;
     out[v742] = v740;
   }
-  const unsigned int v743 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v743 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v744 = v616 + v743;
-  const unsigned int v745 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v745 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v746 = v615 + v745;
-  const bool v747 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v747 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v748 = v746 < v1;
   const bool v749 = v747 && v748;
   if (v749) {
@@ -986,11 +986,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v763 = v762 + v746;
     out[v763] = v761;
   }
-  const unsigned int v764 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v764 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v765 = v616 + v764;
-  const unsigned int v766 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v766 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v767 = v615 + v766;
-  const bool v768 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v768 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v769 = v767 < v1;
   const bool v770 = v768 && v769;
   if (v770) {
@@ -1008,11 +1008,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v784 = v783 + v767;
     out[v784] = v782;
   }
-  const unsigned int v785 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v785 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v786 = v616 + v785;
-  const unsigned int v787 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v787 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v788 = v615 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v790 = v788 < v1;
   const bool v791 = v789 && v790;
   if (v791) {
@@ -1030,11 +1030,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v805 = v804 + v788;
     out[v805] = v803;
   }
-  const unsigned int v806 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v806 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v807 = v616 + v806;
-  const unsigned int v808 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v808 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v809 = v615 + v808;
-  const bool v810 = v807 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v810 = v807 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v811 = v809 < v1;
   const bool v812 = v810 && v811;
   if (v812) {
@@ -1052,11 +1052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v826 = v825 + v809;
     out[v826] = v824;
   }
-  const unsigned int v827 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v827 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v828 = v616 + v827;
-  const unsigned int v829 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v829 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v830 = v615 + v829;
-  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v832 = v830 < v1;
   const bool v833 = v831 && v832;
   if (v833) {
@@ -1074,11 +1074,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v847 = v846 + v830;
     out[v847] = v845;
   }
-  const unsigned int v848 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v848 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v849 = v616 + v848;
-  const unsigned int v850 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v850 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v851 = v615 + v850;
-  const bool v852 = v849 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v852 = v849 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v853 = v851 < v1;
   const bool v854 = v852 && v853;
   if (v854) {
@@ -1096,11 +1096,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v868 = v867 + v851;
     out[v868] = v866;
   }
-  const unsigned int v869 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v869 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v870 = v616 + v869;
-  const unsigned int v871 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v871 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v872 = v615 + v871;
-  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v874 = v872 < v1;
   const bool v875 = v873 && v874;
   if (v875) {
@@ -1118,11 +1118,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v889 = v888 + v872;
     out[v889] = v887;
   }
-  const unsigned int v890 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v890 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v891 = v616 + v890;
-  const unsigned int v892 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v892 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v893 = v615 + v892;
-  const bool v894 = v891 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v894 = v891 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v895 = v893 < v1;
   const bool v896 = v894 && v895;
   if (v896) {
@@ -1140,11 +1140,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v910 = v909 + v893;
     out[v910] = v908;
   }
-  const unsigned int v911 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v911 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v912 = v616 + v911;
-  const unsigned int v913 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v913 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v914 = v615 + v913;
-  const bool v915 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v915 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v916 = v914 < v1;
   const bool v917 = v915 && v916;
   if (v917) {
@@ -1162,11 +1162,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v931 = v930 + v914;
     out[v931] = v929;
   }
-  const unsigned int v932 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v932 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v933 = v616 + v932;
-  const unsigned int v934 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v934 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v935 = v615 + v934;
-  const bool v936 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v936 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v937 = v935 < v1;
   const bool v938 = v936 && v937;
   if (v938) {
@@ -1184,11 +1184,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v952 = v951 + v935;
     out[v952] = v950;
   }
-  const unsigned int v953 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v953 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v954 = v616 + v953;
-  const unsigned int v955 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v955 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v956 = v615 + v955;
-  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v958 = v956 < v1;
   const bool v959 = v957 && v958;
   if (v959) {
@@ -1206,11 +1206,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v973 = v972 + v956;
     out[v973] = v971;
   }
-  const unsigned int v974 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v974 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v975 = v616 + v974;
-  const unsigned int v976 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v976 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v977 = v615 + v976;
-  const bool v978 = v975 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v978 = v975 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v979 = v977 < v1;
   const bool v980 = v978 && v979;
   if (v980) {
@@ -1228,11 +1228,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v994 = v993 + v977;
     out[v994] = v992;
   }
-  const unsigned int v995 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v995 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v996 = v616 + v995;
-  const unsigned int v997 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v997 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v998 = v615 + v997;
-  const bool v999 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v999 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1000 = v998 < v1;
   const bool v1001 = v999 && v1000;
   if (v1001) {
@@ -1250,11 +1250,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1015 = v1014 + v998;
     out[v1015] = v1013;
   }
-  const unsigned int v1016 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1016 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1017 = v616 + v1016;
-  const unsigned int v1018 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1018 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1019 = v615 + v1018;
-  const bool v1020 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1020 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1021 = v1019 < v1;
   const bool v1022 = v1020 && v1021;
   if (v1022) {
@@ -1272,11 +1272,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1036 = v1035 + v1019;
     out[v1036] = v1034;
   }
-  const unsigned int v1037 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1037 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1038 = v616 + v1037;
-  const unsigned int v1039 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1039 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1040 = v615 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
@@ -1294,11 +1294,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1057 = v1056 + v1040;
     out[v1057] = v1055;
   }
-  const unsigned int v1058 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1058 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1059 = v616 + v1058;
-  const unsigned int v1060 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1060 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1061 = v615 + v1060;
-  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1063 = v1061 < v1;
   const bool v1064 = v1062 && v1063;
   if (v1064) {
@@ -1316,11 +1316,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1078 = v1077 + v1061;
     out[v1078] = v1076;
   }
-  const unsigned int v1079 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1079 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1080 = v616 + v1079;
-  const unsigned int v1081 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1081 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1082 = v615 + v1081;
-  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1084 = v1082 < v1;
   const bool v1085 = v1083 && v1084;
   if (v1085) {
@@ -1338,11 +1338,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1099 = v1098 + v1082;
     out[v1099] = v1097;
   }
-  const unsigned int v1100 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1100 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1101 = v616 + v1100;
-  const unsigned int v1102 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1102 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1103 = v615 + v1102;
-  const bool v1104 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1104 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1105 = v1103 < v1;
   const bool v1106 = v1104 && v1105;
   if (v1106) {
@@ -1360,11 +1360,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1120 = v1119 + v1103;
     out[v1120] = v1118;
   }
-  const unsigned int v1121 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1121 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1122 = v616 + v1121;
-  const unsigned int v1123 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1123 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1124 = v615 + v1123;
-  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1126 = v1124 < v1;
   const bool v1127 = v1125 && v1126;
   if (v1127) {
@@ -1382,11 +1382,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1141 = v1140 + v1124;
     out[v1141] = v1139;
   }
-  const unsigned int v1142 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1142 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1143 = v616 + v1142;
-  const unsigned int v1144 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1144 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1145 = v615 + v1144;
-  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1147 = v1145 < v1;
   const bool v1148 = v1146 && v1147;
   if (v1148) {
@@ -1404,11 +1404,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1162 = v1161 + v1145;
     out[v1162] = v1160;
   }
-  const unsigned int v1163 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1163 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1164 = v616 + v1163;
-  const unsigned int v1165 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1165 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1166 = v615 + v1165;
-  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1168 = v1166 < v1;
   const bool v1169 = v1167 && v1168;
   if (v1169) {
@@ -1426,11 +1426,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1183 = v1182 + v1166;
     out[v1183] = v1181;
   }
-  const unsigned int v1184 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1184 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1185 = v616 + v1184;
-  const unsigned int v1186 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1186 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1187 = v615 + v1186;
-  const bool v1188 = v1185 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1188 = v1185 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1189 = v1187 < v1;
   const bool v1190 = v1188 && v1189;
   if (v1190) {
@@ -1448,11 +1448,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1204 = v1203 + v1187;
     out[v1204] = v1202;
   }
-  const unsigned int v1205 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1205 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1206 = v616 + v1205;
-  const unsigned int v1207 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1207 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1208 = v615 + v1207;
-  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1210 = v1208 < v1;
   const bool v1211 = v1209 && v1210;
   if (v1211) {
@@ -1470,11 +1470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1225 = v1224 + v1208;
     out[v1225] = v1223;
   }
-  const unsigned int v1226 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1226 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1227 = v616 + v1226;
-  const unsigned int v1228 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1228 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1229 = v615 + v1228;
-  const bool v1230 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1230 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1231 = v1229 < v1;
   const bool v1232 = v1230 && v1231;
   if (v1232) {
@@ -1492,11 +1492,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1246 = v1245 + v1229;
     out[v1246] = v1244;
   }
-  const unsigned int v1247 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1247 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1248 = v616 + v1247;
-  const unsigned int v1249 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1249 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1250 = v615 + v1249;
-  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1252 = v1250 < v1;
   const bool v1253 = v1251 && v1252;
   if (v1253) {
@@ -1514,11 +1514,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1267 = v1266 + v1250;
     out[v1267] = v1265;
   }
-  const unsigned int v1268 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1268 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1269 = v616 + v1268;
-  const unsigned int v1270 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1270 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1271 = v615 + v1270;
-  const bool v1272 = v1269 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1272 = v1269 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1273 = v1271 < v1;
   const bool v1274 = v1272 && v1273;
   if (v1274) {
@@ -1536,11 +1536,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1288 = v1287 + v1271;
     out[v1288] = v1286;
   }
-  const unsigned int v1289 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1289 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1290 = v616 + v1289;
-  const unsigned int v1291 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1291 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1292 = v615 + v1291;
-  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1294 = v1292 < v1;
   const bool v1295 = v1293 && v1294;
   if (v1295) {
@@ -1558,11 +1558,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1309 = v1308 + v1292;
     out[v1309] = v1307;
   }
-  const unsigned int v1310 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1310 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1311 = v616 + v1310;
-  const unsigned int v1312 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1312 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1313 = v615 + v1312;
-  const bool v1314 = v1311 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1314 = v1311 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1315 = v1313 < v1;
   const bool v1316 = v1314 && v1315;
   if (v1316) {
@@ -1580,11 +1580,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1330 = v1329 + v1313;
     out[v1330] = v1328;
   }
-  const unsigned int v1331 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1331 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1332 = v616 + v1331;
-  const unsigned int v1333 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1333 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1334 = v615 + v1333;
-  const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1336 = v1334 < v1;
   const bool v1337 = v1335 && v1336;
   if (v1337) {
@@ -1602,11 +1602,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1351 = v1350 + v1334;
     out[v1351] = v1349;
   }
-  const unsigned int v1352 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1352 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1353 = v616 + v1352;
-  const unsigned int v1354 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1354 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1355 = v615 + v1354;
-  const bool v1356 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1356 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1357 = v1355 < v1;
   const bool v1358 = v1356 && v1357;
   if (v1358) {
@@ -1624,11 +1624,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1372 = v1371 + v1355;
     out[v1372] = v1370;
   }
-  const unsigned int v1373 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1373 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1374 = v616 + v1373;
-  const unsigned int v1375 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1375 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1376 = v615 + v1375;
-  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1378 = v1376 < v1;
   const bool v1379 = v1377 && v1378;
   if (v1379) {
@@ -1646,11 +1646,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1393 = v1392 + v1376;
     out[v1393] = v1391;
   }
-  const unsigned int v1394 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1394 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1395 = v616 + v1394;
-  const unsigned int v1396 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1396 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1397 = v615 + v1396;
-  const bool v1398 = v1395 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1398 = v1395 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1399 = v1397 < v1;
   const bool v1400 = v1398 && v1399;
   if (v1400) {
@@ -1668,11 +1668,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1414 = v1413 + v1397;
     out[v1414] = v1412;
   }
-  const unsigned int v1415 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1415 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1416 = v616 + v1415;
-  const unsigned int v1417 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1417 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1418 = v615 + v1417;
-  const bool v1419 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1419 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1420 = v1418 < v1;
   const bool v1421 = v1419 && v1420;
   if (v1421) {
@@ -1690,11 +1690,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1435 = v1434 + v1418;
     out[v1435] = v1433;
   }
-  const unsigned int v1436 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1436 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1437 = v616 + v1436;
-  const unsigned int v1438 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1438 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1439 = v615 + v1438;
-  const bool v1440 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1440 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1441 = v1439 < v1;
   const bool v1442 = v1440 && v1441;
   if (v1442) {
@@ -1712,11 +1712,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1456 = v1455 + v1439;
     out[v1456] = v1454;
   }
-  const unsigned int v1457 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1457 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1458 = v616 + v1457;
-  const unsigned int v1459 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1459 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1460 = v615 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1462 = v1460 < v1;
   const bool v1463 = v1461 && v1462;
   if (v1463) {
@@ -1734,11 +1734,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1477 = v1476 + v1460;
     out[v1477] = v1475;
   }
-  const unsigned int v1478 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1478 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1479 = v616 + v1478;
-  const unsigned int v1480 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1480 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1481 = v615 + v1480;
-  const bool v1482 = v1479 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1482 = v1479 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1483 = v1481 < v1;
   const bool v1484 = v1482 && v1483;
   if (v1484) {
@@ -1756,11 +1756,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1498 = v1497 + v1481;
     out[v1498] = v1496;
   }
-  const unsigned int v1499 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1499 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1500 = v616 + v1499;
-  const unsigned int v1501 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1501 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1502 = v615 + v1501;
-  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1504 = v1502 < v1;
   const bool v1505 = v1503 && v1504;
   if (v1505) {
@@ -1778,11 +1778,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1519 = v1518 + v1502;
     out[v1519] = v1517;
   }
-  const unsigned int v1520 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1520 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1521 = v616 + v1520;
-  const unsigned int v1522 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1522 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1523 = v615 + v1522;
-  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1525 = v1523 < v1;
   const bool v1526 = v1524 && v1525;
   if (v1526) {
@@ -1800,11 +1800,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1540 = v1539 + v1523;
     out[v1540] = v1538;
   }
-  const unsigned int v1541 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1541 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1542 = v616 + v1541;
-  const unsigned int v1543 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1543 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1544 = v615 + v1543;
-  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1546 = v1544 < v1;
   const bool v1547 = v1545 && v1546;
   if (v1547) {
@@ -1822,11 +1822,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1561 = v1560 + v1544;
     out[v1561] = v1559;
   }
-  const unsigned int v1562 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1562 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1563 = v616 + v1562;
-  const unsigned int v1564 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1564 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1565 = v615 + v1564;
-  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1567 = v1565 < v1;
   const bool v1568 = v1566 && v1567;
   if (v1568) {
@@ -1844,11 +1844,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1582 = v1581 + v1565;
     out[v1582] = v1580;
   }
-  const unsigned int v1583 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1583 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1584 = v616 + v1583;
-  const unsigned int v1585 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1585 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1586 = v615 + v1585;
-  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1588 = v1586 < v1;
   const bool v1589 = v1587 && v1588;
   if (v1589) {
@@ -1866,11 +1866,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1603 = v1602 + v1586;
     out[v1603] = v1601;
   }
-  const unsigned int v1604 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1604 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1605 = v616 + v1604;
-  const unsigned int v1606 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1606 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1607 = v615 + v1606;
-  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1609 = v1607 < v1;
   const bool v1610 = v1608 && v1609;
   if (v1610) {
@@ -1888,11 +1888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1624 = v1623 + v1607;
     out[v1624] = v1622;
   }
-  const unsigned int v1625 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1625 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1626 = v616 + v1625;
-  const unsigned int v1627 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1627 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1628 = v615 + v1627;
-  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1630 = v1628 < v1;
   const bool v1631 = v1629 && v1630;
   if (v1631) {
@@ -1910,11 +1910,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1645 = v1644 + v1628;
     out[v1645] = v1643;
   }
-  const unsigned int v1646 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1646 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1647 = v616 + v1646;
-  const unsigned int v1648 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1648 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1649 = v615 + v1648;
-  const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1651 = v1649 < v1;
   const bool v1652 = v1650 && v1651;
   if (v1652) {
@@ -1932,11 +1932,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1666 = v1665 + v1649;
     out[v1666] = v1664;
   }
-  const unsigned int v1667 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1667 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1668 = v616 + v1667;
-  const unsigned int v1669 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1669 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1670 = v615 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1672 = v1670 < v1;
   const bool v1673 = v1671 && v1672;
   if (v1673) {
@@ -1954,11 +1954,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1687 = v1686 + v1670;
     out[v1687] = v1685;
   }
-  const unsigned int v1688 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1688 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1689 = v616 + v1688;
-  const unsigned int v1690 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1690 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1691 = v615 + v1690;
-  const bool v1692 = v1689 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1692 = v1689 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1693 = v1691 < v1;
   const bool v1694 = v1692 && v1693;
   if (v1694) {
@@ -1976,11 +1976,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1708 = v1707 + v1691;
     out[v1708] = v1706;
   }
-  const unsigned int v1709 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1709 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1710 = v616 + v1709;
-  const unsigned int v1711 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1711 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1712 = v615 + v1711;
-  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1714 = v1712 < v1;
   const bool v1715 = v1713 && v1714;
   if (v1715) {
@@ -1998,11 +1998,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1729 = v1728 + v1712;
     out[v1729] = v1727;
   }
-  const unsigned int v1730 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1730 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1731 = v616 + v1730;
-  const unsigned int v1732 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1732 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1733 = v615 + v1732;
-  const bool v1734 = v1731 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1734 = v1731 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1735 = v1733 < v1;
   const bool v1736 = v1734 && v1735;
   if (v1736) {
@@ -2020,11 +2020,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1750 = v1749 + v1733;
     out[v1750] = v1748;
   }
-  const unsigned int v1751 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1751 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1752 = v616 + v1751;
-  const unsigned int v1753 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1753 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1754 = v615 + v1753;
-  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1756 = v1754 < v1;
   const bool v1757 = v1755 && v1756;
   if (v1757) {
@@ -2042,11 +2042,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1771 = v1770 + v1754;
     out[v1771] = v1769;
   }
-  const unsigned int v1772 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1772 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1773 = v616 + v1772;
-  const unsigned int v1774 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1774 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1775 = v615 + v1774;
-  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1777 = v1775 < v1;
   const bool v1778 = v1776 && v1777;
   if (v1778) {
@@ -2064,11 +2064,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1792 = v1791 + v1775;
     out[v1792] = v1790;
   }
-  const unsigned int v1793 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1793 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1794 = v616 + v1793;
-  const unsigned int v1795 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1795 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1796 = v615 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1798 = v1796 < v1;
   const bool v1799 = v1797 && v1798;
   if (v1799) {
@@ -2086,11 +2086,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1813 = v1812 + v1796;
     out[v1813] = v1811;
   }
-  const unsigned int v1814 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1814 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1815 = v616 + v1814;
-  const unsigned int v1816 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1816 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1817 = v615 + v1816;
-  const bool v1818 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1818 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1819 = v1817 < v1;
   const bool v1820 = v1818 && v1819;
   if (v1820) {
@@ -2108,11 +2108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1834 = v1833 + v1817;
     out[v1834] = v1832;
   }
-  const unsigned int v1835 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1835 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1836 = v616 + v1835;
-  const unsigned int v1837 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1837 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1838 = v615 + v1837;
-  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1840 = v1838 < v1;
   const bool v1841 = v1839 && v1840;
   if (v1841) {
@@ -2130,11 +2130,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1855 = v1854 + v1838;
     out[v1855] = v1853;
   }
-  const unsigned int v1856 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1856 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1857 = v616 + v1856;
-  const unsigned int v1858 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1858 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1859 = v615 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1861 = v1859 < v1;
   const bool v1862 = v1860 && v1861;
   if (v1862) {
@@ -2152,11 +2152,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1876 = v1875 + v1859;
     out[v1876] = v1874;
   }
-  const unsigned int v1877 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1877 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1878 = v616 + v1877;
-  const unsigned int v1879 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1879 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1880 = v615 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1882 = v1880 < v1;
   const bool v1883 = v1881 && v1882;
   if (v1883) {
@@ -2174,11 +2174,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1897 = v1896 + v1880;
     out[v1897] = v1895;
   }
-  const unsigned int v1898 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1898 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1899 = v616 + v1898;
-  const unsigned int v1900 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1900 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1901 = v615 + v1900;
-  const bool v1902 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1902 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1903 = v1901 < v1;
   const bool v1904 = v1902 && v1903;
   if (v1904) {
@@ -2196,11 +2196,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1918 = v1917 + v1901;
     out[v1918] = v1916;
   }
-  const unsigned int v1919 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1919 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1920 = v616 + v1919;
-  const unsigned int v1921 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1921 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1922 = v615 + v1921;
-  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1924 = v1922 < v1;
   const bool v1925 = v1923 && v1924;
   if (v1925) {
@@ -2218,11 +2218,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1939 = v1938 + v1922;
     out[v1939] = v1937;
   }
-  const unsigned int v1940 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1940 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1941 = v616 + v1940;
-  const unsigned int v1942 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1942 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1943 = v615 + v1942;
-  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1945 = v1943 < v1;
   const bool v1946 = v1944 && v1945;
   if (v1946) {
@@ -2240,11 +2240,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1960 = v1959 + v1943;
     out[v1960] = v1958;
   }
-  const unsigned int v1961 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1961 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1962 = v616 + v1961;
-  const unsigned int v1963 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1963 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1964 = v615 + v1963;
-  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1966 = v1964 < v1;
   const bool v1967 = v1965 && v1966;
   if (v1967) {
@@ -2262,11 +2262,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1981 = v1980 + v1964;
     out[v1981] = v1979;
   }
-  const unsigned int v1982 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1982 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1983 = v616 + v1982;
-  const unsigned int v1984 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1984 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1985 = v615 + v1984;
-  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1987 = v1985 < v1;
   const bool v1988 = v1986 && v1987;
   if (v1988) {
@@ -2284,11 +2284,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2002 = v2001 + v1985;
     out[v2002] = v2000;
   }
-  const unsigned int v2003 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2003 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2004 = v616 + v2003;
-  const unsigned int v2005 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2005 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2006 = v615 + v2005;
-  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2008 = v2006 < v1;
   const bool v2009 = v2007 && v2008;
   if (v2009) {
@@ -2306,11 +2306,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2023 = v2022 + v2006;
     out[v2023] = v2021;
   }
-  const unsigned int v2024 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2024 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2025 = v616 + v2024;
-  const unsigned int v2026 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2026 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2027 = v615 + v2026;
-  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2029 = v2027 < v1;
   const bool v2030 = v2028 && v2029;
   if (v2030) {
@@ -2328,11 +2328,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2044 = v2043 + v2027;
     out[v2044] = v2042;
   }
-  const unsigned int v2045 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2045 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2046 = v616 + v2045;
-  const unsigned int v2047 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2047 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2048 = v615 + v2047;
-  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2050 = v2048 < v1;
   const bool v2051 = v2049 && v2050;
   if (v2051) {
@@ -2350,11 +2350,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2065 = v2064 + v2048;
     out[v2065] = v2063;
   }
-  const unsigned int v2066 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2066 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2067 = v616 + v2066;
-  const unsigned int v2068 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2068 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2069 = v615 + v2068;
-  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2071 = v2069 < v1;
   const bool v2072 = v2070 && v2071;
   if (v2072) {
@@ -2372,11 +2372,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2086 = v2085 + v2069;
     out[v2086] = v2084;
   }
-  const unsigned int v2087 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2087 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2088 = v616 + v2087;
-  const unsigned int v2089 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2089 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2090 = v615 + v2089;
-  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2092 = v2090 < v1;
   const bool v2093 = v2091 && v2092;
   if (v2093) {
@@ -2394,11 +2394,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2107 = v2106 + v2090;
     out[v2107] = v2105;
   }
-  const unsigned int v2108 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2108 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2109 = v616 + v2108;
-  const unsigned int v2110 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2110 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2111 = v615 + v2110;
-  const bool v2112 = v2109 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2112 = v2109 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2113 = v2111 < v1;
   const bool v2114 = v2112 && v2113;
   if (v2114) {
@@ -2416,11 +2416,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2128 = v2127 + v2111;
     out[v2128] = v2126;
   }
-  const unsigned int v2129 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2129 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2130 = v616 + v2129;
-  const unsigned int v2131 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2131 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2132 = v615 + v2131;
-  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2134 = v2132 < v1;
   const bool v2135 = v2133 && v2134;
   if (v2135) {
@@ -2438,11 +2438,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2149 = v2148 + v2132;
     out[v2149] = v2147;
   }
-  const unsigned int v2150 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2150 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2151 = v616 + v2150;
-  const unsigned int v2152 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2152 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2153 = v615 + v2152;
-  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2155 = v2153 < v1;
   const bool v2156 = v2154 && v2155;
   if (v2156) {
@@ -2460,11 +2460,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2170 = v2169 + v2153;
     out[v2170] = v2168;
   }
-  const unsigned int v2171 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2171 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2172 = v616 + v2171;
-  const unsigned int v2173 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2173 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2174 = v615 + v2173;
-  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2176 = v2174 < v1;
   const bool v2177 = v2175 && v2176;
   if (v2177) {
@@ -2482,11 +2482,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2191 = v2190 + v2174;
     out[v2191] = v2189;
   }
-  const unsigned int v2192 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2192 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2193 = v616 + v2192;
-  const unsigned int v2194 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2194 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2195 = v615 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2197 = v2195 < v1;
   const bool v2198 = v2196 && v2197;
   if (v2198) {
@@ -2504,11 +2504,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2212 = v2211 + v2195;
     out[v2212] = v2210;
   }
-  const unsigned int v2213 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2213 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2214 = v616 + v2213;
-  const unsigned int v2215 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2215 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2216 = v615 + v2215;
-  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2218 = v2216 < v1;
   const bool v2219 = v2217 && v2218;
   if (v2219) {
@@ -2526,11 +2526,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2233 = v2232 + v2216;
     out[v2233] = v2231;
   }
-  const unsigned int v2234 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2234 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2235 = v616 + v2234;
-  const unsigned int v2236 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2236 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2237 = v615 + v2236;
-  const bool v2238 = v2235 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2238 = v2235 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2239 = v2237 < v1;
   const bool v2240 = v2238 && v2239;
   if (v2240) {
@@ -2548,11 +2548,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2254 = v2253 + v2237;
     out[v2254] = v2252;
   }
-  const unsigned int v2255 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2255 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2256 = v616 + v2255;
-  const unsigned int v2257 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2257 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2258 = v615 + v2257;
-  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2260 = v2258 < v1;
   const bool v2261 = v2259 && v2260;
   if (v2261) {
@@ -2570,11 +2570,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2275 = v2274 + v2258;
     out[v2275] = v2273;
   }
-  const unsigned int v2276 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2276 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2277 = v616 + v2276;
-  const unsigned int v2278 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2278 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2279 = v615 + v2278;
-  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2281 = v2279 < v1;
   const bool v2282 = v2280 && v2281;
   if (v2282) {
@@ -2592,11 +2592,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2296 = v2295 + v2279;
     out[v2296] = v2294;
   }
-  const unsigned int v2297 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2297 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2298 = v616 + v2297;
-  const unsigned int v2299 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2299 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2300 = v615 + v2299;
-  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2302 = v2300 < v1;
   const bool v2303 = v2301 && v2302;
   if (v2303) {
@@ -2614,11 +2614,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2317 = v2316 + v2300;
     out[v2317] = v2315;
   }
-  const unsigned int v2318 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2318 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2319 = v616 + v2318;
-  const unsigned int v2320 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2320 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2321 = v615 + v2320;
-  const bool v2322 = v2319 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2322 = v2319 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2323 = v2321 < v1;
   const bool v2324 = v2322 && v2323;
   if (v2324) {
@@ -2636,11 +2636,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2338 = v2337 + v2321;
     out[v2338] = v2336;
   }
-  const unsigned int v2339 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2339 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2340 = v616 + v2339;
-  const unsigned int v2341 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2341 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2342 = v615 + v2341;
-  const bool v2343 = v2340 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2343 = v2340 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2344 = v2342 < v1;
   const bool v2345 = v2343 && v2344;
   if (v2345) {
@@ -2658,11 +2658,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2359 = v2358 + v2342;
     out[v2359] = v2357;
   }
-  const unsigned int v2360 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2360 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2361 = v616 + v2360;
-  const unsigned int v2362 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2362 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2363 = v615 + v2362;
-  const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2365 = v2363 < v1;
   const bool v2366 = v2364 && v2365;
   if (v2366) {
@@ -2680,11 +2680,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2380 = v2379 + v2363;
     out[v2380] = v2378;
   }
-  const unsigned int v2381 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2381 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2382 = v616 + v2381;
-  const unsigned int v2383 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2383 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2384 = v615 + v2383;
-  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2386 = v2384 < v1;
   const bool v2387 = v2385 && v2386;
   if (v2387) {
@@ -2702,11 +2702,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2401 = v2400 + v2384;
     out[v2401] = v2399;
   }
-  const unsigned int v2402 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2402 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2403 = v616 + v2402;
-  const unsigned int v2404 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2404 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2405 = v615 + v2404;
-  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2407 = v2405 < v1;
   const bool v2408 = v2406 && v2407;
   if (v2408) {
@@ -2724,11 +2724,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2422 = v2421 + v2405;
     out[v2422] = v2420;
   }
-  const unsigned int v2423 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2423 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2424 = v616 + v2423;
-  const unsigned int v2425 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2425 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2426 = v615 + v2425;
-  const bool v2427 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2427 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2428 = v2426 < v1;
   const bool v2429 = v2427 && v2428;
   if (v2429) {
@@ -2746,11 +2746,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2443 = v2442 + v2426;
     out[v2443] = v2441;
   }
-  const unsigned int v2444 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2444 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2445 = v616 + v2444;
-  const unsigned int v2446 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2446 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2447 = v615 + v2446;
-  const bool v2448 = v2445 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2448 = v2445 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2449 = v2447 < v1;
   const bool v2450 = v2448 && v2449;
   if (v2450) {
@@ -2768,11 +2768,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2464 = v2463 + v2447;
     out[v2464] = v2462;
   }
-  const unsigned int v2465 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2465 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2466 = v616 + v2465;
-  const unsigned int v2467 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2467 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2468 = v615 + v2467;
-  const bool v2469 = v2466 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2469 = v2466 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2470 = v2468 < v1;
   const bool v2471 = v2469 && v2470;
   if (v2471) {
@@ -2790,11 +2790,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2485 = v2484 + v2468;
     out[v2485] = v2483;
   }
-  const unsigned int v2486 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2486 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2487 = v616 + v2486;
-  const unsigned int v2488 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2488 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2489 = v615 + v2488;
-  const bool v2490 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2490 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2491 = v2489 < v1;
   const bool v2492 = v2490 && v2491;
   if (v2492) {
@@ -2812,11 +2812,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2506 = v2505 + v2489;
     out[v2506] = v2504;
   }
-  const unsigned int v2507 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2507 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2508 = v616 + v2507;
-  const unsigned int v2509 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2509 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2510 = v615 + v2509;
-  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2512 = v2510 < v1;
   const bool v2513 = v2511 && v2512;
   if (v2513) {
@@ -2834,11 +2834,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2527 = v2526 + v2510;
     out[v2527] = v2525;
   }
-  const unsigned int v2528 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2528 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2529 = v616 + v2528;
-  const unsigned int v2530 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2530 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2531 = v615 + v2530;
-  const bool v2532 = v2529 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2532 = v2529 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2533 = v2531 < v1;
   const bool v2534 = v2532 && v2533;
   if (v2534) {
@@ -2856,11 +2856,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2548 = v2547 + v2531;
     out[v2548] = v2546;
   }
-  const unsigned int v2549 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2549 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2550 = v616 + v2549;
-  const unsigned int v2551 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2551 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2552 = v615 + v2551;
-  const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2554 = v2552 < v1;
   const bool v2555 = v2553 && v2554;
   if (v2555) {
@@ -2878,11 +2878,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2569 = v2568 + v2552;
     out[v2569] = v2567;
   }
-  const unsigned int v2570 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2570 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2571 = v616 + v2570;
-  const unsigned int v2572 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2572 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2573 = v615 + v2572;
-  const bool v2574 = v2571 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2574 = v2571 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2575 = v2573 < v1;
   const bool v2576 = v2574 && v2575;
   if (v2576) {
@@ -2900,11 +2900,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2590 = v2589 + v2573;
     out[v2590] = v2588;
   }
-  const unsigned int v2591 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2591 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2592 = v616 + v2591;
-  const unsigned int v2593 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2593 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2594 = v615 + v2593;
-  const bool v2595 = v2592 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2595 = v2592 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2596 = v2594 < v1;
   const bool v2597 = v2595 && v2596;
   if (v2597) {
@@ -2922,11 +2922,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2611 = v2610 + v2594;
     out[v2611] = v2609;
   }
-  const unsigned int v2612 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2612 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2613 = v616 + v2612;
-  const unsigned int v2614 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2614 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2615 = v615 + v2614;
-  const bool v2616 = v2613 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2616 = v2613 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2617 = v2615 < v1;
   const bool v2618 = v2616 && v2617;
   if (v2618) {
@@ -2944,11 +2944,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2632 = v2631 + v2615;
     out[v2632] = v2630;
   }
-  const unsigned int v2633 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2633 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2634 = v616 + v2633;
-  const unsigned int v2635 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2635 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2636 = v615 + v2635;
-  const bool v2637 = v2634 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2637 = v2634 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2638 = v2636 < v1;
   const bool v2639 = v2637 && v2638;
   if (v2639) {
@@ -2966,11 +2966,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2653 = v2652 + v2636;
     out[v2653] = v2651;
   }
-  const unsigned int v2654 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2654 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2655 = v616 + v2654;
-  const unsigned int v2656 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2656 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2657 = v615 + v2656;
-  const bool v2658 = v2655 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2658 = v2655 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2659 = v2657 < v1;
   const bool v2660 = v2658 && v2659;
   if (v2660) {
@@ -2988,11 +2988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2674 = v2673 + v2657;
     out[v2674] = v2672;
   }
-  const unsigned int v2675 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2675 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2676 = v616 + v2675;
-  const unsigned int v2677 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2677 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2678 = v615 + v2677;
-  const bool v2679 = v2676 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2679 = v2676 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2680 = v2678 < v1;
   const bool v2681 = v2679 && v2680;
   if (v2681) {
@@ -3010,11 +3010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2695 = v2694 + v2678;
     out[v2695] = v2693;
   }
-  const unsigned int v2696 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2696 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2697 = v616 + v2696;
-  const unsigned int v2698 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2698 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2699 = v615 + v2698;
-  const bool v2700 = v2697 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2700 = v2697 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2701 = v2699 < v1;
   const bool v2702 = v2700 && v2701;
   if (v2702) {
@@ -3032,11 +3032,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2716 = v2715 + v2699;
     out[v2716] = v2714;
   }
-  const unsigned int v2717 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2717 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2718 = v616 + v2717;
-  const unsigned int v2719 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2719 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2720 = v615 + v2719;
-  const bool v2721 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2721 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2722 = v2720 < v1;
   const bool v2723 = v2721 && v2722;
   if (v2723) {
@@ -3054,11 +3054,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2737 = v2736 + v2720;
     out[v2737] = v2735;
   }
-  const unsigned int v2738 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2738 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2739 = v616 + v2738;
-  const unsigned int v2740 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2740 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2741 = v615 + v2740;
-  const bool v2742 = v2739 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2742 = v2739 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2743 = v2741 < v1;
   const bool v2744 = v2742 && v2743;
   if (v2744) {
@@ -3076,11 +3076,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2758 = v2757 + v2741;
     out[v2758] = v2756;
   }
-  const unsigned int v2759 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2759 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2760 = v616 + v2759;
-  const unsigned int v2761 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2761 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2762 = v615 + v2761;
-  const bool v2763 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2763 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2764 = v2762 < v1;
   const bool v2765 = v2763 && v2764;
   if (v2765) {
@@ -3098,11 +3098,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2779 = v2778 + v2762;
     out[v2779] = v2777;
   }
-  const unsigned int v2780 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2780 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2781 = v616 + v2780;
-  const unsigned int v2782 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2782 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2783 = v615 + v2782;
-  const bool v2784 = v2781 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2784 = v2781 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2785 = v2783 < v1;
   const bool v2786 = v2784 && v2785;
   if (v2786) {
@@ -3120,11 +3120,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2800 = v2799 + v2783;
     out[v2800] = v2798;
   }
-  const unsigned int v2801 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2801 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2802 = v616 + v2801;
-  const unsigned int v2803 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2803 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2804 = v615 + v2803;
-  const bool v2805 = v2802 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2805 = v2802 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2806 = v2804 < v1;
   const bool v2807 = v2805 && v2806;
   if (v2807) {
@@ -3142,11 +3142,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2821 = v2820 + v2804;
     out[v2821] = v2819;
   }
-  const unsigned int v2822 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2822 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2823 = v616 + v2822;
-  const unsigned int v2824 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2824 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2825 = v615 + v2824;
-  const bool v2826 = v2823 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2826 = v2823 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2827 = v2825 < v1;
   const bool v2828 = v2826 && v2827;
   if (v2828) {
@@ -3164,11 +3164,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2842 = v2841 + v2825;
     out[v2842] = v2840;
   }
-  const unsigned int v2843 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2843 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2844 = v616 + v2843;
-  const unsigned int v2845 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2845 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2846 = v615 + v2845;
-  const bool v2847 = v2844 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2847 = v2844 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2848 = v2846 < v1;
   const bool v2849 = v2847 && v2848;
   if (v2849) {
@@ -3186,11 +3186,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2863 = v2862 + v2846;
     out[v2863] = v2861;
   }
-  const unsigned int v2864 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2864 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2865 = v616 + v2864;
-  const unsigned int v2866 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2866 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2867 = v615 + v2866;
-  const bool v2868 = v2865 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2868 = v2865 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2869 = v2867 < v1;
   const bool v2870 = v2868 && v2869;
   if (v2870) {
@@ -3208,11 +3208,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2884 = v2883 + v2867;
     out[v2884] = v2882;
   }
-  const unsigned int v2885 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2885 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2886 = v616 + v2885;
-  const unsigned int v2887 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2887 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2888 = v615 + v2887;
-  const bool v2889 = v2886 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2889 = v2886 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2890 = v2888 < v1;
   const bool v2891 = v2889 && v2890;
   if (v2891) {
@@ -3230,11 +3230,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2905 = v2904 + v2888;
     out[v2905] = v2903;
   }
-  const unsigned int v2906 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2906 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2907 = v616 + v2906;
-  const unsigned int v2908 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2908 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2909 = v615 + v2908;
-  const bool v2910 = v2907 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2910 = v2907 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2911 = v2909 < v1;
   const bool v2912 = v2910 && v2911;
   if (v2912) {
@@ -3252,11 +3252,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2926 = v2925 + v2909;
     out[v2926] = v2924;
   }
-  const unsigned int v2927 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2927 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2928 = v616 + v2927;
-  const unsigned int v2929 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2929 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2930 = v615 + v2929;
-  const bool v2931 = v2928 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2931 = v2928 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2932 = v2930 < v1;
   const bool v2933 = v2931 && v2932;
   if (v2933) {
@@ -3274,11 +3274,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2947 = v2946 + v2930;
     out[v2947] = v2945;
   }
-  const unsigned int v2948 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2948 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2949 = v616 + v2948;
-  const unsigned int v2950 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2950 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2951 = v615 + v2950;
-  const bool v2952 = v2949 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2952 = v2949 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2953 = v2951 < v1;
   const bool v2954 = v2952 && v2953;
   if (v2954) {
@@ -3296,11 +3296,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2968 = v2967 + v2951;
     out[v2968] = v2966;
   }
-  const unsigned int v2969 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2969 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2970 = v616 + v2969;
-  const unsigned int v2971 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2971 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2972 = v615 + v2971;
-  const bool v2973 = v2970 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2973 = v2970 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2974 = v2972 < v1;
   const bool v2975 = v2973 && v2974;
   if (v2975) {
@@ -3318,11 +3318,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2989 = v2988 + v2972;
     out[v2989] = v2987;
   }
-  const unsigned int v2990 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2990 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2991 = v616 + v2990;
-  const unsigned int v2992 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2992 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2993 = v615 + v2992;
-  const bool v2994 = v2991 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2994 = v2991 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2995 = v2993 < v1;
   const bool v2996 = v2994 && v2995;
   if (v2996) {
@@ -3340,11 +3340,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3010 = v3009 + v2993;
     out[v3010] = v3008;
   }
-  const unsigned int v3011 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3011 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3012 = v616 + v3011;
-  const unsigned int v3013 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3013 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3014 = v615 + v3013;
-  const bool v3015 = v3012 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3015 = v3012 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3016 = v3014 < v1;
   const bool v3017 = v3015 && v3016;
   if (v3017) {
@@ -3362,11 +3362,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3031 = v3030 + v3014;
     out[v3031] = v3029;
   }
-  const unsigned int v3032 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3032 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3033 = v616 + v3032;
-  const unsigned int v3034 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3034 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3035 = v615 + v3034;
-  const bool v3036 = v3033 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3036 = v3033 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3037 = v3035 < v1;
   const bool v3038 = v3036 && v3037;
   if (v3038) {
@@ -3384,11 +3384,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3052 = v3051 + v3035;
     out[v3052] = v3050;
   }
-  const unsigned int v3053 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3053 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3054 = v616 + v3053;
-  const unsigned int v3055 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3055 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3056 = v615 + v3055;
-  const bool v3057 = v3054 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3057 = v3054 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3058 = v3056 < v1;
   const bool v3059 = v3057 && v3058;
   if (v3059) {
@@ -3406,11 +3406,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3073 = v3072 + v3056;
     out[v3073] = v3071;
   }
-  const unsigned int v3074 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3074 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3075 = v616 + v3074;
-  const unsigned int v3076 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3076 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3077 = v615 + v3076;
-  const bool v3078 = v3075 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3078 = v3075 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3079 = v3077 < v1;
   const bool v3080 = v3078 && v3079;
   if (v3080) {
@@ -3428,11 +3428,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3094 = v3093 + v3077;
     out[v3094] = v3092;
   }
-  const unsigned int v3095 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3095 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3096 = v616 + v3095;
-  const unsigned int v3097 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3097 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3098 = v615 + v3097;
-  const bool v3099 = v3096 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3099 = v3096 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3100 = v3098 < v1;
   const bool v3101 = v3099 && v3100;
   if (v3101) {
@@ -3450,11 +3450,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3115 = v3114 + v3098;
     out[v3115] = v3113;
   }
-  const unsigned int v3116 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3116 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3117 = v616 + v3116;
-  const unsigned int v3118 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3118 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3119 = v615 + v3118;
-  const bool v3120 = v3117 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3120 = v3117 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3121 = v3119 < v1;
   const bool v3122 = v3120 && v3121;
   if (v3122) {
@@ -3472,11 +3472,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3136 = v3135 + v3119;
     out[v3136] = v3134;
   }
-  const unsigned int v3137 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3137 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3138 = v616 + v3137;
-  const unsigned int v3139 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3139 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3140 = v615 + v3139;
-  const bool v3141 = v3138 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3141 = v3138 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3142 = v3140 < v1;
   const bool v3143 = v3141 && v3142;
   if (v3143) {
@@ -3494,11 +3494,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3157 = v3156 + v3140;
     out[v3157] = v3155;
   }
-  const unsigned int v3158 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3158 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3159 = v616 + v3158;
-  const unsigned int v3160 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3160 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3161 = v615 + v3160;
-  const bool v3162 = v3159 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3162 = v3159 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3163 = v3161 < v1;
   const bool v3164 = v3162 && v3163;
   if (v3164) {
@@ -3516,11 +3516,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3178 = v3177 + v3161;
     out[v3178] = v3176;
   }
-  const unsigned int v3179 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3179 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3180 = v616 + v3179;
-  const unsigned int v3181 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3181 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3182 = v615 + v3181;
-  const bool v3183 = v3180 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3183 = v3180 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3184 = v3182 < v1;
   const bool v3185 = v3183 && v3184;
   if (v3185) {
@@ -3538,11 +3538,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3199 = v3198 + v3182;
     out[v3199] = v3197;
   }
-  const unsigned int v3200 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3200 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3201 = v616 + v3200;
-  const unsigned int v3202 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3202 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3203 = v615 + v3202;
-  const bool v3204 = v3201 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3204 = v3201 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3205 = v3203 < v1;
   const bool v3206 = v3204 && v3205;
   if (v3206) {
@@ -3560,11 +3560,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3220 = v3219 + v3203;
     out[v3220] = v3218;
   }
-  const unsigned int v3221 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3221 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3222 = v616 + v3221;
-  const unsigned int v3223 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3223 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3224 = v615 + v3223;
-  const bool v3225 = v3222 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3225 = v3222 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3226 = v3224 < v1;
   const bool v3227 = v3225 && v3226;
   if (v3227) {
@@ -3582,11 +3582,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3241 = v3240 + v3224;
     out[v3241] = v3239;
   }
-  const unsigned int v3242 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3242 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3243 = v616 + v3242;
-  const unsigned int v3244 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3244 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3245 = v615 + v3244;
-  const bool v3246 = v3243 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3246 = v3243 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3247 = v3245 < v1;
   const bool v3248 = v3246 && v3247;
   if (v3248) {
@@ -3604,11 +3604,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3262 = v3261 + v3245;
     out[v3262] = v3260;
   }
-  const unsigned int v3263 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3263 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3264 = v616 + v3263;
-  const unsigned int v3265 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3265 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3266 = v615 + v3265;
-  const bool v3267 = v3264 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3267 = v3264 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3268 = v3266 < v1;
   const bool v3269 = v3267 && v3268;
   if (v3269) {
@@ -3626,11 +3626,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3283 = v3282 + v3266;
     out[v3283] = v3281;
   }
-  const unsigned int v3284 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3284 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3285 = v616 + v3284;
-  const unsigned int v3286 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3286 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3287 = v615 + v3286;
-  const bool v3288 = v3285 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3288 = v3285 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3289 = v3287 < v1;
   const bool v3290 = v3288 && v3289;
   if (v3290) {

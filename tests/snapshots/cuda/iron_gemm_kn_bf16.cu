@@ -276,28 +276,28 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:260
   if (v62) {
-    for (unsigned int v2140 = 0u; v2140 < 2u; v2140 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v2140 = 0u; v2140 < 2u; v2140 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2141 = v2140 << 6u;
       const bool v2143 = v2141 < v2;
       if (v2143) {
-        const unsigned int v2145 = v2140 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v2145 = v2140 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v2147 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2150 = v2147 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2153 = v2147 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -563,45 +563,45 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2531 = v2530 + v2516;
         iron_copy_async<16>(shm1 + (v2531 ^ (((v2531 >> 7u) & 7u) << 3u)), b + v2527, v2521);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v2544 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v2544 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (unsigned int v2532 = 0u; v2532 < v2; v2532 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v2532 = 0u; v2532 < v2; v2532 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2534 = v2532 >> 6u;
       const unsigned int v2536 = v2534 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2538 = v2536 << 13u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v2545 = v2538 + v2544;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v2538 = v2536 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v2545 = v2538 + v2544;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2545, 64u);
-      const unsigned int v2550 = v2538 + v37;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v2550 = v2538 + v37;  // kernels/gemm/gemm_tiles.hpp:253
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2550, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2556 = v2545 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2556 = v2545 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2556, 64u);
-      const unsigned int v2559 = v2538 + 2048u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v2559 = v2538 + 2048u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2560 = v2559 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2560, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2566 = v2545 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2566 = v2545 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2566, 64u);
-      const unsigned int v2569 = v2538 + 4096u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v2569 = v2538 + 4096u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2570 = v2569 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2570, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2576 = v2545 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2576 = v2545 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2576, 64u);
-      const unsigned int v2579 = v2538 + 6144u;  // kernels/gemm/gemm_tiles.hpp:252
+      const unsigned int v2579 = v2538 + 6144u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2580 = v2579 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2580, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2583 = v2532 + 128u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2583 = v2532 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2585 = v2534 + 2u;
       const unsigned int v2586 = v2585 % 3u;
       const bool v2587 = v2583 < v2;
       if (v2587) {
-        const unsigned int v2589 = v2586 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v2589 = v2586 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v2591 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2594 = v2591 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2597 = v2591 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -867,21 +867,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2975 = v2974 + v2960;
         iron_copy_async<16>(shm1 + (v2975 ^ (((v2975 >> 7u) & 7u) << 3u)), b + v2971, v2965);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
     const unsigned int v505 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v506 = threadIdx.x;
-    const unsigned int v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const unsigned int v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
     const unsigned int v574 = v562 + 16u;
-    const unsigned int v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:252
-    const unsigned int v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:252
+    const unsigned int v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:253
+    const unsigned int v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:253
+    const unsigned int v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:253
 
-    for (unsigned int v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -927,29 +927,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
           shm1[(v555 ^ (((v555 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v562, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v578, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v588, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v598, 128u);  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v562, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v578, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v588, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v598, 128u);  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v600 = v24 + v33;
-  const unsigned int v601 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v601 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v602 = v600 + v601;
-  const unsigned int v603 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v603 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v604 = v599 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v606 = v604 < v1;
   const bool v607 = v605 && v606;
   if (v607) {
@@ -960,11 +960,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v612 = v611 + v604;
     out[v612] = v610;
   }
-  const unsigned int v613 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v613 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v614 = v600 + v613;
-  const unsigned int v615 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v615 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v616 = v599 + v615;
-  const bool v617 = v614 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v617 = v614 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v618 = v616 < v1;
   const bool v619 = v617 && v618;
   if (v619) {
@@ -975,11 +975,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v624 = v623 + v616;
     out[v624] = v622;
   }
-  const unsigned int v625 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v625 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v626 = v600 + v625;
-  const unsigned int v627 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v627 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v628 = v599 + v627;
-  const bool v629 = v626 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v629 = v626 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v630 = v628 < v1;
   const bool v631 = v629 && v630;
   if (v631) {
@@ -990,11 +990,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v636 = v635 + v628;
     out[v636] = v634;
   }
-  const unsigned int v637 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v637 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v638 = v600 + v637;
-  const unsigned int v639 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v639 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v640 = v599 + v639;
-  const bool v641 = v638 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v641 = v638 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v642 = v640 < v1;
   const bool v643 = v641 && v642;
   if (v643) {
@@ -1005,11 +1005,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v648 = v647 + v640;
     out[v648] = v646;
   }
-  const unsigned int v649 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v649 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v650 = v600 + v649;
-  const unsigned int v651 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v651 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v652 = v599 + v651;
-  const bool v653 = v650 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v653 = v650 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v654 = v652 < v1;
   const bool v655 = v653 && v654;
   if (v655) {
@@ -1020,11 +1020,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v660 = v659 + v652;
     out[v660] = v658;
   }
-  const unsigned int v661 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v661 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v662 = v600 + v661;
-  const unsigned int v663 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v663 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v664 = v599 + v663;
-  const bool v665 = v662 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v665 = v662 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v666 = v664 < v1;
   const bool v667 = v665 && v666;
   if (v667) {
@@ -1035,11 +1035,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v672 = v671 + v664;
     out[v672] = v670;
   }
-  const unsigned int v673 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v673 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v674 = v600 + v673;
-  const unsigned int v675 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v675 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v676 = v599 + v675;
-  const bool v677 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v677 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v678 = v676 < v1;
   const bool v679 = v677 && v678;
   if (v679) {
@@ -1050,11 +1050,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v684 = v683 + v676;
     out[v684] = v682;
   }
-  const unsigned int v685 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v685 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v686 = v600 + v685;
-  const unsigned int v687 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v687 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v688 = v599 + v687;
-  const bool v689 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v689 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -1065,11 +1065,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v696 = v695 + v688;
     out[v696] = v694;
   }
-  const unsigned int v697 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v697 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v698 = v600 + v697;
-  const unsigned int v699 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v699 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v700 = v599 + v699;
-  const bool v701 = v698 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v701 = v698 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v702 = v700 < v1;
   const bool v703 = v701 && v702;
   if (v703) {
@@ -1080,11 +1080,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v708 = v707 + v700;
     out[v708] = v706;
   }
-  const unsigned int v709 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v709 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v710 = v600 + v709;
-  const unsigned int v711 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v711 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v712 = v599 + v711;
-  const bool v713 = v710 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v713 = v710 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v714 = v712 < v1;
   const bool v715 = v713 && v714;
   if (v715) {
@@ -1095,11 +1095,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v720 = v719 + v712;
     out[v720] = v718;
   }
-  const unsigned int v721 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v721 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v722 = v600 + v721;
-  const unsigned int v723 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v723 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v724 = v599 + v723;
-  const bool v725 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v725 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v726 = v724 < v1;
   const bool v727 = v725 && v726;
   if (v727) {
@@ -1110,11 +1110,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v732 = v731 + v724;
     out[v732] = v730;
   }
-  const unsigned int v733 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v733 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v734 = v600 + v733;
-  const unsigned int v735 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v735 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v736 = v599 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v737 = v734 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v738 = v736 < v1;
   const bool v739 = v737 && v738;
   if (v739) {
@@ -1125,11 +1125,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v744 = v743 + v736;
     out[v744] = v742;
   }
-  const unsigned int v745 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v745 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v746 = v600 + v745;
-  const unsigned int v747 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v747 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v748 = v599 + v747;
-  const bool v749 = v746 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v749 = v746 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v750 = v748 < v1;
   const bool v751 = v749 && v750;
   if (v751) {
@@ -1140,11 +1140,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v756 = v755 + v748;
     out[v756] = v754;
   }
-  const unsigned int v757 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v757 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v758 = v600 + v757;
-  const unsigned int v759 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v759 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v760 = v599 + v759;
-  const bool v761 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v761 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v762 = v760 < v1;
   const bool v763 = v761 && v762;
   if (v763) {
@@ -1155,11 +1155,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v768 = v767 + v760;
     out[v768] = v766;
   }
-  const unsigned int v769 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v769 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v770 = v600 + v769;
-  const unsigned int v771 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v771 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v772 = v599 + v771;
-  const bool v773 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v773 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v774 = v772 < v1;
   const bool v775 = v773 && v774;
   if (v775) {
@@ -1170,11 +1170,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v780 = v779 + v772;
     out[v780] = v778;
   }
-  const unsigned int v781 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v781 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v782 = v600 + v781;
-  const unsigned int v783 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v783 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v784 = v599 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v785 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v786 = v784 < v1;
   const bool v787 = v785 && v786;
   if (v787) {
@@ -1185,11 +1185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v792 = v791 + v784;
     out[v792] = v790;
   }
-  const unsigned int v793 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v793 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v794 = v600 + v793;
-  const unsigned int v795 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v795 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v796 = v599 + v795;
-  const bool v797 = v794 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v797 = v794 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v798 = v796 < v1;
   const bool v799 = v797 && v798;
   if (v799) {
@@ -1200,11 +1200,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v804 = v803 + v796;
     out[v804] = v802;
   }
-  const unsigned int v805 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v805 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v806 = v600 + v805;
-  const unsigned int v807 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v807 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v808 = v599 + v807;
-  const bool v809 = v806 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v809 = v806 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v810 = v808 < v1;
   const bool v811 = v809 && v810;
   if (v811) {
@@ -1215,11 +1215,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v816 = v815 + v808;
     out[v816] = v814;
   }
-  const unsigned int v817 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v817 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v818 = v600 + v817;
-  const unsigned int v819 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v819 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v820 = v599 + v819;
-  const bool v821 = v818 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v821 = v818 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v822 = v820 < v1;
   const bool v823 = v821 && v822;
   if (v823) {
@@ -1230,11 +1230,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v828 = v827 + v820;
     out[v828] = v826;
   }
-  const unsigned int v829 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v829 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v830 = v600 + v829;
-  const unsigned int v831 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v831 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v832 = v599 + v831;
-  const bool v833 = v830 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v833 = v830 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v834 = v832 < v1;
   const bool v835 = v833 && v834;
   if (v835) {
@@ -1245,11 +1245,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v840 = v839 + v832;
     out[v840] = v838;
   }
-  const unsigned int v841 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v841 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v842 = v600 + v841;
-  const unsigned int v843 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v843 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v844 = v599 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v846 = v844 < v1;
   const bool v847 = v845 && v846;
   if (v847) {
@@ -1260,11 +1260,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v852 = v851 + v844;
     out[v852] = v850;
   }
-  const unsigned int v853 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v853 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v854 = v600 + v853;
-  const unsigned int v855 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v855 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v856 = v599 + v855;
-  const bool v857 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v857 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v858 = v856 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
@@ -1275,11 +1275,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v864 = v863 + v856;
     out[v864] = v862;
   }
-  const unsigned int v865 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v865 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v866 = v600 + v865;
-  const unsigned int v867 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v867 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v868 = v599 + v867;
-  const bool v869 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v869 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v870 = v868 < v1;
   const bool v871 = v869 && v870;
   if (v871) {
@@ -1290,11 +1290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v876 = v875 + v868;
     out[v876] = v874;
   }
-  const unsigned int v877 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v877 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v878 = v600 + v877;
-  const unsigned int v879 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v879 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v880 = v599 + v879;
-  const bool v881 = v878 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v881 = v878 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v882 = v880 < v1;
   const bool v883 = v881 && v882;
   if (v883) {
@@ -1305,11 +1305,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v888 = v887 + v880;
     out[v888] = v886;
   }
-  const unsigned int v889 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v889 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v890 = v600 + v889;
-  const unsigned int v891 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v891 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v892 = v599 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v893 = v890 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v894 = v892 < v1;
   const bool v895 = v893 && v894;
   if (v895) {
@@ -1320,11 +1320,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v900 = v899 + v892;
     out[v900] = v898;
   }
-  const unsigned int v901 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v901 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v902 = v600 + v901;
-  const unsigned int v903 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v903 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v904 = v599 + v903;
-  const bool v905 = v902 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v905 = v902 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v906 = v904 < v1;
   const bool v907 = v905 && v906;
   if (v907) {
@@ -1335,11 +1335,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v912 = v911 + v904;
     out[v912] = v910;
   }
-  const unsigned int v913 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v913 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v914 = v600 + v913;
-  const unsigned int v915 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v915 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v916 = v599 + v915;
-  const bool v917 = v914 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v917 = v914 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v918 = v916 < v1;
   const bool v919 = v917 && v918;
   if (v919) {
@@ -1350,11 +1350,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v924 = v923 + v916;
     out[v924] = v922;
   }
-  const unsigned int v925 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v925 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v926 = v600 + v925;
-  const unsigned int v927 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v927 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v928 = v599 + v927;
-  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v930 = v928 < v1;
   const bool v931 = v929 && v930;
   if (v931) {
@@ -1365,11 +1365,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v936 = v935 + v928;
     out[v936] = v934;
   }
-  const unsigned int v937 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v937 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v938 = v600 + v937;
-  const unsigned int v939 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v939 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v940 = v599 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v942 = v940 < v1;
   const bool v943 = v941 && v942;
   if (v943) {
@@ -1380,11 +1380,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v948 = v947 + v940;
     out[v948] = v946;
   }
-  const unsigned int v949 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v949 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v950 = v600 + v949;
-  const unsigned int v951 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v951 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v952 = v599 + v951;
-  const bool v953 = v950 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v953 = v950 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v954 = v952 < v1;
   const bool v955 = v953 && v954;
   if (v955) {
@@ -1395,11 +1395,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v960 = v959 + v952;
     out[v960] = v958;
   }
-  const unsigned int v961 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v961 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v962 = v600 + v961;
-  const unsigned int v963 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v963 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v964 = v599 + v963;
-  const bool v965 = v962 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v965 = v962 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v966 = v964 < v1;
   const bool v967 = v965 && v966;
   if (v967) {
@@ -1410,11 +1410,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v972 = v971 + v964;
     out[v972] = v970;
   }
-  const unsigned int v973 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v973 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v974 = v600 + v973;
-  const unsigned int v975 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v975 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v976 = v599 + v975;
-  const bool v977 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v977 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v978 = v976 < v1;
   const bool v979 = v977 && v978;
   if (v979) {
@@ -1425,11 +1425,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v984 = v983 + v976;
     out[v984] = v982;
   }
-  const unsigned int v985 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v985 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v986 = v600 + v985;
-  const unsigned int v987 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v987 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v988 = v599 + v987;
-  const bool v989 = v986 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v989 = v986 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v990 = v988 < v1;
   const bool v991 = v989 && v990;
   if (v991) {
@@ -1440,11 +1440,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v996 = v995 + v988;
     out[v996] = v994;
   }
-  const unsigned int v997 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v997 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v998 = v600 + v997;
-  const unsigned int v999 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v999 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1000 = v599 + v999;
-  const bool v1001 = v998 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1001 = v998 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1002 = v1000 < v1;
   const bool v1003 = v1001 && v1002;
   if (v1003) {
@@ -1455,11 +1455,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1008 = v1007 + v1000;
     out[v1008] = v1006;
   }
-  const unsigned int v1009 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1009 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1010 = v600 + v1009;
-  const unsigned int v1011 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1011 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1012 = v599 + v1011;
-  const bool v1013 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1013 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1014 = v1012 < v1;
   const bool v1015 = v1013 && v1014;
   if (v1015) {
@@ -1470,11 +1470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1020 = v1019 + v1012;
     out[v1020] = v1018;
   }
-  const unsigned int v1021 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1021 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1022 = v600 + v1021;
-  const unsigned int v1023 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1023 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1024 = v599 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -1485,11 +1485,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1032 = v1031 + v1024;
     out[v1032] = v1030;
   }
-  const unsigned int v1033 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1033 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1034 = v600 + v1033;
-  const unsigned int v1035 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1035 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1036 = v599 + v1035;
-  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1038 = v1036 < v1;
   const bool v1039 = v1037 && v1038;
   if (v1039) {
@@ -1500,11 +1500,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1044 = v1043 + v1036;
     out[v1044] = v1042;
   }
-  const unsigned int v1045 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1045 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1046 = v600 + v1045;
-  const unsigned int v1047 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1047 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1048 = v599 + v1047;
-  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1050 = v1048 < v1;
   const bool v1051 = v1049 && v1050;
   if (v1051) {
@@ -1515,11 +1515,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1056 = v1055 + v1048;
     out[v1056] = v1054;
   }
-  const unsigned int v1057 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1057 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1058 = v600 + v1057;
-  const unsigned int v1059 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1059 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1060 = v599 + v1059;
-  const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1062 = v1060 < v1;
   const bool v1063 = v1061 && v1062;
   if (v1063) {
@@ -1530,11 +1530,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1068 = v1067 + v1060;
     out[v1068] = v1066;
   }
-  const unsigned int v1069 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1069 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1070 = v600 + v1069;
-  const unsigned int v1071 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1071 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1072 = v599 + v1071;
-  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1074 = v1072 < v1;
   const bool v1075 = v1073 && v1074;
   if (v1075) {
@@ -1545,11 +1545,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1080 = v1079 + v1072;
     out[v1080] = v1078;
   }
-  const unsigned int v1081 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1081 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1082 = v600 + v1081;
-  const unsigned int v1083 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1083 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1084 = v599 + v1083;
-  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1086 = v1084 < v1;
   const bool v1087 = v1085 && v1086;
   if (v1087) {
@@ -1560,11 +1560,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1092 = v1091 + v1084;
     out[v1092] = v1090;
   }
-  const unsigned int v1093 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1093 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1094 = v600 + v1093;
-  const unsigned int v1095 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1095 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1096 = v599 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1098 = v1096 < v1;
   const bool v1099 = v1097 && v1098;
   if (v1099) {
@@ -1575,11 +1575,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1104 = v1103 + v1096;
     out[v1104] = v1102;
   }
-  const unsigned int v1105 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1105 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1106 = v600 + v1105;
-  const unsigned int v1107 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1107 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1108 = v599 + v1107;
-  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1110 = v1108 < v1;
   const bool v1111 = v1109 && v1110;
   if (v1111) {
@@ -1590,11 +1590,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1116 = v1115 + v1108;
     out[v1116] = v1114;
   }
-  const unsigned int v1117 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1117 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1118 = v600 + v1117;
-  const unsigned int v1119 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1119 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1120 = v599 + v1119;
-  const bool v1121 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1121 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1122 = v1120 < v1;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
@@ -1605,11 +1605,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1128 = v1127 + v1120;
     out[v1128] = v1126;
   }
-  const unsigned int v1129 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1129 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1130 = v600 + v1129;
-  const unsigned int v1131 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1131 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1132 = v599 + v1131;
-  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1134 = v1132 < v1;
   const bool v1135 = v1133 && v1134;
   if (v1135) {
@@ -1620,11 +1620,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1140 = v1139 + v1132;
     out[v1140] = v1138;
   }
-  const unsigned int v1141 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1141 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1142 = v600 + v1141;
-  const unsigned int v1143 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1143 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1144 = v599 + v1143;
-  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1146 = v1144 < v1;
   const bool v1147 = v1145 && v1146;
   if (v1147) {
@@ -1635,11 +1635,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1152 = v1151 + v1144;
     out[v1152] = v1150;
   }
-  const unsigned int v1153 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1153 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1154 = v600 + v1153;
-  const unsigned int v1155 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1155 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1156 = v599 + v1155;
-  const bool v1157 = v1154 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1157 = v1154 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1158 = v1156 < v1;
   const bool v1159 = v1157 && v1158;
   if (v1159) {
@@ -1650,11 +1650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1164 = v1163 + v1156;
     out[v1164] = v1162;
   }
-  const unsigned int v1165 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1165 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1166 = v600 + v1165;
-  const unsigned int v1167 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1167 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1168 = v599 + v1167;
-  const bool v1169 = v1166 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1169 = v1166 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1170 = v1168 < v1;
   const bool v1171 = v1169 && v1170;
   if (v1171) {
@@ -1665,11 +1665,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1176 = v1175 + v1168;
     out[v1176] = v1174;
   }
-  const unsigned int v1177 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1177 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1178 = v600 + v1177;
-  const unsigned int v1179 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1179 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1180 = v599 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1182 = v1180 < v1;
   const bool v1183 = v1181 && v1182;
   if (v1183) {
@@ -1680,11 +1680,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1188 = v1187 + v1180;
     out[v1188] = v1186;
   }
-  const unsigned int v1189 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1189 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1190 = v600 + v1189;
-  const unsigned int v1191 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1191 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1192 = v599 + v1191;
-  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1194 = v1192 < v1;
   const bool v1195 = v1193 && v1194;
   if (v1195) {
@@ -1695,11 +1695,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1200 = v1199 + v1192;
     out[v1200] = v1198;
   }
-  const unsigned int v1201 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1201 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1202 = v600 + v1201;
-  const unsigned int v1203 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1203 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1204 = v599 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1206 = v1204 < v1;
   const bool v1207 = v1205 && v1206;
   if (v1207) {
@@ -1710,11 +1710,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1212 = v1211 + v1204;
     out[v1212] = v1210;
   }
-  const unsigned int v1213 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1213 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1214 = v600 + v1213;
-  const unsigned int v1215 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1215 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1216 = v599 + v1215;
-  const bool v1217 = v1214 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1217 = v1214 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1218 = v1216 < v1;
   const bool v1219 = v1217 && v1218;
   if (v1219) {
@@ -1725,11 +1725,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1224 = v1223 + v1216;
     out[v1224] = v1222;
   }
-  const unsigned int v1225 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1225 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1226 = v600 + v1225;
-  const unsigned int v1227 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1227 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1228 = v599 + v1227;
-  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1230 = v1228 < v1;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
@@ -1740,11 +1740,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1236 = v1235 + v1228;
     out[v1236] = v1234;
   }
-  const unsigned int v1237 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1237 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1238 = v600 + v1237;
-  const unsigned int v1239 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1239 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1240 = v599 + v1239;
-  const bool v1241 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1241 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1242 = v1240 < v1;
   const bool v1243 = v1241 && v1242;
   if (v1243) {
@@ -1755,11 +1755,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1248 = v1247 + v1240;
     out[v1248] = v1246;
   }
-  const unsigned int v1249 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1249 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1250 = v600 + v1249;
-  const unsigned int v1251 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1251 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1252 = v599 + v1251;
-  const bool v1253 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1253 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1254 = v1252 < v1;
   const bool v1255 = v1253 && v1254;
   if (v1255) {
@@ -1770,11 +1770,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1260 = v1259 + v1252;
     out[v1260] = v1258;
   }
-  const unsigned int v1261 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1261 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1262 = v600 + v1261;
-  const unsigned int v1263 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1263 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1264 = v599 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1266 = v1264 < v1;
   const bool v1267 = v1265 && v1266;
   if (v1267) {
@@ -1785,11 +1785,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1272 = v1271 + v1264;
     out[v1272] = v1270;
   }
-  const unsigned int v1273 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1273 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1274 = v600 + v1273;
-  const unsigned int v1275 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1275 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1276 = v599 + v1275;
-  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1278 = v1276 < v1;
   const bool v1279 = v1277 && v1278;
   if (v1279) {
@@ -1800,11 +1800,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1284 = v1283 + v1276;
     out[v1284] = v1282;
   }
-  const unsigned int v1285 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1285 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1286 = v600 + v1285;
-  const unsigned int v1287 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1287 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1288 = v599 + v1287;
-  const bool v1289 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1289 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1290 = v1288 < v1;
   const bool v1291 = v1289 && v1290;
   if (v1291) {
@@ -1815,11 +1815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1296 = v1295 + v1288;
     out[v1296] = v1294;
   }
-  const unsigned int v1297 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1297 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1298 = v600 + v1297;
-  const unsigned int v1299 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1299 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1300 = v599 + v1299;
-  const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1302 = v1300 < v1;
   const bool v1303 = v1301 && v1302;
   if (v1303) {
@@ -1830,11 +1830,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1308 = v1307 + v1300;
     out[v1308] = v1306;
   }
-  const unsigned int v1309 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1309 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1310 = v600 + v1309;
-  const unsigned int v1311 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1311 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1312 = v599 + v1311;
-  const bool v1313 = v1310 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1313 = v1310 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1314 = v1312 < v1;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
@@ -1845,11 +1845,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1320 = v1319 + v1312;
     out[v1320] = v1318;
   }
-  const unsigned int v1321 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1321 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1322 = v600 + v1321;
-  const unsigned int v1323 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1323 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1324 = v599 + v1323;
-  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1326 = v1324 < v1;
   const bool v1327 = v1325 && v1326;
   if (v1327) {
@@ -1860,11 +1860,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1332 = v1331 + v1324;
     out[v1332] = v1330;
   }
-  const unsigned int v1333 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1333 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1334 = v600 + v1333;
-  const unsigned int v1335 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1335 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1336 = v599 + v1335;
-  const bool v1337 = v1334 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1337 = v1334 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1338 = v1336 < v1;
   const bool v1339 = v1337 && v1338;
   if (v1339) {
@@ -1875,11 +1875,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1344 = v1343 + v1336;
     out[v1344] = v1342;
   }
-  const unsigned int v1345 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1345 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1346 = v600 + v1345;
-  const unsigned int v1347 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1347 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1348 = v599 + v1347;
-  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1350 = v1348 < v1;
   const bool v1351 = v1349 && v1350;
   if (v1351) {
@@ -1890,11 +1890,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1356 = v1355 + v1348;
     out[v1356] = v1354;
   }
-  const unsigned int v1357 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1357 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1358 = v600 + v1357;
-  const unsigned int v1359 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1359 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1360 = v599 + v1359;
-  const bool v1361 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1361 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1362 = v1360 < v1;
   const bool v1363 = v1361 && v1362;
   if (v1363) {
@@ -1905,11 +1905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1368 = v1367 + v1360;
     out[v1368] = v1366;
   }
-  const unsigned int v1369 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1369 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1370 = v600 + v1369;
-  const unsigned int v1371 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1371 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1372 = v599 + v1371;
-  const bool v1373 = v1370 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1373 = v1370 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1374 = v1372 < v1;
   const bool v1375 = v1373 && v1374;
   if (v1375) {
@@ -1920,11 +1920,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1380 = v1379 + v1372;
     out[v1380] = v1378;
   }
-  const unsigned int v1381 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1381 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1382 = v600 + v1381;
-  const unsigned int v1383 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1383 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1384 = v599 + v1383;
-  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1386 = v1384 < v1;
   const bool v1387 = v1385 && v1386;
   if (v1387) {
@@ -1935,11 +1935,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1392 = v1391 + v1384;
     out[v1392] = v1390;
   }
-  const unsigned int v1393 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1393 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1394 = v600 + v1393;
-  const unsigned int v1395 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1395 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1396 = v599 + v1395;
-  const bool v1397 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1397 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1398 = v1396 < v1;
   const bool v1399 = v1397 && v1398;
   if (v1399) {
@@ -1950,11 +1950,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1404 = v1403 + v1396;
     out[v1404] = v1402;
   }
-  const unsigned int v1405 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1405 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1406 = v600 + v1405;
-  const unsigned int v1407 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1407 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1408 = v599 + v1407;
-  const bool v1409 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1409 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1410 = v1408 < v1;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
@@ -1965,11 +1965,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1416 = v1415 + v1408;
     out[v1416] = v1414;
   }
-  const unsigned int v1417 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1417 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1418 = v600 + v1417;
-  const unsigned int v1419 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1419 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1420 = v599 + v1419;
-  const bool v1421 = v1418 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1421 = v1418 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1422 = v1420 < v1;
   const bool v1423 = v1421 && v1422;
   if (v1423) {
@@ -1980,11 +1980,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1428 = v1427 + v1420;
     out[v1428] = v1426;
   }
-  const unsigned int v1429 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1429 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1430 = v600 + v1429;
-  const unsigned int v1431 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1431 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1432 = v599 + v1431;
-  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1434 = v1432 < v1;
   const bool v1435 = v1433 && v1434;
   if (v1435) {
@@ -1995,11 +1995,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1440 = v1439 + v1432;
     out[v1440] = v1438;
   }
-  const unsigned int v1441 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1441 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1442 = v600 + v1441;
-  const unsigned int v1443 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1443 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1444 = v599 + v1443;
-  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1446 = v1444 < v1;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
@@ -2010,11 +2010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1452 = v1451 + v1444;
     out[v1452] = v1450;
   }
-  const unsigned int v1453 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1453 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1454 = v600 + v1453;
-  const unsigned int v1455 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1455 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1456 = v599 + v1455;
-  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1458 = v1456 < v1;
   const bool v1459 = v1457 && v1458;
   if (v1459) {
@@ -2025,11 +2025,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1464 = v1463 + v1456;
     out[v1464] = v1462;
   }
-  const unsigned int v1465 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1465 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1466 = v600 + v1465;
-  const unsigned int v1467 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1467 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1468 = v599 + v1467;
-  const bool v1469 = v1466 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1469 = v1466 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1470 = v1468 < v1;
   const bool v1471 = v1469 && v1470;
   if (v1471) {
@@ -2040,11 +2040,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1476 = v1475 + v1468;
     out[v1476] = v1474;
   }
-  const unsigned int v1477 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1477 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1478 = v600 + v1477;
-  const unsigned int v1479 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1479 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1480 = v599 + v1479;
-  const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1482 = v1480 < v1;
   const bool v1483 = v1481 && v1482;
   if (v1483) {
@@ -2055,11 +2055,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1488 = v1487 + v1480;
     out[v1488] = v1486;
   }
-  const unsigned int v1489 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1489 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1490 = v600 + v1489;
-  const unsigned int v1491 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1491 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1492 = v599 + v1491;
-  const bool v1493 = v1490 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1493 = v1490 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1494 = v1492 < v1;
   const bool v1495 = v1493 && v1494;
   if (v1495) {
@@ -2070,11 +2070,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1500 = v1499 + v1492;
     out[v1500] = v1498;
   }
-  const unsigned int v1501 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1501 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1502 = v600 + v1501;
-  const unsigned int v1503 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1503 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1504 = v599 + v1503;
-  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1506 = v1504 < v1;
   const bool v1507 = v1505 && v1506;
   if (v1507) {
@@ -2085,11 +2085,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1512 = v1511 + v1504;
     out[v1512] = v1510;
   }
-  const unsigned int v1513 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1513 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1514 = v600 + v1513;
-  const unsigned int v1515 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1515 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1516 = v599 + v1515;
-  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1518 = v1516 < v1;
   const bool v1519 = v1517 && v1518;
   if (v1519) {
@@ -2100,11 +2100,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1524 = v1523 + v1516;
     out[v1524] = v1522;
   }
-  const unsigned int v1525 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1525 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1526 = v600 + v1525;
-  const unsigned int v1527 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1527 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1528 = v599 + v1527;
-  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1530 = v1528 < v1;
   const bool v1531 = v1529 && v1530;
   if (v1531) {
@@ -2115,11 +2115,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1536 = v1535 + v1528;
     out[v1536] = v1534;
   }
-  const unsigned int v1537 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1537 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1538 = v600 + v1537;
-  const unsigned int v1539 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1539 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1540 = v599 + v1539;
-  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1542 = v1540 < v1;
   const bool v1543 = v1541 && v1542;
   if (v1543) {
@@ -2130,11 +2130,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1548 = v1547 + v1540;
     out[v1548] = v1546;
   }
-  const unsigned int v1549 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1549 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1550 = v600 + v1549;
-  const unsigned int v1551 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1551 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1552 = v599 + v1551;
-  const bool v1553 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1553 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1554 = v1552 < v1;
   const bool v1555 = v1553 && v1554;
   if (v1555) {
@@ -2145,11 +2145,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1560 = v1559 + v1552;
     out[v1560] = v1558;
   }
-  const unsigned int v1561 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1561 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1562 = v600 + v1561;
-  const unsigned int v1563 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1563 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1564 = v599 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1566 = v1564 < v1;
   const bool v1567 = v1565 && v1566;
   if (v1567) {
@@ -2160,11 +2160,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1572 = v1571 + v1564;
     out[v1572] = v1570;
   }
-  const unsigned int v1573 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1573 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1574 = v600 + v1573;
-  const unsigned int v1575 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1575 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1576 = v599 + v1575;
-  const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1578 = v1576 < v1;
   const bool v1579 = v1577 && v1578;
   if (v1579) {
@@ -2175,11 +2175,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1584 = v1583 + v1576;
     out[v1584] = v1582;
   }
-  const unsigned int v1585 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1585 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1586 = v600 + v1585;
-  const unsigned int v1587 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1587 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1588 = v599 + v1587;
-  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1590 = v1588 < v1;
   const bool v1591 = v1589 && v1590;
   if (v1591) {
@@ -2190,11 +2190,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1596 = v1595 + v1588;
     out[v1596] = v1594;
   }
-  const unsigned int v1597 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1597 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1598 = v600 + v1597;
-  const unsigned int v1599 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1599 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1600 = v599 + v1599;
-  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1602 = v1600 < v1;
   const bool v1603 = v1601 && v1602;
   if (v1603) {
@@ -2205,11 +2205,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1608 = v1607 + v1600;
     out[v1608] = v1606;
   }
-  const unsigned int v1609 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1609 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1610 = v600 + v1609;
-  const unsigned int v1611 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1611 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1612 = v599 + v1611;
-  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1614 = v1612 < v1;
   const bool v1615 = v1613 && v1614;
   if (v1615) {
@@ -2220,11 +2220,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1620 = v1619 + v1612;
     out[v1620] = v1618;
   }
-  const unsigned int v1621 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1621 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1622 = v600 + v1621;
-  const unsigned int v1623 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1623 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1624 = v599 + v1623;
-  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1626 = v1624 < v1;
   const bool v1627 = v1625 && v1626;
   if (v1627) {
@@ -2235,11 +2235,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1632 = v1631 + v1624;
     out[v1632] = v1630;
   }
-  const unsigned int v1633 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1633 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1634 = v600 + v1633;
-  const unsigned int v1635 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1635 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1636 = v599 + v1635;
-  const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1638 = v1636 < v1;
   const bool v1639 = v1637 && v1638;
   if (v1639) {
@@ -2250,11 +2250,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1644 = v1643 + v1636;
     out[v1644] = v1642;
   }
-  const unsigned int v1645 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1645 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1646 = v600 + v1645;
-  const unsigned int v1647 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1647 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1648 = v599 + v1647;
-  const bool v1649 = v1646 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1649 = v1646 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1650 = v1648 < v1;
   const bool v1651 = v1649 && v1650;
   if (v1651) {
@@ -2265,11 +2265,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1656 = v1655 + v1648;
     out[v1656] = v1654;
   }
-  const unsigned int v1657 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1657 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1658 = v600 + v1657;
-  const unsigned int v1659 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1659 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1660 = v599 + v1659;
-  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1662 = v1660 < v1;
   const bool v1663 = v1661 && v1662;
   if (v1663) {
@@ -2280,11 +2280,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1668 = v1667 + v1660;
     out[v1668] = v1666;
   }
-  const unsigned int v1669 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1669 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1670 = v600 + v1669;
-  const unsigned int v1671 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1671 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1672 = v599 + v1671;
-  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1674 = v1672 < v1;
   const bool v1675 = v1673 && v1674;
   if (v1675) {
@@ -2295,11 +2295,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1680 = v1679 + v1672;
     out[v1680] = v1678;
   }
-  const unsigned int v1681 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1681 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1682 = v600 + v1681;
-  const unsigned int v1683 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1683 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1684 = v599 + v1683;
-  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1686 = v1684 < v1;
   const bool v1687 = v1685 && v1686;
   if (v1687) {
@@ -2310,11 +2310,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1692 = v1691 + v1684;
     out[v1692] = v1690;
   }
-  const unsigned int v1693 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1693 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1694 = v600 + v1693;
-  const unsigned int v1695 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1695 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1696 = v599 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1698 = v1696 < v1;
   const bool v1699 = v1697 && v1698;
   if (v1699) {
@@ -2325,11 +2325,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1704 = v1703 + v1696;
     out[v1704] = v1702;
   }
-  const unsigned int v1705 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1705 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1706 = v600 + v1705;
-  const unsigned int v1707 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1707 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1708 = v599 + v1707;
-  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1710 = v1708 < v1;
   const bool v1711 = v1709 && v1710;
   if (v1711) {
@@ -2340,11 +2340,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1716 = v1715 + v1708;
     out[v1716] = v1714;
   }
-  const unsigned int v1717 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1717 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1718 = v600 + v1717;
-  const unsigned int v1719 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1719 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1720 = v599 + v1719;
-  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1722 = v1720 < v1;
   const bool v1723 = v1721 && v1722;
   if (v1723) {
@@ -2355,11 +2355,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1728 = v1727 + v1720;
     out[v1728] = v1726;
   }
-  const unsigned int v1729 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1729 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1730 = v600 + v1729;
-  const unsigned int v1731 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1731 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1732 = v599 + v1731;
-  const bool v1733 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1733 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1734 = v1732 < v1;
   const bool v1735 = v1733 && v1734;
   if (v1735) {
@@ -2370,11 +2370,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1740 = v1739 + v1732;
     out[v1740] = v1738;
   }
-  const unsigned int v1741 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1741 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1742 = v600 + v1741;
-  const unsigned int v1743 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1743 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1744 = v599 + v1743;
-  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1746 = v1744 < v1;
   const bool v1747 = v1745 && v1746;
   if (v1747) {
@@ -2385,11 +2385,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1752 = v1751 + v1744;
     out[v1752] = v1750;
   }
-  const unsigned int v1753 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1753 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1754 = v600 + v1753;
-  const unsigned int v1755 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1755 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1756 = v599 + v1755;
-  const bool v1757 = v1754 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1757 = v1754 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1758 = v1756 < v1;
   const bool v1759 = v1757 && v1758;
   if (v1759) {
@@ -2400,11 +2400,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1764 = v1763 + v1756;
     out[v1764] = v1762;
   }
-  const unsigned int v1765 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1765 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1766 = v600 + v1765;
-  const unsigned int v1767 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1767 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1768 = v599 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1770 = v1768 < v1;
   const bool v1771 = v1769 && v1770;
   if (v1771) {
@@ -2415,11 +2415,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1776 = v1775 + v1768;
     out[v1776] = v1774;
   }
-  const unsigned int v1777 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1777 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1778 = v600 + v1777;
-  const unsigned int v1779 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1779 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1780 = v599 + v1779;
-  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1782 = v1780 < v1;
   const bool v1783 = v1781 && v1782;
   if (v1783) {
@@ -2430,11 +2430,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1788 = v1787 + v1780;
     out[v1788] = v1786;
   }
-  const unsigned int v1789 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1789 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1790 = v600 + v1789;
-  const unsigned int v1791 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1791 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1792 = v599 + v1791;
-  const bool v1793 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1793 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1794 = v1792 < v1;
   const bool v1795 = v1793 && v1794;
   if (v1795) {
@@ -2445,11 +2445,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1800 = v1799 + v1792;
     out[v1800] = v1798;
   }
-  const unsigned int v1801 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1801 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1802 = v600 + v1801;
-  const unsigned int v1803 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1803 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1804 = v599 + v1803;
-  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1806 = v1804 < v1;
   const bool v1807 = v1805 && v1806;
   if (v1807) {
@@ -2460,11 +2460,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1812 = v1811 + v1804;
     out[v1812] = v1810;
   }
-  const unsigned int v1813 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1813 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1814 = v600 + v1813;
-  const unsigned int v1815 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1815 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1816 = v599 + v1815;
-  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1818 = v1816 < v1;
   const bool v1819 = v1817 && v1818;
   if (v1819) {
@@ -2475,11 +2475,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1824 = v1823 + v1816;
     out[v1824] = v1822;
   }
-  const unsigned int v1825 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1825 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1826 = v600 + v1825;
-  const unsigned int v1827 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1827 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1828 = v599 + v1827;
-  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1830 = v1828 < v1;
   const bool v1831 = v1829 && v1830;
   if (v1831) {
@@ -2490,11 +2490,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1836 = v1835 + v1828;
     out[v1836] = v1834;
   }
-  const unsigned int v1837 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1837 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1838 = v600 + v1837;
-  const unsigned int v1839 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1839 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1840 = v599 + v1839;
-  const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1842 = v1840 < v1;
   const bool v1843 = v1841 && v1842;
   if (v1843) {
@@ -2505,11 +2505,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1848 = v1847 + v1840;
     out[v1848] = v1846;
   }
-  const unsigned int v1849 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1849 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1850 = v600 + v1849;
-  const unsigned int v1851 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1851 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1852 = v599 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1854 = v1852 < v1;
   const bool v1855 = v1853 && v1854;
   if (v1855) {
@@ -2520,11 +2520,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1860 = v1859 + v1852;
     out[v1860] = v1858;
   }
-  const unsigned int v1861 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1861 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1862 = v600 + v1861;
-  const unsigned int v1863 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1863 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1864 = v599 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1866 = v1864 < v1;
   const bool v1867 = v1865 && v1866;
   if (v1867) {
@@ -2535,11 +2535,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1872 = v1871 + v1864;
     out[v1872] = v1870;
   }
-  const unsigned int v1873 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1873 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1874 = v600 + v1873;
-  const unsigned int v1875 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1875 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1876 = v599 + v1875;
-  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1878 = v1876 < v1;
   const bool v1879 = v1877 && v1878;
   if (v1879) {
@@ -2550,11 +2550,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1884 = v1883 + v1876;
     out[v1884] = v1882;
   }
-  const unsigned int v1885 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1885 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1886 = v600 + v1885;
-  const unsigned int v1887 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1887 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1888 = v599 + v1887;
-  const bool v1889 = v1886 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1889 = v1886 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1890 = v1888 < v1;
   const bool v1891 = v1889 && v1890;
   if (v1891) {
@@ -2565,11 +2565,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1896 = v1895 + v1888;
     out[v1896] = v1894;
   }
-  const unsigned int v1897 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1897 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1898 = v600 + v1897;
-  const unsigned int v1899 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1899 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1900 = v599 + v1899;
-  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1902 = v1900 < v1;
   const bool v1903 = v1901 && v1902;
   if (v1903) {
@@ -2580,11 +2580,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1908 = v1907 + v1900;
     out[v1908] = v1906;
   }
-  const unsigned int v1909 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1909 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1910 = v600 + v1909;
-  const unsigned int v1911 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1911 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1912 = v599 + v1911;
-  const bool v1913 = v1910 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1913 = v1910 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1914 = v1912 < v1;
   const bool v1915 = v1913 && v1914;
   if (v1915) {
@@ -2595,11 +2595,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1920 = v1919 + v1912;
     out[v1920] = v1918;
   }
-  const unsigned int v1921 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1921 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1922 = v600 + v1921;
-  const unsigned int v1923 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1923 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1924 = v599 + v1923;
-  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1926 = v1924 < v1;
   const bool v1927 = v1925 && v1926;
   if (v1927) {
@@ -2610,11 +2610,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1932 = v1931 + v1924;
     out[v1932] = v1930;
   }
-  const unsigned int v1933 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1933 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1934 = v600 + v1933;
-  const unsigned int v1935 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1935 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1936 = v599 + v1935;
-  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1938 = v1936 < v1;
   const bool v1939 = v1937 && v1938;
   if (v1939) {
@@ -2625,11 +2625,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1944 = v1943 + v1936;
     out[v1944] = v1942;
   }
-  const unsigned int v1945 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1945 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1946 = v600 + v1945;
-  const unsigned int v1947 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1947 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1948 = v599 + v1947;
-  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1950 = v1948 < v1;
   const bool v1951 = v1949 && v1950;
   if (v1951) {
@@ -2640,11 +2640,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1956 = v1955 + v1948;
     out[v1956] = v1954;
   }
-  const unsigned int v1957 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1957 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1958 = v600 + v1957;
-  const unsigned int v1959 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1959 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1960 = v599 + v1959;
-  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1962 = v1960 < v1;
   const bool v1963 = v1961 && v1962;
   if (v1963) {
@@ -2655,11 +2655,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1968 = v1967 + v1960;
     out[v1968] = v1966;
   }
-  const unsigned int v1969 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1969 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1970 = v600 + v1969;
-  const unsigned int v1971 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1971 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1972 = v599 + v1971;
-  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1974 = v1972 < v1;
   const bool v1975 = v1973 && v1974;
   if (v1975) {
@@ -2670,11 +2670,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1980 = v1979 + v1972;
     out[v1980] = v1978;
   }
-  const unsigned int v1981 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1981 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1982 = v600 + v1981;
-  const unsigned int v1983 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1983 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1984 = v599 + v1983;
-  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1986 = v1984 < v1;
   const bool v1987 = v1985 && v1986;
   if (v1987) {
@@ -2685,11 +2685,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1992 = v1991 + v1984;
     out[v1992] = v1990;
   }
-  const unsigned int v1993 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1993 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1994 = v600 + v1993;
-  const unsigned int v1995 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1995 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1996 = v599 + v1995;
-  const bool v1997 = v1994 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1997 = v1994 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1998 = v1996 < v1;
   const bool v1999 = v1997 && v1998;
   if (v1999) {
@@ -2700,11 +2700,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2004 = v2003 + v1996;
     out[v2004] = v2002;
   }
-  const unsigned int v2005 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2005 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2006 = v600 + v2005;
-  const unsigned int v2007 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2007 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2008 = v599 + v2007;
-  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2010 = v2008 < v1;
   const bool v2011 = v2009 && v2010;
   if (v2011) {
@@ -2715,11 +2715,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2016 = v2015 + v2008;
     out[v2016] = v2014;
   }
-  const unsigned int v2017 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2017 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2018 = v600 + v2017;
-  const unsigned int v2019 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2019 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2020 = v599 + v2019;
-  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2022 = v2020 < v1;
   const bool v2023 = v2021 && v2022;
   if (v2023) {
@@ -2730,11 +2730,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2028 = v2027 + v2020;
     out[v2028] = v2026;
   }
-  const unsigned int v2029 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2029 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2030 = v600 + v2029;
-  const unsigned int v2031 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2031 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2032 = v599 + v2031;
-  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2034 = v2032 < v1;
   const bool v2035 = v2033 && v2034;
   if (v2035) {
@@ -2745,11 +2745,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2040 = v2039 + v2032;
     out[v2040] = v2038;
   }
-  const unsigned int v2041 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2041 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2042 = v600 + v2041;
-  const unsigned int v2043 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2043 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2044 = v599 + v2043;
-  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2046 = v2044 < v1;
   const bool v2047 = v2045 && v2046;
   if (v2047) {
@@ -2760,11 +2760,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2052 = v2051 + v2044;
     out[v2052] = v2050;
   }
-  const unsigned int v2053 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2053 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2054 = v600 + v2053;
-  const unsigned int v2055 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2055 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2056 = v599 + v2055;
-  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2058 = v2056 < v1;
   const bool v2059 = v2057 && v2058;
   if (v2059) {
@@ -2775,11 +2775,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2064 = v2063 + v2056;
     out[v2064] = v2062;
   }
-  const unsigned int v2065 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2065 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2066 = v600 + v2065;
-  const unsigned int v2067 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2067 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2068 = v599 + v2067;
-  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2070 = v2068 < v1;
   const bool v2071 = v2069 && v2070;
   if (v2071) {
@@ -2790,11 +2790,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2076 = v2075 + v2068;
     out[v2076] = v2074;
   }
-  const unsigned int v2077 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2077 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2078 = v600 + v2077;
-  const unsigned int v2079 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2079 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2080 = v599 + v2079;
-  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2082 = v2080 < v1;
   const bool v2083 = v2081 && v2082;
   if (v2083) {
@@ -2805,11 +2805,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2088 = v2087 + v2080;
     out[v2088] = v2086;
   }
-  const unsigned int v2089 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2089 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2090 = v600 + v2089;
-  const unsigned int v2091 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2091 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2092 = v599 + v2091;
-  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2094 = v2092 < v1;
   const bool v2095 = v2093 && v2094;
   if (v2095) {
@@ -2820,11 +2820,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2100 = v2099 + v2092;
     out[v2100] = v2098;
   }
-  const unsigned int v2101 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2101 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2102 = v600 + v2101;
-  const unsigned int v2103 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2103 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2104 = v599 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2106 = v2104 < v1;
   const bool v2107 = v2105 && v2106;
   if (v2107) {
@@ -2835,11 +2835,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2112 = v2111 + v2104;
     out[v2112] = v2110;
   }
-  const unsigned int v2113 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2113 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2114 = v600 + v2113;
-  const unsigned int v2115 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2115 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2116 = v599 + v2115;
-  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2118 = v2116 < v1;
   const bool v2119 = v2117 && v2118;
   if (v2119) {
@@ -2850,11 +2850,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2124 = v2123 + v2116;
     out[v2124] = v2122;
   }
-  const unsigned int v2125 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2125 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2126 = v600 + v2125;
-  const unsigned int v2127 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2127 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2128 = v599 + v2127;
-  const bool v2129 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2129 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2130 = v2128 < v1;
   const bool v2131 = v2129 && v2130;
   if (v2131) {

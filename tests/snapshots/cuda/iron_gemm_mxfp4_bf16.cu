@@ -280,25 +280,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v31 = v30 << 6u;
-  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v35 = v34 << 6u;
-  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v37, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v39, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v45 = v44 == 0u;
-  if (v45) {  // kernels/gemm/gemm_tiles.hpp:259
-    for (unsigned int v3561 = 0u; v3561 < 2u; v3561 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:260
+    for (unsigned int v3561 = 0u; v3561 < 2u; v3561 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v3562 = v3561 << 5u;
       const bool v3564 = v3562 < v2;
       if (v3564) {
-        const unsigned int v3566 = v3561 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v3566 = v3561 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v3568 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3571 = v3568 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v3574 = v3568 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -904,33 +904,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const iron_bf16 v4610 = iron_f32_to_bf16(v4609);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3662) = iron_bf16x8{{v4589, v4592, v4595, v4598, v4601, v4604, v4607, v4610}};  // kernels/gemm/quant_b.hpp:146
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v4629 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v4635 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v4629 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v4635 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v4617 = 0u; v4617 < v2; v4617 += 32u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v4617 = 0u; v4617 < v2; v4617 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v4619 = v4617 >> 5u;
       const unsigned int v4621 = v4619 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v4623 = v4621 * 5120u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v4630 = v4623 + v4629;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v4623 = v4621 * 5120u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v4630 = v4623 + v4629;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false>(v39, shm0, v4630, 40u);
-      const unsigned int v4636 = v4623 + v4635;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v4636 = v4623 + v4635;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true>(v41, shm1, v4636, 40u);
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v4643 = v4630 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v4643 = v4630 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false>(v39, shm0, v4643, 40u);
-      const unsigned int v4649 = v4636 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v4649 = v4636 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true>(v41, shm1, v4649, 40u);
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v4652 = v4617 + 64u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v4652 = v4617 + 64u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v4654 = v4619 + 2u;
       const unsigned int v4655 = v4654 % 3u;
       const bool v4656 = v4652 < v2;
       if (v4656) {
-        const unsigned int v4658 = v4655 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v4658 = v4655 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v4660 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4663 = v4660 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v4666 = v4660 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -1536,7 +1536,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const iron_bf16 v5702 = iron_f32_to_bf16(v5701);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v4754) = iron_bf16x8{{v5681, v5684, v5687, v5690, v5693, v5696, v5699, v5702}};  // kernels/gemm/quant_b.hpp:146
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
@@ -1589,12 +1589,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v1917 = v1905 * v1202;  // kernels/gemm/quant_b.hpp:72
     const unsigned int v2118 = v1888 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v2120 = v2118 + v1892;
-    const unsigned int v2127 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v2133 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v2141 = v2127 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v2147 = v2133 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v2127 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v2133 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v2141 = v2127 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v2147 = v2133 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v1142 = 0u; v1142 < v2; v1142 += 32u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v1142 = 0u; v1142 < v2; v1142 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v1146 = v1144; v1146 < 4096u; v1146 += v1143) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v1148 = v1146 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v1150 = v1146 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -2137,23 +2137,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const float v2114 = v1897 ? v2091 : 0.0f;
       const iron_bf16 v2115 = iron_f32_to_bf16(v2114);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v2120) = iron_bf16x8{{v2094, v2097, v2100, v2103, v2106, v2109, v2112, v2115}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false>(v39, shm0, v2127, 40u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true>(v41, shm1, v2133, 40u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false>(v39, shm0, v2141, 40u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true>(v41, shm1, v2147, 40u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false>(v39, shm0, v2127, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true>(v41, shm1, v2133, 40u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false>(v39, shm0, v2141, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true>(v41, shm1, v2147, 40u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v2148 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v2148 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v2149 = v22 + v31;
-  const unsigned int v2150 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2150 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2151 = v2149 + v2150;
-  const unsigned int v2152 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2152 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2153 = v2148 + v2152;
-  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2155 = v2153 < v1;
   const bool v2156 = v2154 && v2155;
   if (v2156) {
@@ -2163,11 +2163,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2160 = v2159 + v2153;
     out[v2160] = v2158;
   }
-  const unsigned int v2161 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2161 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2162 = v2149 + v2161;
-  const unsigned int v2163 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2163 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2164 = v2148 + v2163;
-  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2166 = v2164 < v1;
   const bool v2167 = v2165 && v2166;
   if (v2167) {
@@ -2177,11 +2177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2171 = v2170 + v2164;
     out[v2171] = v2169;
   }
-  const unsigned int v2172 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2172 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2173 = v2149 + v2172;
-  const unsigned int v2174 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2174 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2175 = v2148 + v2174;
-  const bool v2176 = v2173 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2176 = v2173 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2177 = v2175 < v1;
   const bool v2178 = v2176 && v2177;
   if (v2178) {
@@ -2191,11 +2191,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2182 = v2181 + v2175;
     out[v2182] = v2180;
   }
-  const unsigned int v2183 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2183 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2184 = v2149 + v2183;
-  const unsigned int v2185 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2185 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2186 = v2148 + v2185;
-  const bool v2187 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2187 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2188 = v2186 < v1;
   const bool v2189 = v2187 && v2188;
   if (v2189) {
@@ -2205,11 +2205,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2193 = v2192 + v2186;
     out[v2193] = v2191;
   }
-  const unsigned int v2194 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2194 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2195 = v2149 + v2194;
-  const unsigned int v2196 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2196 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2197 = v2148 + v2196;
-  const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2199 = v2197 < v1;
   const bool v2200 = v2198 && v2199;
   if (v2200) {
@@ -2219,11 +2219,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2204 = v2203 + v2197;
     out[v2204] = v2202;
   }
-  const unsigned int v2205 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2205 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2206 = v2149 + v2205;
-  const unsigned int v2207 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2207 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2208 = v2148 + v2207;
-  const bool v2209 = v2206 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2209 = v2206 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2210 = v2208 < v1;
   const bool v2211 = v2209 && v2210;
   if (v2211) {
@@ -2233,11 +2233,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2215 = v2214 + v2208;
     out[v2215] = v2213;
   }
-  const unsigned int v2216 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2216 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2217 = v2149 + v2216;
-  const unsigned int v2218 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2218 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2219 = v2148 + v2218;
-  const bool v2220 = v2217 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2220 = v2217 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2221 = v2219 < v1;
   const bool v2222 = v2220 && v2221;
   if (v2222) {
@@ -2247,11 +2247,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2226 = v2225 + v2219;
     out[v2226] = v2224;
   }
-  const unsigned int v2227 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2227 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2228 = v2149 + v2227;
-  const unsigned int v2229 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2229 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2230 = v2148 + v2229;
-  const bool v2231 = v2228 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2231 = v2228 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2232 = v2230 < v1;
   const bool v2233 = v2231 && v2232;
   if (v2233) {
@@ -2261,11 +2261,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2237 = v2236 + v2230;
     out[v2237] = v2235;
   }
-  const unsigned int v2238 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2238 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2239 = v2149 + v2238;
-  const unsigned int v2240 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2240 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2241 = v2148 + v2240;
-  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -2275,11 +2275,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2248 = v2247 + v2241;
     out[v2248] = v2246;
   }
-  const unsigned int v2249 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2249 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2250 = v2149 + v2249;
-  const unsigned int v2251 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2251 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2252 = v2148 + v2251;
-  const bool v2253 = v2250 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2253 = v2250 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2254 = v2252 < v1;
   const bool v2255 = v2253 && v2254;
   if (v2255) {
@@ -2289,11 +2289,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2259 = v2258 + v2252;
     out[v2259] = v2257;
   }
-  const unsigned int v2260 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2260 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2261 = v2149 + v2260;
-  const unsigned int v2262 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2262 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2263 = v2148 + v2262;
-  const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2265 = v2263 < v1;
   const bool v2266 = v2264 && v2265;
   if (v2266) {
@@ -2303,11 +2303,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2270 = v2269 + v2263;
     out[v2270] = v2268;
   }
-  const unsigned int v2271 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2271 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2272 = v2149 + v2271;
-  const unsigned int v2273 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2273 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2274 = v2148 + v2273;
-  const bool v2275 = v2272 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2275 = v2272 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2276 = v2274 < v1;
   const bool v2277 = v2275 && v2276;
   if (v2277) {
@@ -2317,11 +2317,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2281 = v2280 + v2274;
     out[v2281] = v2279;
   }
-  const unsigned int v2282 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2282 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2283 = v2149 + v2282;
-  const unsigned int v2284 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2284 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2285 = v2148 + v2284;
-  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2287 = v2285 < v1;
   const bool v2288 = v2286 && v2287;
   if (v2288) {
@@ -2331,11 +2331,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2292 = v2291 + v2285;
     out[v2292] = v2290;
   }
-  const unsigned int v2293 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2293 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2294 = v2149 + v2293;
-  const unsigned int v2295 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2295 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2296 = v2148 + v2295;
-  const bool v2297 = v2294 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2297 = v2294 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2298 = v2296 < v1;
   const bool v2299 = v2297 && v2298;
   if (v2299) {
@@ -2345,11 +2345,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2303 = v2302 + v2296;
     out[v2303] = v2301;
   }
-  const unsigned int v2304 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2304 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2305 = v2149 + v2304;
-  const unsigned int v2306 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2306 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2307 = v2148 + v2306;
-  const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2309 = v2307 < v1;
   const bool v2310 = v2308 && v2309;
   if (v2310) {
@@ -2359,11 +2359,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2314 = v2313 + v2307;
     out[v2314] = v2312;
   }
-  const unsigned int v2315 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2315 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2316 = v2149 + v2315;
-  const unsigned int v2317 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2317 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2318 = v2148 + v2317;
-  const bool v2319 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2319 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2320 = v2318 < v1;
   const bool v2321 = v2319 && v2320;
   if (v2321) {
@@ -2373,11 +2373,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2325 = v2324 + v2318;
     out[v2325] = v2323;
   }
-  const unsigned int v2326 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2326 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2327 = v2149 + v2326;
-  const unsigned int v2328 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2328 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2329 = v2148 + v2328;
-  const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2331 = v2329 < v1;
   const bool v2332 = v2330 && v2331;
   if (v2332) {
@@ -2387,11 +2387,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2336 = v2335 + v2329;
     out[v2336] = v2334;
   }
-  const unsigned int v2337 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2337 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2338 = v2149 + v2337;
-  const unsigned int v2339 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2339 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2340 = v2148 + v2339;
-  const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2342 = v2340 < v1;
   const bool v2343 = v2341 && v2342;
   if (v2343) {
@@ -2401,11 +2401,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2347 = v2346 + v2340;
     out[v2347] = v2345;
   }
-  const unsigned int v2348 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2348 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2349 = v2149 + v2348;
-  const unsigned int v2350 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2350 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2351 = v2148 + v2350;
-  const bool v2352 = v2349 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2352 = v2349 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2353 = v2351 < v1;
   const bool v2354 = v2352 && v2353;
   if (v2354) {
@@ -2415,11 +2415,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2358 = v2357 + v2351;
     out[v2358] = v2356;
   }
-  const unsigned int v2359 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2359 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2360 = v2149 + v2359;
-  const unsigned int v2361 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2361 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2362 = v2148 + v2361;
-  const bool v2363 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2363 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2364 = v2362 < v1;
   const bool v2365 = v2363 && v2364;
   if (v2365) {
@@ -2429,11 +2429,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2369 = v2368 + v2362;
     out[v2369] = v2367;
   }
-  const unsigned int v2370 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2370 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2371 = v2149 + v2370;
-  const unsigned int v2372 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2372 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2373 = v2148 + v2372;
-  const bool v2374 = v2371 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2374 = v2371 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2375 = v2373 < v1;
   const bool v2376 = v2374 && v2375;
   if (v2376) {
@@ -2443,11 +2443,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2380 = v2379 + v2373;
     out[v2380] = v2378;
   }
-  const unsigned int v2381 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2381 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2382 = v2149 + v2381;
-  const unsigned int v2383 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2383 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2384 = v2148 + v2383;
-  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2386 = v2384 < v1;
   const bool v2387 = v2385 && v2386;
   if (v2387) {
@@ -2457,11 +2457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2391 = v2390 + v2384;
     out[v2391] = v2389;
   }
-  const unsigned int v2392 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2392 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2393 = v2149 + v2392;
-  const unsigned int v2394 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2394 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2395 = v2148 + v2394;
-  const bool v2396 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2396 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2397 = v2395 < v1;
   const bool v2398 = v2396 && v2397;
   if (v2398) {
@@ -2471,11 +2471,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2402 = v2401 + v2395;
     out[v2402] = v2400;
   }
-  const unsigned int v2403 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2403 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2404 = v2149 + v2403;
-  const unsigned int v2405 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2405 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2406 = v2148 + v2405;
-  const bool v2407 = v2404 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2407 = v2404 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2408 = v2406 < v1;
   const bool v2409 = v2407 && v2408;
   if (v2409) {
@@ -2485,11 +2485,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2413 = v2412 + v2406;
     out[v2413] = v2411;
   }
-  const unsigned int v2414 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2414 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2415 = v2149 + v2414;
-  const unsigned int v2416 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2416 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2417 = v2148 + v2416;
-  const bool v2418 = v2415 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2418 = v2415 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2419 = v2417 < v1;
   const bool v2420 = v2418 && v2419;
   if (v2420) {
@@ -2499,11 +2499,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2424 = v2423 + v2417;
     out[v2424] = v2422;
   }
-  const unsigned int v2425 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2425 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2426 = v2149 + v2425;
-  const unsigned int v2427 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2427 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2428 = v2148 + v2427;
-  const bool v2429 = v2426 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2429 = v2426 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2430 = v2428 < v1;
   const bool v2431 = v2429 && v2430;
   if (v2431) {
@@ -2513,11 +2513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2435 = v2434 + v2428;
     out[v2435] = v2433;
   }
-  const unsigned int v2436 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2436 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2437 = v2149 + v2436;
-  const unsigned int v2438 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2438 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2439 = v2148 + v2438;
-  const bool v2440 = v2437 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2440 = v2437 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2441 = v2439 < v1;
   const bool v2442 = v2440 && v2441;
   if (v2442) {
@@ -2527,11 +2527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2446 = v2445 + v2439;
     out[v2446] = v2444;
   }
-  const unsigned int v2447 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2447 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2448 = v2149 + v2447;
-  const unsigned int v2449 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2449 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2450 = v2148 + v2449;
-  const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2452 = v2450 < v1;
   const bool v2453 = v2451 && v2452;
   if (v2453) {
@@ -2541,11 +2541,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2457 = v2456 + v2450;
     out[v2457] = v2455;
   }
-  const unsigned int v2458 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2458 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2459 = v2149 + v2458;
-  const unsigned int v2460 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2460 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2461 = v2148 + v2460;
-  const bool v2462 = v2459 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2462 = v2459 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2463 = v2461 < v1;
   const bool v2464 = v2462 && v2463;
   if (v2464) {
@@ -2555,11 +2555,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2468 = v2467 + v2461;
     out[v2468] = v2466;
   }
-  const unsigned int v2469 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2469 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2470 = v2149 + v2469;
-  const unsigned int v2471 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2471 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2472 = v2148 + v2471;
-  const bool v2473 = v2470 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2473 = v2470 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2474 = v2472 < v1;
   const bool v2475 = v2473 && v2474;
   if (v2475) {
@@ -2569,11 +2569,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2479 = v2478 + v2472;
     out[v2479] = v2477;
   }
-  const unsigned int v2480 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2480 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2481 = v2149 + v2480;
-  const unsigned int v2482 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2482 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2483 = v2148 + v2482;
-  const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2485 = v2483 < v1;
   const bool v2486 = v2484 && v2485;
   if (v2486) {
@@ -2583,11 +2583,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2490 = v2489 + v2483;
     out[v2490] = v2488;
   }
-  const unsigned int v2491 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2491 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2492 = v2149 + v2491;
-  const unsigned int v2493 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2493 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2494 = v2148 + v2493;
-  const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2496 = v2494 < v1;
   const bool v2497 = v2495 && v2496;
   if (v2497) {
@@ -2597,11 +2597,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2501 = v2500 + v2494;
     out[v2501] = v2499;
   }
-  const unsigned int v2502 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2502 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2503 = v2149 + v2502;
-  const unsigned int v2504 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2504 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2505 = v2148 + v2504;
-  const bool v2506 = v2503 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2506 = v2503 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2507 = v2505 < v1;
   const bool v2508 = v2506 && v2507;
   if (v2508) {
@@ -2611,11 +2611,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2512 = v2511 + v2505;
     out[v2512] = v2510;
   }
-  const unsigned int v2513 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2513 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2514 = v2149 + v2513;
-  const unsigned int v2515 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2515 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2516 = v2148 + v2515;
-  const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2518 = v2516 < v1;
   const bool v2519 = v2517 && v2518;
   if (v2519) {
@@ -2625,11 +2625,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2523 = v2522 + v2516;
     out[v2523] = v2521;
   }
-  const unsigned int v2524 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2524 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2525 = v2149 + v2524;
-  const unsigned int v2526 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2526 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2527 = v2148 + v2526;
-  const bool v2528 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2528 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2529 = v2527 < v1;
   const bool v2530 = v2528 && v2529;
   if (v2530) {
@@ -2639,11 +2639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2534 = v2533 + v2527;
     out[v2534] = v2532;
   }
-  const unsigned int v2535 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2535 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2536 = v2149 + v2535;
-  const unsigned int v2537 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2537 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2538 = v2148 + v2537;
-  const bool v2539 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2539 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2540 = v2538 < v1;
   const bool v2541 = v2539 && v2540;
   if (v2541) {
@@ -2653,11 +2653,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2545 = v2544 + v2538;
     out[v2545] = v2543;
   }
-  const unsigned int v2546 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2546 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2547 = v2149 + v2546;
-  const unsigned int v2548 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2548 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2549 = v2148 + v2548;
-  const bool v2550 = v2547 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2550 = v2547 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2551 = v2549 < v1;
   const bool v2552 = v2550 && v2551;
   if (v2552) {
@@ -2667,11 +2667,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2556 = v2555 + v2549;
     out[v2556] = v2554;
   }
-  const unsigned int v2557 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2557 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2558 = v2149 + v2557;
-  const unsigned int v2559 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2559 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2560 = v2148 + v2559;
-  const bool v2561 = v2558 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2561 = v2558 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2562 = v2560 < v1;
   const bool v2563 = v2561 && v2562;
   if (v2563) {
@@ -2681,11 +2681,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2567 = v2566 + v2560;
     out[v2567] = v2565;
   }
-  const unsigned int v2568 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2568 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2569 = v2149 + v2568;
-  const unsigned int v2570 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2570 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2571 = v2148 + v2570;
-  const bool v2572 = v2569 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2572 = v2569 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2573 = v2571 < v1;
   const bool v2574 = v2572 && v2573;
   if (v2574) {
@@ -2695,11 +2695,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2578 = v2577 + v2571;
     out[v2578] = v2576;
   }
-  const unsigned int v2579 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2579 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2580 = v2149 + v2579;
-  const unsigned int v2581 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2581 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2582 = v2148 + v2581;
-  const bool v2583 = v2580 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2583 = v2580 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2584 = v2582 < v1;
   const bool v2585 = v2583 && v2584;
   if (v2585) {
@@ -2709,11 +2709,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2589 = v2588 + v2582;
     out[v2589] = v2587;
   }
-  const unsigned int v2590 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2590 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2591 = v2149 + v2590;
-  const unsigned int v2592 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2592 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2593 = v2148 + v2592;
-  const bool v2594 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2594 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2595 = v2593 < v1;
   const bool v2596 = v2594 && v2595;
   if (v2596) {
@@ -2723,11 +2723,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2600 = v2599 + v2593;
     out[v2600] = v2598;
   }
-  const unsigned int v2601 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2601 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2602 = v2149 + v2601;
-  const unsigned int v2603 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2603 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2604 = v2148 + v2603;
-  const bool v2605 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2605 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2606 = v2604 < v1;
   const bool v2607 = v2605 && v2606;
   if (v2607) {
@@ -2737,11 +2737,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2611 = v2610 + v2604;
     out[v2611] = v2609;
   }
-  const unsigned int v2612 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2612 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2613 = v2149 + v2612;
-  const unsigned int v2614 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2614 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2615 = v2148 + v2614;
-  const bool v2616 = v2613 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2616 = v2613 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2617 = v2615 < v1;
   const bool v2618 = v2616 && v2617;
   if (v2618) {
@@ -2751,11 +2751,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2622 = v2621 + v2615;
     out[v2622] = v2620;
   }
-  const unsigned int v2623 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2623 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2624 = v2149 + v2623;
-  const unsigned int v2625 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2625 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2626 = v2148 + v2625;
-  const bool v2627 = v2624 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2627 = v2624 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2628 = v2626 < v1;
   const bool v2629 = v2627 && v2628;
   if (v2629) {
@@ -2765,11 +2765,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2633 = v2632 + v2626;
     out[v2633] = v2631;
   }
-  const unsigned int v2634 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2634 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2635 = v2149 + v2634;
-  const unsigned int v2636 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2636 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2637 = v2148 + v2636;
-  const bool v2638 = v2635 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2638 = v2635 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2639 = v2637 < v1;
   const bool v2640 = v2638 && v2639;
   if (v2640) {
@@ -2779,11 +2779,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2644 = v2643 + v2637;
     out[v2644] = v2642;
   }
-  const unsigned int v2645 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2645 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2646 = v2149 + v2645;
-  const unsigned int v2647 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2647 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2648 = v2148 + v2647;
-  const bool v2649 = v2646 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2649 = v2646 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2650 = v2648 < v1;
   const bool v2651 = v2649 && v2650;
   if (v2651) {
@@ -2793,11 +2793,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2655 = v2654 + v2648;
     out[v2655] = v2653;
   }
-  const unsigned int v2656 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2656 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2657 = v2149 + v2656;
-  const unsigned int v2658 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2658 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2659 = v2148 + v2658;
-  const bool v2660 = v2657 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2660 = v2657 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2661 = v2659 < v1;
   const bool v2662 = v2660 && v2661;
   if (v2662) {
@@ -2807,11 +2807,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2666 = v2665 + v2659;
     out[v2666] = v2664;
   }
-  const unsigned int v2667 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2667 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2668 = v2149 + v2667;
-  const unsigned int v2669 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2669 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2670 = v2148 + v2669;
-  const bool v2671 = v2668 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2671 = v2668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2672 = v2670 < v1;
   const bool v2673 = v2671 && v2672;
   if (v2673) {
@@ -2821,11 +2821,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2677 = v2676 + v2670;
     out[v2677] = v2675;
   }
-  const unsigned int v2678 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2678 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2679 = v2149 + v2678;
-  const unsigned int v2680 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2680 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2681 = v2148 + v2680;
-  const bool v2682 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2682 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2683 = v2681 < v1;
   const bool v2684 = v2682 && v2683;
   if (v2684) {
@@ -2835,11 +2835,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2688 = v2687 + v2681;
     out[v2688] = v2686;
   }
-  const unsigned int v2689 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2689 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2690 = v2149 + v2689;
-  const unsigned int v2691 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2691 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2692 = v2148 + v2691;
-  const bool v2693 = v2690 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2693 = v2690 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2694 = v2692 < v1;
   const bool v2695 = v2693 && v2694;
   if (v2695) {
@@ -2849,11 +2849,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2699 = v2698 + v2692;
     out[v2699] = v2697;
   }
-  const unsigned int v2700 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2700 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2701 = v2149 + v2700;
-  const unsigned int v2702 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2702 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2703 = v2148 + v2702;
-  const bool v2704 = v2701 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2704 = v2701 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2705 = v2703 < v1;
   const bool v2706 = v2704 && v2705;
   if (v2706) {
@@ -2863,11 +2863,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2710 = v2709 + v2703;
     out[v2710] = v2708;
   }
-  const unsigned int v2711 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2711 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2712 = v2149 + v2711;
-  const unsigned int v2713 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2713 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2714 = v2148 + v2713;
-  const bool v2715 = v2712 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2715 = v2712 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2716 = v2714 < v1;
   const bool v2717 = v2715 && v2716;
   if (v2717) {
@@ -2877,11 +2877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2721 = v2720 + v2714;
     out[v2721] = v2719;
   }
-  const unsigned int v2722 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2722 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2723 = v2149 + v2722;
-  const unsigned int v2724 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2724 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2725 = v2148 + v2724;
-  const bool v2726 = v2723 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2726 = v2723 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2727 = v2725 < v1;
   const bool v2728 = v2726 && v2727;
   if (v2728) {
@@ -2891,11 +2891,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2732 = v2731 + v2725;
     out[v2732] = v2730;
   }
-  const unsigned int v2733 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2733 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2734 = v2149 + v2733;
-  const unsigned int v2735 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2735 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2736 = v2148 + v2735;
-  const bool v2737 = v2734 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2737 = v2734 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2738 = v2736 < v1;
   const bool v2739 = v2737 && v2738;
   if (v2739) {
@@ -2905,11 +2905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2743 = v2742 + v2736;
     out[v2743] = v2741;
   }
-  const unsigned int v2744 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2744 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2745 = v2149 + v2744;
-  const unsigned int v2746 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2746 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2747 = v2148 + v2746;
-  const bool v2748 = v2745 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2748 = v2745 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2749 = v2747 < v1;
   const bool v2750 = v2748 && v2749;
   if (v2750) {
@@ -2919,11 +2919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2754 = v2753 + v2747;
     out[v2754] = v2752;
   }
-  const unsigned int v2755 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2755 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2756 = v2149 + v2755;
-  const unsigned int v2757 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2757 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2758 = v2148 + v2757;
-  const bool v2759 = v2756 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2759 = v2756 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2760 = v2758 < v1;
   const bool v2761 = v2759 && v2760;
   if (v2761) {
@@ -2933,11 +2933,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2765 = v2764 + v2758;
     out[v2765] = v2763;
   }
-  const unsigned int v2766 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2766 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2767 = v2149 + v2766;
-  const unsigned int v2768 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2768 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2769 = v2148 + v2768;
-  const bool v2770 = v2767 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2770 = v2767 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2771 = v2769 < v1;
   const bool v2772 = v2770 && v2771;
   if (v2772) {
@@ -2947,11 +2947,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2776 = v2775 + v2769;
     out[v2776] = v2774;
   }
-  const unsigned int v2777 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2777 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2778 = v2149 + v2777;
-  const unsigned int v2779 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2779 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2780 = v2148 + v2779;
-  const bool v2781 = v2778 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2781 = v2778 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2782 = v2780 < v1;
   const bool v2783 = v2781 && v2782;
   if (v2783) {
@@ -2961,11 +2961,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2787 = v2786 + v2780;
     out[v2787] = v2785;
   }
-  const unsigned int v2788 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2788 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2789 = v2149 + v2788;
-  const unsigned int v2790 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2790 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2791 = v2148 + v2790;
-  const bool v2792 = v2789 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2792 = v2789 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2793 = v2791 < v1;
   const bool v2794 = v2792 && v2793;
   if (v2794) {
@@ -2975,11 +2975,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2798 = v2797 + v2791;
     out[v2798] = v2796;
   }
-  const unsigned int v2799 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2799 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2800 = v2149 + v2799;
-  const unsigned int v2801 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2801 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2802 = v2148 + v2801;
-  const bool v2803 = v2800 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2803 = v2800 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2804 = v2802 < v1;
   const bool v2805 = v2803 && v2804;
   if (v2805) {
@@ -2989,11 +2989,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2809 = v2808 + v2802;
     out[v2809] = v2807;
   }
-  const unsigned int v2810 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2810 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2811 = v2149 + v2810;
-  const unsigned int v2812 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2812 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2813 = v2148 + v2812;
-  const bool v2814 = v2811 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2814 = v2811 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2815 = v2813 < v1;
   const bool v2816 = v2814 && v2815;
   if (v2816) {
@@ -3003,11 +3003,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2820 = v2819 + v2813;
     out[v2820] = v2818;
   }
-  const unsigned int v2821 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2821 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2822 = v2149 + v2821;
-  const unsigned int v2823 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2823 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2824 = v2148 + v2823;
-  const bool v2825 = v2822 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2825 = v2822 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2826 = v2824 < v1;
   const bool v2827 = v2825 && v2826;
   if (v2827) {
@@ -3017,11 +3017,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2831 = v2830 + v2824;
     out[v2831] = v2829;
   }
-  const unsigned int v2832 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2832 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2833 = v2149 + v2832;
-  const unsigned int v2834 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2834 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2835 = v2148 + v2834;
-  const bool v2836 = v2833 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2836 = v2833 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2837 = v2835 < v1;
   const bool v2838 = v2836 && v2837;
   if (v2838) {
@@ -3031,11 +3031,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2842 = v2841 + v2835;
     out[v2842] = v2840;
   }
-  const unsigned int v2843 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2843 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2844 = v2149 + v2843;
-  const unsigned int v2845 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2845 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2846 = v2148 + v2845;
-  const bool v2847 = v2844 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2847 = v2844 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2848 = v2846 < v1;
   const bool v2849 = v2847 && v2848;
   if (v2849) {
@@ -3045,11 +3045,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2853 = v2852 + v2846;
     out[v2853] = v2851;
   }
-  const unsigned int v2854 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2854 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2855 = v2149 + v2854;
-  const unsigned int v2856 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2856 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2857 = v2148 + v2856;
-  const bool v2858 = v2855 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2858 = v2855 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2859 = v2857 < v1;
   const bool v2860 = v2858 && v2859;
   if (v2860) {
@@ -3059,11 +3059,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2864 = v2863 + v2857;
     out[v2864] = v2862;
   }
-  const unsigned int v2865 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2865 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2866 = v2149 + v2865;
-  const unsigned int v2867 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2867 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2868 = v2148 + v2867;
-  const bool v2869 = v2866 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2869 = v2866 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2870 = v2868 < v1;
   const bool v2871 = v2869 && v2870;
   if (v2871) {
@@ -3073,11 +3073,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2875 = v2874 + v2868;
     out[v2875] = v2873;
   }
-  const unsigned int v2876 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2876 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2877 = v2149 + v2876;
-  const unsigned int v2878 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2878 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2879 = v2148 + v2878;
-  const bool v2880 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2880 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2881 = v2879 < v1;
   const bool v2882 = v2880 && v2881;
   if (v2882) {
@@ -3087,11 +3087,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2886 = v2885 + v2879;
     out[v2886] = v2884;
   }
-  const unsigned int v2887 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2887 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2888 = v2149 + v2887;
-  const unsigned int v2889 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2889 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2890 = v2148 + v2889;
-  const bool v2891 = v2888 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2891 = v2888 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2892 = v2890 < v1;
   const bool v2893 = v2891 && v2892;
   if (v2893) {
@@ -3101,11 +3101,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2897 = v2896 + v2890;
     out[v2897] = v2895;
   }
-  const unsigned int v2898 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2898 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2899 = v2149 + v2898;
-  const unsigned int v2900 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2900 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2901 = v2148 + v2900;
-  const bool v2902 = v2899 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2902 = v2899 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2903 = v2901 < v1;
   const bool v2904 = v2902 && v2903;
   if (v2904) {
@@ -3115,11 +3115,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2908 = v2907 + v2901;
     out[v2908] = v2906;
   }
-  const unsigned int v2909 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2909 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2910 = v2149 + v2909;
-  const unsigned int v2911 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2911 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2912 = v2148 + v2911;
-  const bool v2913 = v2910 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2913 = v2910 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2914 = v2912 < v1;
   const bool v2915 = v2913 && v2914;
   if (v2915) {
@@ -3129,11 +3129,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2919 = v2918 + v2912;
     out[v2919] = v2917;
   }
-  const unsigned int v2920 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2920 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2921 = v2149 + v2920;
-  const unsigned int v2922 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2922 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2923 = v2148 + v2922;
-  const bool v2924 = v2921 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2924 = v2921 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2925 = v2923 < v1;
   const bool v2926 = v2924 && v2925;
   if (v2926) {
@@ -3143,11 +3143,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2930 = v2929 + v2923;
     out[v2930] = v2928;
   }
-  const unsigned int v2931 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2931 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2932 = v2149 + v2931;
-  const unsigned int v2933 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2933 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2934 = v2148 + v2933;
-  const bool v2935 = v2932 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2935 = v2932 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2936 = v2934 < v1;
   const bool v2937 = v2935 && v2936;
   if (v2937) {
@@ -3157,11 +3157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2941 = v2940 + v2934;
     out[v2941] = v2939;
   }
-  const unsigned int v2942 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2942 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2943 = v2149 + v2942;
-  const unsigned int v2944 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2944 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2945 = v2148 + v2944;
-  const bool v2946 = v2943 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2946 = v2943 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2947 = v2945 < v1;
   const bool v2948 = v2946 && v2947;
   if (v2948) {
@@ -3171,11 +3171,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2952 = v2951 + v2945;
     out[v2952] = v2950;
   }
-  const unsigned int v2953 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2953 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2954 = v2149 + v2953;
-  const unsigned int v2955 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2955 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2956 = v2148 + v2955;
-  const bool v2957 = v2954 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2957 = v2954 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2958 = v2956 < v1;
   const bool v2959 = v2957 && v2958;
   if (v2959) {
@@ -3185,11 +3185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2963 = v2962 + v2956;
     out[v2963] = v2961;
   }
-  const unsigned int v2964 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2964 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2965 = v2149 + v2964;
-  const unsigned int v2966 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2966 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2967 = v2148 + v2966;
-  const bool v2968 = v2965 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2968 = v2965 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2969 = v2967 < v1;
   const bool v2970 = v2968 && v2969;
   if (v2970) {
@@ -3199,11 +3199,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2974 = v2973 + v2967;
     out[v2974] = v2972;
   }
-  const unsigned int v2975 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2975 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2976 = v2149 + v2975;
-  const unsigned int v2977 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2977 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2978 = v2148 + v2977;
-  const bool v2979 = v2976 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2979 = v2976 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2980 = v2978 < v1;
   const bool v2981 = v2979 && v2980;
   if (v2981) {
@@ -3213,11 +3213,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2985 = v2984 + v2978;
     out[v2985] = v2983;
   }
-  const unsigned int v2986 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2986 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2987 = v2149 + v2986;
-  const unsigned int v2988 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2988 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2989 = v2148 + v2988;
-  const bool v2990 = v2987 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2990 = v2987 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2991 = v2989 < v1;
   const bool v2992 = v2990 && v2991;
   if (v2992) {
@@ -3227,11 +3227,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2996 = v2995 + v2989;
     out[v2996] = v2994;
   }
-  const unsigned int v2997 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2997 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2998 = v2149 + v2997;
-  const unsigned int v2999 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2999 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3000 = v2148 + v2999;
-  const bool v3001 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3001 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3002 = v3000 < v1;
   const bool v3003 = v3001 && v3002;
   if (v3003) {
@@ -3241,11 +3241,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3007 = v3006 + v3000;
     out[v3007] = v3005;
   }
-  const unsigned int v3008 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3008 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3009 = v2149 + v3008;
-  const unsigned int v3010 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3010 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3011 = v2148 + v3010;
-  const bool v3012 = v3009 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3012 = v3009 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3013 = v3011 < v1;
   const bool v3014 = v3012 && v3013;
   if (v3014) {
@@ -3255,11 +3255,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3018 = v3017 + v3011;
     out[v3018] = v3016;
   }
-  const unsigned int v3019 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3019 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3020 = v2149 + v3019;
-  const unsigned int v3021 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3021 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3022 = v2148 + v3021;
-  const bool v3023 = v3020 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3023 = v3020 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3024 = v3022 < v1;
   const bool v3025 = v3023 && v3024;
   if (v3025) {
@@ -3269,11 +3269,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3029 = v3028 + v3022;
     out[v3029] = v3027;
   }
-  const unsigned int v3030 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3030 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3031 = v2149 + v3030;
-  const unsigned int v3032 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3032 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3033 = v2148 + v3032;
-  const bool v3034 = v3031 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3034 = v3031 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3035 = v3033 < v1;
   const bool v3036 = v3034 && v3035;
   if (v3036) {
@@ -3283,11 +3283,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3040 = v3039 + v3033;
     out[v3040] = v3038;
   }
-  const unsigned int v3041 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3041 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3042 = v2149 + v3041;
-  const unsigned int v3043 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3043 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3044 = v2148 + v3043;
-  const bool v3045 = v3042 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3045 = v3042 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3046 = v3044 < v1;
   const bool v3047 = v3045 && v3046;
   if (v3047) {
@@ -3297,11 +3297,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3051 = v3050 + v3044;
     out[v3051] = v3049;
   }
-  const unsigned int v3052 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3052 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3053 = v2149 + v3052;
-  const unsigned int v3054 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3054 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3055 = v2148 + v3054;
-  const bool v3056 = v3053 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3056 = v3053 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3057 = v3055 < v1;
   const bool v3058 = v3056 && v3057;
   if (v3058) {
@@ -3311,11 +3311,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3062 = v3061 + v3055;
     out[v3062] = v3060;
   }
-  const unsigned int v3063 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3063 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3064 = v2149 + v3063;
-  const unsigned int v3065 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3065 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3066 = v2148 + v3065;
-  const bool v3067 = v3064 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3067 = v3064 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3068 = v3066 < v1;
   const bool v3069 = v3067 && v3068;
   if (v3069) {
@@ -3325,11 +3325,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3073 = v3072 + v3066;
     out[v3073] = v3071;
   }
-  const unsigned int v3074 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3074 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3075 = v2149 + v3074;
-  const unsigned int v3076 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3076 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3077 = v2148 + v3076;
-  const bool v3078 = v3075 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3078 = v3075 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3079 = v3077 < v1;
   const bool v3080 = v3078 && v3079;
   if (v3080) {
@@ -3339,11 +3339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3084 = v3083 + v3077;
     out[v3084] = v3082;
   }
-  const unsigned int v3085 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3085 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3086 = v2149 + v3085;
-  const unsigned int v3087 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3087 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3088 = v2148 + v3087;
-  const bool v3089 = v3086 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3089 = v3086 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3090 = v3088 < v1;
   const bool v3091 = v3089 && v3090;
   if (v3091) {
@@ -3353,11 +3353,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3095 = v3094 + v3088;
     out[v3095] = v3093;
   }
-  const unsigned int v3096 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3096 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3097 = v2149 + v3096;
-  const unsigned int v3098 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3098 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3099 = v2148 + v3098;
-  const bool v3100 = v3097 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3100 = v3097 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3101 = v3099 < v1;
   const bool v3102 = v3100 && v3101;
   if (v3102) {
@@ -3367,11 +3367,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3106 = v3105 + v3099;
     out[v3106] = v3104;
   }
-  const unsigned int v3107 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3107 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3108 = v2149 + v3107;
-  const unsigned int v3109 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3109 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3110 = v2148 + v3109;
-  const bool v3111 = v3108 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3111 = v3108 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3112 = v3110 < v1;
   const bool v3113 = v3111 && v3112;
   if (v3113) {
@@ -3381,11 +3381,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3117 = v3116 + v3110;
     out[v3117] = v3115;
   }
-  const unsigned int v3118 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3118 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3119 = v2149 + v3118;
-  const unsigned int v3120 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3120 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3121 = v2148 + v3120;
-  const bool v3122 = v3119 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3122 = v3119 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3123 = v3121 < v1;
   const bool v3124 = v3122 && v3123;
   if (v3124) {
@@ -3395,11 +3395,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3128 = v3127 + v3121;
     out[v3128] = v3126;
   }
-  const unsigned int v3129 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3129 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3130 = v2149 + v3129;
-  const unsigned int v3131 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3131 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3132 = v2148 + v3131;
-  const bool v3133 = v3130 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3133 = v3130 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3134 = v3132 < v1;
   const bool v3135 = v3133 && v3134;
   if (v3135) {
@@ -3409,11 +3409,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3139 = v3138 + v3132;
     out[v3139] = v3137;
   }
-  const unsigned int v3140 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3140 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3141 = v2149 + v3140;
-  const unsigned int v3142 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3142 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3143 = v2148 + v3142;
-  const bool v3144 = v3141 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3144 = v3141 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3145 = v3143 < v1;
   const bool v3146 = v3144 && v3145;
   if (v3146) {
@@ -3423,11 +3423,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3150 = v3149 + v3143;
     out[v3150] = v3148;
   }
-  const unsigned int v3151 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3151 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3152 = v2149 + v3151;
-  const unsigned int v3153 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3153 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3154 = v2148 + v3153;
-  const bool v3155 = v3152 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3155 = v3152 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3156 = v3154 < v1;
   const bool v3157 = v3155 && v3156;
   if (v3157) {
@@ -3437,11 +3437,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3161 = v3160 + v3154;
     out[v3161] = v3159;
   }
-  const unsigned int v3162 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3162 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3163 = v2149 + v3162;
-  const unsigned int v3164 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3164 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3165 = v2148 + v3164;
-  const bool v3166 = v3163 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3166 = v3163 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3167 = v3165 < v1;
   const bool v3168 = v3166 && v3167;
   if (v3168) {
@@ -3451,11 +3451,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3172 = v3171 + v3165;
     out[v3172] = v3170;
   }
-  const unsigned int v3173 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3173 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3174 = v2149 + v3173;
-  const unsigned int v3175 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3175 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3176 = v2148 + v3175;
-  const bool v3177 = v3174 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3177 = v3174 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3178 = v3176 < v1;
   const bool v3179 = v3177 && v3178;
   if (v3179) {
@@ -3465,11 +3465,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3183 = v3182 + v3176;
     out[v3183] = v3181;
   }
-  const unsigned int v3184 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3184 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3185 = v2149 + v3184;
-  const unsigned int v3186 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3186 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3187 = v2148 + v3186;
-  const bool v3188 = v3185 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3188 = v3185 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3189 = v3187 < v1;
   const bool v3190 = v3188 && v3189;
   if (v3190) {
@@ -3479,11 +3479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3194 = v3193 + v3187;
     out[v3194] = v3192;
   }
-  const unsigned int v3195 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3195 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3196 = v2149 + v3195;
-  const unsigned int v3197 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3197 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3198 = v2148 + v3197;
-  const bool v3199 = v3196 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3199 = v3196 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3200 = v3198 < v1;
   const bool v3201 = v3199 && v3200;
   if (v3201) {
@@ -3493,11 +3493,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3205 = v3204 + v3198;
     out[v3205] = v3203;
   }
-  const unsigned int v3206 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3206 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3207 = v2149 + v3206;
-  const unsigned int v3208 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3208 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3209 = v2148 + v3208;
-  const bool v3210 = v3207 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3210 = v3207 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3211 = v3209 < v1;
   const bool v3212 = v3210 && v3211;
   if (v3212) {
@@ -3507,11 +3507,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3216 = v3215 + v3209;
     out[v3216] = v3214;
   }
-  const unsigned int v3217 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3217 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3218 = v2149 + v3217;
-  const unsigned int v3219 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3219 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3220 = v2148 + v3219;
-  const bool v3221 = v3218 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3221 = v3218 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3222 = v3220 < v1;
   const bool v3223 = v3221 && v3222;
   if (v3223) {
@@ -3521,11 +3521,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3227 = v3226 + v3220;
     out[v3227] = v3225;
   }
-  const unsigned int v3228 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3228 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3229 = v2149 + v3228;
-  const unsigned int v3230 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3230 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3231 = v2148 + v3230;
-  const bool v3232 = v3229 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3232 = v3229 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3233 = v3231 < v1;
   const bool v3234 = v3232 && v3233;
   if (v3234) {
@@ -3535,11 +3535,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3238 = v3237 + v3231;
     out[v3238] = v3236;
   }
-  const unsigned int v3239 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3239 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3240 = v2149 + v3239;
-  const unsigned int v3241 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3241 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3242 = v2148 + v3241;
-  const bool v3243 = v3240 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3243 = v3240 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3244 = v3242 < v1;
   const bool v3245 = v3243 && v3244;
   if (v3245) {
@@ -3549,11 +3549,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3249 = v3248 + v3242;
     out[v3249] = v3247;
   }
-  const unsigned int v3250 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3250 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3251 = v2149 + v3250;
-  const unsigned int v3252 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3252 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3253 = v2148 + v3252;
-  const bool v3254 = v3251 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3254 = v3251 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3255 = v3253 < v1;
   const bool v3256 = v3254 && v3255;
   if (v3256) {
@@ -3563,11 +3563,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3260 = v3259 + v3253;
     out[v3260] = v3258;
   }
-  const unsigned int v3261 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3261 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3262 = v2149 + v3261;
-  const unsigned int v3263 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3263 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3264 = v2148 + v3263;
-  const bool v3265 = v3262 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3265 = v3262 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3266 = v3264 < v1;
   const bool v3267 = v3265 && v3266;
   if (v3267) {
@@ -3577,11 +3577,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3271 = v3270 + v3264;
     out[v3271] = v3269;
   }
-  const unsigned int v3272 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3272 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3273 = v2149 + v3272;
-  const unsigned int v3274 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3274 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3275 = v2148 + v3274;
-  const bool v3276 = v3273 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3276 = v3273 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3277 = v3275 < v1;
   const bool v3278 = v3276 && v3277;
   if (v3278) {
@@ -3591,11 +3591,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3282 = v3281 + v3275;
     out[v3282] = v3280;
   }
-  const unsigned int v3283 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3283 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3284 = v2149 + v3283;
-  const unsigned int v3285 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3285 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3286 = v2148 + v3285;
-  const bool v3287 = v3284 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3287 = v3284 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3288 = v3286 < v1;
   const bool v3289 = v3287 && v3288;
   if (v3289) {
@@ -3605,11 +3605,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3293 = v3292 + v3286;
     out[v3293] = v3291;
   }
-  const unsigned int v3294 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3294 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3295 = v2149 + v3294;
-  const unsigned int v3296 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3296 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3297 = v2148 + v3296;
-  const bool v3298 = v3295 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3298 = v3295 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3299 = v3297 < v1;
   const bool v3300 = v3298 && v3299;
   if (v3300) {
@@ -3619,11 +3619,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3304 = v3303 + v3297;
     out[v3304] = v3302;
   }
-  const unsigned int v3305 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3305 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3306 = v2149 + v3305;
-  const unsigned int v3307 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3307 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3308 = v2148 + v3307;
-  const bool v3309 = v3306 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3309 = v3306 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3310 = v3308 < v1;
   const bool v3311 = v3309 && v3310;
   if (v3311) {
@@ -3633,11 +3633,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3315 = v3314 + v3308;
     out[v3315] = v3313;
   }
-  const unsigned int v3316 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3316 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3317 = v2149 + v3316;
-  const unsigned int v3318 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3318 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3319 = v2148 + v3318;
-  const bool v3320 = v3317 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3320 = v3317 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3321 = v3319 < v1;
   const bool v3322 = v3320 && v3321;
   if (v3322) {
@@ -3647,11 +3647,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3326 = v3325 + v3319;
     out[v3326] = v3324;
   }
-  const unsigned int v3327 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3327 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3328 = v2149 + v3327;
-  const unsigned int v3329 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3329 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3330 = v2148 + v3329;
-  const bool v3331 = v3328 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3331 = v3328 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3332 = v3330 < v1;
   const bool v3333 = v3331 && v3332;
   if (v3333) {
@@ -3661,11 +3661,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3337 = v3336 + v3330;
     out[v3337] = v3335;
   }
-  const unsigned int v3338 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3338 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3339 = v2149 + v3338;
-  const unsigned int v3340 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3340 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3341 = v2148 + v3340;
-  const bool v3342 = v3339 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3342 = v3339 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3343 = v3341 < v1;
   const bool v3344 = v3342 && v3343;
   if (v3344) {
@@ -3675,11 +3675,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3348 = v3347 + v3341;
     out[v3348] = v3346;
   }
-  const unsigned int v3349 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3349 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3350 = v2149 + v3349;
-  const unsigned int v3351 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3351 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3352 = v2148 + v3351;
-  const bool v3353 = v3350 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3353 = v3350 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3354 = v3352 < v1;
   const bool v3355 = v3353 && v3354;
   if (v3355) {
@@ -3689,11 +3689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3359 = v3358 + v3352;
     out[v3359] = v3357;
   }
-  const unsigned int v3360 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3360 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3361 = v2149 + v3360;
-  const unsigned int v3362 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3362 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3363 = v2148 + v3362;
-  const bool v3364 = v3361 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3364 = v3361 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3365 = v3363 < v1;
   const bool v3366 = v3364 && v3365;
   if (v3366) {
@@ -3703,11 +3703,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3370 = v3369 + v3363;
     out[v3370] = v3368;
   }
-  const unsigned int v3371 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3371 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3372 = v2149 + v3371;
-  const unsigned int v3373 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3373 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3374 = v2148 + v3373;
-  const bool v3375 = v3372 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3375 = v3372 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3376 = v3374 < v1;
   const bool v3377 = v3375 && v3376;
   if (v3377) {
@@ -3717,11 +3717,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3381 = v3380 + v3374;
     out[v3381] = v3379;
   }
-  const unsigned int v3382 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3382 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3383 = v2149 + v3382;
-  const unsigned int v3384 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3384 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3385 = v2148 + v3384;
-  const bool v3386 = v3383 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3386 = v3383 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3387 = v3385 < v1;
   const bool v3388 = v3386 && v3387;
   if (v3388) {
@@ -3731,11 +3731,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3392 = v3391 + v3385;
     out[v3392] = v3390;
   }
-  const unsigned int v3393 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3393 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3394 = v2149 + v3393;
-  const unsigned int v3395 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3395 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3396 = v2148 + v3395;
-  const bool v3397 = v3394 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3397 = v3394 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3398 = v3396 < v1;
   const bool v3399 = v3397 && v3398;
   if (v3399) {
@@ -3745,11 +3745,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3403 = v3402 + v3396;
     out[v3403] = v3401;
   }
-  const unsigned int v3404 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3404 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3405 = v2149 + v3404;
-  const unsigned int v3406 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3406 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3407 = v2148 + v3406;
-  const bool v3408 = v3405 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3408 = v3405 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3409 = v3407 < v1;
   const bool v3410 = v3408 && v3409;
   if (v3410) {
@@ -3759,11 +3759,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3414 = v3413 + v3407;
     out[v3414] = v3412;
   }
-  const unsigned int v3415 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3415 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3416 = v2149 + v3415;
-  const unsigned int v3417 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3417 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3418 = v2148 + v3417;
-  const bool v3419 = v3416 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3419 = v3416 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3420 = v3418 < v1;
   const bool v3421 = v3419 && v3420;
   if (v3421) {
@@ -3773,11 +3773,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3425 = v3424 + v3418;
     out[v3425] = v3423;
   }
-  const unsigned int v3426 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3426 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3427 = v2149 + v3426;
-  const unsigned int v3428 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3428 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3429 = v2148 + v3428;
-  const bool v3430 = v3427 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3430 = v3427 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3431 = v3429 < v1;
   const bool v3432 = v3430 && v3431;
   if (v3432) {
@@ -3787,11 +3787,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3436 = v3435 + v3429;
     out[v3436] = v3434;
   }
-  const unsigned int v3437 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3437 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3438 = v2149 + v3437;
-  const unsigned int v3439 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3439 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3440 = v2148 + v3439;
-  const bool v3441 = v3438 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3441 = v3438 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3442 = v3440 < v1;
   const bool v3443 = v3441 && v3442;
   if (v3443) {
@@ -3801,11 +3801,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3447 = v3446 + v3440;
     out[v3447] = v3445;
   }
-  const unsigned int v3448 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3448 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3449 = v2149 + v3448;
-  const unsigned int v3450 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3450 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3451 = v2148 + v3450;
-  const bool v3452 = v3449 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3452 = v3449 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3453 = v3451 < v1;
   const bool v3454 = v3452 && v3453;
   if (v3454) {
@@ -3815,11 +3815,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3458 = v3457 + v3451;
     out[v3458] = v3456;
   }
-  const unsigned int v3459 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3459 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3460 = v2149 + v3459;
-  const unsigned int v3461 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3461 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3462 = v2148 + v3461;
-  const bool v3463 = v3460 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3463 = v3460 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3464 = v3462 < v1;
   const bool v3465 = v3463 && v3464;
   if (v3465) {
@@ -3829,11 +3829,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3469 = v3468 + v3462;
     out[v3469] = v3467;
   }
-  const unsigned int v3470 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3470 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3471 = v2149 + v3470;
-  const unsigned int v3472 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3472 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3473 = v2148 + v3472;
-  const bool v3474 = v3471 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3474 = v3471 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3475 = v3473 < v1;
   const bool v3476 = v3474 && v3475;
   if (v3476) {
@@ -3843,11 +3843,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3480 = v3479 + v3473;
     out[v3480] = v3478;
   }
-  const unsigned int v3481 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3481 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3482 = v2149 + v3481;
-  const unsigned int v3483 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3483 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3484 = v2148 + v3483;
-  const bool v3485 = v3482 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3485 = v3482 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3486 = v3484 < v1;
   const bool v3487 = v3485 && v3486;
   if (v3487) {
@@ -3857,11 +3857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3491 = v3490 + v3484;
     out[v3491] = v3489;
   }
-  const unsigned int v3492 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3492 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3493 = v2149 + v3492;
-  const unsigned int v3494 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3494 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3495 = v2148 + v3494;
-  const bool v3496 = v3493 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3496 = v3493 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3497 = v3495 < v1;
   const bool v3498 = v3496 && v3497;
   if (v3498) {
@@ -3871,11 +3871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3502 = v3501 + v3495;
     out[v3502] = v3500;
   }
-  const unsigned int v3503 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3503 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3504 = v2149 + v3503;
-  const unsigned int v3505 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3505 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3506 = v2148 + v3505;
-  const bool v3507 = v3504 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3507 = v3504 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3508 = v3506 < v1;
   const bool v3509 = v3507 && v3508;
   if (v3509) {
@@ -3885,11 +3885,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3513 = v3512 + v3506;
     out[v3513] = v3511;
   }
-  const unsigned int v3514 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3514 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3515 = v2149 + v3514;
-  const unsigned int v3516 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3516 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3517 = v2148 + v3516;
-  const bool v3518 = v3515 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3518 = v3515 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3519 = v3517 < v1;
   const bool v3520 = v3518 && v3519;
   if (v3520) {
@@ -3899,11 +3899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3524 = v3523 + v3517;
     out[v3524] = v3522;
   }
-  const unsigned int v3525 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3525 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3526 = v2149 + v3525;
-  const unsigned int v3527 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3527 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3528 = v2148 + v3527;
-  const bool v3529 = v3526 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3529 = v3526 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3530 = v3528 < v1;
   const bool v3531 = v3529 && v3530;
   if (v3531) {
@@ -3913,11 +3913,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3535 = v3534 + v3528;
     out[v3535] = v3533;
   }
-  const unsigned int v3536 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3536 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3537 = v2149 + v3536;
-  const unsigned int v3538 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3538 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3539 = v2148 + v3538;
-  const bool v3540 = v3537 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3540 = v3537 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3541 = v3539 < v1;
   const bool v3542 = v3540 && v3541;
   if (v3542) {
@@ -3927,11 +3927,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3546 = v3545 + v3539;
     out[v3546] = v3544;
   }
-  const unsigned int v3547 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v3547 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v3548 = v2149 + v3547;
-  const unsigned int v3549 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v3549 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v3550 = v2148 + v3549;
-  const bool v3551 = v3548 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3551 = v3548 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3552 = v3550 < v1;
   const bool v3553 = v3551 && v3552;
   if (v3553) {

@@ -276,26 +276,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:260
   if (v62) {
-    for (unsigned int v2156 = 0u; v2156 < 2u; v2156 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v2156 = 0u; v2156 < 2u; v2156 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2157 = v2156 << 6u;
       const bool v2159 = v2157 < v2;
       if (v2159) {
-        const unsigned int v2161 = v2156 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v2161 = v2156 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v2163 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2166 = v2163 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2169 = v2163 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -497,43 +497,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
         const unsigned int v2543 = v2537 ? v2542 : 0u;
         iron_copy_async<16>(shm1 + (v2353 ^ (((v2353 >> 6u) & 7u) << 3u)), b + v2543, v2537);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v2560 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v2566 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v2560 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v2566 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v2548 = 0u; v2548 < v2; v2548 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v2548 = 0u; v2548 < v2; v2548 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2550 = v2548 >> 6u;
       const unsigned int v2552 = v2550 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2554 = v2552 << 13u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v2561 = v2554 + v2560;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v2554 = v2552 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v2561 = v2554 + v2560;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2561, 64u);
-      const unsigned int v2567 = v2554 + v2566;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v2567 = v2554 + v2566;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2567, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2574 = v2561 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2574 = v2561 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2574, 64u);
-      const unsigned int v2580 = v2567 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v2580 = v2567 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2580, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2586 = v2561 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2586 = v2561 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2586, 64u);
-      const unsigned int v2592 = v2567 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v2592 = v2567 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2592, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2598 = v2561 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2598 = v2561 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2598, 64u);
-      const unsigned int v2604 = v2567 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v2604 = v2567 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2604, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2607 = v2548 + 128u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2607 = v2548 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2609 = v2550 + 2u;
       const unsigned int v2610 = v2609 % 3u;
       const bool v2611 = v2607 < v2;
       if (v2611) {
-        const unsigned int v2613 = v2610 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v2613 = v2610 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v2615 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2618 = v2615 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2621 = v2615 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -735,22 +735,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
         const unsigned int v2995 = v2989 ? v2994 : 0u;
         iron_copy_async<16>(shm1 + (v2805 ^ (((v2805 >> 6u) & 7u) << 3u)), b + v2995, v2989);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
     const unsigned int v513 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v514 = threadIdx.x;
-    const unsigned int v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -796,29 +796,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
           shm1[(v563 ^ (((v563 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v616 = v24 + v33;
-  const unsigned int v617 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v617 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v618 = v616 + v617;
-  const unsigned int v619 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v619 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v620 = v615 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
@@ -829,11 +829,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v628 = v627 + v620;
     out[v628] = v626;
   }
-  const unsigned int v629 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v629 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v630 = v616 + v629;
-  const unsigned int v631 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v631 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v632 = v615 + v631;
-  const bool v633 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v633 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v634 = v632 < v1;
   const bool v635 = v633 && v634;
   if (v635) {
@@ -844,11 +844,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v640 = v639 + v632;
     out[v640] = v638;
   }
-  const unsigned int v641 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v641 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v642 = v616 + v641;
-  const unsigned int v643 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v643 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v644 = v615 + v643;
-  const bool v645 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v645 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v646 = v644 < v1;
   const bool v647 = v645 && v646;
   if (v647) {
@@ -859,11 +859,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v652 = v651 + v644;
     out[v652] = v650;
   }
-  const unsigned int v653 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v653 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v654 = v616 + v653;
-  const unsigned int v655 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v655 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v656 = v615 + v655;
-  const bool v657 = v654 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v657 = v654 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v658 = v656 < v1;
   const bool v659 = v657 && v658;
   if (v659) {
@@ -874,11 +874,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v664 = v663 + v656;
     out[v664] = v662;
   }
-  const unsigned int v665 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v665 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v666 = v616 + v665;
-  const unsigned int v667 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v667 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v668 = v615 + v667;
-  const bool v669 = v666 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v669 = v666 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v670 = v668 < v1;
   const bool v671 = v669 && v670;
   if (v671) {
@@ -889,11 +889,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v676 = v675 + v668;
     out[v676] = v674;
   }
-  const unsigned int v677 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v677 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v678 = v616 + v677;
-  const unsigned int v679 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v679 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v680 = v615 + v679;
-  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v682 = v680 < v1;
   const bool v683 = v681 && v682;
   if (v683) {
@@ -904,11 +904,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v688 = v687 + v680;
     out[v688] = v686;
   }
-  const unsigned int v689 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v689 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v690 = v616 + v689;
-  const unsigned int v691 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v691 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v692 = v615 + v691;
-  const bool v693 = v690 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v693 = v690 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v694 = v692 < v1;
   const bool v695 = v693 && v694;
   if (v695) {
@@ -919,11 +919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v700 = v699 + v692;
     out[v700] = v698;
   }
-  const unsigned int v701 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v701 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v702 = v616 + v701;
-  const unsigned int v703 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v703 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v704 = v615 + v703;
-  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v706 = v704 < v1;
   const bool v707 = v705 && v706;
   if (v707) {
@@ -934,11 +934,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v712 = v711 + v704;
     out[v712] = v710;
   }
-  const unsigned int v713 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v713 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v714 = v616 + v713;
-  const unsigned int v715 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v715 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v716 = v615 + v715;
-  const bool v717 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v718 = v716 < v1;
   const bool v719 = v717 && v718;
   if (v719) {
@@ -949,11 +949,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v724 = v723 + v716;
     out[v724] = v722;
   }
-  const unsigned int v725 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v725 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v726 = v616 + v725;
-  const unsigned int v727 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v727 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v728 = v615 + v727;
-  const bool v729 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v729 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v730 = v728 < v1;
   const bool v731 = v729 && v730;
   if (v731) {
@@ -964,11 +964,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v736 = v735 + v728;
     out[v736] = v734;
   }
-  const unsigned int v737 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v737 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v738 = v616 + v737;
-  const unsigned int v739 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v739 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v740 = v615 + v739;
-  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v742 = v740 < v1;
   const bool v743 = v741 && v742;
   if (v743) {
@@ -979,11 +979,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v748 = v747 + v740;
     out[v748] = v746;
   }
-  const unsigned int v749 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v749 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v750 = v616 + v749;
-  const unsigned int v751 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v751 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v752 = v615 + v751;
-  const bool v753 = v750 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v753 = v750 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v754 = v752 < v1;
   const bool v755 = v753 && v754;
   if (v755) {
@@ -994,11 +994,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v760 = v759 + v752;
     out[v760] = v758;
   }
-  const unsigned int v761 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v761 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v762 = v616 + v761;
-  const unsigned int v763 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v763 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v764 = v615 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v765 = v762 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v766 = v764 < v1;
   const bool v767 = v765 && v766;
   if (v767) {
@@ -1009,11 +1009,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v772 = v771 + v764;
     out[v772] = v770;
   }
-  const unsigned int v773 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v773 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v774 = v616 + v773;
-  const unsigned int v775 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v775 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v776 = v615 + v775;
-  const bool v777 = v774 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v777 = v774 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v778 = v776 < v1;
   const bool v779 = v777 && v778;
   if (v779) {
@@ -1024,11 +1024,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v784 = v783 + v776;
     out[v784] = v782;
   }
-  const unsigned int v785 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v785 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v786 = v616 + v785;
-  const unsigned int v787 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v787 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v788 = v615 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v790 = v788 < v1;
   const bool v791 = v789 && v790;
   if (v791) {
@@ -1039,11 +1039,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v796 = v795 + v788;
     out[v796] = v794;
   }
-  const unsigned int v797 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v797 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v798 = v616 + v797;
-  const unsigned int v799 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v799 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v800 = v615 + v799;
-  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v802 = v800 < v1;
   const bool v803 = v801 && v802;
   if (v803) {
@@ -1054,11 +1054,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v808 = v807 + v800;
     out[v808] = v806;
   }
-  const unsigned int v809 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v809 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v810 = v616 + v809;
-  const unsigned int v811 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v811 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v812 = v615 + v811;
-  const bool v813 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v813 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v814 = v812 < v1;
   const bool v815 = v813 && v814;
   if (v815) {
@@ -1069,11 +1069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v820 = v819 + v812;
     out[v820] = v818;
   }
-  const unsigned int v821 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v821 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v822 = v616 + v821;
-  const unsigned int v823 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v823 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v824 = v615 + v823;
-  const bool v825 = v822 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v825 = v822 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v826 = v824 < v1;
   const bool v827 = v825 && v826;
   if (v827) {
@@ -1084,11 +1084,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v832 = v831 + v824;
     out[v832] = v830;
   }
-  const unsigned int v833 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v833 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v834 = v616 + v833;
-  const unsigned int v835 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v835 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v836 = v615 + v835;
-  const bool v837 = v834 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v837 = v834 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v838 = v836 < v1;
   const bool v839 = v837 && v838;
   if (v839) {
@@ -1099,11 +1099,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v844 = v843 + v836;
     out[v844] = v842;
   }
-  const unsigned int v845 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v845 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v846 = v616 + v845;
-  const unsigned int v847 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v847 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v848 = v615 + v847;
-  const bool v849 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v849 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v850 = v848 < v1;
   const bool v851 = v849 && v850;
   if (v851) {
@@ -1114,11 +1114,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v856 = v855 + v848;
     out[v856] = v854;
   }
-  const unsigned int v857 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v857 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v858 = v616 + v857;
-  const unsigned int v859 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v859 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v860 = v615 + v859;
-  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v862 = v860 < v1;
   const bool v863 = v861 && v862;
   if (v863) {
@@ -1129,11 +1129,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v868 = v867 + v860;
     out[v868] = v866;
   }
-  const unsigned int v869 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v869 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v870 = v616 + v869;
-  const unsigned int v871 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v871 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v872 = v615 + v871;
-  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v874 = v872 < v1;
   const bool v875 = v873 && v874;
   if (v875) {
@@ -1144,11 +1144,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v880 = v879 + v872;
     out[v880] = v878;
   }
-  const unsigned int v881 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v881 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v882 = v616 + v881;
-  const unsigned int v883 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v883 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v884 = v615 + v883;
-  const bool v885 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v885 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v886 = v884 < v1;
   const bool v887 = v885 && v886;
   if (v887) {
@@ -1159,11 +1159,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v892 = v891 + v884;
     out[v892] = v890;
   }
-  const unsigned int v893 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v893 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v894 = v616 + v893;
-  const unsigned int v895 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v895 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v896 = v615 + v895;
-  const bool v897 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v897 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v898 = v896 < v1;
   const bool v899 = v897 && v898;
   if (v899) {
@@ -1174,11 +1174,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v904 = v903 + v896;
     out[v904] = v902;
   }
-  const unsigned int v905 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v905 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v906 = v616 + v905;
-  const unsigned int v907 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v907 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v908 = v615 + v907;
-  const bool v909 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v909 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v910 = v908 < v1;
   const bool v911 = v909 && v910;
   if (v911) {
@@ -1189,11 +1189,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v916 = v915 + v908;
     out[v916] = v914;
   }
-  const unsigned int v917 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v917 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v918 = v616 + v917;
-  const unsigned int v919 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v919 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v920 = v615 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v922 = v920 < v1;
   const bool v923 = v921 && v922;
   if (v923) {
@@ -1204,11 +1204,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v928 = v927 + v920;
     out[v928] = v926;
   }
-  const unsigned int v929 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v929 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v930 = v616 + v929;
-  const unsigned int v931 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v931 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v932 = v615 + v931;
-  const bool v933 = v930 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v933 = v930 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v934 = v932 < v1;
   const bool v935 = v933 && v934;
   if (v935) {
@@ -1219,11 +1219,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v940 = v939 + v932;
     out[v940] = v938;
   }
-  const unsigned int v941 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v941 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v942 = v616 + v941;
-  const unsigned int v943 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v943 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v944 = v615 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v946 = v944 < v1;
   const bool v947 = v945 && v946;
   if (v947) {
@@ -1234,11 +1234,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v952 = v951 + v944;
     out[v952] = v950;
   }
-  const unsigned int v953 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v953 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v954 = v616 + v953;
-  const unsigned int v955 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v955 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v956 = v615 + v955;
-  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v958 = v956 < v1;
   const bool v959 = v957 && v958;
   if (v959) {
@@ -1249,11 +1249,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v964 = v963 + v956;
     out[v964] = v962;
   }
-  const unsigned int v965 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v965 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v966 = v616 + v965;
-  const unsigned int v967 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v967 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v968 = v615 + v967;
-  const bool v969 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v969 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v970 = v968 < v1;
   const bool v971 = v969 && v970;
   if (v971) {
@@ -1264,11 +1264,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v976 = v975 + v968;
     out[v976] = v974;
   }
-  const unsigned int v977 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v977 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v978 = v616 + v977;
-  const unsigned int v979 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v979 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v980 = v615 + v979;
-  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v982 = v980 < v1;
   const bool v983 = v981 && v982;
   if (v983) {
@@ -1279,11 +1279,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v988 = v987 + v980;
     out[v988] = v986;
   }
-  const unsigned int v989 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v989 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v990 = v616 + v989;
-  const unsigned int v991 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v991 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v992 = v615 + v991;
-  const bool v993 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v993 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v994 = v992 < v1;
   const bool v995 = v993 && v994;
   if (v995) {
@@ -1294,11 +1294,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1000 = v999 + v992;
     out[v1000] = v998;
   }
-  const unsigned int v1001 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1001 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1002 = v616 + v1001;
-  const unsigned int v1003 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1003 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1004 = v615 + v1003;
-  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1006 = v1004 < v1;
   const bool v1007 = v1005 && v1006;
   if (v1007) {
@@ -1309,11 +1309,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1012 = v1011 + v1004;
     out[v1012] = v1010;
   }
-  const unsigned int v1013 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1013 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1014 = v616 + v1013;
-  const unsigned int v1015 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1015 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1016 = v615 + v1015;
-  const bool v1017 = v1014 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1017 = v1014 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1018 = v1016 < v1;
   const bool v1019 = v1017 && v1018;
   if (v1019) {
@@ -1324,11 +1324,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1024 = v1023 + v1016;
     out[v1024] = v1022;
   }
-  const unsigned int v1025 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1025 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1026 = v616 + v1025;
-  const unsigned int v1027 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1027 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1028 = v615 + v1027;
-  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1030 = v1028 < v1;
   const bool v1031 = v1029 && v1030;
   if (v1031) {
@@ -1339,11 +1339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1036 = v1035 + v1028;
     out[v1036] = v1034;
   }
-  const unsigned int v1037 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1037 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1038 = v616 + v1037;
-  const unsigned int v1039 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1039 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1040 = v615 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
@@ -1354,11 +1354,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1048 = v1047 + v1040;
     out[v1048] = v1046;
   }
-  const unsigned int v1049 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1049 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1050 = v616 + v1049;
-  const unsigned int v1051 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1051 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1052 = v615 + v1051;
-  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1054 = v1052 < v1;
   const bool v1055 = v1053 && v1054;
   if (v1055) {
@@ -1369,11 +1369,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1060 = v1059 + v1052;
     out[v1060] = v1058;
   }
-  const unsigned int v1061 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1061 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1062 = v616 + v1061;
-  const unsigned int v1063 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1063 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1064 = v615 + v1063;
-  const bool v1065 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1065 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1066 = v1064 < v1;
   const bool v1067 = v1065 && v1066;
   if (v1067) {
@@ -1384,11 +1384,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1072 = v1071 + v1064;
     out[v1072] = v1070;
   }
-  const unsigned int v1073 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1073 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1074 = v616 + v1073;
-  const unsigned int v1075 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1075 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1076 = v615 + v1075;
-  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1078 = v1076 < v1;
   const bool v1079 = v1077 && v1078;
   if (v1079) {
@@ -1399,11 +1399,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1084 = v1083 + v1076;
     out[v1084] = v1082;
   }
-  const unsigned int v1085 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1085 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1086 = v616 + v1085;
-  const unsigned int v1087 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1087 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1088 = v615 + v1087;
-  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1090 = v1088 < v1;
   const bool v1091 = v1089 && v1090;
   if (v1091) {
@@ -1414,11 +1414,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1096 = v1095 + v1088;
     out[v1096] = v1094;
   }
-  const unsigned int v1097 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1097 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1098 = v616 + v1097;
-  const unsigned int v1099 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1099 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1100 = v615 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1102 = v1100 < v1;
   const bool v1103 = v1101 && v1102;
   if (v1103) {
@@ -1429,11 +1429,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1108 = v1107 + v1100;
     out[v1108] = v1106;
   }
-  const unsigned int v1109 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1109 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1110 = v616 + v1109;
-  const unsigned int v1111 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1111 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1112 = v615 + v1111;
-  const bool v1113 = v1110 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1113 = v1110 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1114 = v1112 < v1;
   const bool v1115 = v1113 && v1114;
   if (v1115) {
@@ -1444,11 +1444,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1120 = v1119 + v1112;
     out[v1120] = v1118;
   }
-  const unsigned int v1121 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1121 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1122 = v616 + v1121;
-  const unsigned int v1123 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1123 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1124 = v615 + v1123;
-  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1126 = v1124 < v1;
   const bool v1127 = v1125 && v1126;
   if (v1127) {
@@ -1459,11 +1459,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1132 = v1131 + v1124;
     out[v1132] = v1130;
   }
-  const unsigned int v1133 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1133 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1134 = v616 + v1133;
-  const unsigned int v1135 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1135 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1136 = v615 + v1135;
-  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1138 = v1136 < v1;
   const bool v1139 = v1137 && v1138;
   if (v1139) {
@@ -1474,11 +1474,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1144 = v1143 + v1136;
     out[v1144] = v1142;
   }
-  const unsigned int v1145 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1145 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1146 = v616 + v1145;
-  const unsigned int v1147 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1147 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1148 = v615 + v1147;
-  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1150 = v1148 < v1;
   const bool v1151 = v1149 && v1150;
   if (v1151) {
@@ -1489,11 +1489,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1156 = v1155 + v1148;
     out[v1156] = v1154;
   }
-  const unsigned int v1157 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1157 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1158 = v616 + v1157;
-  const unsigned int v1159 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1159 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1160 = v615 + v1159;
-  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1162 = v1160 < v1;
   const bool v1163 = v1161 && v1162;
   if (v1163) {
@@ -1504,11 +1504,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1168 = v1167 + v1160;
     out[v1168] = v1166;
   }
-  const unsigned int v1169 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1169 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1170 = v616 + v1169;
-  const unsigned int v1171 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1171 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1172 = v615 + v1171;
-  const bool v1173 = v1170 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1173 = v1170 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1174 = v1172 < v1;
   const bool v1175 = v1173 && v1174;
   if (v1175) {
@@ -1519,11 +1519,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1180 = v1179 + v1172;
     out[v1180] = v1178;
   }
-  const unsigned int v1181 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1181 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1182 = v616 + v1181;
-  const unsigned int v1183 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1183 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1184 = v615 + v1183;
-  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1186 = v1184 < v1;
   const bool v1187 = v1185 && v1186;
   if (v1187) {
@@ -1534,11 +1534,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1192 = v1191 + v1184;
     out[v1192] = v1190;
   }
-  const unsigned int v1193 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1193 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1194 = v616 + v1193;
-  const unsigned int v1195 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1195 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1196 = v615 + v1195;
-  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1198 = v1196 < v1;
   const bool v1199 = v1197 && v1198;
   if (v1199) {
@@ -1549,11 +1549,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1204 = v1203 + v1196;
     out[v1204] = v1202;
   }
-  const unsigned int v1205 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1205 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1206 = v616 + v1205;
-  const unsigned int v1207 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1207 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1208 = v615 + v1207;
-  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1210 = v1208 < v1;
   const bool v1211 = v1209 && v1210;
   if (v1211) {
@@ -1564,11 +1564,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1216 = v1215 + v1208;
     out[v1216] = v1214;
   }
-  const unsigned int v1217 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1217 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1218 = v616 + v1217;
-  const unsigned int v1219 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1219 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1220 = v615 + v1219;
-  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1222 = v1220 < v1;
   const bool v1223 = v1221 && v1222;
   if (v1223) {
@@ -1579,11 +1579,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1228 = v1227 + v1220;
     out[v1228] = v1226;
   }
-  const unsigned int v1229 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1229 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1230 = v616 + v1229;
-  const unsigned int v1231 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1231 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1232 = v615 + v1231;
-  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1234 = v1232 < v1;
   const bool v1235 = v1233 && v1234;
   if (v1235) {
@@ -1594,11 +1594,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1240 = v1239 + v1232;
     out[v1240] = v1238;
   }
-  const unsigned int v1241 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1241 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1242 = v616 + v1241;
-  const unsigned int v1243 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1243 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1244 = v615 + v1243;
-  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1246 = v1244 < v1;
   const bool v1247 = v1245 && v1246;
   if (v1247) {
@@ -1609,11 +1609,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1252 = v1251 + v1244;
     out[v1252] = v1250;
   }
-  const unsigned int v1253 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1253 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1254 = v616 + v1253;
-  const unsigned int v1255 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1255 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1256 = v615 + v1255;
-  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1258 = v1256 < v1;
   const bool v1259 = v1257 && v1258;
   if (v1259) {
@@ -1624,11 +1624,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1264 = v1263 + v1256;
     out[v1264] = v1262;
   }
-  const unsigned int v1265 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1265 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1266 = v616 + v1265;
-  const unsigned int v1267 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1267 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1268 = v615 + v1267;
-  const bool v1269 = v1266 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1269 = v1266 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1270 = v1268 < v1;
   const bool v1271 = v1269 && v1270;
   if (v1271) {
@@ -1639,11 +1639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1276 = v1275 + v1268;
     out[v1276] = v1274;
   }
-  const unsigned int v1277 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1277 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1278 = v616 + v1277;
-  const unsigned int v1279 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1279 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1280 = v615 + v1279;
-  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1282 = v1280 < v1;
   const bool v1283 = v1281 && v1282;
   if (v1283) {
@@ -1654,11 +1654,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1288 = v1287 + v1280;
     out[v1288] = v1286;
   }
-  const unsigned int v1289 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1289 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1290 = v616 + v1289;
-  const unsigned int v1291 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1291 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1292 = v615 + v1291;
-  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1294 = v1292 < v1;
   const bool v1295 = v1293 && v1294;
   if (v1295) {
@@ -1669,11 +1669,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1300 = v1299 + v1292;
     out[v1300] = v1298;
   }
-  const unsigned int v1301 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1301 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1302 = v616 + v1301;
-  const unsigned int v1303 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1303 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1304 = v615 + v1303;
-  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1306 = v1304 < v1;
   const bool v1307 = v1305 && v1306;
   if (v1307) {
@@ -1684,11 +1684,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1312 = v1311 + v1304;
     out[v1312] = v1310;
   }
-  const unsigned int v1313 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1313 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1314 = v616 + v1313;
-  const unsigned int v1315 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1315 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1316 = v615 + v1315;
-  const bool v1317 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1317 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1318 = v1316 < v1;
   const bool v1319 = v1317 && v1318;
   if (v1319) {
@@ -1699,11 +1699,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1324 = v1323 + v1316;
     out[v1324] = v1322;
   }
-  const unsigned int v1325 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1325 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1326 = v616 + v1325;
-  const unsigned int v1327 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1327 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1328 = v615 + v1327;
-  const bool v1329 = v1326 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1329 = v1326 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1330 = v1328 < v1;
   const bool v1331 = v1329 && v1330;
   if (v1331) {
@@ -1714,11 +1714,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1336 = v1335 + v1328;
     out[v1336] = v1334;
   }
-  const unsigned int v1337 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1337 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1338 = v616 + v1337;
-  const unsigned int v1339 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1339 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1340 = v615 + v1339;
-  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1342 = v1340 < v1;
   const bool v1343 = v1341 && v1342;
   if (v1343) {
@@ -1729,11 +1729,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1348 = v1347 + v1340;
     out[v1348] = v1346;
   }
-  const unsigned int v1349 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1349 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1350 = v616 + v1349;
-  const unsigned int v1351 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1351 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1352 = v615 + v1351;
-  const bool v1353 = v1350 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1353 = v1350 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1354 = v1352 < v1;
   const bool v1355 = v1353 && v1354;
   if (v1355) {
@@ -1744,11 +1744,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1360 = v1359 + v1352;
     out[v1360] = v1358;
   }
-  const unsigned int v1361 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1361 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1362 = v616 + v1361;
-  const unsigned int v1363 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1363 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1364 = v615 + v1363;
-  const bool v1365 = v1362 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1365 = v1362 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1366 = v1364 < v1;
   const bool v1367 = v1365 && v1366;
   if (v1367) {
@@ -1759,11 +1759,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1372 = v1371 + v1364;
     out[v1372] = v1370;
   }
-  const unsigned int v1373 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1373 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1374 = v616 + v1373;
-  const unsigned int v1375 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1375 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1376 = v615 + v1375;
-  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1378 = v1376 < v1;
   const bool v1379 = v1377 && v1378;
   if (v1379) {
@@ -1774,11 +1774,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1384 = v1383 + v1376;
     out[v1384] = v1382;
   }
-  const unsigned int v1385 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1385 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1386 = v616 + v1385;
-  const unsigned int v1387 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1387 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1388 = v615 + v1387;
-  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1390 = v1388 < v1;
   const bool v1391 = v1389 && v1390;
   if (v1391) {
@@ -1789,11 +1789,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1396 = v1395 + v1388;
     out[v1396] = v1394;
   }
-  const unsigned int v1397 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1397 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1398 = v616 + v1397;
-  const unsigned int v1399 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1399 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1400 = v615 + v1399;
-  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1402 = v1400 < v1;
   const bool v1403 = v1401 && v1402;
   if (v1403) {
@@ -1804,11 +1804,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1408 = v1407 + v1400;
     out[v1408] = v1406;
   }
-  const unsigned int v1409 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1409 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1410 = v616 + v1409;
-  const unsigned int v1411 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1411 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1412 = v615 + v1411;
-  const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1414 = v1412 < v1;
   const bool v1415 = v1413 && v1414;
   if (v1415) {
@@ -1819,11 +1819,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1420 = v1419 + v1412;
     out[v1420] = v1418;
   }
-  const unsigned int v1421 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1421 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1422 = v616 + v1421;
-  const unsigned int v1423 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1423 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1424 = v615 + v1423;
-  const bool v1425 = v1422 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1425 = v1422 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1426 = v1424 < v1;
   const bool v1427 = v1425 && v1426;
   if (v1427) {
@@ -1834,11 +1834,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1432 = v1431 + v1424;
     out[v1432] = v1430;
   }
-  const unsigned int v1433 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1433 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1434 = v616 + v1433;
-  const unsigned int v1435 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1435 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1436 = v615 + v1435;
-  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1438 = v1436 < v1;
   const bool v1439 = v1437 && v1438;
   if (v1439) {
@@ -1849,11 +1849,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1444 = v1443 + v1436;
     out[v1444] = v1442;
   }
-  const unsigned int v1445 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1445 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1446 = v616 + v1445;
-  const unsigned int v1447 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1447 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1448 = v615 + v1447;
-  const bool v1449 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1449 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1450 = v1448 < v1;
   const bool v1451 = v1449 && v1450;
   if (v1451) {
@@ -1864,11 +1864,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1456 = v1455 + v1448;
     out[v1456] = v1454;
   }
-  const unsigned int v1457 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1457 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1458 = v616 + v1457;
-  const unsigned int v1459 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1459 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1460 = v615 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1462 = v1460 < v1;
   const bool v1463 = v1461 && v1462;
   if (v1463) {
@@ -1879,11 +1879,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1468 = v1467 + v1460;
     out[v1468] = v1466;
   }
-  const unsigned int v1469 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1469 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1470 = v616 + v1469;
-  const unsigned int v1471 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1471 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1472 = v615 + v1471;
-  const bool v1473 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1473 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1474 = v1472 < v1;
   const bool v1475 = v1473 && v1474;
   if (v1475) {
@@ -1894,11 +1894,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1480 = v1479 + v1472;
     out[v1480] = v1478;
   }
-  const unsigned int v1481 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1481 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1482 = v616 + v1481;
-  const unsigned int v1483 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1483 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1484 = v615 + v1483;
-  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1486 = v1484 < v1;
   const bool v1487 = v1485 && v1486;
   if (v1487) {
@@ -1909,11 +1909,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1492 = v1491 + v1484;
     out[v1492] = v1490;
   }
-  const unsigned int v1493 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1493 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1494 = v616 + v1493;
-  const unsigned int v1495 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1495 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1496 = v615 + v1495;
-  const bool v1497 = v1494 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1497 = v1494 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1498 = v1496 < v1;
   const bool v1499 = v1497 && v1498;
   if (v1499) {
@@ -1924,11 +1924,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1504 = v1503 + v1496;
     out[v1504] = v1502;
   }
-  const unsigned int v1505 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1505 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1506 = v616 + v1505;
-  const unsigned int v1507 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1507 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1508 = v615 + v1507;
-  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1510 = v1508 < v1;
   const bool v1511 = v1509 && v1510;
   if (v1511) {
@@ -1939,11 +1939,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1516 = v1515 + v1508;
     out[v1516] = v1514;
   }
-  const unsigned int v1517 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1517 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1518 = v616 + v1517;
-  const unsigned int v1519 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1519 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1520 = v615 + v1519;
-  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1522 = v1520 < v1;
   const bool v1523 = v1521 && v1522;
   if (v1523) {
@@ -1954,11 +1954,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1528 = v1527 + v1520;
     out[v1528] = v1526;
   }
-  const unsigned int v1529 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1529 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1530 = v616 + v1529;
-  const unsigned int v1531 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1531 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1532 = v615 + v1531;
-  const bool v1533 = v1530 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1533 = v1530 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1534 = v1532 < v1;
   const bool v1535 = v1533 && v1534;
   if (v1535) {
@@ -1969,11 +1969,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1540 = v1539 + v1532;
     out[v1540] = v1538;
   }
-  const unsigned int v1541 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1541 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1542 = v616 + v1541;
-  const unsigned int v1543 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1543 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1544 = v615 + v1543;
-  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1546 = v1544 < v1;
   const bool v1547 = v1545 && v1546;
   if (v1547) {
@@ -1984,11 +1984,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1552 = v1551 + v1544;
     out[v1552] = v1550;
   }
-  const unsigned int v1553 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1553 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1554 = v616 + v1553;
-  const unsigned int v1555 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1555 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1556 = v615 + v1555;
-  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1558 = v1556 < v1;
   const bool v1559 = v1557 && v1558;
   if (v1559) {
@@ -1999,11 +1999,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1564 = v1563 + v1556;
     out[v1564] = v1562;
   }
-  const unsigned int v1565 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1565 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1566 = v616 + v1565;
-  const unsigned int v1567 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1567 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1568 = v615 + v1567;
-  const bool v1569 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1569 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1570 = v1568 < v1;
   const bool v1571 = v1569 && v1570;
   if (v1571) {
@@ -2014,11 +2014,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1576 = v1575 + v1568;
     out[v1576] = v1574;
   }
-  const unsigned int v1577 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1577 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1578 = v616 + v1577;
-  const unsigned int v1579 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1579 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1580 = v615 + v1579;
-  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1582 = v1580 < v1;
   const bool v1583 = v1581 && v1582;
   if (v1583) {
@@ -2029,11 +2029,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1588 = v1587 + v1580;
     out[v1588] = v1586;
   }
-  const unsigned int v1589 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1589 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1590 = v616 + v1589;
-  const unsigned int v1591 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1591 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1592 = v615 + v1591;
-  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1594 = v1592 < v1;
   const bool v1595 = v1593 && v1594;
   if (v1595) {
@@ -2044,11 +2044,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1600 = v1599 + v1592;
     out[v1600] = v1598;
   }
-  const unsigned int v1601 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1601 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1602 = v616 + v1601;
-  const unsigned int v1603 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1603 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1604 = v615 + v1603;
-  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1606 = v1604 < v1;
   const bool v1607 = v1605 && v1606;
   if (v1607) {
@@ -2059,11 +2059,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1612 = v1611 + v1604;
     out[v1612] = v1610;
   }
-  const unsigned int v1613 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1613 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1614 = v616 + v1613;
-  const unsigned int v1615 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1615 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1616 = v615 + v1615;
-  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1618 = v1616 < v1;
   const bool v1619 = v1617 && v1618;
   if (v1619) {
@@ -2074,11 +2074,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1624 = v1623 + v1616;
     out[v1624] = v1622;
   }
-  const unsigned int v1625 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1625 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1626 = v616 + v1625;
-  const unsigned int v1627 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1627 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1628 = v615 + v1627;
-  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1630 = v1628 < v1;
   const bool v1631 = v1629 && v1630;
   if (v1631) {
@@ -2089,11 +2089,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1636 = v1635 + v1628;
     out[v1636] = v1634;
   }
-  const unsigned int v1637 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1637 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1638 = v616 + v1637;
-  const unsigned int v1639 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1639 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1640 = v615 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1642 = v1640 < v1;
   const bool v1643 = v1641 && v1642;
   if (v1643) {
@@ -2104,11 +2104,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1648 = v1647 + v1640;
     out[v1648] = v1646;
   }
-  const unsigned int v1649 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1649 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1650 = v616 + v1649;
-  const unsigned int v1651 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1651 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1652 = v615 + v1651;
-  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1654 = v1652 < v1;
   const bool v1655 = v1653 && v1654;
   if (v1655) {
@@ -2119,11 +2119,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1660 = v1659 + v1652;
     out[v1660] = v1658;
   }
-  const unsigned int v1661 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1661 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1662 = v616 + v1661;
-  const unsigned int v1663 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1663 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1664 = v615 + v1663;
-  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1666 = v1664 < v1;
   const bool v1667 = v1665 && v1666;
   if (v1667) {
@@ -2134,11 +2134,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1672 = v1671 + v1664;
     out[v1672] = v1670;
   }
-  const unsigned int v1673 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1673 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1674 = v616 + v1673;
-  const unsigned int v1675 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1675 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1676 = v615 + v1675;
-  const bool v1677 = v1674 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1677 = v1674 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1678 = v1676 < v1;
   const bool v1679 = v1677 && v1678;
   if (v1679) {
@@ -2149,11 +2149,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1684 = v1683 + v1676;
     out[v1684] = v1682;
   }
-  const unsigned int v1685 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1685 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1686 = v616 + v1685;
-  const unsigned int v1687 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1687 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1688 = v615 + v1687;
-  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1690 = v1688 < v1;
   const bool v1691 = v1689 && v1690;
   if (v1691) {
@@ -2164,11 +2164,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1696 = v1695 + v1688;
     out[v1696] = v1694;
   }
-  const unsigned int v1697 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1697 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1698 = v616 + v1697;
-  const unsigned int v1699 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1699 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1700 = v615 + v1699;
-  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1702 = v1700 < v1;
   const bool v1703 = v1701 && v1702;
   if (v1703) {
@@ -2179,11 +2179,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1708 = v1707 + v1700;
     out[v1708] = v1706;
   }
-  const unsigned int v1709 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1709 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1710 = v616 + v1709;
-  const unsigned int v1711 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1711 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1712 = v615 + v1711;
-  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1714 = v1712 < v1;
   const bool v1715 = v1713 && v1714;
   if (v1715) {
@@ -2194,11 +2194,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1720 = v1719 + v1712;
     out[v1720] = v1718;
   }
-  const unsigned int v1721 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1721 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1722 = v616 + v1721;
-  const unsigned int v1723 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1723 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1724 = v615 + v1723;
-  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1726 = v1724 < v1;
   const bool v1727 = v1725 && v1726;
   if (v1727) {
@@ -2209,11 +2209,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1732 = v1731 + v1724;
     out[v1732] = v1730;
   }
-  const unsigned int v1733 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1733 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1734 = v616 + v1733;
-  const unsigned int v1735 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1735 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1736 = v615 + v1735;
-  const bool v1737 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1737 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1738 = v1736 < v1;
   const bool v1739 = v1737 && v1738;
   if (v1739) {
@@ -2224,11 +2224,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1744 = v1743 + v1736;
     out[v1744] = v1742;
   }
-  const unsigned int v1745 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1745 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1746 = v616 + v1745;
-  const unsigned int v1747 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1747 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1748 = v615 + v1747;
-  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1750 = v1748 < v1;
   const bool v1751 = v1749 && v1750;
   if (v1751) {
@@ -2239,11 +2239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1756 = v1755 + v1748;
     out[v1756] = v1754;
   }
-  const unsigned int v1757 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1757 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1758 = v616 + v1757;
-  const unsigned int v1759 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1759 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1760 = v615 + v1759;
-  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1762 = v1760 < v1;
   const bool v1763 = v1761 && v1762;
   if (v1763) {
@@ -2254,11 +2254,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1768 = v1767 + v1760;
     out[v1768] = v1766;
   }
-  const unsigned int v1769 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1769 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1770 = v616 + v1769;
-  const unsigned int v1771 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1771 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1772 = v615 + v1771;
-  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1774 = v1772 < v1;
   const bool v1775 = v1773 && v1774;
   if (v1775) {
@@ -2269,11 +2269,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1780 = v1779 + v1772;
     out[v1780] = v1778;
   }
-  const unsigned int v1781 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1781 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1782 = v616 + v1781;
-  const unsigned int v1783 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1783 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1784 = v615 + v1783;
-  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1786 = v1784 < v1;
   const bool v1787 = v1785 && v1786;
   if (v1787) {
@@ -2284,11 +2284,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1792 = v1791 + v1784;
     out[v1792] = v1790;
   }
-  const unsigned int v1793 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1793 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1794 = v616 + v1793;
-  const unsigned int v1795 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1795 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1796 = v615 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1798 = v1796 < v1;
   const bool v1799 = v1797 && v1798;
   if (v1799) {
@@ -2299,11 +2299,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1804 = v1803 + v1796;
     out[v1804] = v1802;
   }
-  const unsigned int v1805 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1805 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1806 = v616 + v1805;
-  const unsigned int v1807 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1807 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1808 = v615 + v1807;
-  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1810 = v1808 < v1;
   const bool v1811 = v1809 && v1810;
   if (v1811) {
@@ -2314,11 +2314,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1816 = v1815 + v1808;
     out[v1816] = v1814;
   }
-  const unsigned int v1817 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1817 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1818 = v616 + v1817;
-  const unsigned int v1819 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1819 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1820 = v615 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1822 = v1820 < v1;
   const bool v1823 = v1821 && v1822;
   if (v1823) {
@@ -2329,11 +2329,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1828 = v1827 + v1820;
     out[v1828] = v1826;
   }
-  const unsigned int v1829 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1829 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1830 = v616 + v1829;
-  const unsigned int v1831 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1831 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1832 = v615 + v1831;
-  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1834 = v1832 < v1;
   const bool v1835 = v1833 && v1834;
   if (v1835) {
@@ -2344,11 +2344,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1840 = v1839 + v1832;
     out[v1840] = v1838;
   }
-  const unsigned int v1841 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1841 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1842 = v616 + v1841;
-  const unsigned int v1843 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1843 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1844 = v615 + v1843;
-  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1846 = v1844 < v1;
   const bool v1847 = v1845 && v1846;
   if (v1847) {
@@ -2359,11 +2359,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1852 = v1851 + v1844;
     out[v1852] = v1850;
   }
-  const unsigned int v1853 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1853 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1854 = v616 + v1853;
-  const unsigned int v1855 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1855 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1856 = v615 + v1855;
-  const bool v1857 = v1854 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1857 = v1854 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1858 = v1856 < v1;
   const bool v1859 = v1857 && v1858;
   if (v1859) {
@@ -2374,11 +2374,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1864 = v1863 + v1856;
     out[v1864] = v1862;
   }
-  const unsigned int v1865 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1865 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1866 = v616 + v1865;
-  const unsigned int v1867 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1867 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1868 = v615 + v1867;
-  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1870 = v1868 < v1;
   const bool v1871 = v1869 && v1870;
   if (v1871) {
@@ -2389,11 +2389,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1876 = v1875 + v1868;
     out[v1876] = v1874;
   }
-  const unsigned int v1877 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1877 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1878 = v616 + v1877;
-  const unsigned int v1879 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1879 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1880 = v615 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1882 = v1880 < v1;
   const bool v1883 = v1881 && v1882;
   if (v1883) {
@@ -2404,11 +2404,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1888 = v1887 + v1880;
     out[v1888] = v1886;
   }
-  const unsigned int v1889 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1889 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1890 = v616 + v1889;
-  const unsigned int v1891 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1891 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1892 = v615 + v1891;
-  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1894 = v1892 < v1;
   const bool v1895 = v1893 && v1894;
   if (v1895) {
@@ -2419,11 +2419,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1900 = v1899 + v1892;
     out[v1900] = v1898;
   }
-  const unsigned int v1901 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1901 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1902 = v616 + v1901;
-  const unsigned int v1903 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1903 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1904 = v615 + v1903;
-  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1906 = v1904 < v1;
   const bool v1907 = v1905 && v1906;
   if (v1907) {
@@ -2434,11 +2434,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1912 = v1911 + v1904;
     out[v1912] = v1910;
   }
-  const unsigned int v1913 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1913 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1914 = v616 + v1913;
-  const unsigned int v1915 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1915 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1916 = v615 + v1915;
-  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1918 = v1916 < v1;
   const bool v1919 = v1917 && v1918;
   if (v1919) {
@@ -2449,11 +2449,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1924 = v1923 + v1916;
     out[v1924] = v1922;
   }
-  const unsigned int v1925 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1925 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1926 = v616 + v1925;
-  const unsigned int v1927 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1927 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1928 = v615 + v1927;
-  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1930 = v1928 < v1;
   const bool v1931 = v1929 && v1930;
   if (v1931) {
@@ -2464,11 +2464,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1936 = v1935 + v1928;
     out[v1936] = v1934;
   }
-  const unsigned int v1937 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1937 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1938 = v616 + v1937;
-  const unsigned int v1939 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1939 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1940 = v615 + v1939;
-  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1942 = v1940 < v1;
   const bool v1943 = v1941 && v1942;
   if (v1943) {
@@ -2479,11 +2479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1948 = v1947 + v1940;
     out[v1948] = v1946;
   }
-  const unsigned int v1949 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1949 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1950 = v616 + v1949;
-  const unsigned int v1951 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1951 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1952 = v615 + v1951;
-  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1954 = v1952 < v1;
   const bool v1955 = v1953 && v1954;
   if (v1955) {
@@ -2494,11 +2494,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1960 = v1959 + v1952;
     out[v1960] = v1958;
   }
-  const unsigned int v1961 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1961 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1962 = v616 + v1961;
-  const unsigned int v1963 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1963 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1964 = v615 + v1963;
-  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1966 = v1964 < v1;
   const bool v1967 = v1965 && v1966;
   if (v1967) {
@@ -2509,11 +2509,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1972 = v1971 + v1964;
     out[v1972] = v1970;
   }
-  const unsigned int v1973 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1973 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1974 = v616 + v1973;
-  const unsigned int v1975 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1975 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1976 = v615 + v1975;
-  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1978 = v1976 < v1;
   const bool v1979 = v1977 && v1978;
   if (v1979) {
@@ -2524,11 +2524,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1984 = v1983 + v1976;
     out[v1984] = v1982;
   }
-  const unsigned int v1985 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1985 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1986 = v616 + v1985;
-  const unsigned int v1987 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1987 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1988 = v615 + v1987;
-  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1990 = v1988 < v1;
   const bool v1991 = v1989 && v1990;
   if (v1991) {
@@ -2539,11 +2539,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1996 = v1995 + v1988;
     out[v1996] = v1994;
   }
-  const unsigned int v1997 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1997 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1998 = v616 + v1997;
-  const unsigned int v1999 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1999 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2000 = v615 + v1999;
-  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2002 = v2000 < v1;
   const bool v2003 = v2001 && v2002;
   if (v2003) {
@@ -2554,11 +2554,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2008 = v2007 + v2000;
     out[v2008] = v2006;
   }
-  const unsigned int v2009 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2009 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2010 = v616 + v2009;
-  const unsigned int v2011 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2011 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2012 = v615 + v2011;
-  const bool v2013 = v2010 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2013 = v2010 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2014 = v2012 < v1;
   const bool v2015 = v2013 && v2014;
   if (v2015) {
@@ -2569,11 +2569,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2020 = v2019 + v2012;
     out[v2020] = v2018;
   }
-  const unsigned int v2021 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2021 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2022 = v616 + v2021;
-  const unsigned int v2023 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2023 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2024 = v615 + v2023;
-  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2026 = v2024 < v1;
   const bool v2027 = v2025 && v2026;
   if (v2027) {
@@ -2584,11 +2584,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2032 = v2031 + v2024;
     out[v2032] = v2030;
   }
-  const unsigned int v2033 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2033 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2034 = v616 + v2033;
-  const unsigned int v2035 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2035 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2036 = v615 + v2035;
-  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2038 = v2036 < v1;
   const bool v2039 = v2037 && v2038;
   if (v2039) {
@@ -2599,11 +2599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2044 = v2043 + v2036;
     out[v2044] = v2042;
   }
-  const unsigned int v2045 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2045 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2046 = v616 + v2045;
-  const unsigned int v2047 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2047 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2048 = v615 + v2047;
-  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2050 = v2048 < v1;
   const bool v2051 = v2049 && v2050;
   if (v2051) {
@@ -2614,11 +2614,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2056 = v2055 + v2048;
     out[v2056] = v2054;
   }
-  const unsigned int v2057 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2057 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2058 = v616 + v2057;
-  const unsigned int v2059 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2059 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2060 = v615 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2062 = v2060 < v1;
   const bool v2063 = v2061 && v2062;
   if (v2063) {
@@ -2629,11 +2629,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2068 = v2067 + v2060;
     out[v2068] = v2066;
   }
-  const unsigned int v2069 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2069 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2070 = v616 + v2069;
-  const unsigned int v2071 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2071 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2072 = v615 + v2071;
-  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2074 = v2072 < v1;
   const bool v2075 = v2073 && v2074;
   if (v2075) {
@@ -2644,11 +2644,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2080 = v2079 + v2072;
     out[v2080] = v2078;
   }
-  const unsigned int v2081 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2081 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2082 = v616 + v2081;
-  const unsigned int v2083 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2083 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2084 = v615 + v2083;
-  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2086 = v2084 < v1;
   const bool v2087 = v2085 && v2086;
   if (v2087) {
@@ -2659,11 +2659,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2092 = v2091 + v2084;
     out[v2092] = v2090;
   }
-  const unsigned int v2093 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2093 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2094 = v616 + v2093;
-  const unsigned int v2095 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2095 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2096 = v615 + v2095;
-  const bool v2097 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2097 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2098 = v2096 < v1;
   const bool v2099 = v2097 && v2098;
   if (v2099) {
@@ -2674,11 +2674,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2104 = v2103 + v2096;
     out[v2104] = v2102;
   }
-  const unsigned int v2105 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2105 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2106 = v616 + v2105;
-  const unsigned int v2107 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2107 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2108 = v615 + v2107;
-  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2110 = v2108 < v1;
   const bool v2111 = v2109 && v2110;
   if (v2111) {
@@ -2689,11 +2689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2116 = v2115 + v2108;
     out[v2116] = v2114;
   }
-  const unsigned int v2117 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2117 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2118 = v616 + v2117;
-  const unsigned int v2119 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2119 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2120 = v615 + v2119;
-  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2122 = v2120 < v1;
   const bool v2123 = v2121 && v2122;
   if (v2123) {
@@ -2704,11 +2704,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2128 = v2127 + v2120;
     out[v2128] = v2126;
   }
-  const unsigned int v2129 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2129 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2130 = v616 + v2129;
-  const unsigned int v2131 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2131 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2132 = v615 + v2131;
-  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2134 = v2132 < v1;
   const bool v2135 = v2133 && v2134;
   if (v2135) {
@@ -2719,11 +2719,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2140 = v2139 + v2132;
     out[v2140] = v2138;
   }
-  const unsigned int v2141 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2141 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2142 = v616 + v2141;
-  const unsigned int v2143 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2143 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2144 = v615 + v2143;
-  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2146 = v2144 < v1;
   const bool v2147 = v2145 && v2146;
   if (v2147) {

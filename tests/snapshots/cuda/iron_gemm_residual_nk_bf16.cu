@@ -278,26 +278,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:260
   if (v62) {
-    for (unsigned int v2412 = 0u; v2412 < 2u; v2412 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v2412 = 0u; v2412 < 2u; v2412 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2413 = v2412 << 6u;
       const bool v2415 = v2413 < v2;
       if (v2415) {
-        const unsigned int v2417 = v2412 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v2417 = v2412 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v2419 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2422 = v2419 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2425 = v2419 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -499,43 +499,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
         const unsigned int v2799 = v2793 ? v2798 : 0u;
         iron_copy_async<16>(shm1 + (v2609 ^ (((v2609 >> 6u) & 7u) << 3u)), b + v2799, v2793);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
-    const unsigned int v2816 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v2822 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v2816 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v2822 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v2804 = 0u; v2804 < v2; v2804 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (unsigned int v2804 = 0u; v2804 < v2; v2804 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2806 = v2804 >> 6u;
       const unsigned int v2808 = v2806 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2810 = v2808 << 13u;  // kernels/gemm/gemm_tiles.hpp:268
-      const unsigned int v2817 = v2810 + v2816;  // kernels/gemm/gemm_tiles.hpp:250
+      const unsigned int v2810 = v2808 << 13u;  // kernels/gemm/gemm_tiles.hpp:269
+      const unsigned int v2817 = v2810 + v2816;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2817, 64u);
-      const unsigned int v2823 = v2810 + v2822;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v2823 = v2810 + v2822;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2823, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2830 = v2817 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2830 = v2817 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2830, 64u);
-      const unsigned int v2836 = v2823 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v2836 = v2823 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2836, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2842 = v2817 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2842 = v2817 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2842, 64u);
-      const unsigned int v2848 = v2823 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v2848 = v2823 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2848, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2854 = v2817 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2854 = v2817 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2854, 64u);
-      const unsigned int v2860 = v2823 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v2860 = v2823 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2860, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const unsigned int v2863 = v2804 + 128u;  // kernels/gemm/gemm_tiles.hpp:266
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const unsigned int v2863 = v2804 + 128u;  // kernels/gemm/gemm_tiles.hpp:267
       const unsigned int v2865 = v2806 + 2u;
       const unsigned int v2866 = v2865 % 3u;
       const bool v2867 = v2863 < v2;
       if (v2867) {
-        const unsigned int v2869 = v2866 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+        const unsigned int v2869 = v2866 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
         const unsigned int v2871 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2874 = v2871 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
         const unsigned int v2877 = v2871 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -737,22 +737,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
         const unsigned int v3251 = v3245 ? v3250 : 0u;
         iron_copy_async<16>(shm1 + (v3061 ^ (((v3061 >> 6u) & 7u) << 3u)), b + v3251, v3245);  // kernels/gemm/gemm_tiles.hpp:83
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
     }
     __syncthreads();
   } else {
     const unsigned int v513 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v514 = threadIdx.x;
-    const unsigned int v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
-    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+    const unsigned int v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (unsigned int v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -798,29 +798,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
           shm1[(v563 ^ (((v563 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const unsigned int v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:279
+  const unsigned int v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
   const unsigned int v616 = v24 + v33;
-  const unsigned int v617 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v617 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v618 = v616 + v617;
-  const unsigned int v619 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v619 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v620 = v615 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
@@ -833,11 +833,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v630 = iron_f32_to_bf16(v629);
     out[v626] = v630;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v631 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v631 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v632 = v616 + v631;
-  const unsigned int v633 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v633 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v634 = v615 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v635 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v636 = v634 < v1;
   const bool v637 = v635 && v636;
   if (v637) {
@@ -850,11 +850,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v644 = iron_f32_to_bf16(v643);
     out[v640] = v644;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v645 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v645 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v646 = v616 + v645;
-  const unsigned int v647 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v647 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v648 = v615 + v647;
-  const bool v649 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v649 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v650 = v648 < v1;
   const bool v651 = v649 && v650;
   if (v651) {
@@ -867,11 +867,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v658 = iron_f32_to_bf16(v657);
     out[v654] = v658;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v659 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v659 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v660 = v616 + v659;
-  const unsigned int v661 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v661 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v662 = v615 + v661;
-  const bool v663 = v660 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v663 = v660 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v664 = v662 < v1;
   const bool v665 = v663 && v664;
   if (v665) {
@@ -884,11 +884,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v672 = iron_f32_to_bf16(v671);
     out[v668] = v672;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v673 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v673 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v674 = v616 + v673;
-  const unsigned int v675 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v675 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v676 = v615 + v675;
-  const bool v677 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v677 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v678 = v676 < v1;
   const bool v679 = v677 && v678;
   if (v679) {
@@ -901,11 +901,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v686 = iron_f32_to_bf16(v685);
     out[v682] = v686;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v687 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v687 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v688 = v616 + v687;
-  const unsigned int v689 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v689 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v690 = v615 + v689;
-  const bool v691 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v691 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v692 = v690 < v1;
   const bool v693 = v691 && v692;
   if (v693) {
@@ -918,11 +918,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v700 = iron_f32_to_bf16(v699);
     out[v696] = v700;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v701 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v701 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v702 = v616 + v701;
-  const unsigned int v703 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v703 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v704 = v615 + v703;
-  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v706 = v704 < v1;
   const bool v707 = v705 && v706;
   if (v707) {
@@ -935,11 +935,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v714 = iron_f32_to_bf16(v713);
     out[v710] = v714;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v715 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v715 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v716 = v616 + v715;
-  const unsigned int v717 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v717 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v718 = v615 + v717;
-  const bool v719 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v719 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v720 = v718 < v1;
   const bool v721 = v719 && v720;
   if (v721) {
@@ -952,11 +952,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v728 = iron_f32_to_bf16(v727);
     out[v724] = v728;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v729 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v729 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v730 = v616 + v729;
-  const unsigned int v731 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v731 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v732 = v615 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v734 = v732 < v1;
   const bool v735 = v733 && v734;
   if (v735) {
@@ -969,11 +969,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v742 = iron_f32_to_bf16(v741);
     out[v738] = v742;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v743 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v743 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v744 = v616 + v743;
-  const unsigned int v745 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v745 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v746 = v615 + v745;
-  const bool v747 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v747 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v748 = v746 < v1;
   const bool v749 = v747 && v748;
   if (v749) {
@@ -986,11 +986,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v756 = iron_f32_to_bf16(v755);
     out[v752] = v756;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v757 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v757 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v758 = v616 + v757;
-  const unsigned int v759 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v759 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v760 = v615 + v759;
-  const bool v761 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v761 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v762 = v760 < v1;
   const bool v763 = v761 && v762;
   if (v763) {
@@ -1003,11 +1003,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v770 = iron_f32_to_bf16(v769);
     out[v766] = v770;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v771 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v771 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v772 = v616 + v771;
-  const unsigned int v773 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v773 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v774 = v615 + v773;
-  const bool v775 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v775 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v776 = v774 < v1;
   const bool v777 = v775 && v776;
   if (v777) {
@@ -1020,11 +1020,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v784 = iron_f32_to_bf16(v783);
     out[v780] = v784;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v785 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v785 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v786 = v616 + v785;
-  const unsigned int v787 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v787 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v788 = v615 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v790 = v788 < v1;
   const bool v791 = v789 && v790;
   if (v791) {
@@ -1037,11 +1037,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v798 = iron_f32_to_bf16(v797);
     out[v794] = v798;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v799 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v799 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v800 = v616 + v799;
-  const unsigned int v801 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v801 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v802 = v615 + v801;
-  const bool v803 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v803 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v804 = v802 < v1;
   const bool v805 = v803 && v804;
   if (v805) {
@@ -1054,11 +1054,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v812 = iron_f32_to_bf16(v811);
     out[v808] = v812;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v813 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v813 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v814 = v616 + v813;
-  const unsigned int v815 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v815 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v816 = v615 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v818 = v816 < v1;
   const bool v819 = v817 && v818;
   if (v819) {
@@ -1071,11 +1071,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v826 = iron_f32_to_bf16(v825);
     out[v822] = v826;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v827 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v827 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v828 = v616 + v827;
-  const unsigned int v829 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v829 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v830 = v615 + v829;
-  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v832 = v830 < v1;
   const bool v833 = v831 && v832;
   if (v833) {
@@ -1088,11 +1088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v840 = iron_f32_to_bf16(v839);
     out[v836] = v840;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v841 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v841 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v842 = v616 + v841;
-  const unsigned int v843 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v843 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v844 = v615 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v846 = v844 < v1;
   const bool v847 = v845 && v846;
   if (v847) {
@@ -1105,11 +1105,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v854 = iron_f32_to_bf16(v853);
     out[v850] = v854;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v855 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v855 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v856 = v616 + v855;
-  const unsigned int v857 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v857 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v858 = v615 + v857;
-  const bool v859 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v859 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v860 = v858 < v1;
   const bool v861 = v859 && v860;
   if (v861) {
@@ -1122,11 +1122,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v868 = iron_f32_to_bf16(v867);
     out[v864] = v868;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v869 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v869 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v870 = v616 + v869;
-  const unsigned int v871 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v871 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v872 = v615 + v871;
-  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v874 = v872 < v1;
   const bool v875 = v873 && v874;
   if (v875) {
@@ -1139,11 +1139,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v882 = iron_f32_to_bf16(v881);
     out[v878] = v882;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v883 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v883 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v884 = v616 + v883;
-  const unsigned int v885 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v885 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v886 = v615 + v885;
-  const bool v887 = v884 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v887 = v884 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v888 = v886 < v1;
   const bool v889 = v887 && v888;
   if (v889) {
@@ -1156,11 +1156,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v896 = iron_f32_to_bf16(v895);
     out[v892] = v896;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v897 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v897 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v898 = v616 + v897;
-  const unsigned int v899 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v899 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v900 = v615 + v899;
-  const bool v901 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v901 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v902 = v900 < v1;
   const bool v903 = v901 && v902;
   if (v903) {
@@ -1173,11 +1173,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v910 = iron_f32_to_bf16(v909);
     out[v906] = v910;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v911 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v911 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v912 = v616 + v911;
-  const unsigned int v913 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v913 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v914 = v615 + v913;
-  const bool v915 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v915 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v916 = v914 < v1;
   const bool v917 = v915 && v916;
   if (v917) {
@@ -1190,11 +1190,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v924 = iron_f32_to_bf16(v923);
     out[v920] = v924;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v925 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v925 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v926 = v616 + v925;
-  const unsigned int v927 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v927 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v928 = v615 + v927;
-  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v930 = v928 < v1;
   const bool v931 = v929 && v930;
   if (v931) {
@@ -1207,11 +1207,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v938 = iron_f32_to_bf16(v937);
     out[v934] = v938;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v939 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v939 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v940 = v616 + v939;
-  const unsigned int v941 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v941 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v942 = v615 + v941;
-  const bool v943 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v943 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v944 = v942 < v1;
   const bool v945 = v943 && v944;
   if (v945) {
@@ -1224,11 +1224,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v952 = iron_f32_to_bf16(v951);
     out[v948] = v952;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v953 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v953 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v954 = v616 + v953;
-  const unsigned int v955 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v955 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v956 = v615 + v955;
-  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v958 = v956 < v1;
   const bool v959 = v957 && v958;
   if (v959) {
@@ -1241,11 +1241,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v966 = iron_f32_to_bf16(v965);
     out[v962] = v966;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v967 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v967 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v968 = v616 + v967;
-  const unsigned int v969 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v969 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v970 = v615 + v969;
-  const bool v971 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v971 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v972 = v970 < v1;
   const bool v973 = v971 && v972;
   if (v973) {
@@ -1258,11 +1258,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v980 = iron_f32_to_bf16(v979);
     out[v976] = v980;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v981 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v981 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v982 = v616 + v981;
-  const unsigned int v983 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v983 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v984 = v615 + v983;
-  const bool v985 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v985 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v986 = v984 < v1;
   const bool v987 = v985 && v986;
   if (v987) {
@@ -1275,11 +1275,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v994 = iron_f32_to_bf16(v993);
     out[v990] = v994;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v995 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v995 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v996 = v616 + v995;
-  const unsigned int v997 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v997 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v998 = v615 + v997;
-  const bool v999 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v999 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1000 = v998 < v1;
   const bool v1001 = v999 && v1000;
   if (v1001) {
@@ -1292,11 +1292,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1008 = iron_f32_to_bf16(v1007);
     out[v1004] = v1008;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1009 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1009 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1010 = v616 + v1009;
-  const unsigned int v1011 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1011 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1012 = v615 + v1011;
-  const bool v1013 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1013 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1014 = v1012 < v1;
   const bool v1015 = v1013 && v1014;
   if (v1015) {
@@ -1309,11 +1309,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1022 = iron_f32_to_bf16(v1021);
     out[v1018] = v1022;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1023 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1023 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1024 = v616 + v1023;
-  const unsigned int v1025 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1025 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1026 = v615 + v1025;
-  const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1028 = v1026 < v1;
   const bool v1029 = v1027 && v1028;
   if (v1029) {
@@ -1326,11 +1326,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1036 = iron_f32_to_bf16(v1035);
     out[v1032] = v1036;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1037 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1037 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1038 = v616 + v1037;
-  const unsigned int v1039 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1039 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1040 = v615 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
@@ -1343,11 +1343,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1050 = iron_f32_to_bf16(v1049);
     out[v1046] = v1050;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1051 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1051 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1052 = v616 + v1051;
-  const unsigned int v1053 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1053 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1054 = v615 + v1053;
-  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1056 = v1054 < v1;
   const bool v1057 = v1055 && v1056;
   if (v1057) {
@@ -1360,11 +1360,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1064 = iron_f32_to_bf16(v1063);
     out[v1060] = v1064;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1065 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1065 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1066 = v616 + v1065;
-  const unsigned int v1067 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1067 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1068 = v615 + v1067;
-  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1070 = v1068 < v1;
   const bool v1071 = v1069 && v1070;
   if (v1071) {
@@ -1377,11 +1377,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1078 = iron_f32_to_bf16(v1077);
     out[v1074] = v1078;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1079 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1079 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1080 = v616 + v1079;
-  const unsigned int v1081 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1081 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1082 = v615 + v1081;
-  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1084 = v1082 < v1;
   const bool v1085 = v1083 && v1084;
   if (v1085) {
@@ -1394,11 +1394,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1092 = iron_f32_to_bf16(v1091);
     out[v1088] = v1092;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1093 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1093 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1094 = v616 + v1093;
-  const unsigned int v1095 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1095 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1096 = v615 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1098 = v1096 < v1;
   const bool v1099 = v1097 && v1098;
   if (v1099) {
@@ -1411,11 +1411,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1106 = iron_f32_to_bf16(v1105);
     out[v1102] = v1106;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1107 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1107 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1108 = v616 + v1107;
-  const unsigned int v1109 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1109 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1110 = v615 + v1109;
-  const bool v1111 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1111 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1112 = v1110 < v1;
   const bool v1113 = v1111 && v1112;
   if (v1113) {
@@ -1428,11 +1428,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1120 = iron_f32_to_bf16(v1119);
     out[v1116] = v1120;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1121 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1121 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1122 = v616 + v1121;
-  const unsigned int v1123 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1123 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1124 = v615 + v1123;
-  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1126 = v1124 < v1;
   const bool v1127 = v1125 && v1126;
   if (v1127) {
@@ -1445,11 +1445,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1134 = iron_f32_to_bf16(v1133);
     out[v1130] = v1134;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1135 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1135 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1136 = v616 + v1135;
-  const unsigned int v1137 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1137 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1138 = v615 + v1137;
-  const bool v1139 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1139 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1140 = v1138 < v1;
   const bool v1141 = v1139 && v1140;
   if (v1141) {
@@ -1462,11 +1462,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1148 = iron_f32_to_bf16(v1147);
     out[v1144] = v1148;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1149 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1149 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1150 = v616 + v1149;
-  const unsigned int v1151 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1151 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1152 = v615 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1154 = v1152 < v1;
   const bool v1155 = v1153 && v1154;
   if (v1155) {
@@ -1479,11 +1479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1162 = iron_f32_to_bf16(v1161);
     out[v1158] = v1162;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1163 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1163 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1164 = v616 + v1163;
-  const unsigned int v1165 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1165 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1166 = v615 + v1165;
-  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1168 = v1166 < v1;
   const bool v1169 = v1167 && v1168;
   if (v1169) {
@@ -1496,11 +1496,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1176 = iron_f32_to_bf16(v1175);
     out[v1172] = v1176;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1177 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1177 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1178 = v616 + v1177;
-  const unsigned int v1179 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1179 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1180 = v615 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1182 = v1180 < v1;
   const bool v1183 = v1181 && v1182;
   if (v1183) {
@@ -1513,11 +1513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1190 = iron_f32_to_bf16(v1189);
     out[v1186] = v1190;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1191 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1191 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1192 = v616 + v1191;
-  const unsigned int v1193 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1193 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1194 = v615 + v1193;
-  const bool v1195 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1195 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1196 = v1194 < v1;
   const bool v1197 = v1195 && v1196;
   if (v1197) {
@@ -1530,11 +1530,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1204 = iron_f32_to_bf16(v1203);
     out[v1200] = v1204;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1205 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1205 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1206 = v616 + v1205;
-  const unsigned int v1207 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1207 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1208 = v615 + v1207;
-  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1210 = v1208 < v1;
   const bool v1211 = v1209 && v1210;
   if (v1211) {
@@ -1547,11 +1547,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1218 = iron_f32_to_bf16(v1217);
     out[v1214] = v1218;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1219 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1219 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1220 = v616 + v1219;
-  const unsigned int v1221 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1221 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1222 = v615 + v1221;
-  const bool v1223 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1223 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1224 = v1222 < v1;
   const bool v1225 = v1223 && v1224;
   if (v1225) {
@@ -1564,11 +1564,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1232 = iron_f32_to_bf16(v1231);
     out[v1228] = v1232;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1233 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1233 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1234 = v616 + v1233;
-  const unsigned int v1235 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1235 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1236 = v615 + v1235;
-  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1238 = v1236 < v1;
   const bool v1239 = v1237 && v1238;
   if (v1239) {
@@ -1581,11 +1581,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1246 = iron_f32_to_bf16(v1245);
     out[v1242] = v1246;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1247 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1247 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1248 = v616 + v1247;
-  const unsigned int v1249 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1249 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1250 = v615 + v1249;
-  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1252 = v1250 < v1;
   const bool v1253 = v1251 && v1252;
   if (v1253) {
@@ -1598,11 +1598,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1260 = iron_f32_to_bf16(v1259);
     out[v1256] = v1260;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1261 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1261 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1262 = v616 + v1261;
-  const unsigned int v1263 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1263 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1264 = v615 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1266 = v1264 < v1;
   const bool v1267 = v1265 && v1266;
   if (v1267) {
@@ -1615,11 +1615,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1274 = iron_f32_to_bf16(v1273);
     out[v1270] = v1274;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1275 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1275 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1276 = v616 + v1275;
-  const unsigned int v1277 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1277 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1278 = v615 + v1277;
-  const bool v1279 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1279 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1280 = v1278 < v1;
   const bool v1281 = v1279 && v1280;
   if (v1281) {
@@ -1632,11 +1632,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1288 = iron_f32_to_bf16(v1287);
     out[v1284] = v1288;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1289 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1289 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1290 = v616 + v1289;
-  const unsigned int v1291 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1291 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1292 = v615 + v1291;
-  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1294 = v1292 < v1;
   const bool v1295 = v1293 && v1294;
   if (v1295) {
@@ -1649,11 +1649,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1302 = iron_f32_to_bf16(v1301);
     out[v1298] = v1302;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1303 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1303 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1304 = v616 + v1303;
-  const unsigned int v1305 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1305 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1306 = v615 + v1305;
-  const bool v1307 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1307 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1308 = v1306 < v1;
   const bool v1309 = v1307 && v1308;
   if (v1309) {
@@ -1666,11 +1666,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1316 = iron_f32_to_bf16(v1315);
     out[v1312] = v1316;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1317 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1317 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1318 = v616 + v1317;
-  const unsigned int v1319 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1319 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1320 = v615 + v1319;
-  const bool v1321 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1321 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1322 = v1320 < v1;
   const bool v1323 = v1321 && v1322;
   if (v1323) {
@@ -1683,11 +1683,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1330 = iron_f32_to_bf16(v1329);
     out[v1326] = v1330;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1331 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1331 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1332 = v616 + v1331;
-  const unsigned int v1333 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1333 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1334 = v615 + v1333;
-  const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1336 = v1334 < v1;
   const bool v1337 = v1335 && v1336;
   if (v1337) {
@@ -1700,11 +1700,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1344 = iron_f32_to_bf16(v1343);
     out[v1340] = v1344;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1345 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1345 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1346 = v616 + v1345;
-  const unsigned int v1347 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1347 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1348 = v615 + v1347;
-  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1350 = v1348 < v1;
   const bool v1351 = v1349 && v1350;
   if (v1351) {
@@ -1717,11 +1717,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1358 = iron_f32_to_bf16(v1357);
     out[v1354] = v1358;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1359 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1359 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1360 = v616 + v1359;
-  const unsigned int v1361 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1361 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1362 = v615 + v1361;
-  const bool v1363 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1363 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1364 = v1362 < v1;
   const bool v1365 = v1363 && v1364;
   if (v1365) {
@@ -1734,11 +1734,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1372 = iron_f32_to_bf16(v1371);
     out[v1368] = v1372;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1373 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1373 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1374 = v616 + v1373;
-  const unsigned int v1375 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1375 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1376 = v615 + v1375;
-  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1378 = v1376 < v1;
   const bool v1379 = v1377 && v1378;
   if (v1379) {
@@ -1751,11 +1751,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1386 = iron_f32_to_bf16(v1385);
     out[v1382] = v1386;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1387 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1387 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1388 = v616 + v1387;
-  const unsigned int v1389 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1389 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1390 = v615 + v1389;
-  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1392 = v1390 < v1;
   const bool v1393 = v1391 && v1392;
   if (v1393) {
@@ -1768,11 +1768,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1400 = iron_f32_to_bf16(v1399);
     out[v1396] = v1400;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1401 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1401 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1402 = v616 + v1401;
-  const unsigned int v1403 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1403 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1404 = v615 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1406 = v1404 < v1;
   const bool v1407 = v1405 && v1406;
   if (v1407) {
@@ -1785,11 +1785,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1414 = iron_f32_to_bf16(v1413);
     out[v1410] = v1414;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1415 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1415 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1416 = v616 + v1415;
-  const unsigned int v1417 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1417 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1418 = v615 + v1417;
-  const bool v1419 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1419 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1420 = v1418 < v1;
   const bool v1421 = v1419 && v1420;
   if (v1421) {
@@ -1802,11 +1802,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1428 = iron_f32_to_bf16(v1427);
     out[v1424] = v1428;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1429 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1429 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1430 = v616 + v1429;
-  const unsigned int v1431 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1431 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1432 = v615 + v1431;
-  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1434 = v1432 < v1;
   const bool v1435 = v1433 && v1434;
   if (v1435) {
@@ -1819,11 +1819,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1442 = iron_f32_to_bf16(v1441);
     out[v1438] = v1442;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1443 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1443 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1444 = v616 + v1443;
-  const unsigned int v1445 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1445 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1446 = v615 + v1445;
-  const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1448 = v1446 < v1;
   const bool v1449 = v1447 && v1448;
   if (v1449) {
@@ -1836,11 +1836,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1456 = iron_f32_to_bf16(v1455);
     out[v1452] = v1456;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1457 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1457 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1458 = v616 + v1457;
-  const unsigned int v1459 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1459 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1460 = v615 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1462 = v1460 < v1;
   const bool v1463 = v1461 && v1462;
   if (v1463) {
@@ -1853,11 +1853,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1470 = iron_f32_to_bf16(v1469);
     out[v1466] = v1470;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1471 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1471 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1472 = v616 + v1471;
-  const unsigned int v1473 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1473 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1474 = v615 + v1473;
-  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1476 = v1474 < v1;
   const bool v1477 = v1475 && v1476;
   if (v1477) {
@@ -1870,11 +1870,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1484 = iron_f32_to_bf16(v1483);
     out[v1480] = v1484;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1485 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1485 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1486 = v616 + v1485;
-  const unsigned int v1487 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1487 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1488 = v615 + v1487;
-  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1490 = v1488 < v1;
   const bool v1491 = v1489 && v1490;
   if (v1491) {
@@ -1887,11 +1887,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1498 = iron_f32_to_bf16(v1497);
     out[v1494] = v1498;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1499 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1499 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1500 = v616 + v1499;
-  const unsigned int v1501 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1501 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1502 = v615 + v1501;
-  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1504 = v1502 < v1;
   const bool v1505 = v1503 && v1504;
   if (v1505) {
@@ -1904,11 +1904,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1512 = iron_f32_to_bf16(v1511);
     out[v1508] = v1512;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1513 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1513 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1514 = v616 + v1513;
-  const unsigned int v1515 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1515 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1516 = v615 + v1515;
-  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1518 = v1516 < v1;
   const bool v1519 = v1517 && v1518;
   if (v1519) {
@@ -1921,11 +1921,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1526 = iron_f32_to_bf16(v1525);
     out[v1522] = v1526;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1527 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1527 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1528 = v616 + v1527;
-  const unsigned int v1529 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1529 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1530 = v615 + v1529;
-  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1532 = v1530 < v1;
   const bool v1533 = v1531 && v1532;
   if (v1533) {
@@ -1938,11 +1938,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1540 = iron_f32_to_bf16(v1539);
     out[v1536] = v1540;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1541 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1541 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1542 = v616 + v1541;
-  const unsigned int v1543 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1543 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1544 = v615 + v1543;
-  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1546 = v1544 < v1;
   const bool v1547 = v1545 && v1546;
   if (v1547) {
@@ -1955,11 +1955,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1554 = iron_f32_to_bf16(v1553);
     out[v1550] = v1554;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1555 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1555 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1556 = v616 + v1555;
-  const unsigned int v1557 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1557 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1558 = v615 + v1557;
-  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1560 = v1558 < v1;
   const bool v1561 = v1559 && v1560;
   if (v1561) {
@@ -1972,11 +1972,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1568 = iron_f32_to_bf16(v1567);
     out[v1564] = v1568;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1569 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1569 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1570 = v616 + v1569;
-  const unsigned int v1571 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1571 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1572 = v615 + v1571;
-  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1574 = v1572 < v1;
   const bool v1575 = v1573 && v1574;
   if (v1575) {
@@ -1989,11 +1989,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1582 = iron_f32_to_bf16(v1581);
     out[v1578] = v1582;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1583 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1583 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1584 = v616 + v1583;
-  const unsigned int v1585 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1585 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1586 = v615 + v1585;
-  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1588 = v1586 < v1;
   const bool v1589 = v1587 && v1588;
   if (v1589) {
@@ -2006,11 +2006,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1596 = iron_f32_to_bf16(v1595);
     out[v1592] = v1596;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1597 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1597 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1598 = v616 + v1597;
-  const unsigned int v1599 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1599 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1600 = v615 + v1599;
-  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1602 = v1600 < v1;
   const bool v1603 = v1601 && v1602;
   if (v1603) {
@@ -2023,11 +2023,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1610 = iron_f32_to_bf16(v1609);
     out[v1606] = v1610;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1611 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1611 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1612 = v616 + v1611;
-  const unsigned int v1613 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1613 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1614 = v615 + v1613;
-  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1616 = v1614 < v1;
   const bool v1617 = v1615 && v1616;
   if (v1617) {
@@ -2040,11 +2040,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1624 = iron_f32_to_bf16(v1623);
     out[v1620] = v1624;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1625 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1625 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1626 = v616 + v1625;
-  const unsigned int v1627 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1627 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1628 = v615 + v1627;
-  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1630 = v1628 < v1;
   const bool v1631 = v1629 && v1630;
   if (v1631) {
@@ -2057,11 +2057,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1638 = iron_f32_to_bf16(v1637);
     out[v1634] = v1638;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1639 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1639 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1640 = v616 + v1639;
-  const unsigned int v1641 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1641 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1642 = v615 + v1641;
-  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1644 = v1642 < v1;
   const bool v1645 = v1643 && v1644;
   if (v1645) {
@@ -2074,11 +2074,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1652 = iron_f32_to_bf16(v1651);
     out[v1648] = v1652;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1653 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1653 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1654 = v616 + v1653;
-  const unsigned int v1655 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1655 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1656 = v615 + v1655;
-  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1658 = v1656 < v1;
   const bool v1659 = v1657 && v1658;
   if (v1659) {
@@ -2091,11 +2091,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1666 = iron_f32_to_bf16(v1665);
     out[v1662] = v1666;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1667 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1667 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1668 = v616 + v1667;
-  const unsigned int v1669 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1669 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1670 = v615 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1672 = v1670 < v1;
   const bool v1673 = v1671 && v1672;
   if (v1673) {
@@ -2108,11 +2108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1680 = iron_f32_to_bf16(v1679);
     out[v1676] = v1680;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1681 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1681 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1682 = v616 + v1681;
-  const unsigned int v1683 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1683 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1684 = v615 + v1683;
-  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1686 = v1684 < v1;
   const bool v1687 = v1685 && v1686;
   if (v1687) {
@@ -2125,11 +2125,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1694 = iron_f32_to_bf16(v1693);
     out[v1690] = v1694;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1695 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1695 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1696 = v616 + v1695;
-  const unsigned int v1697 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1697 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1698 = v615 + v1697;
-  const bool v1699 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1699 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1700 = v1698 < v1;
   const bool v1701 = v1699 && v1700;
   if (v1701) {
@@ -2142,11 +2142,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1708 = iron_f32_to_bf16(v1707);
     out[v1704] = v1708;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1709 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1709 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1710 = v616 + v1709;
-  const unsigned int v1711 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1711 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1712 = v615 + v1711;
-  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1714 = v1712 < v1;
   const bool v1715 = v1713 && v1714;
   if (v1715) {
@@ -2159,11 +2159,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1722 = iron_f32_to_bf16(v1721);
     out[v1718] = v1722;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1723 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1723 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1724 = v616 + v1723;
-  const unsigned int v1725 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1725 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1726 = v615 + v1725;
-  const bool v1727 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1727 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1728 = v1726 < v1;
   const bool v1729 = v1727 && v1728;
   if (v1729) {
@@ -2176,11 +2176,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1736 = iron_f32_to_bf16(v1735);
     out[v1732] = v1736;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1737 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1737 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1738 = v616 + v1737;
-  const unsigned int v1739 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1739 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1740 = v615 + v1739;
-  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1742 = v1740 < v1;
   const bool v1743 = v1741 && v1742;
   if (v1743) {
@@ -2193,11 +2193,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1750 = iron_f32_to_bf16(v1749);
     out[v1746] = v1750;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1751 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1751 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1752 = v616 + v1751;
-  const unsigned int v1753 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1753 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1754 = v615 + v1753;
-  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1756 = v1754 < v1;
   const bool v1757 = v1755 && v1756;
   if (v1757) {
@@ -2210,11 +2210,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1764 = iron_f32_to_bf16(v1763);
     out[v1760] = v1764;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1765 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1765 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1766 = v616 + v1765;
-  const unsigned int v1767 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1767 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1768 = v615 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1770 = v1768 < v1;
   const bool v1771 = v1769 && v1770;
   if (v1771) {
@@ -2227,11 +2227,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1778 = iron_f32_to_bf16(v1777);
     out[v1774] = v1778;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1779 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1779 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1780 = v616 + v1779;
-  const unsigned int v1781 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1781 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1782 = v615 + v1781;
-  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1784 = v1782 < v1;
   const bool v1785 = v1783 && v1784;
   if (v1785) {
@@ -2244,11 +2244,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1792 = iron_f32_to_bf16(v1791);
     out[v1788] = v1792;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1793 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1793 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1794 = v616 + v1793;
-  const unsigned int v1795 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1795 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1796 = v615 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1798 = v1796 < v1;
   const bool v1799 = v1797 && v1798;
   if (v1799) {
@@ -2261,11 +2261,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1806 = iron_f32_to_bf16(v1805);
     out[v1802] = v1806;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1807 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1807 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1808 = v616 + v1807;
-  const unsigned int v1809 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1809 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1810 = v615 + v1809;
-  const bool v1811 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1811 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1812 = v1810 < v1;
   const bool v1813 = v1811 && v1812;
   if (v1813) {
@@ -2278,11 +2278,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1820 = iron_f32_to_bf16(v1819);
     out[v1816] = v1820;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1821 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1821 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1822 = v616 + v1821;
-  const unsigned int v1823 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1823 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1824 = v615 + v1823;
-  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1826 = v1824 < v1;
   const bool v1827 = v1825 && v1826;
   if (v1827) {
@@ -2295,11 +2295,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1834 = iron_f32_to_bf16(v1833);
     out[v1830] = v1834;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1835 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1835 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1836 = v616 + v1835;
-  const unsigned int v1837 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1837 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1838 = v615 + v1837;
-  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1840 = v1838 < v1;
   const bool v1841 = v1839 && v1840;
   if (v1841) {
@@ -2312,11 +2312,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1848 = iron_f32_to_bf16(v1847);
     out[v1844] = v1848;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1849 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1849 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1850 = v616 + v1849;
-  const unsigned int v1851 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1851 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1852 = v615 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1854 = v1852 < v1;
   const bool v1855 = v1853 && v1854;
   if (v1855) {
@@ -2329,11 +2329,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1862 = iron_f32_to_bf16(v1861);
     out[v1858] = v1862;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1863 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1863 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1864 = v616 + v1863;
-  const unsigned int v1865 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1865 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1866 = v615 + v1865;
-  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1868 = v1866 < v1;
   const bool v1869 = v1867 && v1868;
   if (v1869) {
@@ -2346,11 +2346,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1876 = iron_f32_to_bf16(v1875);
     out[v1872] = v1876;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1877 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1877 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1878 = v616 + v1877;
-  const unsigned int v1879 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1879 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1880 = v615 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1882 = v1880 < v1;
   const bool v1883 = v1881 && v1882;
   if (v1883) {
@@ -2363,11 +2363,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1890 = iron_f32_to_bf16(v1889);
     out[v1886] = v1890;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1891 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1891 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1892 = v616 + v1891;
-  const unsigned int v1893 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1893 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1894 = v615 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1896 = v1894 < v1;
   const bool v1897 = v1895 && v1896;
   if (v1897) {
@@ -2380,11 +2380,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1904 = iron_f32_to_bf16(v1903);
     out[v1900] = v1904;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1905 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1905 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1906 = v616 + v1905;
-  const unsigned int v1907 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1907 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1908 = v615 + v1907;
-  const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1910 = v1908 < v1;
   const bool v1911 = v1909 && v1910;
   if (v1911) {
@@ -2397,11 +2397,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1918 = iron_f32_to_bf16(v1917);
     out[v1914] = v1918;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1919 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1919 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1920 = v616 + v1919;
-  const unsigned int v1921 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1921 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1922 = v615 + v1921;
-  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1924 = v1922 < v1;
   const bool v1925 = v1923 && v1924;
   if (v1925) {
@@ -2414,11 +2414,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1932 = iron_f32_to_bf16(v1931);
     out[v1928] = v1932;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1933 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1933 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1934 = v616 + v1933;
-  const unsigned int v1935 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1935 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1936 = v615 + v1935;
-  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1938 = v1936 < v1;
   const bool v1939 = v1937 && v1938;
   if (v1939) {
@@ -2431,11 +2431,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1946 = iron_f32_to_bf16(v1945);
     out[v1942] = v1946;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1947 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1947 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1948 = v616 + v1947;
-  const unsigned int v1949 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1949 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1950 = v615 + v1949;
-  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1952 = v1950 < v1;
   const bool v1953 = v1951 && v1952;
   if (v1953) {
@@ -2448,11 +2448,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1960 = iron_f32_to_bf16(v1959);
     out[v1956] = v1960;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1961 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1961 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1962 = v616 + v1961;
-  const unsigned int v1963 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1963 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1964 = v615 + v1963;
-  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1966 = v1964 < v1;
   const bool v1967 = v1965 && v1966;
   if (v1967) {
@@ -2465,11 +2465,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1974 = iron_f32_to_bf16(v1973);
     out[v1970] = v1974;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1975 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1975 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1976 = v616 + v1975;
-  const unsigned int v1977 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1977 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1978 = v615 + v1977;
-  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1980 = v1978 < v1;
   const bool v1981 = v1979 && v1980;
   if (v1981) {
@@ -2482,11 +2482,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v1988 = iron_f32_to_bf16(v1987);
     out[v1984] = v1988;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v1989 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v1989 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v1990 = v616 + v1989;
-  const unsigned int v1991 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v1991 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v1992 = v615 + v1991;
-  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1994 = v1992 < v1;
   const bool v1995 = v1993 && v1994;
   if (v1995) {
@@ -2499,11 +2499,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2002 = iron_f32_to_bf16(v2001);
     out[v1998] = v2002;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2003 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2003 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2004 = v616 + v2003;
-  const unsigned int v2005 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2005 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2006 = v615 + v2005;
-  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2008 = v2006 < v1;
   const bool v2009 = v2007 && v2008;
   if (v2009) {
@@ -2516,11 +2516,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2016 = iron_f32_to_bf16(v2015);
     out[v2012] = v2016;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2017 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2017 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2018 = v616 + v2017;
-  const unsigned int v2019 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2019 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2020 = v615 + v2019;
-  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2022 = v2020 < v1;
   const bool v2023 = v2021 && v2022;
   if (v2023) {
@@ -2533,11 +2533,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2030 = iron_f32_to_bf16(v2029);
     out[v2026] = v2030;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2031 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2031 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2032 = v616 + v2031;
-  const unsigned int v2033 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2033 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2034 = v615 + v2033;
-  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2036 = v2034 < v1;
   const bool v2037 = v2035 && v2036;
   if (v2037) {
@@ -2550,11 +2550,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2044 = iron_f32_to_bf16(v2043);
     out[v2040] = v2044;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2045 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2045 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2046 = v616 + v2045;
-  const unsigned int v2047 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2047 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2048 = v615 + v2047;
-  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2050 = v2048 < v1;
   const bool v2051 = v2049 && v2050;
   if (v2051) {
@@ -2567,11 +2567,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2058 = iron_f32_to_bf16(v2057);
     out[v2054] = v2058;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2059 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2059 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2060 = v616 + v2059;
-  const unsigned int v2061 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2061 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2062 = v615 + v2061;
-  const bool v2063 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2063 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2064 = v2062 < v1;
   const bool v2065 = v2063 && v2064;
   if (v2065) {
@@ -2584,11 +2584,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2072 = iron_f32_to_bf16(v2071);
     out[v2068] = v2072;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2073 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2073 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2074 = v616 + v2073;
-  const unsigned int v2075 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2075 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2076 = v615 + v2075;
-  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2078 = v2076 < v1;
   const bool v2079 = v2077 && v2078;
   if (v2079) {
@@ -2601,11 +2601,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2086 = iron_f32_to_bf16(v2085);
     out[v2082] = v2086;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2087 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2087 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2088 = v616 + v2087;
-  const unsigned int v2089 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2089 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2090 = v615 + v2089;
-  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2092 = v2090 < v1;
   const bool v2093 = v2091 && v2092;
   if (v2093) {
@@ -2618,11 +2618,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2100 = iron_f32_to_bf16(v2099);
     out[v2096] = v2100;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2101 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2101 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2102 = v616 + v2101;
-  const unsigned int v2103 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2103 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2104 = v615 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2106 = v2104 < v1;
   const bool v2107 = v2105 && v2106;
   if (v2107) {
@@ -2635,11 +2635,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2114 = iron_f32_to_bf16(v2113);
     out[v2110] = v2114;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2115 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2115 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2116 = v616 + v2115;
-  const unsigned int v2117 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2117 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2118 = v615 + v2117;
-  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2120 = v2118 < v1;
   const bool v2121 = v2119 && v2120;
   if (v2121) {
@@ -2652,11 +2652,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2128 = iron_f32_to_bf16(v2127);
     out[v2124] = v2128;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2129 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2129 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2130 = v616 + v2129;
-  const unsigned int v2131 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2131 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2132 = v615 + v2131;
-  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2134 = v2132 < v1;
   const bool v2135 = v2133 && v2134;
   if (v2135) {
@@ -2669,11 +2669,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2142 = iron_f32_to_bf16(v2141);
     out[v2138] = v2142;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2143 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2143 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2144 = v616 + v2143;
-  const unsigned int v2145 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2145 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2146 = v615 + v2145;
-  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2148 = v2146 < v1;
   const bool v2149 = v2147 && v2148;
   if (v2149) {
@@ -2686,11 +2686,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2156 = iron_f32_to_bf16(v2155);
     out[v2152] = v2156;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2157 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2157 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2158 = v616 + v2157;
-  const unsigned int v2159 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2159 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2160 = v615 + v2159;
-  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2162 = v2160 < v1;
   const bool v2163 = v2161 && v2162;
   if (v2163) {
@@ -2703,11 +2703,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2170 = iron_f32_to_bf16(v2169);
     out[v2166] = v2170;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2171 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2171 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2172 = v616 + v2171;
-  const unsigned int v2173 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2173 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2174 = v615 + v2173;
-  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2176 = v2174 < v1;
   const bool v2177 = v2175 && v2176;
   if (v2177) {
@@ -2720,11 +2720,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2184 = iron_f32_to_bf16(v2183);
     out[v2180] = v2184;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2185 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2185 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2186 = v616 + v2185;
-  const unsigned int v2187 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2187 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2188 = v615 + v2187;
-  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2190 = v2188 < v1;
   const bool v2191 = v2189 && v2190;
   if (v2191) {
@@ -2737,11 +2737,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2198 = iron_f32_to_bf16(v2197);
     out[v2194] = v2198;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2199 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2199 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2200 = v616 + v2199;
-  const unsigned int v2201 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2201 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2202 = v615 + v2201;
-  const bool v2203 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2203 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2204 = v2202 < v1;
   const bool v2205 = v2203 && v2204;
   if (v2205) {
@@ -2754,11 +2754,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2212 = iron_f32_to_bf16(v2211);
     out[v2208] = v2212;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2213 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2213 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2214 = v616 + v2213;
-  const unsigned int v2215 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2215 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2216 = v615 + v2215;
-  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2218 = v2216 < v1;
   const bool v2219 = v2217 && v2218;
   if (v2219) {
@@ -2771,11 +2771,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2226 = iron_f32_to_bf16(v2225);
     out[v2222] = v2226;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2227 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2227 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2228 = v616 + v2227;
-  const unsigned int v2229 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2229 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2230 = v615 + v2229;
-  const bool v2231 = v2228 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2231 = v2228 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2232 = v2230 < v1;
   const bool v2233 = v2231 && v2232;
   if (v2233) {
@@ -2788,11 +2788,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2240 = iron_f32_to_bf16(v2239);
     out[v2236] = v2240;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2241 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2241 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2242 = v616 + v2241;
-  const unsigned int v2243 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2243 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2244 = v615 + v2243;
-  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2246 = v2244 < v1;
   const bool v2247 = v2245 && v2246;
   if (v2247) {
@@ -2805,11 +2805,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2254 = iron_f32_to_bf16(v2253);
     out[v2250] = v2254;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2255 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2255 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2256 = v616 + v2255;
-  const unsigned int v2257 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2257 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2258 = v615 + v2257;
-  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2260 = v2258 < v1;
   const bool v2261 = v2259 && v2260;
   if (v2261) {
@@ -2822,11 +2822,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2268 = iron_f32_to_bf16(v2267);
     out[v2264] = v2268;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2269 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2269 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2270 = v616 + v2269;
-  const unsigned int v2271 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2271 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2272 = v615 + v2271;
-  const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2274 = v2272 < v1;
   const bool v2275 = v2273 && v2274;
   if (v2275) {
@@ -2839,11 +2839,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2282 = iron_f32_to_bf16(v2281);
     out[v2278] = v2282;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2283 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2283 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2284 = v616 + v2283;
-  const unsigned int v2285 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2285 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2286 = v615 + v2285;
-  const bool v2287 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2287 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2288 = v2286 < v1;
   const bool v2289 = v2287 && v2288;
   if (v2289) {
@@ -2856,11 +2856,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2296 = iron_f32_to_bf16(v2295);
     out[v2292] = v2296;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2297 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2297 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2298 = v616 + v2297;
-  const unsigned int v2299 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2299 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2300 = v615 + v2299;
-  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2302 = v2300 < v1;
   const bool v2303 = v2301 && v2302;
   if (v2303) {
@@ -2873,11 +2873,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2310 = iron_f32_to_bf16(v2309);
     out[v2306] = v2310;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2311 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2311 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2312 = v616 + v2311;
-  const unsigned int v2313 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2313 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2314 = v615 + v2313;
-  const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2316 = v2314 < v1;
   const bool v2317 = v2315 && v2316;
   if (v2317) {
@@ -2890,11 +2890,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2324 = iron_f32_to_bf16(v2323);
     out[v2320] = v2324;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2325 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2325 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2326 = v616 + v2325;
-  const unsigned int v2327 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2327 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2328 = v615 + v2327;
-  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2330 = v2328 < v1;
   const bool v2331 = v2329 && v2330;
   if (v2331) {
@@ -2907,11 +2907,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2338 = iron_f32_to_bf16(v2337);
     out[v2334] = v2338;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2339 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2339 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2340 = v616 + v2339;
-  const unsigned int v2341 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2341 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2342 = v615 + v2341;
-  const bool v2343 = v2340 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2343 = v2340 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2344 = v2342 < v1;
   const bool v2345 = v2343 && v2344;
   if (v2345) {
@@ -2924,11 +2924,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2352 = iron_f32_to_bf16(v2351);
     out[v2348] = v2352;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2353 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2353 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2354 = v616 + v2353;
-  const unsigned int v2355 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2355 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2356 = v615 + v2355;
-  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2358 = v2356 < v1;
   const bool v2359 = v2357 && v2358;
   if (v2359) {
@@ -2941,11 +2941,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2366 = iron_f32_to_bf16(v2365);
     out[v2362] = v2366;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2367 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2367 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2368 = v616 + v2367;
-  const unsigned int v2369 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2369 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2370 = v615 + v2369;
-  const bool v2371 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2371 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2372 = v2370 < v1;
   const bool v2373 = v2371 && v2372;
   if (v2373) {
@@ -2958,11 +2958,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2380 = iron_f32_to_bf16(v2379);
     out[v2376] = v2380;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2381 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2381 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2382 = v616 + v2381;
-  const unsigned int v2383 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2383 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2384 = v615 + v2383;
-  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2386 = v2384 < v1;
   const bool v2387 = v2385 && v2386;
   if (v2387) {
@@ -2975,11 +2975,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
     const iron_bf16 v2394 = iron_f32_to_bf16(v2393);
     out[v2390] = v2394;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const unsigned int v2395 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+  const unsigned int v2395 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
   const unsigned int v2396 = v616 + v2395;
-  const unsigned int v2397 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+  const unsigned int v2397 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
   const unsigned int v2398 = v615 + v2397;
-  const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2400 = v2398 < v1;
   const bool v2401 = v2399 && v2400;
   if (v2401) {

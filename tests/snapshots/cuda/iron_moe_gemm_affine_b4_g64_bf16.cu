@@ -343,25 +343,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:167
     const unsigned int v79 = v1 * v2;
     const unsigned int v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:113
-    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
     const unsigned int v86 = v85 << 6u;
-    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
     const unsigned int v90 = v89 << 6u;
-    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:244
+    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:245
     iron_frag_fill(v92, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:245
+    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:246
     iron_frag_fill(v94, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:246
+    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:247
     iron_frag_fill(v96, iron_f32_to_bf16(0.0f));
-    const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+    const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
     const bool v100 = v99 == 0u;
-    if (v100) {  // kernels/gemm/gemm_tiles.hpp:259
-      for (unsigned int v3705 = 0u; v3705 < 2u; v3705 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:260
+      for (unsigned int v3705 = 0u; v3705 < 2u; v3705 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
         const unsigned int v3706 = v3705 << 5u;
         const bool v3708 = v3706 < v3;
         if (v3708) {
-          const unsigned int v3710 = v3705 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+          const unsigned int v3710 = v3705 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
           const unsigned int v3712 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
           const unsigned int v3715 = v3712 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
           const unsigned int v3718 = v3712 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -759,33 +759,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
           const iron_bf16 v4470 = iron_f32_to_bf16(v4469);
           *reinterpret_cast<iron_bf16x8*>(shm1 + v3806) = iron_bf16x8{{v4449, v4452, v4455, v4458, v4461, v4464, v4467, v4470}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
       }
-      const unsigned int v4489 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-      const unsigned int v4495 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v4489 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v4495 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
 
-      for (unsigned int v4477 = 0u; v4477 < v3; v4477 += 32u) {  // kernels/gemm/gemm_tiles.hpp:266
+      for (unsigned int v4477 = 0u; v4477 < v3; v4477 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
         const unsigned int v4479 = v4477 >> 5u;
         const unsigned int v4481 = v4479 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v4483 = v4481 * 5120u;  // kernels/gemm/gemm_tiles.hpp:268
-        const unsigned int v4490 = v4483 + v4489;  // kernels/gemm/gemm_tiles.hpp:250
+        const unsigned int v4483 = v4481 * 5120u;  // kernels/gemm/gemm_tiles.hpp:269
+        const unsigned int v4490 = v4483 + v4489;  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_load_shared<false>(v94, shm0, v4490, 40u);
-        const unsigned int v4496 = v4483 + v4495;  // kernels/gemm/gemm_tiles.hpp:254
+        const unsigned int v4496 = v4483 + v4495;  // kernels/gemm/gemm_tiles.hpp:255
         iron_frag_load_shared<true>(v96, shm1, v4496, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:256
-        const unsigned int v4503 = v4490 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
+        const unsigned int v4503 = v4490 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_load_shared<false>(v94, shm0, v4503, 40u);
-        const unsigned int v4509 = v4496 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+        const unsigned int v4509 = v4496 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
         iron_frag_load_shared<true>(v96, shm1, v4509, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:256
-        const unsigned int v4512 = v4477 + 64u;  // kernels/gemm/gemm_tiles.hpp:266
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
+        const unsigned int v4512 = v4477 + 64u;  // kernels/gemm/gemm_tiles.hpp:267
         const unsigned int v4514 = v4479 + 2u;
         const unsigned int v4515 = v4514 % 3u;
         const bool v4516 = v4512 < v3;
         if (v4516) {
-          const unsigned int v4518 = v4515 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+          const unsigned int v4518 = v4515 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
           const unsigned int v4520 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
           const unsigned int v4523 = v4520 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
           const unsigned int v4526 = v4520 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -1183,7 +1183,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
           const iron_bf16 v5278 = iron_f32_to_bf16(v5277);
           *reinterpret_cast<iron_bf16x8*>(shm1 + v4614) = iron_bf16x8{{v5257, v5260, v5263, v5266, v5269, v5272, v5275, v5278}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
       }
       __syncthreads();
     } else {
@@ -1236,12 +1236,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
       const unsigned int v1477 = v1463 * v975;  // kernels/gemm/quant_b.hpp:38
       const unsigned int v1605 = v1446 * 40u;  // kernels/gemm/quant_b.hpp:146
       const unsigned int v1607 = v1605 + v1450;
-      const unsigned int v1614 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-      const unsigned int v1620 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
-      const unsigned int v1628 = v1614 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-      const unsigned int v1634 = v1620 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v1614 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v1620 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v1628 = v1614 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v1634 = v1620 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
 
-      for (unsigned int v913 = 0u; v913 < v3; v913 += 32u) {  // kernels/gemm/gemm_tiles.hpp:271
+      for (unsigned int v913 = 0u; v913 < v3; v913 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
         for (unsigned int v917 = v915; v917 < 4096u; v917 += v914) {  // kernels/gemm/gemm_tiles.hpp:95
           const unsigned int v919 = v917 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v921 = v917 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -1576,23 +1576,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         const float v1601 = v1455 ? v1578 : 0.0f;
         const iron_bf16 v1602 = iron_f32_to_bf16(v1601);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v1607) = iron_bf16x8{{v1581, v1584, v1587, v1590, v1593, v1596, v1599, v1602}};  // kernels/gemm/quant_b.hpp:146
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-        iron_frag_load_shared<false>(v94, shm0, v1614, 40u);  // kernels/gemm/gemm_tiles.hpp:250
-        iron_frag_load_shared<true>(v96, shm1, v1620, 40u);  // kernels/gemm/gemm_tiles.hpp:254
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:256
-        iron_frag_load_shared<false>(v94, shm0, v1628, 40u);  // kernels/gemm/gemm_tiles.hpp:250
-        iron_frag_load_shared<true>(v96, shm1, v1634, 40u);  // kernels/gemm/gemm_tiles.hpp:254
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:256
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load_shared<false>(v94, shm0, v1614, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load_shared<true>(v96, shm1, v1620, 40u);  // kernels/gemm/gemm_tiles.hpp:255
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
+        iron_frag_load_shared<false>(v94, shm0, v1628, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load_shared<true>(v96, shm1, v1634, 40u);  // kernels/gemm/gemm_tiles.hpp:255
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
       }
     }
-    const unsigned int v1635 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v1635 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:280
     const unsigned int v1636 = v75 + v86;
-    const unsigned int v1637 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1637 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1638 = v1636 + v1637;
-    const unsigned int v1639 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1639 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1640 = v1635 + v1639;
-    const bool v1641 = v1638 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1641 = v1638 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1642 = v1640 < v79;
     const bool v1643 = v1641 && v1642;
     if (v1643) {
@@ -1608,11 +1608,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1652] = v1649;
       }
     }
-    const unsigned int v1653 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1653 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1654 = v1636 + v1653;
-    const unsigned int v1655 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1655 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1656 = v1635 + v1655;
-    const bool v1657 = v1654 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1657 = v1654 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1658 = v1656 < v79;
     const bool v1659 = v1657 && v1658;
     if (v1659) {
@@ -1628,11 +1628,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1668] = v1665;
       }
     }
-    const unsigned int v1669 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1669 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1670 = v1636 + v1669;
-    const unsigned int v1671 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1671 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1672 = v1635 + v1671;
-    const bool v1673 = v1670 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1673 = v1670 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1674 = v1672 < v79;
     const bool v1675 = v1673 && v1674;
     if (v1675) {
@@ -1648,11 +1648,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1684] = v1681;
       }
     }
-    const unsigned int v1685 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1685 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1686 = v1636 + v1685;
-    const unsigned int v1687 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1687 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1688 = v1635 + v1687;
-    const bool v1689 = v1686 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1689 = v1686 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1690 = v1688 < v79;
     const bool v1691 = v1689 && v1690;
     if (v1691) {
@@ -1668,11 +1668,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1700] = v1697;
       }
     }
-    const unsigned int v1701 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1701 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1702 = v1636 + v1701;
-    const unsigned int v1703 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1703 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1704 = v1635 + v1703;
-    const bool v1705 = v1702 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1705 = v1702 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1706 = v1704 < v79;
     const bool v1707 = v1705 && v1706;
     if (v1707) {
@@ -1688,11 +1688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1716] = v1713;
       }
     }
-    const unsigned int v1717 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1717 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1718 = v1636 + v1717;
-    const unsigned int v1719 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1719 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1720 = v1635 + v1719;
-    const bool v1721 = v1718 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1721 = v1718 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1722 = v1720 < v79;
     const bool v1723 = v1721 && v1722;
     if (v1723) {
@@ -1708,11 +1708,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1732] = v1729;
       }
     }
-    const unsigned int v1733 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1733 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1734 = v1636 + v1733;
-    const unsigned int v1735 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1735 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1736 = v1635 + v1735;
-    const bool v1737 = v1734 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1737 = v1734 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1738 = v1736 < v79;
     const bool v1739 = v1737 && v1738;
     if (v1739) {
@@ -1728,11 +1728,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1748] = v1745;
       }
     }
-    const unsigned int v1749 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1749 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1750 = v1636 + v1749;
-    const unsigned int v1751 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1751 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1752 = v1635 + v1751;
-    const bool v1753 = v1750 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1753 = v1750 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1754 = v1752 < v79;
     const bool v1755 = v1753 && v1754;
     if (v1755) {
@@ -1748,11 +1748,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1764] = v1761;
       }
     }
-    const unsigned int v1765 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1765 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1766 = v1636 + v1765;
-    const unsigned int v1767 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1767 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1768 = v1635 + v1767;
-    const bool v1769 = v1766 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1769 = v1766 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1770 = v1768 < v79;
     const bool v1771 = v1769 && v1770;
     if (v1771) {
@@ -1768,11 +1768,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1780] = v1777;
       }
     }
-    const unsigned int v1781 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1781 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1782 = v1636 + v1781;
-    const unsigned int v1783 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1783 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1784 = v1635 + v1783;
-    const bool v1785 = v1782 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1785 = v1782 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1786 = v1784 < v79;
     const bool v1787 = v1785 && v1786;
     if (v1787) {
@@ -1788,11 +1788,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1796] = v1793;
       }
     }
-    const unsigned int v1797 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1797 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1798 = v1636 + v1797;
-    const unsigned int v1799 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1799 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1800 = v1635 + v1799;
-    const bool v1801 = v1798 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1801 = v1798 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1802 = v1800 < v79;
     const bool v1803 = v1801 && v1802;
     if (v1803) {
@@ -1808,11 +1808,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1812] = v1809;
       }
     }
-    const unsigned int v1813 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1813 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1814 = v1636 + v1813;
-    const unsigned int v1815 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1815 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1816 = v1635 + v1815;
-    const bool v1817 = v1814 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1817 = v1814 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1818 = v1816 < v79;
     const bool v1819 = v1817 && v1818;
     if (v1819) {
@@ -1828,11 +1828,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1828] = v1825;
       }
     }
-    const unsigned int v1829 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1829 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1830 = v1636 + v1829;
-    const unsigned int v1831 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1831 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1832 = v1635 + v1831;
-    const bool v1833 = v1830 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1833 = v1830 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1834 = v1832 < v79;
     const bool v1835 = v1833 && v1834;
     if (v1835) {
@@ -1848,11 +1848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1844] = v1841;
       }
     }
-    const unsigned int v1845 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1845 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1846 = v1636 + v1845;
-    const unsigned int v1847 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1847 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1848 = v1635 + v1847;
-    const bool v1849 = v1846 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1849 = v1846 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1850 = v1848 < v79;
     const bool v1851 = v1849 && v1850;
     if (v1851) {
@@ -1868,11 +1868,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1860] = v1857;
       }
     }
-    const unsigned int v1861 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1861 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1862 = v1636 + v1861;
-    const unsigned int v1863 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1863 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1864 = v1635 + v1863;
-    const bool v1865 = v1862 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1865 = v1862 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1866 = v1864 < v79;
     const bool v1867 = v1865 && v1866;
     if (v1867) {
@@ -1888,11 +1888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1876] = v1873;
       }
     }
-    const unsigned int v1877 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1877 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1878 = v1636 + v1877;
-    const unsigned int v1879 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1879 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1880 = v1635 + v1879;
-    const bool v1881 = v1878 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1881 = v1878 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1882 = v1880 < v79;
     const bool v1883 = v1881 && v1882;
     if (v1883) {
@@ -1908,11 +1908,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1892] = v1889;
       }
     }
-    const unsigned int v1893 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1893 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1894 = v1636 + v1893;
-    const unsigned int v1895 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1895 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1896 = v1635 + v1895;
-    const bool v1897 = v1894 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1897 = v1894 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1898 = v1896 < v79;
     const bool v1899 = v1897 && v1898;
     if (v1899) {
@@ -1928,11 +1928,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1908] = v1905;
       }
     }
-    const unsigned int v1909 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1909 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1910 = v1636 + v1909;
-    const unsigned int v1911 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1911 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1912 = v1635 + v1911;
-    const bool v1913 = v1910 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1913 = v1910 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1914 = v1912 < v79;
     const bool v1915 = v1913 && v1914;
     if (v1915) {
@@ -1948,11 +1948,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1924] = v1921;
       }
     }
-    const unsigned int v1925 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1925 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1926 = v1636 + v1925;
-    const unsigned int v1927 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1927 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1928 = v1635 + v1927;
-    const bool v1929 = v1926 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1929 = v1926 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1930 = v1928 < v79;
     const bool v1931 = v1929 && v1930;
     if (v1931) {
@@ -1968,11 +1968,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1940] = v1937;
       }
     }
-    const unsigned int v1941 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1941 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1942 = v1636 + v1941;
-    const unsigned int v1943 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1943 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1944 = v1635 + v1943;
-    const bool v1945 = v1942 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1945 = v1942 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1946 = v1944 < v79;
     const bool v1947 = v1945 && v1946;
     if (v1947) {
@@ -1988,11 +1988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1956] = v1953;
       }
     }
-    const unsigned int v1957 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1957 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1958 = v1636 + v1957;
-    const unsigned int v1959 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1959 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1960 = v1635 + v1959;
-    const bool v1961 = v1958 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1961 = v1958 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1962 = v1960 < v79;
     const bool v1963 = v1961 && v1962;
     if (v1963) {
@@ -2008,11 +2008,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1972] = v1969;
       }
     }
-    const unsigned int v1973 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1973 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1974 = v1636 + v1973;
-    const unsigned int v1975 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1975 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1976 = v1635 + v1975;
-    const bool v1977 = v1974 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1977 = v1974 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1978 = v1976 < v79;
     const bool v1979 = v1977 && v1978;
     if (v1979) {
@@ -2028,11 +2028,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v1988] = v1985;
       }
     }
-    const unsigned int v1989 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v1989 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v1990 = v1636 + v1989;
-    const unsigned int v1991 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v1991 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v1992 = v1635 + v1991;
-    const bool v1993 = v1990 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1993 = v1990 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1994 = v1992 < v79;
     const bool v1995 = v1993 && v1994;
     if (v1995) {
@@ -2048,11 +2048,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2004] = v2001;
       }
     }
-    const unsigned int v2005 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2005 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2006 = v1636 + v2005;
-    const unsigned int v2007 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2007 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2008 = v1635 + v2007;
-    const bool v2009 = v2006 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2009 = v2006 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2010 = v2008 < v79;
     const bool v2011 = v2009 && v2010;
     if (v2011) {
@@ -2068,11 +2068,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2020] = v2017;
       }
     }
-    const unsigned int v2021 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2021 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2022 = v1636 + v2021;
-    const unsigned int v2023 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2023 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2024 = v1635 + v2023;
-    const bool v2025 = v2022 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2025 = v2022 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2026 = v2024 < v79;
     const bool v2027 = v2025 && v2026;
     if (v2027) {
@@ -2088,11 +2088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2036] = v2033;
       }
     }
-    const unsigned int v2037 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2037 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2038 = v1636 + v2037;
-    const unsigned int v2039 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2039 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2040 = v1635 + v2039;
-    const bool v2041 = v2038 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2041 = v2038 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2042 = v2040 < v79;
     const bool v2043 = v2041 && v2042;
     if (v2043) {
@@ -2108,11 +2108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2052] = v2049;
       }
     }
-    const unsigned int v2053 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2053 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2054 = v1636 + v2053;
-    const unsigned int v2055 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2055 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2056 = v1635 + v2055;
-    const bool v2057 = v2054 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2057 = v2054 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2058 = v2056 < v79;
     const bool v2059 = v2057 && v2058;
     if (v2059) {
@@ -2128,11 +2128,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2068] = v2065;
       }
     }
-    const unsigned int v2069 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2069 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2070 = v1636 + v2069;
-    const unsigned int v2071 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2071 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2072 = v1635 + v2071;
-    const bool v2073 = v2070 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2073 = v2070 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2074 = v2072 < v79;
     const bool v2075 = v2073 && v2074;
     if (v2075) {
@@ -2148,11 +2148,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2084] = v2081;
       }
     }
-    const unsigned int v2085 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2085 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2086 = v1636 + v2085;
-    const unsigned int v2087 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2087 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2088 = v1635 + v2087;
-    const bool v2089 = v2086 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2089 = v2086 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2090 = v2088 < v79;
     const bool v2091 = v2089 && v2090;
     if (v2091) {
@@ -2168,11 +2168,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2100] = v2097;
       }
     }
-    const unsigned int v2101 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2101 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2102 = v1636 + v2101;
-    const unsigned int v2103 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2103 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2104 = v1635 + v2103;
-    const bool v2105 = v2102 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2105 = v2102 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2106 = v2104 < v79;
     const bool v2107 = v2105 && v2106;
     if (v2107) {
@@ -2188,11 +2188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2116] = v2113;
       }
     }
-    const unsigned int v2117 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2117 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2118 = v1636 + v2117;
-    const unsigned int v2119 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2119 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2120 = v1635 + v2119;
-    const bool v2121 = v2118 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2121 = v2118 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2122 = v2120 < v79;
     const bool v2123 = v2121 && v2122;
     if (v2123) {
@@ -2208,11 +2208,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2132] = v2129;
       }
     }
-    const unsigned int v2133 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2133 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2134 = v1636 + v2133;
-    const unsigned int v2135 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2135 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2136 = v1635 + v2135;
-    const bool v2137 = v2134 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2137 = v2134 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2138 = v2136 < v79;
     const bool v2139 = v2137 && v2138;
     if (v2139) {
@@ -2228,11 +2228,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2148] = v2145;
       }
     }
-    const unsigned int v2149 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2149 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2150 = v1636 + v2149;
-    const unsigned int v2151 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2151 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2152 = v1635 + v2151;
-    const bool v2153 = v2150 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2153 = v2150 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2154 = v2152 < v79;
     const bool v2155 = v2153 && v2154;
     if (v2155) {
@@ -2248,11 +2248,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2164] = v2161;
       }
     }
-    const unsigned int v2165 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2165 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2166 = v1636 + v2165;
-    const unsigned int v2167 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2167 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2168 = v1635 + v2167;
-    const bool v2169 = v2166 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2169 = v2166 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2170 = v2168 < v79;
     const bool v2171 = v2169 && v2170;
     if (v2171) {
@@ -2268,11 +2268,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2180] = v2177;
       }
     }
-    const unsigned int v2181 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2181 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2182 = v1636 + v2181;
-    const unsigned int v2183 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2183 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2184 = v1635 + v2183;
-    const bool v2185 = v2182 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2185 = v2182 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2186 = v2184 < v79;
     const bool v2187 = v2185 && v2186;
     if (v2187) {
@@ -2288,11 +2288,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2196] = v2193;
       }
     }
-    const unsigned int v2197 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2197 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2198 = v1636 + v2197;
-    const unsigned int v2199 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2199 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2200 = v1635 + v2199;
-    const bool v2201 = v2198 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2201 = v2198 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2202 = v2200 < v79;
     const bool v2203 = v2201 && v2202;
     if (v2203) {
@@ -2308,11 +2308,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2212] = v2209;
       }
     }
-    const unsigned int v2213 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2213 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2214 = v1636 + v2213;
-    const unsigned int v2215 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2215 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2216 = v1635 + v2215;
-    const bool v2217 = v2214 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2217 = v2214 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2218 = v2216 < v79;
     const bool v2219 = v2217 && v2218;
     if (v2219) {
@@ -2328,11 +2328,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2228] = v2225;
       }
     }
-    const unsigned int v2229 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2229 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2230 = v1636 + v2229;
-    const unsigned int v2231 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2231 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2232 = v1635 + v2231;
-    const bool v2233 = v2230 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2233 = v2230 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2234 = v2232 < v79;
     const bool v2235 = v2233 && v2234;
     if (v2235) {
@@ -2348,11 +2348,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2244] = v2241;
       }
     }
-    const unsigned int v2245 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2245 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2246 = v1636 + v2245;
-    const unsigned int v2247 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2247 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2248 = v1635 + v2247;
-    const bool v2249 = v2246 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2249 = v2246 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2250 = v2248 < v79;
     const bool v2251 = v2249 && v2250;
     if (v2251) {
@@ -2368,11 +2368,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2260] = v2257;
       }
     }
-    const unsigned int v2261 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2261 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2262 = v1636 + v2261;
-    const unsigned int v2263 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2263 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2264 = v1635 + v2263;
-    const bool v2265 = v2262 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2265 = v2262 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2266 = v2264 < v79;
     const bool v2267 = v2265 && v2266;
     if (v2267) {
@@ -2388,11 +2388,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2276] = v2273;
       }
     }
-    const unsigned int v2277 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2277 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2278 = v1636 + v2277;
-    const unsigned int v2279 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2279 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2280 = v1635 + v2279;
-    const bool v2281 = v2278 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2281 = v2278 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2282 = v2280 < v79;
     const bool v2283 = v2281 && v2282;
     if (v2283) {
@@ -2408,11 +2408,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2292] = v2289;
       }
     }
-    const unsigned int v2293 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2293 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2294 = v1636 + v2293;
-    const unsigned int v2295 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2295 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2296 = v1635 + v2295;
-    const bool v2297 = v2294 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2297 = v2294 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2298 = v2296 < v79;
     const bool v2299 = v2297 && v2298;
     if (v2299) {
@@ -2428,11 +2428,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2308] = v2305;
       }
     }
-    const unsigned int v2309 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2309 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2310 = v1636 + v2309;
-    const unsigned int v2311 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2311 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2312 = v1635 + v2311;
-    const bool v2313 = v2310 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2313 = v2310 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2314 = v2312 < v79;
     const bool v2315 = v2313 && v2314;
     if (v2315) {
@@ -2448,11 +2448,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2324] = v2321;
       }
     }
-    const unsigned int v2325 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2325 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2326 = v1636 + v2325;
-    const unsigned int v2327 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2327 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2328 = v1635 + v2327;
-    const bool v2329 = v2326 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2329 = v2326 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2330 = v2328 < v79;
     const bool v2331 = v2329 && v2330;
     if (v2331) {
@@ -2468,11 +2468,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2340] = v2337;
       }
     }
-    const unsigned int v2341 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2341 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2342 = v1636 + v2341;
-    const unsigned int v2343 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2343 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2344 = v1635 + v2343;
-    const bool v2345 = v2342 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2345 = v2342 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2346 = v2344 < v79;
     const bool v2347 = v2345 && v2346;
     if (v2347) {
@@ -2488,11 +2488,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2356] = v2353;
       }
     }
-    const unsigned int v2357 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2357 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2358 = v1636 + v2357;
-    const unsigned int v2359 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2359 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2360 = v1635 + v2359;
-    const bool v2361 = v2358 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2361 = v2358 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2362 = v2360 < v79;
     const bool v2363 = v2361 && v2362;
     if (v2363) {
@@ -2508,11 +2508,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2372] = v2369;
       }
     }
-    const unsigned int v2373 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2373 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2374 = v1636 + v2373;
-    const unsigned int v2375 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2375 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2376 = v1635 + v2375;
-    const bool v2377 = v2374 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2377 = v2374 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2378 = v2376 < v79;
     const bool v2379 = v2377 && v2378;
     if (v2379) {
@@ -2528,11 +2528,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2388] = v2385;
       }
     }
-    const unsigned int v2389 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2389 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2390 = v1636 + v2389;
-    const unsigned int v2391 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2391 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2392 = v1635 + v2391;
-    const bool v2393 = v2390 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2393 = v2390 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2394 = v2392 < v79;
     const bool v2395 = v2393 && v2394;
     if (v2395) {
@@ -2548,11 +2548,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2404] = v2401;
       }
     }
-    const unsigned int v2405 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2405 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2406 = v1636 + v2405;
-    const unsigned int v2407 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2407 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2408 = v1635 + v2407;
-    const bool v2409 = v2406 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2409 = v2406 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2410 = v2408 < v79;
     const bool v2411 = v2409 && v2410;
     if (v2411) {
@@ -2568,11 +2568,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2420] = v2417;
       }
     }
-    const unsigned int v2421 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2421 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2422 = v1636 + v2421;
-    const unsigned int v2423 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2423 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2424 = v1635 + v2423;
-    const bool v2425 = v2422 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2425 = v2422 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2426 = v2424 < v79;
     const bool v2427 = v2425 && v2426;
     if (v2427) {
@@ -2588,11 +2588,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2436] = v2433;
       }
     }
-    const unsigned int v2437 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2437 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2438 = v1636 + v2437;
-    const unsigned int v2439 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2439 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2440 = v1635 + v2439;
-    const bool v2441 = v2438 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2441 = v2438 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2442 = v2440 < v79;
     const bool v2443 = v2441 && v2442;
     if (v2443) {
@@ -2608,11 +2608,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2452] = v2449;
       }
     }
-    const unsigned int v2453 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2453 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2454 = v1636 + v2453;
-    const unsigned int v2455 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2455 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2456 = v1635 + v2455;
-    const bool v2457 = v2454 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2457 = v2454 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2458 = v2456 < v79;
     const bool v2459 = v2457 && v2458;
     if (v2459) {
@@ -2628,11 +2628,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2468] = v2465;
       }
     }
-    const unsigned int v2469 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2469 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2470 = v1636 + v2469;
-    const unsigned int v2471 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2471 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2472 = v1635 + v2471;
-    const bool v2473 = v2470 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2473 = v2470 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2474 = v2472 < v79;
     const bool v2475 = v2473 && v2474;
     if (v2475) {
@@ -2648,11 +2648,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2484] = v2481;
       }
     }
-    const unsigned int v2485 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2485 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2486 = v1636 + v2485;
-    const unsigned int v2487 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2487 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2488 = v1635 + v2487;
-    const bool v2489 = v2486 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2489 = v2486 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2490 = v2488 < v79;
     const bool v2491 = v2489 && v2490;
     if (v2491) {
@@ -2668,11 +2668,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2500] = v2497;
       }
     }
-    const unsigned int v2501 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2501 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2502 = v1636 + v2501;
-    const unsigned int v2503 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2503 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2504 = v1635 + v2503;
-    const bool v2505 = v2502 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2505 = v2502 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2506 = v2504 < v79;
     const bool v2507 = v2505 && v2506;
     if (v2507) {
@@ -2688,11 +2688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2516] = v2513;
       }
     }
-    const unsigned int v2517 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2517 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2518 = v1636 + v2517;
-    const unsigned int v2519 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2519 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2520 = v1635 + v2519;
-    const bool v2521 = v2518 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2521 = v2518 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2522 = v2520 < v79;
     const bool v2523 = v2521 && v2522;
     if (v2523) {
@@ -2708,11 +2708,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2532] = v2529;
       }
     }
-    const unsigned int v2533 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2533 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2534 = v1636 + v2533;
-    const unsigned int v2535 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2535 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2536 = v1635 + v2535;
-    const bool v2537 = v2534 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2537 = v2534 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2538 = v2536 < v79;
     const bool v2539 = v2537 && v2538;
     if (v2539) {
@@ -2728,11 +2728,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2548] = v2545;
       }
     }
-    const unsigned int v2549 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2549 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2550 = v1636 + v2549;
-    const unsigned int v2551 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2551 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2552 = v1635 + v2551;
-    const bool v2553 = v2550 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2553 = v2550 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2554 = v2552 < v79;
     const bool v2555 = v2553 && v2554;
     if (v2555) {
@@ -2748,11 +2748,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2564] = v2561;
       }
     }
-    const unsigned int v2565 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2565 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2566 = v1636 + v2565;
-    const unsigned int v2567 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2567 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2568 = v1635 + v2567;
-    const bool v2569 = v2566 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2569 = v2566 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2570 = v2568 < v79;
     const bool v2571 = v2569 && v2570;
     if (v2571) {
@@ -2768,11 +2768,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2580] = v2577;
       }
     }
-    const unsigned int v2581 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2581 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2582 = v1636 + v2581;
-    const unsigned int v2583 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2583 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2584 = v1635 + v2583;
-    const bool v2585 = v2582 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2585 = v2582 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2586 = v2584 < v79;
     const bool v2587 = v2585 && v2586;
     if (v2587) {
@@ -2788,11 +2788,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2596] = v2593;
       }
     }
-    const unsigned int v2597 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2597 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2598 = v1636 + v2597;
-    const unsigned int v2599 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2599 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2600 = v1635 + v2599;
-    const bool v2601 = v2598 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2601 = v2598 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2602 = v2600 < v79;
     const bool v2603 = v2601 && v2602;
     if (v2603) {
@@ -2808,11 +2808,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2612] = v2609;
       }
     }
-    const unsigned int v2613 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2613 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2614 = v1636 + v2613;
-    const unsigned int v2615 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2615 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2616 = v1635 + v2615;
-    const bool v2617 = v2614 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2617 = v2614 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2618 = v2616 < v79;
     const bool v2619 = v2617 && v2618;
     if (v2619) {
@@ -2828,11 +2828,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2628] = v2625;
       }
     }
-    const unsigned int v2629 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2629 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2630 = v1636 + v2629;
-    const unsigned int v2631 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2631 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2632 = v1635 + v2631;
-    const bool v2633 = v2630 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2633 = v2630 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2634 = v2632 < v79;
     const bool v2635 = v2633 && v2634;
     if (v2635) {
@@ -2848,11 +2848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2644] = v2641;
       }
     }
-    const unsigned int v2645 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2645 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2646 = v1636 + v2645;
-    const unsigned int v2647 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2647 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2648 = v1635 + v2647;
-    const bool v2649 = v2646 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2649 = v2646 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2650 = v2648 < v79;
     const bool v2651 = v2649 && v2650;
     if (v2651) {
@@ -2868,11 +2868,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2660] = v2657;
       }
     }
-    const unsigned int v2661 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2661 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2662 = v1636 + v2661;
-    const unsigned int v2663 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2663 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2664 = v1635 + v2663;
-    const bool v2665 = v2662 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2665 = v2662 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2666 = v2664 < v79;
     const bool v2667 = v2665 && v2666;
     if (v2667) {
@@ -2888,11 +2888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2676] = v2673;
       }
     }
-    const unsigned int v2677 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2677 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2678 = v1636 + v2677;
-    const unsigned int v2679 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2679 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2680 = v1635 + v2679;
-    const bool v2681 = v2678 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2681 = v2678 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2682 = v2680 < v79;
     const bool v2683 = v2681 && v2682;
     if (v2683) {
@@ -2908,11 +2908,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2692] = v2689;
       }
     }
-    const unsigned int v2693 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2693 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2694 = v1636 + v2693;
-    const unsigned int v2695 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2695 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2696 = v1635 + v2695;
-    const bool v2697 = v2694 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2697 = v2694 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2698 = v2696 < v79;
     const bool v2699 = v2697 && v2698;
     if (v2699) {
@@ -2928,11 +2928,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2708] = v2705;
       }
     }
-    const unsigned int v2709 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2709 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2710 = v1636 + v2709;
-    const unsigned int v2711 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2711 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2712 = v1635 + v2711;
-    const bool v2713 = v2710 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2713 = v2710 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2714 = v2712 < v79;
     const bool v2715 = v2713 && v2714;
     if (v2715) {
@@ -2948,11 +2948,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2724] = v2721;
       }
     }
-    const unsigned int v2725 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2725 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2726 = v1636 + v2725;
-    const unsigned int v2727 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2727 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2728 = v1635 + v2727;
-    const bool v2729 = v2726 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2729 = v2726 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2730 = v2728 < v79;
     const bool v2731 = v2729 && v2730;
     if (v2731) {
@@ -2968,11 +2968,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2740] = v2737;
       }
     }
-    const unsigned int v2741 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2741 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2742 = v1636 + v2741;
-    const unsigned int v2743 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2743 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2744 = v1635 + v2743;
-    const bool v2745 = v2742 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2745 = v2742 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2746 = v2744 < v79;
     const bool v2747 = v2745 && v2746;
     if (v2747) {
@@ -2988,11 +2988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2756] = v2753;
       }
     }
-    const unsigned int v2757 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2757 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2758 = v1636 + v2757;
-    const unsigned int v2759 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2759 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2760 = v1635 + v2759;
-    const bool v2761 = v2758 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2761 = v2758 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2762 = v2760 < v79;
     const bool v2763 = v2761 && v2762;
     if (v2763) {
@@ -3008,11 +3008,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2772] = v2769;
       }
     }
-    const unsigned int v2773 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2773 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2774 = v1636 + v2773;
-    const unsigned int v2775 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2775 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2776 = v1635 + v2775;
-    const bool v2777 = v2774 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2777 = v2774 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2778 = v2776 < v79;
     const bool v2779 = v2777 && v2778;
     if (v2779) {
@@ -3028,11 +3028,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2788] = v2785;
       }
     }
-    const unsigned int v2789 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2789 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2790 = v1636 + v2789;
-    const unsigned int v2791 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2791 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2792 = v1635 + v2791;
-    const bool v2793 = v2790 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2793 = v2790 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2794 = v2792 < v79;
     const bool v2795 = v2793 && v2794;
     if (v2795) {
@@ -3048,11 +3048,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2804] = v2801;
       }
     }
-    const unsigned int v2805 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2805 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2806 = v1636 + v2805;
-    const unsigned int v2807 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2807 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2808 = v1635 + v2807;
-    const bool v2809 = v2806 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2809 = v2806 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2810 = v2808 < v79;
     const bool v2811 = v2809 && v2810;
     if (v2811) {
@@ -3068,11 +3068,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2820] = v2817;
       }
     }
-    const unsigned int v2821 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2821 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2822 = v1636 + v2821;
-    const unsigned int v2823 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2823 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2824 = v1635 + v2823;
-    const bool v2825 = v2822 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2825 = v2822 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2826 = v2824 < v79;
     const bool v2827 = v2825 && v2826;
     if (v2827) {
@@ -3088,11 +3088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2836] = v2833;
       }
     }
-    const unsigned int v2837 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2837 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2838 = v1636 + v2837;
-    const unsigned int v2839 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2839 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2840 = v1635 + v2839;
-    const bool v2841 = v2838 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2841 = v2838 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2842 = v2840 < v79;
     const bool v2843 = v2841 && v2842;
     if (v2843) {
@@ -3108,11 +3108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2852] = v2849;
       }
     }
-    const unsigned int v2853 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2853 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2854 = v1636 + v2853;
-    const unsigned int v2855 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2855 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2856 = v1635 + v2855;
-    const bool v2857 = v2854 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2857 = v2854 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2858 = v2856 < v79;
     const bool v2859 = v2857 && v2858;
     if (v2859) {
@@ -3128,11 +3128,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2868] = v2865;
       }
     }
-    const unsigned int v2869 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2869 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2870 = v1636 + v2869;
-    const unsigned int v2871 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2871 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2872 = v1635 + v2871;
-    const bool v2873 = v2870 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2873 = v2870 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2874 = v2872 < v79;
     const bool v2875 = v2873 && v2874;
     if (v2875) {
@@ -3148,11 +3148,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2884] = v2881;
       }
     }
-    const unsigned int v2885 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2885 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2886 = v1636 + v2885;
-    const unsigned int v2887 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2887 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2888 = v1635 + v2887;
-    const bool v2889 = v2886 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2889 = v2886 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2890 = v2888 < v79;
     const bool v2891 = v2889 && v2890;
     if (v2891) {
@@ -3168,11 +3168,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2900] = v2897;
       }
     }
-    const unsigned int v2901 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2901 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2902 = v1636 + v2901;
-    const unsigned int v2903 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2903 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2904 = v1635 + v2903;
-    const bool v2905 = v2902 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2905 = v2902 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2906 = v2904 < v79;
     const bool v2907 = v2905 && v2906;
     if (v2907) {
@@ -3188,11 +3188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2916] = v2913;
       }
     }
-    const unsigned int v2917 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2917 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2918 = v1636 + v2917;
-    const unsigned int v2919 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2919 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2920 = v1635 + v2919;
-    const bool v2921 = v2918 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2921 = v2918 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2922 = v2920 < v79;
     const bool v2923 = v2921 && v2922;
     if (v2923) {
@@ -3208,11 +3208,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2932] = v2929;
       }
     }
-    const unsigned int v2933 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2933 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2934 = v1636 + v2933;
-    const unsigned int v2935 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2935 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2936 = v1635 + v2935;
-    const bool v2937 = v2934 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2937 = v2934 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2938 = v2936 < v79;
     const bool v2939 = v2937 && v2938;
     if (v2939) {
@@ -3228,11 +3228,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2948] = v2945;
       }
     }
-    const unsigned int v2949 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2949 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2950 = v1636 + v2949;
-    const unsigned int v2951 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2951 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2952 = v1635 + v2951;
-    const bool v2953 = v2950 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2953 = v2950 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2954 = v2952 < v79;
     const bool v2955 = v2953 && v2954;
     if (v2955) {
@@ -3248,11 +3248,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2964] = v2961;
       }
     }
-    const unsigned int v2965 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2965 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2966 = v1636 + v2965;
-    const unsigned int v2967 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2967 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2968 = v1635 + v2967;
-    const bool v2969 = v2966 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2969 = v2966 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2970 = v2968 < v79;
     const bool v2971 = v2969 && v2970;
     if (v2971) {
@@ -3268,11 +3268,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2980] = v2977;
       }
     }
-    const unsigned int v2981 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2981 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2982 = v1636 + v2981;
-    const unsigned int v2983 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2983 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2984 = v1635 + v2983;
-    const bool v2985 = v2982 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2985 = v2982 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2986 = v2984 < v79;
     const bool v2987 = v2985 && v2986;
     if (v2987) {
@@ -3288,11 +3288,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v2996] = v2993;
       }
     }
-    const unsigned int v2997 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2997 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2998 = v1636 + v2997;
-    const unsigned int v2999 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2999 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3000 = v1635 + v2999;
-    const bool v3001 = v2998 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3001 = v2998 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3002 = v3000 < v79;
     const bool v3003 = v3001 && v3002;
     if (v3003) {
@@ -3308,11 +3308,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3012] = v3009;
       }
     }
-    const unsigned int v3013 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3013 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3014 = v1636 + v3013;
-    const unsigned int v3015 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3015 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3016 = v1635 + v3015;
-    const bool v3017 = v3014 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3017 = v3014 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3018 = v3016 < v79;
     const bool v3019 = v3017 && v3018;
     if (v3019) {
@@ -3328,11 +3328,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3028] = v3025;
       }
     }
-    const unsigned int v3029 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3029 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3030 = v1636 + v3029;
-    const unsigned int v3031 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3031 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3032 = v1635 + v3031;
-    const bool v3033 = v3030 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3033 = v3030 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3034 = v3032 < v79;
     const bool v3035 = v3033 && v3034;
     if (v3035) {
@@ -3348,11 +3348,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3044] = v3041;
       }
     }
-    const unsigned int v3045 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3045 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3046 = v1636 + v3045;
-    const unsigned int v3047 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3047 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3048 = v1635 + v3047;
-    const bool v3049 = v3046 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3049 = v3046 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3050 = v3048 < v79;
     const bool v3051 = v3049 && v3050;
     if (v3051) {
@@ -3368,11 +3368,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3060] = v3057;
       }
     }
-    const unsigned int v3061 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3061 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3062 = v1636 + v3061;
-    const unsigned int v3063 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3063 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3064 = v1635 + v3063;
-    const bool v3065 = v3062 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3065 = v3062 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3066 = v3064 < v79;
     const bool v3067 = v3065 && v3066;
     if (v3067) {
@@ -3388,11 +3388,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3076] = v3073;
       }
     }
-    const unsigned int v3077 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3077 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3078 = v1636 + v3077;
-    const unsigned int v3079 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3079 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3080 = v1635 + v3079;
-    const bool v3081 = v3078 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3081 = v3078 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3082 = v3080 < v79;
     const bool v3083 = v3081 && v3082;
     if (v3083) {
@@ -3408,11 +3408,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3092] = v3089;
       }
     }
-    const unsigned int v3093 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3093 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3094 = v1636 + v3093;
-    const unsigned int v3095 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3095 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3096 = v1635 + v3095;
-    const bool v3097 = v3094 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3097 = v3094 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3098 = v3096 < v79;
     const bool v3099 = v3097 && v3098;
     if (v3099) {
@@ -3428,11 +3428,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3108] = v3105;
       }
     }
-    const unsigned int v3109 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3109 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3110 = v1636 + v3109;
-    const unsigned int v3111 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3111 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3112 = v1635 + v3111;
-    const bool v3113 = v3110 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3113 = v3110 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3114 = v3112 < v79;
     const bool v3115 = v3113 && v3114;
     if (v3115) {
@@ -3448,11 +3448,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3124] = v3121;
       }
     }
-    const unsigned int v3125 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3125 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3126 = v1636 + v3125;
-    const unsigned int v3127 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3127 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3128 = v1635 + v3127;
-    const bool v3129 = v3126 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3129 = v3126 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3130 = v3128 < v79;
     const bool v3131 = v3129 && v3130;
     if (v3131) {
@@ -3468,11 +3468,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3140] = v3137;
       }
     }
-    const unsigned int v3141 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3141 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3142 = v1636 + v3141;
-    const unsigned int v3143 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3143 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3144 = v1635 + v3143;
-    const bool v3145 = v3142 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3145 = v3142 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3146 = v3144 < v79;
     const bool v3147 = v3145 && v3146;
     if (v3147) {
@@ -3488,11 +3488,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3156] = v3153;
       }
     }
-    const unsigned int v3157 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3157 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3158 = v1636 + v3157;
-    const unsigned int v3159 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3159 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3160 = v1635 + v3159;
-    const bool v3161 = v3158 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3161 = v3158 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3162 = v3160 < v79;
     const bool v3163 = v3161 && v3162;
     if (v3163) {
@@ -3508,11 +3508,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3172] = v3169;
       }
     }
-    const unsigned int v3173 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3173 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3174 = v1636 + v3173;
-    const unsigned int v3175 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3175 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3176 = v1635 + v3175;
-    const bool v3177 = v3174 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3177 = v3174 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3178 = v3176 < v79;
     const bool v3179 = v3177 && v3178;
     if (v3179) {
@@ -3528,11 +3528,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3188] = v3185;
       }
     }
-    const unsigned int v3189 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3189 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3190 = v1636 + v3189;
-    const unsigned int v3191 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3191 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3192 = v1635 + v3191;
-    const bool v3193 = v3190 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3193 = v3190 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3194 = v3192 < v79;
     const bool v3195 = v3193 && v3194;
     if (v3195) {
@@ -3548,11 +3548,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3204] = v3201;
       }
     }
-    const unsigned int v3205 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3205 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3206 = v1636 + v3205;
-    const unsigned int v3207 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3207 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3208 = v1635 + v3207;
-    const bool v3209 = v3206 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3209 = v3206 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3210 = v3208 < v79;
     const bool v3211 = v3209 && v3210;
     if (v3211) {
@@ -3568,11 +3568,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3220] = v3217;
       }
     }
-    const unsigned int v3221 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3221 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3222 = v1636 + v3221;
-    const unsigned int v3223 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3223 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3224 = v1635 + v3223;
-    const bool v3225 = v3222 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3225 = v3222 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3226 = v3224 < v79;
     const bool v3227 = v3225 && v3226;
     if (v3227) {
@@ -3588,11 +3588,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3236] = v3233;
       }
     }
-    const unsigned int v3237 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3237 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3238 = v1636 + v3237;
-    const unsigned int v3239 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3239 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3240 = v1635 + v3239;
-    const bool v3241 = v3238 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3241 = v3238 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3242 = v3240 < v79;
     const bool v3243 = v3241 && v3242;
     if (v3243) {
@@ -3608,11 +3608,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3252] = v3249;
       }
     }
-    const unsigned int v3253 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3253 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3254 = v1636 + v3253;
-    const unsigned int v3255 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3255 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3256 = v1635 + v3255;
-    const bool v3257 = v3254 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3257 = v3254 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3258 = v3256 < v79;
     const bool v3259 = v3257 && v3258;
     if (v3259) {
@@ -3628,11 +3628,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3268] = v3265;
       }
     }
-    const unsigned int v3269 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3269 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3270 = v1636 + v3269;
-    const unsigned int v3271 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3271 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3272 = v1635 + v3271;
-    const bool v3273 = v3270 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3273 = v3270 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3274 = v3272 < v79;
     const bool v3275 = v3273 && v3274;
     if (v3275) {
@@ -3648,11 +3648,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3284] = v3281;
       }
     }
-    const unsigned int v3285 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3285 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3286 = v1636 + v3285;
-    const unsigned int v3287 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3287 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3288 = v1635 + v3287;
-    const bool v3289 = v3286 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3289 = v3286 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3290 = v3288 < v79;
     const bool v3291 = v3289 && v3290;
     if (v3291) {
@@ -3668,11 +3668,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3300] = v3297;
       }
     }
-    const unsigned int v3301 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3301 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3302 = v1636 + v3301;
-    const unsigned int v3303 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3303 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3304 = v1635 + v3303;
-    const bool v3305 = v3302 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3305 = v3302 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3306 = v3304 < v79;
     const bool v3307 = v3305 && v3306;
     if (v3307) {
@@ -3688,11 +3688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3316] = v3313;
       }
     }
-    const unsigned int v3317 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3317 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3318 = v1636 + v3317;
-    const unsigned int v3319 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3319 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3320 = v1635 + v3319;
-    const bool v3321 = v3318 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3321 = v3318 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3322 = v3320 < v79;
     const bool v3323 = v3321 && v3322;
     if (v3323) {
@@ -3708,11 +3708,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3332] = v3329;
       }
     }
-    const unsigned int v3333 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3333 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3334 = v1636 + v3333;
-    const unsigned int v3335 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3335 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3336 = v1635 + v3335;
-    const bool v3337 = v3334 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3337 = v3334 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3338 = v3336 < v79;
     const bool v3339 = v3337 && v3338;
     if (v3339) {
@@ -3728,11 +3728,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3348] = v3345;
       }
     }
-    const unsigned int v3349 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3349 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3350 = v1636 + v3349;
-    const unsigned int v3351 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3351 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3352 = v1635 + v3351;
-    const bool v3353 = v3350 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3353 = v3350 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3354 = v3352 < v79;
     const bool v3355 = v3353 && v3354;
     if (v3355) {
@@ -3748,11 +3748,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3364] = v3361;
       }
     }
-    const unsigned int v3365 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3365 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3366 = v1636 + v3365;
-    const unsigned int v3367 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3367 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3368 = v1635 + v3367;
-    const bool v3369 = v3366 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3369 = v3366 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3370 = v3368 < v79;
     const bool v3371 = v3369 && v3370;
     if (v3371) {
@@ -3768,11 +3768,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3380] = v3377;
       }
     }
-    const unsigned int v3381 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3381 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3382 = v1636 + v3381;
-    const unsigned int v3383 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3383 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3384 = v1635 + v3383;
-    const bool v3385 = v3382 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3385 = v3382 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3386 = v3384 < v79;
     const bool v3387 = v3385 && v3386;
     if (v3387) {
@@ -3788,11 +3788,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3396] = v3393;
       }
     }
-    const unsigned int v3397 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3397 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3398 = v1636 + v3397;
-    const unsigned int v3399 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3399 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3400 = v1635 + v3399;
-    const bool v3401 = v3398 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3401 = v3398 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3402 = v3400 < v79;
     const bool v3403 = v3401 && v3402;
     if (v3403) {
@@ -3808,11 +3808,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3412] = v3409;
       }
     }
-    const unsigned int v3413 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3413 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3414 = v1636 + v3413;
-    const unsigned int v3415 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3415 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3416 = v1635 + v3415;
-    const bool v3417 = v3414 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3417 = v3414 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3418 = v3416 < v79;
     const bool v3419 = v3417 && v3418;
     if (v3419) {
@@ -3828,11 +3828,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3428] = v3425;
       }
     }
-    const unsigned int v3429 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3429 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3430 = v1636 + v3429;
-    const unsigned int v3431 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3431 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3432 = v1635 + v3431;
-    const bool v3433 = v3430 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3433 = v3430 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3434 = v3432 < v79;
     const bool v3435 = v3433 && v3434;
     if (v3435) {
@@ -3848,11 +3848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3444] = v3441;
       }
     }
-    const unsigned int v3445 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3445 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3446 = v1636 + v3445;
-    const unsigned int v3447 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3447 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3448 = v1635 + v3447;
-    const bool v3449 = v3446 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3449 = v3446 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3450 = v3448 < v79;
     const bool v3451 = v3449 && v3450;
     if (v3451) {
@@ -3868,11 +3868,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3460] = v3457;
       }
     }
-    const unsigned int v3461 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3461 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3462 = v1636 + v3461;
-    const unsigned int v3463 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3463 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3464 = v1635 + v3463;
-    const bool v3465 = v3462 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3465 = v3462 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3466 = v3464 < v79;
     const bool v3467 = v3465 && v3466;
     if (v3467) {
@@ -3888,11 +3888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3476] = v3473;
       }
     }
-    const unsigned int v3477 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3477 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3478 = v1636 + v3477;
-    const unsigned int v3479 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3479 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3480 = v1635 + v3479;
-    const bool v3481 = v3478 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3481 = v3478 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3482 = v3480 < v79;
     const bool v3483 = v3481 && v3482;
     if (v3483) {
@@ -3908,11 +3908,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3492] = v3489;
       }
     }
-    const unsigned int v3493 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3493 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3494 = v1636 + v3493;
-    const unsigned int v3495 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3495 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3496 = v1635 + v3495;
-    const bool v3497 = v3494 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3497 = v3494 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3498 = v3496 < v79;
     const bool v3499 = v3497 && v3498;
     if (v3499) {
@@ -3928,11 +3928,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3508] = v3505;
       }
     }
-    const unsigned int v3509 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3509 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3510 = v1636 + v3509;
-    const unsigned int v3511 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3511 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3512 = v1635 + v3511;
-    const bool v3513 = v3510 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3513 = v3510 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3514 = v3512 < v79;
     const bool v3515 = v3513 && v3514;
     if (v3515) {
@@ -3948,11 +3948,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3524] = v3521;
       }
     }
-    const unsigned int v3525 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3525 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3526 = v1636 + v3525;
-    const unsigned int v3527 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3527 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3528 = v1635 + v3527;
-    const bool v3529 = v3526 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3529 = v3526 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3530 = v3528 < v79;
     const bool v3531 = v3529 && v3530;
     if (v3531) {
@@ -3968,11 +3968,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3540] = v3537;
       }
     }
-    const unsigned int v3541 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3541 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3542 = v1636 + v3541;
-    const unsigned int v3543 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3543 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3544 = v1635 + v3543;
-    const bool v3545 = v3542 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3545 = v3542 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3546 = v3544 < v79;
     const bool v3547 = v3545 && v3546;
     if (v3547) {
@@ -3988,11 +3988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3556] = v3553;
       }
     }
-    const unsigned int v3557 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3557 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3558 = v1636 + v3557;
-    const unsigned int v3559 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3559 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3560 = v1635 + v3559;
-    const bool v3561 = v3558 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3561 = v3558 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3562 = v3560 < v79;
     const bool v3563 = v3561 && v3562;
     if (v3563) {
@@ -4008,11 +4008,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3572] = v3569;
       }
     }
-    const unsigned int v3573 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3573 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3574 = v1636 + v3573;
-    const unsigned int v3575 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3575 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3576 = v1635 + v3575;
-    const bool v3577 = v3574 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3577 = v3574 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3578 = v3576 < v79;
     const bool v3579 = v3577 && v3578;
     if (v3579) {
@@ -4028,11 +4028,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3588] = v3585;
       }
     }
-    const unsigned int v3589 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3589 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3590 = v1636 + v3589;
-    const unsigned int v3591 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3591 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3592 = v1635 + v3591;
-    const bool v3593 = v3590 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3593 = v3590 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3594 = v3592 < v79;
     const bool v3595 = v3593 && v3594;
     if (v3595) {
@@ -4048,11 +4048,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3604] = v3601;
       }
     }
-    const unsigned int v3605 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3605 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3606 = v1636 + v3605;
-    const unsigned int v3607 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3607 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3608 = v1635 + v3607;
-    const bool v3609 = v3606 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3609 = v3606 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3610 = v3608 < v79;
     const bool v3611 = v3609 && v3610;
     if (v3611) {
@@ -4068,11 +4068,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3620] = v3617;
       }
     }
-    const unsigned int v3621 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3621 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3622 = v1636 + v3621;
-    const unsigned int v3623 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3623 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3624 = v1635 + v3623;
-    const bool v3625 = v3622 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3625 = v3622 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3626 = v3624 < v79;
     const bool v3627 = v3625 && v3626;
     if (v3627) {
@@ -4088,11 +4088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3636] = v3633;
       }
     }
-    const unsigned int v3637 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3637 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3638 = v1636 + v3637;
-    const unsigned int v3639 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3639 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3640 = v1635 + v3639;
-    const bool v3641 = v3638 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3641 = v3638 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3642 = v3640 < v79;
     const bool v3643 = v3641 && v3642;
     if (v3643) {
@@ -4108,11 +4108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3652] = v3649;
       }
     }
-    const unsigned int v3653 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3653 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3654 = v1636 + v3653;
-    const unsigned int v3655 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3655 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3656 = v1635 + v3655;
-    const bool v3657 = v3654 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3657 = v3654 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3658 = v3656 < v79;
     const bool v3659 = v3657 && v3658;
     if (v3659) {
@@ -4128,11 +4128,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
         out[v3668] = v3665;
       }
     }
-    const unsigned int v3669 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3669 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3670 = v1636 + v3669;
-    const unsigned int v3671 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3671 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3672 = v1635 + v3671;
-    const bool v3673 = v3670 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3673 = v3670 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3674 = v3672 < v79;
     const bool v3675 = v3673 && v3674;
     if (v3675) {

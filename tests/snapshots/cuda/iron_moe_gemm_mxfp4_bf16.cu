@@ -341,25 +341,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:186
     const unsigned int v79 = v1 * v2;
     const unsigned int v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:113
-    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:240
-    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
     const unsigned int v86 = v85 << 6u;
-    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
     const unsigned int v90 = v89 << 6u;
-    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:244
+    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:245
     iron_frag_fill(v92, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:245
+    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:246
     iron_frag_fill(v94, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:246
+    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:247
     iron_frag_fill(v96, iron_f32_to_bf16(0.0f));
-    const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+    const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
     const bool v100 = v99 == 0u;
-    if (v100) {  // kernels/gemm/gemm_tiles.hpp:259
-      for (unsigned int v4273 = 0u; v4273 < 2u; v4273 += 1u) {  // kernels/gemm/gemm_tiles.hpp:266
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:260
+      for (unsigned int v4273 = 0u; v4273 < 2u; v4273 += 1u) {  // kernels/gemm/gemm_tiles.hpp:267
         const unsigned int v4274 = v4273 << 5u;
         const bool v4276 = v4274 < v3;
         if (v4276) {
-          const unsigned int v4278 = v4273 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+          const unsigned int v4278 = v4273 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
           const unsigned int v4280 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
           const unsigned int v4283 = v4280 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
           const unsigned int v4286 = v4280 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -965,33 +965,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
           const iron_bf16 v5322 = iron_f32_to_bf16(v5321);
           *reinterpret_cast<iron_bf16x8*>(shm1 + v4374) = iron_bf16x8{{v5301, v5304, v5307, v5310, v5313, v5316, v5319, v5322}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
       }
-      const unsigned int v5341 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-      const unsigned int v5347 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v5341 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v5347 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
 
-      for (unsigned int v5329 = 0u; v5329 < v3; v5329 += 32u) {  // kernels/gemm/gemm_tiles.hpp:266
+      for (unsigned int v5329 = 0u; v5329 < v3; v5329 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
         const unsigned int v5331 = v5329 >> 5u;
         const unsigned int v5333 = v5331 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v5335 = v5333 * 5120u;  // kernels/gemm/gemm_tiles.hpp:268
-        const unsigned int v5342 = v5335 + v5341;  // kernels/gemm/gemm_tiles.hpp:250
+        const unsigned int v5335 = v5333 * 5120u;  // kernels/gemm/gemm_tiles.hpp:269
+        const unsigned int v5342 = v5335 + v5341;  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_load_shared<false>(v94, shm0, v5342, 40u);
-        const unsigned int v5348 = v5335 + v5347;  // kernels/gemm/gemm_tiles.hpp:254
+        const unsigned int v5348 = v5335 + v5347;  // kernels/gemm/gemm_tiles.hpp:255
         iron_frag_load_shared<true>(v96, shm1, v5348, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:256
-        const unsigned int v5355 = v5342 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
+        const unsigned int v5355 = v5342 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_load_shared<false>(v94, shm0, v5355, 40u);
-        const unsigned int v5361 = v5348 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+        const unsigned int v5361 = v5348 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
         iron_frag_load_shared<true>(v96, shm1, v5361, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:256
-        const unsigned int v5364 = v5329 + 64u;  // kernels/gemm/gemm_tiles.hpp:266
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
+        const unsigned int v5364 = v5329 + 64u;  // kernels/gemm/gemm_tiles.hpp:267
         const unsigned int v5366 = v5331 + 2u;
         const unsigned int v5367 = v5366 % 3u;
         const bool v5368 = v5364 < v3;
         if (v5368) {
-          const unsigned int v5370 = v5367 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+          const unsigned int v5370 = v5367 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
           const unsigned int v5372 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:78
           const unsigned int v5375 = v5372 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
           const unsigned int v5378 = v5372 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -1597,7 +1597,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
           const iron_bf16 v6414 = iron_f32_to_bf16(v6413);
           *reinterpret_cast<iron_bf16x8*>(shm1 + v5466) = iron_bf16x8{{v6393, v6396, v6399, v6402, v6405, v6408, v6411, v6414}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:266
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:267
       }
       __syncthreads();
     } else {
@@ -1650,12 +1650,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
       const unsigned int v1972 = v1960 * v1257;  // kernels/gemm/quant_b.hpp:72
       const unsigned int v2173 = v1943 * 40u;  // kernels/gemm/quant_b.hpp:146
       const unsigned int v2175 = v2173 + v1947;
-      const unsigned int v2182 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-      const unsigned int v2188 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
-      const unsigned int v2196 = v2182 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-      const unsigned int v2202 = v2188 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const unsigned int v2182 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v2188 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2196 = v2182 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      const unsigned int v2202 = v2188 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
 
-      for (unsigned int v1197 = 0u; v1197 < v3; v1197 += 32u) {  // kernels/gemm/gemm_tiles.hpp:271
+      for (unsigned int v1197 = 0u; v1197 < v3; v1197 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
         for (unsigned int v1201 = v1199; v1201 < 4096u; v1201 += v1198) {  // kernels/gemm/gemm_tiles.hpp:95
           const unsigned int v1203 = v1201 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v1205 = v1201 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -2198,23 +2198,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         const float v2169 = v1952 ? v2146 : 0.0f;
         const iron_bf16 v2170 = iron_f32_to_bf16(v2169);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v2175) = iron_bf16x8{{v2149, v2152, v2155, v2158, v2161, v2164, v2167, v2170}};  // kernels/gemm/quant_b.hpp:146
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:274
-        iron_frag_load_shared<false>(v94, shm0, v2182, 40u);  // kernels/gemm/gemm_tiles.hpp:250
-        iron_frag_load_shared<true>(v96, shm1, v2188, 40u);  // kernels/gemm/gemm_tiles.hpp:254
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:256
-        iron_frag_load_shared<false>(v94, shm0, v2196, 40u);  // kernels/gemm/gemm_tiles.hpp:250
-        iron_frag_load_shared<true>(v96, shm1, v2202, 40u);  // kernels/gemm/gemm_tiles.hpp:254
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:256
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:276
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load_shared<false>(v94, shm0, v2182, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load_shared<true>(v96, shm1, v2188, 40u);  // kernels/gemm/gemm_tiles.hpp:255
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
+        iron_frag_load_shared<false>(v94, shm0, v2196, 40u);  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load_shared<true>(v96, shm1, v2202, 40u);  // kernels/gemm/gemm_tiles.hpp:255
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:277
       }
     }
-    const unsigned int v2203 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v2203 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:280
     const unsigned int v2204 = v75 + v86;
-    const unsigned int v2205 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2205 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2206 = v2204 + v2205;
-    const unsigned int v2207 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2207 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2208 = v2203 + v2207;
-    const bool v2209 = v2206 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2209 = v2206 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2210 = v2208 < v79;
     const bool v2211 = v2209 && v2210;
     if (v2211) {
@@ -2230,11 +2230,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2220] = v2217;
       }
     }
-    const unsigned int v2221 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2221 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2222 = v2204 + v2221;
-    const unsigned int v2223 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2223 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2224 = v2203 + v2223;
-    const bool v2225 = v2222 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2225 = v2222 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2226 = v2224 < v79;
     const bool v2227 = v2225 && v2226;
     if (v2227) {
@@ -2250,11 +2250,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2236] = v2233;
       }
     }
-    const unsigned int v2237 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2237 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2238 = v2204 + v2237;
-    const unsigned int v2239 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2239 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2240 = v2203 + v2239;
-    const bool v2241 = v2238 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2241 = v2238 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2242 = v2240 < v79;
     const bool v2243 = v2241 && v2242;
     if (v2243) {
@@ -2270,11 +2270,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2252] = v2249;
       }
     }
-    const unsigned int v2253 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2253 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2254 = v2204 + v2253;
-    const unsigned int v2255 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2255 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2256 = v2203 + v2255;
-    const bool v2257 = v2254 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2257 = v2254 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2258 = v2256 < v79;
     const bool v2259 = v2257 && v2258;
     if (v2259) {
@@ -2290,11 +2290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2268] = v2265;
       }
     }
-    const unsigned int v2269 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2269 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2270 = v2204 + v2269;
-    const unsigned int v2271 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2271 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2272 = v2203 + v2271;
-    const bool v2273 = v2270 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2273 = v2270 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2274 = v2272 < v79;
     const bool v2275 = v2273 && v2274;
     if (v2275) {
@@ -2310,11 +2310,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2284] = v2281;
       }
     }
-    const unsigned int v2285 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2285 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2286 = v2204 + v2285;
-    const unsigned int v2287 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2287 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2288 = v2203 + v2287;
-    const bool v2289 = v2286 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2289 = v2286 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2290 = v2288 < v79;
     const bool v2291 = v2289 && v2290;
     if (v2291) {
@@ -2330,11 +2330,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2300] = v2297;
       }
     }
-    const unsigned int v2301 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2301 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2302 = v2204 + v2301;
-    const unsigned int v2303 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2303 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2304 = v2203 + v2303;
-    const bool v2305 = v2302 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2305 = v2302 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2306 = v2304 < v79;
     const bool v2307 = v2305 && v2306;
     if (v2307) {
@@ -2350,11 +2350,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2316] = v2313;
       }
     }
-    const unsigned int v2317 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2317 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2318 = v2204 + v2317;
-    const unsigned int v2319 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2319 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2320 = v2203 + v2319;
-    const bool v2321 = v2318 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2321 = v2318 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2322 = v2320 < v79;
     const bool v2323 = v2321 && v2322;
     if (v2323) {
@@ -2370,11 +2370,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2332] = v2329;
       }
     }
-    const unsigned int v2333 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2333 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2334 = v2204 + v2333;
-    const unsigned int v2335 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2335 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2336 = v2203 + v2335;
-    const bool v2337 = v2334 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2337 = v2334 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2338 = v2336 < v79;
     const bool v2339 = v2337 && v2338;
     if (v2339) {
@@ -2390,11 +2390,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2348] = v2345;
       }
     }
-    const unsigned int v2349 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2349 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2350 = v2204 + v2349;
-    const unsigned int v2351 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2351 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2352 = v2203 + v2351;
-    const bool v2353 = v2350 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2353 = v2350 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2354 = v2352 < v79;
     const bool v2355 = v2353 && v2354;
     if (v2355) {
@@ -2410,11 +2410,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2364] = v2361;
       }
     }
-    const unsigned int v2365 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2365 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2366 = v2204 + v2365;
-    const unsigned int v2367 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2367 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2368 = v2203 + v2367;
-    const bool v2369 = v2366 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2369 = v2366 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2370 = v2368 < v79;
     const bool v2371 = v2369 && v2370;
     if (v2371) {
@@ -2430,11 +2430,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2380] = v2377;
       }
     }
-    const unsigned int v2381 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2381 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2382 = v2204 + v2381;
-    const unsigned int v2383 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2383 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2384 = v2203 + v2383;
-    const bool v2385 = v2382 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2385 = v2382 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2386 = v2384 < v79;
     const bool v2387 = v2385 && v2386;
     if (v2387) {
@@ -2450,11 +2450,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2396] = v2393;
       }
     }
-    const unsigned int v2397 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2397 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2398 = v2204 + v2397;
-    const unsigned int v2399 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2399 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2400 = v2203 + v2399;
-    const bool v2401 = v2398 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2401 = v2398 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2402 = v2400 < v79;
     const bool v2403 = v2401 && v2402;
     if (v2403) {
@@ -2470,11 +2470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2412] = v2409;
       }
     }
-    const unsigned int v2413 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2413 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2414 = v2204 + v2413;
-    const unsigned int v2415 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2415 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2416 = v2203 + v2415;
-    const bool v2417 = v2414 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2417 = v2414 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2418 = v2416 < v79;
     const bool v2419 = v2417 && v2418;
     if (v2419) {
@@ -2490,11 +2490,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2428] = v2425;
       }
     }
-    const unsigned int v2429 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2429 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2430 = v2204 + v2429;
-    const unsigned int v2431 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2431 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2432 = v2203 + v2431;
-    const bool v2433 = v2430 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2433 = v2430 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2434 = v2432 < v79;
     const bool v2435 = v2433 && v2434;
     if (v2435) {
@@ -2510,11 +2510,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2444] = v2441;
       }
     }
-    const unsigned int v2445 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2445 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2446 = v2204 + v2445;
-    const unsigned int v2447 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2447 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2448 = v2203 + v2447;
-    const bool v2449 = v2446 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2449 = v2446 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2450 = v2448 < v79;
     const bool v2451 = v2449 && v2450;
     if (v2451) {
@@ -2530,11 +2530,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2460] = v2457;
       }
     }
-    const unsigned int v2461 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2461 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2462 = v2204 + v2461;
-    const unsigned int v2463 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2463 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2464 = v2203 + v2463;
-    const bool v2465 = v2462 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2465 = v2462 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2466 = v2464 < v79;
     const bool v2467 = v2465 && v2466;
     if (v2467) {
@@ -2550,11 +2550,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2476] = v2473;
       }
     }
-    const unsigned int v2477 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2477 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2478 = v2204 + v2477;
-    const unsigned int v2479 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2479 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2480 = v2203 + v2479;
-    const bool v2481 = v2478 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2481 = v2478 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2482 = v2480 < v79;
     const bool v2483 = v2481 && v2482;
     if (v2483) {
@@ -2570,11 +2570,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2492] = v2489;
       }
     }
-    const unsigned int v2493 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2493 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2494 = v2204 + v2493;
-    const unsigned int v2495 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2495 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2496 = v2203 + v2495;
-    const bool v2497 = v2494 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2497 = v2494 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2498 = v2496 < v79;
     const bool v2499 = v2497 && v2498;
     if (v2499) {
@@ -2590,11 +2590,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2508] = v2505;
       }
     }
-    const unsigned int v2509 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2509 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2510 = v2204 + v2509;
-    const unsigned int v2511 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2511 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2512 = v2203 + v2511;
-    const bool v2513 = v2510 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2513 = v2510 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2514 = v2512 < v79;
     const bool v2515 = v2513 && v2514;
     if (v2515) {
@@ -2610,11 +2610,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2524] = v2521;
       }
     }
-    const unsigned int v2525 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2525 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2526 = v2204 + v2525;
-    const unsigned int v2527 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2527 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2528 = v2203 + v2527;
-    const bool v2529 = v2526 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2529 = v2526 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2530 = v2528 < v79;
     const bool v2531 = v2529 && v2530;
     if (v2531) {
@@ -2630,11 +2630,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2540] = v2537;
       }
     }
-    const unsigned int v2541 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2541 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2542 = v2204 + v2541;
-    const unsigned int v2543 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2543 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2544 = v2203 + v2543;
-    const bool v2545 = v2542 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2545 = v2542 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2546 = v2544 < v79;
     const bool v2547 = v2545 && v2546;
     if (v2547) {
@@ -2650,11 +2650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2556] = v2553;
       }
     }
-    const unsigned int v2557 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2557 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2558 = v2204 + v2557;
-    const unsigned int v2559 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2559 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2560 = v2203 + v2559;
-    const bool v2561 = v2558 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2561 = v2558 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2562 = v2560 < v79;
     const bool v2563 = v2561 && v2562;
     if (v2563) {
@@ -2670,11 +2670,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2572] = v2569;
       }
     }
-    const unsigned int v2573 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2573 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2574 = v2204 + v2573;
-    const unsigned int v2575 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2575 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2576 = v2203 + v2575;
-    const bool v2577 = v2574 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2577 = v2574 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2578 = v2576 < v79;
     const bool v2579 = v2577 && v2578;
     if (v2579) {
@@ -2690,11 +2690,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2588] = v2585;
       }
     }
-    const unsigned int v2589 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2589 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2590 = v2204 + v2589;
-    const unsigned int v2591 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2591 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2592 = v2203 + v2591;
-    const bool v2593 = v2590 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2593 = v2590 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2594 = v2592 < v79;
     const bool v2595 = v2593 && v2594;
     if (v2595) {
@@ -2710,11 +2710,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2604] = v2601;
       }
     }
-    const unsigned int v2605 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2605 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2606 = v2204 + v2605;
-    const unsigned int v2607 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2607 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2608 = v2203 + v2607;
-    const bool v2609 = v2606 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2609 = v2606 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2610 = v2608 < v79;
     const bool v2611 = v2609 && v2610;
     if (v2611) {
@@ -2730,11 +2730,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2620] = v2617;
       }
     }
-    const unsigned int v2621 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2621 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2622 = v2204 + v2621;
-    const unsigned int v2623 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2623 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2624 = v2203 + v2623;
-    const bool v2625 = v2622 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2625 = v2622 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2626 = v2624 < v79;
     const bool v2627 = v2625 && v2626;
     if (v2627) {
@@ -2750,11 +2750,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2636] = v2633;
       }
     }
-    const unsigned int v2637 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2637 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2638 = v2204 + v2637;
-    const unsigned int v2639 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2639 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2640 = v2203 + v2639;
-    const bool v2641 = v2638 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2641 = v2638 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2642 = v2640 < v79;
     const bool v2643 = v2641 && v2642;
     if (v2643) {
@@ -2770,11 +2770,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2652] = v2649;
       }
     }
-    const unsigned int v2653 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2653 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2654 = v2204 + v2653;
-    const unsigned int v2655 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2655 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2656 = v2203 + v2655;
-    const bool v2657 = v2654 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2657 = v2654 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2658 = v2656 < v79;
     const bool v2659 = v2657 && v2658;
     if (v2659) {
@@ -2790,11 +2790,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2668] = v2665;
       }
     }
-    const unsigned int v2669 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2669 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2670 = v2204 + v2669;
-    const unsigned int v2671 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2671 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2672 = v2203 + v2671;
-    const bool v2673 = v2670 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2673 = v2670 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2674 = v2672 < v79;
     const bool v2675 = v2673 && v2674;
     if (v2675) {
@@ -2810,11 +2810,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2684] = v2681;
       }
     }
-    const unsigned int v2685 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2685 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2686 = v2204 + v2685;
-    const unsigned int v2687 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2687 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2688 = v2203 + v2687;
-    const bool v2689 = v2686 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2689 = v2686 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2690 = v2688 < v79;
     const bool v2691 = v2689 && v2690;
     if (v2691) {
@@ -2830,11 +2830,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2700] = v2697;
       }
     }
-    const unsigned int v2701 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2701 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2702 = v2204 + v2701;
-    const unsigned int v2703 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2703 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2704 = v2203 + v2703;
-    const bool v2705 = v2702 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2705 = v2702 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2706 = v2704 < v79;
     const bool v2707 = v2705 && v2706;
     if (v2707) {
@@ -2850,11 +2850,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2716] = v2713;
       }
     }
-    const unsigned int v2717 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2717 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2718 = v2204 + v2717;
-    const unsigned int v2719 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2719 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2720 = v2203 + v2719;
-    const bool v2721 = v2718 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2721 = v2718 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2722 = v2720 < v79;
     const bool v2723 = v2721 && v2722;
     if (v2723) {
@@ -2870,11 +2870,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2732] = v2729;
       }
     }
-    const unsigned int v2733 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2733 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2734 = v2204 + v2733;
-    const unsigned int v2735 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2735 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2736 = v2203 + v2735;
-    const bool v2737 = v2734 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2737 = v2734 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2738 = v2736 < v79;
     const bool v2739 = v2737 && v2738;
     if (v2739) {
@@ -2890,11 +2890,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2748] = v2745;
       }
     }
-    const unsigned int v2749 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2749 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2750 = v2204 + v2749;
-    const unsigned int v2751 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2751 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2752 = v2203 + v2751;
-    const bool v2753 = v2750 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2753 = v2750 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2754 = v2752 < v79;
     const bool v2755 = v2753 && v2754;
     if (v2755) {
@@ -2910,11 +2910,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2764] = v2761;
       }
     }
-    const unsigned int v2765 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2765 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2766 = v2204 + v2765;
-    const unsigned int v2767 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2767 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2768 = v2203 + v2767;
-    const bool v2769 = v2766 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2769 = v2766 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2770 = v2768 < v79;
     const bool v2771 = v2769 && v2770;
     if (v2771) {
@@ -2930,11 +2930,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2780] = v2777;
       }
     }
-    const unsigned int v2781 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2781 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2782 = v2204 + v2781;
-    const unsigned int v2783 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2783 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2784 = v2203 + v2783;
-    const bool v2785 = v2782 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2785 = v2782 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2786 = v2784 < v79;
     const bool v2787 = v2785 && v2786;
     if (v2787) {
@@ -2950,11 +2950,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2796] = v2793;
       }
     }
-    const unsigned int v2797 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2797 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2798 = v2204 + v2797;
-    const unsigned int v2799 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2799 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2800 = v2203 + v2799;
-    const bool v2801 = v2798 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2801 = v2798 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2802 = v2800 < v79;
     const bool v2803 = v2801 && v2802;
     if (v2803) {
@@ -2970,11 +2970,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2812] = v2809;
       }
     }
-    const unsigned int v2813 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2813 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2814 = v2204 + v2813;
-    const unsigned int v2815 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2815 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2816 = v2203 + v2815;
-    const bool v2817 = v2814 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2817 = v2814 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2818 = v2816 < v79;
     const bool v2819 = v2817 && v2818;
     if (v2819) {
@@ -2990,11 +2990,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2828] = v2825;
       }
     }
-    const unsigned int v2829 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2829 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2830 = v2204 + v2829;
-    const unsigned int v2831 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2831 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2832 = v2203 + v2831;
-    const bool v2833 = v2830 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2833 = v2830 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2834 = v2832 < v79;
     const bool v2835 = v2833 && v2834;
     if (v2835) {
@@ -3010,11 +3010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2844] = v2841;
       }
     }
-    const unsigned int v2845 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2845 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2846 = v2204 + v2845;
-    const unsigned int v2847 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2847 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2848 = v2203 + v2847;
-    const bool v2849 = v2846 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2849 = v2846 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2850 = v2848 < v79;
     const bool v2851 = v2849 && v2850;
     if (v2851) {
@@ -3030,11 +3030,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2860] = v2857;
       }
     }
-    const unsigned int v2861 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2861 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2862 = v2204 + v2861;
-    const unsigned int v2863 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2863 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2864 = v2203 + v2863;
-    const bool v2865 = v2862 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2865 = v2862 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2866 = v2864 < v79;
     const bool v2867 = v2865 && v2866;
     if (v2867) {
@@ -3050,11 +3050,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2876] = v2873;
       }
     }
-    const unsigned int v2877 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2877 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2878 = v2204 + v2877;
-    const unsigned int v2879 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2879 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2880 = v2203 + v2879;
-    const bool v2881 = v2878 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2881 = v2878 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2882 = v2880 < v79;
     const bool v2883 = v2881 && v2882;
     if (v2883) {
@@ -3070,11 +3070,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2892] = v2889;
       }
     }
-    const unsigned int v2893 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2893 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2894 = v2204 + v2893;
-    const unsigned int v2895 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2895 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2896 = v2203 + v2895;
-    const bool v2897 = v2894 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2897 = v2894 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2898 = v2896 < v79;
     const bool v2899 = v2897 && v2898;
     if (v2899) {
@@ -3090,11 +3090,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2908] = v2905;
       }
     }
-    const unsigned int v2909 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2909 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2910 = v2204 + v2909;
-    const unsigned int v2911 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2911 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2912 = v2203 + v2911;
-    const bool v2913 = v2910 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2913 = v2910 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2914 = v2912 < v79;
     const bool v2915 = v2913 && v2914;
     if (v2915) {
@@ -3110,11 +3110,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2924] = v2921;
       }
     }
-    const unsigned int v2925 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2925 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2926 = v2204 + v2925;
-    const unsigned int v2927 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2927 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2928 = v2203 + v2927;
-    const bool v2929 = v2926 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2929 = v2926 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2930 = v2928 < v79;
     const bool v2931 = v2929 && v2930;
     if (v2931) {
@@ -3130,11 +3130,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2940] = v2937;
       }
     }
-    const unsigned int v2941 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2941 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2942 = v2204 + v2941;
-    const unsigned int v2943 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2943 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2944 = v2203 + v2943;
-    const bool v2945 = v2942 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2945 = v2942 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2946 = v2944 < v79;
     const bool v2947 = v2945 && v2946;
     if (v2947) {
@@ -3150,11 +3150,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2956] = v2953;
       }
     }
-    const unsigned int v2957 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2957 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2958 = v2204 + v2957;
-    const unsigned int v2959 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2959 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2960 = v2203 + v2959;
-    const bool v2961 = v2958 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2961 = v2958 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2962 = v2960 < v79;
     const bool v2963 = v2961 && v2962;
     if (v2963) {
@@ -3170,11 +3170,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2972] = v2969;
       }
     }
-    const unsigned int v2973 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2973 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2974 = v2204 + v2973;
-    const unsigned int v2975 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2975 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2976 = v2203 + v2975;
-    const bool v2977 = v2974 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2977 = v2974 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2978 = v2976 < v79;
     const bool v2979 = v2977 && v2978;
     if (v2979) {
@@ -3190,11 +3190,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2988] = v2985;
       }
     }
-    const unsigned int v2989 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v2989 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v2990 = v2204 + v2989;
-    const unsigned int v2991 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v2991 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v2992 = v2203 + v2991;
-    const bool v2993 = v2990 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2993 = v2990 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2994 = v2992 < v79;
     const bool v2995 = v2993 && v2994;
     if (v2995) {
@@ -3210,11 +3210,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3004] = v3001;
       }
     }
-    const unsigned int v3005 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3005 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3006 = v2204 + v3005;
-    const unsigned int v3007 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3007 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3008 = v2203 + v3007;
-    const bool v3009 = v3006 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3009 = v3006 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3010 = v3008 < v79;
     const bool v3011 = v3009 && v3010;
     if (v3011) {
@@ -3230,11 +3230,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3020] = v3017;
       }
     }
-    const unsigned int v3021 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3021 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3022 = v2204 + v3021;
-    const unsigned int v3023 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3023 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3024 = v2203 + v3023;
-    const bool v3025 = v3022 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3025 = v3022 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3026 = v3024 < v79;
     const bool v3027 = v3025 && v3026;
     if (v3027) {
@@ -3250,11 +3250,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3036] = v3033;
       }
     }
-    const unsigned int v3037 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3037 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3038 = v2204 + v3037;
-    const unsigned int v3039 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3039 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3040 = v2203 + v3039;
-    const bool v3041 = v3038 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3041 = v3038 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3042 = v3040 < v79;
     const bool v3043 = v3041 && v3042;
     if (v3043) {
@@ -3270,11 +3270,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3052] = v3049;
       }
     }
-    const unsigned int v3053 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3053 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3054 = v2204 + v3053;
-    const unsigned int v3055 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3055 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3056 = v2203 + v3055;
-    const bool v3057 = v3054 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3057 = v3054 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3058 = v3056 < v79;
     const bool v3059 = v3057 && v3058;
     if (v3059) {
@@ -3290,11 +3290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3068] = v3065;
       }
     }
-    const unsigned int v3069 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3069 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3070 = v2204 + v3069;
-    const unsigned int v3071 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3071 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3072 = v2203 + v3071;
-    const bool v3073 = v3070 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3073 = v3070 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3074 = v3072 < v79;
     const bool v3075 = v3073 && v3074;
     if (v3075) {
@@ -3310,11 +3310,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3084] = v3081;
       }
     }
-    const unsigned int v3085 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3085 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3086 = v2204 + v3085;
-    const unsigned int v3087 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3087 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3088 = v2203 + v3087;
-    const bool v3089 = v3086 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3089 = v3086 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3090 = v3088 < v79;
     const bool v3091 = v3089 && v3090;
     if (v3091) {
@@ -3330,11 +3330,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3100] = v3097;
       }
     }
-    const unsigned int v3101 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3101 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3102 = v2204 + v3101;
-    const unsigned int v3103 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3103 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3104 = v2203 + v3103;
-    const bool v3105 = v3102 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3105 = v3102 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3106 = v3104 < v79;
     const bool v3107 = v3105 && v3106;
     if (v3107) {
@@ -3350,11 +3350,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3116] = v3113;
       }
     }
-    const unsigned int v3117 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3117 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3118 = v2204 + v3117;
-    const unsigned int v3119 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3119 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3120 = v2203 + v3119;
-    const bool v3121 = v3118 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3121 = v3118 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3122 = v3120 < v79;
     const bool v3123 = v3121 && v3122;
     if (v3123) {
@@ -3370,11 +3370,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3132] = v3129;
       }
     }
-    const unsigned int v3133 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3133 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3134 = v2204 + v3133;
-    const unsigned int v3135 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3135 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3136 = v2203 + v3135;
-    const bool v3137 = v3134 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3137 = v3134 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3138 = v3136 < v79;
     const bool v3139 = v3137 && v3138;
     if (v3139) {
@@ -3390,11 +3390,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3148] = v3145;
       }
     }
-    const unsigned int v3149 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3149 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3150 = v2204 + v3149;
-    const unsigned int v3151 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3151 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3152 = v2203 + v3151;
-    const bool v3153 = v3150 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3153 = v3150 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3154 = v3152 < v79;
     const bool v3155 = v3153 && v3154;
     if (v3155) {
@@ -3410,11 +3410,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3164] = v3161;
       }
     }
-    const unsigned int v3165 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3165 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3166 = v2204 + v3165;
-    const unsigned int v3167 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3167 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3168 = v2203 + v3167;
-    const bool v3169 = v3166 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3169 = v3166 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3170 = v3168 < v79;
     const bool v3171 = v3169 && v3170;
     if (v3171) {
@@ -3430,11 +3430,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3180] = v3177;
       }
     }
-    const unsigned int v3181 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3181 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3182 = v2204 + v3181;
-    const unsigned int v3183 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3183 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3184 = v2203 + v3183;
-    const bool v3185 = v3182 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3185 = v3182 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3186 = v3184 < v79;
     const bool v3187 = v3185 && v3186;
     if (v3187) {
@@ -3450,11 +3450,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3196] = v3193;
       }
     }
-    const unsigned int v3197 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3197 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3198 = v2204 + v3197;
-    const unsigned int v3199 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3199 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3200 = v2203 + v3199;
-    const bool v3201 = v3198 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3201 = v3198 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3202 = v3200 < v79;
     const bool v3203 = v3201 && v3202;
     if (v3203) {
@@ -3470,11 +3470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3212] = v3209;
       }
     }
-    const unsigned int v3213 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3213 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3214 = v2204 + v3213;
-    const unsigned int v3215 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3215 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3216 = v2203 + v3215;
-    const bool v3217 = v3214 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3217 = v3214 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3218 = v3216 < v79;
     const bool v3219 = v3217 && v3218;
     if (v3219) {
@@ -3490,11 +3490,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3228] = v3225;
       }
     }
-    const unsigned int v3229 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3229 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3230 = v2204 + v3229;
-    const unsigned int v3231 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3231 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3232 = v2203 + v3231;
-    const bool v3233 = v3230 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3233 = v3230 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3234 = v3232 < v79;
     const bool v3235 = v3233 && v3234;
     if (v3235) {
@@ -3510,11 +3510,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3244] = v3241;
       }
     }
-    const unsigned int v3245 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3245 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3246 = v2204 + v3245;
-    const unsigned int v3247 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3247 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3248 = v2203 + v3247;
-    const bool v3249 = v3246 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3249 = v3246 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3250 = v3248 < v79;
     const bool v3251 = v3249 && v3250;
     if (v3251) {
@@ -3530,11 +3530,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3260] = v3257;
       }
     }
-    const unsigned int v3261 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3261 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3262 = v2204 + v3261;
-    const unsigned int v3263 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3263 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3264 = v2203 + v3263;
-    const bool v3265 = v3262 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3265 = v3262 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3266 = v3264 < v79;
     const bool v3267 = v3265 && v3266;
     if (v3267) {
@@ -3550,11 +3550,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3276] = v3273;
       }
     }
-    const unsigned int v3277 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3277 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3278 = v2204 + v3277;
-    const unsigned int v3279 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3279 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3280 = v2203 + v3279;
-    const bool v3281 = v3278 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3281 = v3278 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3282 = v3280 < v79;
     const bool v3283 = v3281 && v3282;
     if (v3283) {
@@ -3570,11 +3570,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3292] = v3289;
       }
     }
-    const unsigned int v3293 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3293 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3294 = v2204 + v3293;
-    const unsigned int v3295 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3295 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3296 = v2203 + v3295;
-    const bool v3297 = v3294 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3297 = v3294 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3298 = v3296 < v79;
     const bool v3299 = v3297 && v3298;
     if (v3299) {
@@ -3590,11 +3590,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3308] = v3305;
       }
     }
-    const unsigned int v3309 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3309 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3310 = v2204 + v3309;
-    const unsigned int v3311 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3311 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3312 = v2203 + v3311;
-    const bool v3313 = v3310 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3313 = v3310 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3314 = v3312 < v79;
     const bool v3315 = v3313 && v3314;
     if (v3315) {
@@ -3610,11 +3610,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3324] = v3321;
       }
     }
-    const unsigned int v3325 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3325 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3326 = v2204 + v3325;
-    const unsigned int v3327 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3327 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3328 = v2203 + v3327;
-    const bool v3329 = v3326 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3329 = v3326 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3330 = v3328 < v79;
     const bool v3331 = v3329 && v3330;
     if (v3331) {
@@ -3630,11 +3630,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3340] = v3337;
       }
     }
-    const unsigned int v3341 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3341 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3342 = v2204 + v3341;
-    const unsigned int v3343 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3343 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3344 = v2203 + v3343;
-    const bool v3345 = v3342 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3345 = v3342 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3346 = v3344 < v79;
     const bool v3347 = v3345 && v3346;
     if (v3347) {
@@ -3650,11 +3650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3356] = v3353;
       }
     }
-    const unsigned int v3357 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3357 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3358 = v2204 + v3357;
-    const unsigned int v3359 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3359 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3360 = v2203 + v3359;
-    const bool v3361 = v3358 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3361 = v3358 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3362 = v3360 < v79;
     const bool v3363 = v3361 && v3362;
     if (v3363) {
@@ -3670,11 +3670,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3372] = v3369;
       }
     }
-    const unsigned int v3373 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3373 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3374 = v2204 + v3373;
-    const unsigned int v3375 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3375 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3376 = v2203 + v3375;
-    const bool v3377 = v3374 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3377 = v3374 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3378 = v3376 < v79;
     const bool v3379 = v3377 && v3378;
     if (v3379) {
@@ -3690,11 +3690,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3388] = v3385;
       }
     }
-    const unsigned int v3389 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3389 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3390 = v2204 + v3389;
-    const unsigned int v3391 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3391 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3392 = v2203 + v3391;
-    const bool v3393 = v3390 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3393 = v3390 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3394 = v3392 < v79;
     const bool v3395 = v3393 && v3394;
     if (v3395) {
@@ -3710,11 +3710,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3404] = v3401;
       }
     }
-    const unsigned int v3405 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3405 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3406 = v2204 + v3405;
-    const unsigned int v3407 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3407 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3408 = v2203 + v3407;
-    const bool v3409 = v3406 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3409 = v3406 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3410 = v3408 < v79;
     const bool v3411 = v3409 && v3410;
     if (v3411) {
@@ -3730,11 +3730,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3420] = v3417;
       }
     }
-    const unsigned int v3421 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3421 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3422 = v2204 + v3421;
-    const unsigned int v3423 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3423 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3424 = v2203 + v3423;
-    const bool v3425 = v3422 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3425 = v3422 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3426 = v3424 < v79;
     const bool v3427 = v3425 && v3426;
     if (v3427) {
@@ -3750,11 +3750,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3436] = v3433;
       }
     }
-    const unsigned int v3437 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3437 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3438 = v2204 + v3437;
-    const unsigned int v3439 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3439 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3440 = v2203 + v3439;
-    const bool v3441 = v3438 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3441 = v3438 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3442 = v3440 < v79;
     const bool v3443 = v3441 && v3442;
     if (v3443) {
@@ -3770,11 +3770,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3452] = v3449;
       }
     }
-    const unsigned int v3453 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3453 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3454 = v2204 + v3453;
-    const unsigned int v3455 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3455 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3456 = v2203 + v3455;
-    const bool v3457 = v3454 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3457 = v3454 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3458 = v3456 < v79;
     const bool v3459 = v3457 && v3458;
     if (v3459) {
@@ -3790,11 +3790,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3468] = v3465;
       }
     }
-    const unsigned int v3469 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3469 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3470 = v2204 + v3469;
-    const unsigned int v3471 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3471 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3472 = v2203 + v3471;
-    const bool v3473 = v3470 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3473 = v3470 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3474 = v3472 < v79;
     const bool v3475 = v3473 && v3474;
     if (v3475) {
@@ -3810,11 +3810,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3484] = v3481;
       }
     }
-    const unsigned int v3485 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3485 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3486 = v2204 + v3485;
-    const unsigned int v3487 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3487 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3488 = v2203 + v3487;
-    const bool v3489 = v3486 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3489 = v3486 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3490 = v3488 < v79;
     const bool v3491 = v3489 && v3490;
     if (v3491) {
@@ -3830,11 +3830,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3500] = v3497;
       }
     }
-    const unsigned int v3501 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3501 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3502 = v2204 + v3501;
-    const unsigned int v3503 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3503 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3504 = v2203 + v3503;
-    const bool v3505 = v3502 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3505 = v3502 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3506 = v3504 < v79;
     const bool v3507 = v3505 && v3506;
     if (v3507) {
@@ -3850,11 +3850,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3516] = v3513;
       }
     }
-    const unsigned int v3517 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3517 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3518 = v2204 + v3517;
-    const unsigned int v3519 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3519 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3520 = v2203 + v3519;
-    const bool v3521 = v3518 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3521 = v3518 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3522 = v3520 < v79;
     const bool v3523 = v3521 && v3522;
     if (v3523) {
@@ -3870,11 +3870,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3532] = v3529;
       }
     }
-    const unsigned int v3533 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3533 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3534 = v2204 + v3533;
-    const unsigned int v3535 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3535 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3536 = v2203 + v3535;
-    const bool v3537 = v3534 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3537 = v3534 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3538 = v3536 < v79;
     const bool v3539 = v3537 && v3538;
     if (v3539) {
@@ -3890,11 +3890,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3548] = v3545;
       }
     }
-    const unsigned int v3549 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3549 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3550 = v2204 + v3549;
-    const unsigned int v3551 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3551 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3552 = v2203 + v3551;
-    const bool v3553 = v3550 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3553 = v3550 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3554 = v3552 < v79;
     const bool v3555 = v3553 && v3554;
     if (v3555) {
@@ -3910,11 +3910,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3564] = v3561;
       }
     }
-    const unsigned int v3565 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3565 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3566 = v2204 + v3565;
-    const unsigned int v3567 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3567 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3568 = v2203 + v3567;
-    const bool v3569 = v3566 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3569 = v3566 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3570 = v3568 < v79;
     const bool v3571 = v3569 && v3570;
     if (v3571) {
@@ -3930,11 +3930,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3580] = v3577;
       }
     }
-    const unsigned int v3581 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3581 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3582 = v2204 + v3581;
-    const unsigned int v3583 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3583 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3584 = v2203 + v3583;
-    const bool v3585 = v3582 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3585 = v3582 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3586 = v3584 < v79;
     const bool v3587 = v3585 && v3586;
     if (v3587) {
@@ -3950,11 +3950,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3596] = v3593;
       }
     }
-    const unsigned int v3597 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3597 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3598 = v2204 + v3597;
-    const unsigned int v3599 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3599 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3600 = v2203 + v3599;
-    const bool v3601 = v3598 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3601 = v3598 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3602 = v3600 < v79;
     const bool v3603 = v3601 && v3602;
     if (v3603) {
@@ -3970,11 +3970,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3612] = v3609;
       }
     }
-    const unsigned int v3613 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3613 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3614 = v2204 + v3613;
-    const unsigned int v3615 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3615 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3616 = v2203 + v3615;
-    const bool v3617 = v3614 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3617 = v3614 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3618 = v3616 < v79;
     const bool v3619 = v3617 && v3618;
     if (v3619) {
@@ -3990,11 +3990,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3628] = v3625;
       }
     }
-    const unsigned int v3629 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3629 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3630 = v2204 + v3629;
-    const unsigned int v3631 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3631 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3632 = v2203 + v3631;
-    const bool v3633 = v3630 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3633 = v3630 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3634 = v3632 < v79;
     const bool v3635 = v3633 && v3634;
     if (v3635) {
@@ -4010,11 +4010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3644] = v3641;
       }
     }
-    const unsigned int v3645 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3645 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3646 = v2204 + v3645;
-    const unsigned int v3647 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3647 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3648 = v2203 + v3647;
-    const bool v3649 = v3646 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3649 = v3646 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3650 = v3648 < v79;
     const bool v3651 = v3649 && v3650;
     if (v3651) {
@@ -4030,11 +4030,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3660] = v3657;
       }
     }
-    const unsigned int v3661 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3661 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3662 = v2204 + v3661;
-    const unsigned int v3663 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3663 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3664 = v2203 + v3663;
-    const bool v3665 = v3662 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3665 = v3662 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3666 = v3664 < v79;
     const bool v3667 = v3665 && v3666;
     if (v3667) {
@@ -4050,11 +4050,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3676] = v3673;
       }
     }
-    const unsigned int v3677 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3677 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3678 = v2204 + v3677;
-    const unsigned int v3679 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3679 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3680 = v2203 + v3679;
-    const bool v3681 = v3678 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3681 = v3678 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3682 = v3680 < v79;
     const bool v3683 = v3681 && v3682;
     if (v3683) {
@@ -4070,11 +4070,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3692] = v3689;
       }
     }
-    const unsigned int v3693 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3693 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3694 = v2204 + v3693;
-    const unsigned int v3695 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3695 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3696 = v2203 + v3695;
-    const bool v3697 = v3694 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3697 = v3694 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3698 = v3696 < v79;
     const bool v3699 = v3697 && v3698;
     if (v3699) {
@@ -4090,11 +4090,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3708] = v3705;
       }
     }
-    const unsigned int v3709 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3709 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3710 = v2204 + v3709;
-    const unsigned int v3711 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3711 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3712 = v2203 + v3711;
-    const bool v3713 = v3710 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3713 = v3710 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3714 = v3712 < v79;
     const bool v3715 = v3713 && v3714;
     if (v3715) {
@@ -4110,11 +4110,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3724] = v3721;
       }
     }
-    const unsigned int v3725 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3725 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3726 = v2204 + v3725;
-    const unsigned int v3727 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3727 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3728 = v2203 + v3727;
-    const bool v3729 = v3726 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3729 = v3726 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3730 = v3728 < v79;
     const bool v3731 = v3729 && v3730;
     if (v3731) {
@@ -4130,11 +4130,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3740] = v3737;
       }
     }
-    const unsigned int v3741 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3741 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3742 = v2204 + v3741;
-    const unsigned int v3743 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3743 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3744 = v2203 + v3743;
-    const bool v3745 = v3742 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3745 = v3742 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3746 = v3744 < v79;
     const bool v3747 = v3745 && v3746;
     if (v3747) {
@@ -4150,11 +4150,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3756] = v3753;
       }
     }
-    const unsigned int v3757 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3757 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3758 = v2204 + v3757;
-    const unsigned int v3759 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3759 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3760 = v2203 + v3759;
-    const bool v3761 = v3758 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3761 = v3758 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3762 = v3760 < v79;
     const bool v3763 = v3761 && v3762;
     if (v3763) {
@@ -4170,11 +4170,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3772] = v3769;
       }
     }
-    const unsigned int v3773 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3773 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3774 = v2204 + v3773;
-    const unsigned int v3775 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3775 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3776 = v2203 + v3775;
-    const bool v3777 = v3774 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3777 = v3774 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3778 = v3776 < v79;
     const bool v3779 = v3777 && v3778;
     if (v3779) {
@@ -4190,11 +4190,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3788] = v3785;
       }
     }
-    const unsigned int v3789 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3789 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3790 = v2204 + v3789;
-    const unsigned int v3791 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3791 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3792 = v2203 + v3791;
-    const bool v3793 = v3790 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3793 = v3790 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3794 = v3792 < v79;
     const bool v3795 = v3793 && v3794;
     if (v3795) {
@@ -4210,11 +4210,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3804] = v3801;
       }
     }
-    const unsigned int v3805 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3805 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3806 = v2204 + v3805;
-    const unsigned int v3807 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3807 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3808 = v2203 + v3807;
-    const bool v3809 = v3806 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3809 = v3806 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3810 = v3808 < v79;
     const bool v3811 = v3809 && v3810;
     if (v3811) {
@@ -4230,11 +4230,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3820] = v3817;
       }
     }
-    const unsigned int v3821 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3821 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3822 = v2204 + v3821;
-    const unsigned int v3823 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3823 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3824 = v2203 + v3823;
-    const bool v3825 = v3822 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3825 = v3822 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3826 = v3824 < v79;
     const bool v3827 = v3825 && v3826;
     if (v3827) {
@@ -4250,11 +4250,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3836] = v3833;
       }
     }
-    const unsigned int v3837 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3837 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3838 = v2204 + v3837;
-    const unsigned int v3839 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3839 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3840 = v2203 + v3839;
-    const bool v3841 = v3838 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3841 = v3838 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3842 = v3840 < v79;
     const bool v3843 = v3841 && v3842;
     if (v3843) {
@@ -4270,11 +4270,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3852] = v3849;
       }
     }
-    const unsigned int v3853 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3853 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3854 = v2204 + v3853;
-    const unsigned int v3855 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3855 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3856 = v2203 + v3855;
-    const bool v3857 = v3854 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3857 = v3854 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3858 = v3856 < v79;
     const bool v3859 = v3857 && v3858;
     if (v3859) {
@@ -4290,11 +4290,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3868] = v3865;
       }
     }
-    const unsigned int v3869 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3869 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3870 = v2204 + v3869;
-    const unsigned int v3871 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3871 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3872 = v2203 + v3871;
-    const bool v3873 = v3870 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3873 = v3870 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3874 = v3872 < v79;
     const bool v3875 = v3873 && v3874;
     if (v3875) {
@@ -4310,11 +4310,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3884] = v3881;
       }
     }
-    const unsigned int v3885 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3885 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3886 = v2204 + v3885;
-    const unsigned int v3887 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3887 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3888 = v2203 + v3887;
-    const bool v3889 = v3886 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3889 = v3886 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3890 = v3888 < v79;
     const bool v3891 = v3889 && v3890;
     if (v3891) {
@@ -4330,11 +4330,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3900] = v3897;
       }
     }
-    const unsigned int v3901 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3901 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3902 = v2204 + v3901;
-    const unsigned int v3903 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3903 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3904 = v2203 + v3903;
-    const bool v3905 = v3902 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3905 = v3902 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3906 = v3904 < v79;
     const bool v3907 = v3905 && v3906;
     if (v3907) {
@@ -4350,11 +4350,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3916] = v3913;
       }
     }
-    const unsigned int v3917 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3917 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3918 = v2204 + v3917;
-    const unsigned int v3919 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3919 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3920 = v2203 + v3919;
-    const bool v3921 = v3918 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3921 = v3918 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3922 = v3920 < v79;
     const bool v3923 = v3921 && v3922;
     if (v3923) {
@@ -4370,11 +4370,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3932] = v3929;
       }
     }
-    const unsigned int v3933 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3933 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3934 = v2204 + v3933;
-    const unsigned int v3935 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3935 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3936 = v2203 + v3935;
-    const bool v3937 = v3934 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3937 = v3934 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3938 = v3936 < v79;
     const bool v3939 = v3937 && v3938;
     if (v3939) {
@@ -4390,11 +4390,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3948] = v3945;
       }
     }
-    const unsigned int v3949 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3949 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3950 = v2204 + v3949;
-    const unsigned int v3951 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3951 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3952 = v2203 + v3951;
-    const bool v3953 = v3950 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3953 = v3950 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3954 = v3952 < v79;
     const bool v3955 = v3953 && v3954;
     if (v3955) {
@@ -4410,11 +4410,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3964] = v3961;
       }
     }
-    const unsigned int v3965 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3965 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3966 = v2204 + v3965;
-    const unsigned int v3967 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3967 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3968 = v2203 + v3967;
-    const bool v3969 = v3966 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3969 = v3966 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3970 = v3968 < v79;
     const bool v3971 = v3969 && v3970;
     if (v3971) {
@@ -4430,11 +4430,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3980] = v3977;
       }
     }
-    const unsigned int v3981 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3981 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3982 = v2204 + v3981;
-    const unsigned int v3983 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3983 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v3984 = v2203 + v3983;
-    const bool v3985 = v3982 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3985 = v3982 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3986 = v3984 < v79;
     const bool v3987 = v3985 && v3986;
     if (v3987) {
@@ -4450,11 +4450,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3996] = v3993;
       }
     }
-    const unsigned int v3997 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v3997 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v3998 = v2204 + v3997;
-    const unsigned int v3999 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v3999 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v4000 = v2203 + v3999;
-    const bool v4001 = v3998 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4001 = v3998 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4002 = v4000 < v79;
     const bool v4003 = v4001 && v4002;
     if (v4003) {
@@ -4470,11 +4470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4012] = v4009;
       }
     }
-    const unsigned int v4013 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v4013 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v4014 = v2204 + v4013;
-    const unsigned int v4015 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v4015 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v4016 = v2203 + v4015;
-    const bool v4017 = v4014 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4017 = v4014 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4018 = v4016 < v79;
     const bool v4019 = v4017 && v4018;
     if (v4019) {
@@ -4490,11 +4490,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4028] = v4025;
       }
     }
-    const unsigned int v4029 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v4029 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v4030 = v2204 + v4029;
-    const unsigned int v4031 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v4031 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v4032 = v2203 + v4031;
-    const bool v4033 = v4030 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4033 = v4030 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4034 = v4032 < v79;
     const bool v4035 = v4033 && v4034;
     if (v4035) {
@@ -4510,11 +4510,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4044] = v4041;
       }
     }
-    const unsigned int v4045 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v4045 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v4046 = v2204 + v4045;
-    const unsigned int v4047 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v4047 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v4048 = v2203 + v4047;
-    const bool v4049 = v4046 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4049 = v4046 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4050 = v4048 < v79;
     const bool v4051 = v4049 && v4050;
     if (v4051) {
@@ -4530,11 +4530,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4060] = v4057;
       }
     }
-    const unsigned int v4061 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v4061 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v4062 = v2204 + v4061;
-    const unsigned int v4063 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v4063 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v4064 = v2203 + v4063;
-    const bool v4065 = v4062 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4065 = v4062 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4066 = v4064 < v79;
     const bool v4067 = v4065 && v4066;
     if (v4067) {
@@ -4550,11 +4550,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4076] = v4073;
       }
     }
-    const unsigned int v4077 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v4077 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v4078 = v2204 + v4077;
-    const unsigned int v4079 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v4079 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v4080 = v2203 + v4079;
-    const bool v4081 = v4078 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4081 = v4078 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4082 = v4080 < v79;
     const bool v4083 = v4081 && v4082;
     if (v4083) {
@@ -4570,11 +4570,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4092] = v4089;
       }
     }
-    const unsigned int v4093 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v4093 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v4094 = v2204 + v4093;
-    const unsigned int v4095 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v4095 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v4096 = v2203 + v4095;
-    const bool v4097 = v4094 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4097 = v4094 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4098 = v4096 < v79;
     const bool v4099 = v4097 && v4098;
     if (v4099) {
@@ -4590,11 +4590,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4108] = v4105;
       }
     }
-    const unsigned int v4109 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v4109 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v4110 = v2204 + v4109;
-    const unsigned int v4111 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v4111 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v4112 = v2203 + v4111;
-    const bool v4113 = v4110 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4113 = v4110 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4114 = v4112 < v79;
     const bool v4115 = v4113 && v4114;
     if (v4115) {
@@ -4610,11 +4610,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4124] = v4121;
       }
     }
-    const unsigned int v4125 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v4125 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v4126 = v2204 + v4125;
-    const unsigned int v4127 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v4127 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v4128 = v2203 + v4127;
-    const bool v4129 = v4126 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4129 = v4126 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4130 = v4128 < v79;
     const bool v4131 = v4129 && v4130;
     if (v4131) {
@@ -4630,11 +4630,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4140] = v4137;
       }
     }
-    const unsigned int v4141 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v4141 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v4142 = v2204 + v4141;
-    const unsigned int v4143 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v4143 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v4144 = v2203 + v4143;
-    const bool v4145 = v4142 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4145 = v4142 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4146 = v4144 < v79;
     const bool v4147 = v4145 && v4146;
     if (v4147) {
@@ -4650,11 +4650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4156] = v4153;
       }
     }
-    const unsigned int v4157 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v4157 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v4158 = v2204 + v4157;
-    const unsigned int v4159 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v4159 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v4160 = v2203 + v4159;
-    const bool v4161 = v4158 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4161 = v4158 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4162 = v4160 < v79;
     const bool v4163 = v4161 && v4162;
     if (v4163) {
@@ -4670,11 +4670,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4172] = v4169;
       }
     }
-    const unsigned int v4173 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v4173 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v4174 = v2204 + v4173;
-    const unsigned int v4175 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v4175 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v4176 = v2203 + v4175;
-    const bool v4177 = v4174 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4177 = v4174 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4178 = v4176 < v79;
     const bool v4179 = v4177 && v4178;
     if (v4179) {
@@ -4690,11 +4690,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4188] = v4185;
       }
     }
-    const unsigned int v4189 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v4189 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v4190 = v2204 + v4189;
-    const unsigned int v4191 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v4191 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v4192 = v2203 + v4191;
-    const bool v4193 = v4190 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4193 = v4190 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4194 = v4192 < v79;
     const bool v4195 = v4193 && v4194;
     if (v4195) {
@@ -4710,11 +4710,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4204] = v4201;
       }
     }
-    const unsigned int v4205 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v4205 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v4206 = v2204 + v4205;
-    const unsigned int v4207 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v4207 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v4208 = v2203 + v4207;
-    const bool v4209 = v4206 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4209 = v4206 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4210 = v4208 < v79;
     const bool v4211 = v4209 && v4210;
     if (v4211) {
@@ -4730,11 +4730,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4220] = v4217;
       }
     }
-    const unsigned int v4221 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v4221 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v4222 = v2204 + v4221;
-    const unsigned int v4223 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v4223 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v4224 = v2203 + v4223;
-    const bool v4225 = v4222 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4225 = v4222 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4226 = v4224 < v79;
     const bool v4227 = v4225 && v4226;
     if (v4227) {
@@ -4750,11 +4750,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4236] = v4233;
       }
     }
-    const unsigned int v4237 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:295
+    const unsigned int v4237 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
     const unsigned int v4238 = v2204 + v4237;
-    const unsigned int v4239 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:296
+    const unsigned int v4239 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:297
     const unsigned int v4240 = v2203 + v4239;
-    const bool v4241 = v4238 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4241 = v4238 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4242 = v4240 < v79;
     const bool v4243 = v4241 && v4242;
     if (v4243) {

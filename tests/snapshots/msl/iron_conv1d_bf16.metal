@@ -239,16 +239,16 @@ kernel void iron_conv1d_bf16(
   const uint v257 = v256 * v5;
   const uint v258 = v250 ? v257 : v10;
   const uint v261 = v250 ? v246 : v10;  // kernels/convolution/im2col_a.hpp:190
-  const uint v262 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-  const uint v265 = v262 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v262 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v265 = v262 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v266 = v265 << 6u;
-  const uint v269 = v262 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v269 = v262 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v270 = v269 << 6u;
-  iron_frag<float, 64, 64> v272;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 64, 64> v272;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v272, float(0.0f));
-  iron_frag<bfloat, 64, 16> v274;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<bfloat, 64, 16> v274;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v274, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v276;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 16, 64> v276;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v276, bfloat(bfloat(0.0f)));
   const uint v279 = v2 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v280 = v279 == v10;
@@ -260,7 +260,7 @@ kernel void iron_conv1d_bf16(
   const uint v293 = v67 & 7u;
   const bool v294 = v293 == v10;
   const bool v295 = v290 && v294;
-  const bool v296 = v286 && v295;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v296 = v286 && v295;  // kernels/gemm/gemm_tiles.hpp:260
   if (v296) {
     const uint v6811 = v115 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v6812 = v6811 << 3u;
@@ -332,14 +332,14 @@ kernel void iron_conv1d_bf16(
     const uint v6987 = v6981 * v15;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6988 = v66 + v6987;
     const uint v6993 = v6976 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v7003 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v7009 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v7003 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v7009 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v6384 = v10; v6384 < v15; v6384 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (uint v6384 = v10; v6384 < v15; v6384 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const uint v6386 = v6384 >> 6u;
       const uint v6388 = v6386 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6390 = v6388 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v6390 = v6388 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
       if (v88) {  // kernels/convolution/im2col_a.hpp:89
         const uint v6403 = v6384 + v6812;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6404 = v6403 < v15;
@@ -737,44 +737,44 @@ kernel void iron_conv1d_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6995 + e] = v6985 ? weight[v6991 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7004 = v6390 + v7003;  // kernels/gemm/gemm_tiles.hpp:250
+      const uint v7004 = v6390 + v7003;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v274, shm0, long(v7004), long(64u));
-      const uint v7010 = v6390 + v7009;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v7010 = v6390 + v7009;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v276, shm1, long(v7010), long(64u));
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v7017 = v7004 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v7017 = v7004 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v274, shm0, long(v7017), long(64u));
-      const uint v7023 = v7010 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v7023 = v7010 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v276, shm1, long(v7023), long(64u));
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v7029 = v7004 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v7029 = v7004 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v274, shm0, long(v7029), long(64u));
-      const uint v7035 = v7010 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v7035 = v7010 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v276, shm1, long(v7035), long(64u));
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v7041 = v7004 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v7041 = v7004 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v274, shm0, long(v7041), long(64u));
-      const uint v7047 = v7010 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v7047 = v7010 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v276, shm1, long(v7047), long(64u));
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
     const uint v966 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
     const uint v1025 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1079 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v1085 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v1093 = v1079 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v1099 = v1085 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v1105 = v1079 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v1111 = v1085 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v1117 = v1079 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v1123 = v1085 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v1079 = v266 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1085 = v270 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1093 = v1079 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1099 = v1085 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1105 = v1079 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1111 = v1085 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1117 = v1079 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1123 = v1085 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v965 = v10; v965 < v15; v965 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (uint v965 = v10; v965 < v15; v965 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (uint v969 = v115; v969 < 8192u; v969 += v966) {  // kernels/convolution/im2col_a.hpp:155
         const uint v971 = v969 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const uint v973 = v969 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -847,23 +847,23 @@ kernel void iron_conv1d_bf16(
           shm1[v1072] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load<false>(v274, shm0, long(v1079), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v276, shm1, long(v1085), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v274, shm0, long(v1093), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v276, shm1, long(v1099), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v274, shm0, long(v1105), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v276, shm1, long(v1111), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v274, shm0, long(v1117), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v276, shm1, long(v1123), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:256
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load<false>(v274, shm0, long(v1079), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v276, shm1, long(v1085), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v274, shm0, long(v1093), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v276, shm1, long(v1099), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v274, shm0, long(v1105), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v276, shm1, long(v1111), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v274, shm0, long(v1117), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v276, shm1, long(v1123), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v272, v274, v276);  // kernels/gemm/gemm_tiles.hpp:257
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v1124 = v64 + v270;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v1124 = v64 + v270;  // kernels/gemm/gemm_tiles.hpp:280
   const uint v1125 = v60 + v266;
   const uint v1129 = v3 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1130 = v1129 == v10;

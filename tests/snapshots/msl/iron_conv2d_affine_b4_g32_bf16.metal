@@ -230,21 +230,21 @@ kernel void iron_conv2d_affine_b4_g32_bf16(
   const uint v186 = v178 ? v185 : 0u;
   const uint v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:190
   const uint v189 = v178 ? v188 : 0u;
-  const uint v190 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-  const uint v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v190 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v194 = v193 << 6u;
-  const uint v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v198 = v197 << 6u;
-  iron_frag<float, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v200, float(0.0f));
-  iron_frag<bfloat, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<bfloat, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v202, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v204, bfloat(bfloat(0.0f)));
   const uint v207 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
-  if (v214) {  // kernels/gemm/gemm_tiles.hpp:259
+  if (v214) {  // kernels/gemm/gemm_tiles.hpp:260
     const uint v7418 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
     const uint v7419 = v7418 << 3u;
     const uint v7420 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
@@ -287,14 +287,14 @@ kernel void iron_conv2d_affine_b4_g32_bf16(
     const uint v7938 = v7933 * v7436;  // kernels/gemm/quant_b.hpp:35
     const uint v7947 = v7933 * v7445;  // kernels/gemm/quant_b.hpp:38
     const uint v8075 = v7916 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v8086 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v8092 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v8086 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v8092 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v7183 = 0u; v7183 < v18; v7183 += 32u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (uint v7183 = 0u; v7183 < v18; v7183 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
       const uint v7185 = v7183 >> 5u;
       const uint v7187 = v7185 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7189 = v7187 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v7189 = v7187 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
       if (v85) {  // kernels/convolution/im2col_a.hpp:89
         const uint v7202 = v7183 + v7419;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7203 = v7202 < v18;
@@ -781,21 +781,21 @@ kernel void iron_conv2d_affine_b4_g32_bf16(
       const uint v8076 = v7189 + v8075;  // kernels/gemm/quant_b.hpp:146
       const uint v8077 = v8076 + v7920;
       *(threadgroup iron_bf16x8*)(shm1 + v8077) = iron_bf16x8{{bfloat4(v8051, v8054, v8057, v8060), bfloat4(v8063, v8066, v8069, v8072)}};
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8087 = v7189 + v8086;  // kernels/gemm/gemm_tiles.hpp:250
+      const uint v8087 = v7189 + v8086;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v202, shm0, long(v8087), long(40u));
-      const uint v8093 = v7189 + v8092;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v8093 = v7189 + v8092;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v204, shm1, long(v8093), long(40u));
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v8100 = v8087 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v8100 = v8087 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v202, shm0, long(v8100), long(40u));
-      const uint v8106 = v8093 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v8106 = v8093 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v204, shm1, long(v8106), long(40u));
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
     const uint v1146 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
     const uint v1205 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
@@ -845,12 +845,12 @@ kernel void iron_conv2d_affine_b4_g32_bf16(
     const uint v1765 = v1751 * v1263;  // kernels/gemm/quant_b.hpp:38
     const uint v1893 = v1734 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v1895 = v1893 + v1738;
-    const uint v1902 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v1908 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v1916 = v1902 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v1922 = v1908 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v1902 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1908 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1916 = v1902 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1922 = v1908 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v1145 = 0u; v1145 < v18; v1145 += 32u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (uint v1145 = 0u; v1145 < v18; v1145 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (uint v1149 = v115; v1149 < 4096u; v1149 += v1146) {  // kernels/convolution/im2col_a.hpp:155
         const uint v1151 = v1149 >> 5u;  // kernels/convolution/im2col_a.hpp:156
         const uint v1153 = v1149 & 31u;  // kernels/convolution/im2col_a.hpp:157
@@ -1215,17 +1215,17 @@ kernel void iron_conv2d_affine_b4_g32_bf16(
       const float v1889 = v1743 ? v1866 : 0.0f;
       const bfloat v1890 = bfloat(v1889);
       *(threadgroup iron_bf16x8*)(shm1 + v1895) = iron_bf16x8{{bfloat4(v1869, v1872, v1875, v1878), bfloat4(v1881, v1884, v1887, v1890)}};  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load<false>(v202, shm0, long(v1902), long(40u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v204, shm1, long(v1908), long(40u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v202, shm0, long(v1916), long(40u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v204, shm1, long(v1922), long(40u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:256
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load<false>(v202, shm0, long(v1902), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v204, shm1, long(v1908), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v202, shm0, long(v1916), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v204, shm1, long(v1922), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v1923 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v1923 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:280
   const uint v1924 = v63 + v194;
   const uint v1925 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
   const uint v1928 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83

@@ -287,16 +287,16 @@ kernel void iron_conv2d_bf16(
   const uint v261 = v253 ? v260 : 0u;
   const uint v263 = v249 * v1;  // kernels/convolution/im2col_a.hpp:190
   const uint v264 = v253 ? v263 : 0u;
-  const uint v265 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-  const uint v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v265 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v268 = v265 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v269 = v268 << 6u;
-  const uint v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v272 = v265 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v273 = v272 << 6u;
-  iron_frag<float, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 64, 64> v275;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v275, float(0.0f));
-  iron_frag<bfloat, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<bfloat, 64, 16> v277;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v277, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 16, 64> v279;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v279, bfloat(bfloat(0.0f)));
   const uint v282 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v283 = v282 == 0u;
@@ -308,7 +308,7 @@ kernel void iron_conv2d_bf16(
   const uint v296 = v70 & 7u;
   const bool v297 = v296 == 0u;
   const bool v298 = v293 && v297;
-  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v299 = v289 && v298;  // kernels/gemm/gemm_tiles.hpp:260
   if (v299) {
     const uint v6814 = v118 & 7u;  // kernels/gemm/gemm_tiles.hpp:80
     const uint v6815 = v6814 << 3u;
@@ -380,14 +380,14 @@ kernel void iron_conv2d_bf16(
     const uint v6990 = v6984 * v18;  // kernels/gemm/gemm_tiles.hpp:82
     const uint v6991 = v69 + v6990;
     const uint v6996 = v6979 << 6u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v7006 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v7012 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v7006 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v7012 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v6387 = 0u; v6387 < v18; v6387 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (uint v6387 = 0u; v6387 < v18; v6387 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const uint v6389 = v6387 >> 6u;
       const uint v6391 = v6389 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v6393 = v6391 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v6393 = v6391 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
       if (v91) {  // kernels/convolution/im2col_a.hpp:89
         const uint v6406 = v6387 + v6815;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v6407 = v6406 < v18;
@@ -794,44 +794,44 @@ kernel void iron_conv2d_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v6998 + e] = v6988 ? weight[v6994 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7007 = v6393 + v7006;  // kernels/gemm/gemm_tiles.hpp:250
+      const uint v7007 = v6393 + v7006;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v277, shm0, long(v7007), long(64u));
-      const uint v7013 = v6393 + v7012;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v7013 = v6393 + v7012;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v279, shm1, long(v7013), long(64u));
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v7020 = v7007 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v7020 = v7007 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v277, shm0, long(v7020), long(64u));
-      const uint v7026 = v7013 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v7026 = v7013 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v279, shm1, long(v7026), long(64u));
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v7032 = v7007 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v7032 = v7007 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v277, shm0, long(v7032), long(64u));
-      const uint v7038 = v7013 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v7038 = v7013 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v279, shm1, long(v7038), long(64u));
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v7044 = v7007 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v7044 = v7007 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v277, shm0, long(v7044), long(64u));
-      const uint v7050 = v7013 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v7050 = v7013 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v279, shm1, long(v7050), long(64u));
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
     const uint v969 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
     const uint v1028 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-    const uint v1082 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v1088 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v1082 = v269 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1088 = v273 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1096 = v1082 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1102 = v1088 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1108 = v1082 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1114 = v1088 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1120 = v1082 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1126 = v1088 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v968 = 0u; v968 < v18; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (uint v968 = 0u; v968 < v18; v968 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (uint v972 = v118; v972 < 8192u; v972 += v969) {  // kernels/convolution/im2col_a.hpp:155
         const uint v974 = v972 >> 6u;  // kernels/convolution/im2col_a.hpp:156
         const uint v976 = v972 & 63u;  // kernels/convolution/im2col_a.hpp:157
@@ -908,23 +908,23 @@ kernel void iron_conv2d_bf16(
           shm1[v1075] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load<false>(v277, shm0, long(v1082), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v279, shm1, long(v1088), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v277, shm0, long(v1096), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v279, shm1, long(v1102), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v277, shm0, long(v1108), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v279, shm1, long(v1114), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v277, shm0, long(v1120), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v279, shm1, long(v1126), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:256
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load<false>(v277, shm0, long(v1082), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v279, shm1, long(v1088), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v277, shm0, long(v1096), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v279, shm1, long(v1102), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v277, shm0, long(v1108), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v279, shm1, long(v1114), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v277, shm0, long(v1120), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v279, shm1, long(v1126), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v275, v277, v279);  // kernels/gemm/gemm_tiles.hpp:257
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v1127 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v1127 = v67 + v273;  // kernels/gemm/gemm_tiles.hpp:280
   const uint v1128 = v63 + v269;
   const uint v1132 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83
   const bool v1133 = v1132 == 0u;

@@ -228,21 +228,21 @@ kernel void iron_conv2d_mxfp4_bf16(
   const uint v186 = v178 ? v185 : 0u;
   const uint v188 = v174 * v1;  // kernels/convolution/im2col_a.hpp:190
   const uint v189 = v178 ? v188 : 0u;
-  const uint v190 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-  const uint v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v190 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v193 = v190 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v194 = v193 << 6u;
-  const uint v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v197 = v190 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v198 = v197 << 6u;
-  iron_frag<float, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 64, 64> v200;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v200, float(0.0f));
-  iron_frag<bfloat, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<bfloat, 64, 16> v202;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v202, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 16, 64> v204;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v204, bfloat(bfloat(0.0f)));
   const uint v207 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
   const bool v208 = v207 == 0u;
   const bool v214 = v208 && v208;
-  if (v214) {  // kernels/gemm/gemm_tiles.hpp:259
+  if (v214) {  // kernels/gemm/gemm_tiles.hpp:260
     const uint v7986 = v115 & 3u;  // kernels/gemm/quant_b.hpp:136
     const uint v7987 = v7986 << 3u;
     const uint v7988 = v67 + v116;  // kernels/gemm/quant_b.hpp:137
@@ -285,14 +285,14 @@ kernel void iron_conv2d_mxfp4_bf16(
     const uint v8719 = v8714 * v8004;  // kernels/gemm/quant_b.hpp:71
     const uint v8726 = v8714 * v8011;  // kernels/gemm/quant_b.hpp:72
     const uint v8927 = v8697 * 40u;  // kernels/gemm/quant_b.hpp:146
-    const uint v8938 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v8944 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v8938 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v8944 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v7751 = 0u; v7751 < v18; v7751 += 32u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (uint v7751 = 0u; v7751 < v18; v7751 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
       const uint v7753 = v7751 >> 5u;
       const uint v7755 = v7753 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v7757 = v7755 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v7757 = v7755 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
       if (v85) {  // kernels/convolution/im2col_a.hpp:89
         const uint v7770 = v7751 + v7987;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v7771 = v7770 < v18;
@@ -987,21 +987,21 @@ kernel void iron_conv2d_mxfp4_bf16(
       const uint v8928 = v7757 + v8927;  // kernels/gemm/quant_b.hpp:146
       const uint v8929 = v8928 + v8701;
       *(threadgroup iron_bf16x8*)(shm1 + v8929) = iron_bf16x8{{bfloat4(v8903, v8906, v8909, v8912), bfloat4(v8915, v8918, v8921, v8924)}};
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v8939 = v7757 + v8938;  // kernels/gemm/gemm_tiles.hpp:250
+      const uint v8939 = v7757 + v8938;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v202, shm0, long(v8939), long(40u));
-      const uint v8945 = v7757 + v8944;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v8945 = v7757 + v8944;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v204, shm1, long(v8945), long(40u));
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v8952 = v8939 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v8952 = v8939 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v202, shm0, long(v8952), long(40u));
-      const uint v8958 = v8945 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v8958 = v8945 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v204, shm1, long(v8958), long(40u));
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
     const uint v1430 = iron_tpg.x;  // kernels/convolution/im2col_a.hpp:155
     const uint v1489 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
@@ -1051,12 +1051,12 @@ kernel void iron_conv2d_mxfp4_bf16(
     const uint v2260 = v2248 * v1545;  // kernels/gemm/quant_b.hpp:72
     const uint v2461 = v2231 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v2463 = v2461 + v2235;
-    const uint v2470 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v2476 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v2484 = v2470 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v2490 = v2476 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v2470 = v194 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2476 = v198 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v2484 = v2470 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2490 = v2476 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v1429 = 0u; v1429 < v18; v1429 += 32u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (uint v1429 = 0u; v1429 < v18; v1429 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (uint v1433 = v115; v1433 < 4096u; v1433 += v1430) {  // kernels/convolution/im2col_a.hpp:155
         const uint v1435 = v1433 >> 5u;  // kernels/convolution/im2col_a.hpp:156
         const uint v1437 = v1433 & 31u;  // kernels/convolution/im2col_a.hpp:157
@@ -1629,17 +1629,17 @@ kernel void iron_conv2d_mxfp4_bf16(
       const float v2457 = v2240 ? v2434 : 0.0f;
       const bfloat v2458 = bfloat(v2457);
       *(threadgroup iron_bf16x8*)(shm1 + v2463) = iron_bf16x8{{bfloat4(v2437, v2440, v2443, v2446), bfloat4(v2449, v2452, v2455, v2458)}};  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load<false>(v202, shm0, long(v2470), long(40u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v204, shm1, long(v2476), long(40u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v202, shm0, long(v2484), long(40u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v204, shm1, long(v2490), long(40u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:256
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load<false>(v202, shm0, long(v2470), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v204, shm1, long(v2476), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v202, shm0, long(v2484), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v204, shm1, long(v2490), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v200, v202, v204);  // kernels/gemm/gemm_tiles.hpp:257
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v2491 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v2491 = v67 + v198;  // kernels/gemm/gemm_tiles.hpp:280
   const uint v2492 = v63 + v194;
   const uint v2493 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:127
   const uint v2496 = v4 & 1u;  // kernels/convolution/conv_tiles.hpp:83

@@ -107,20 +107,20 @@ kernel void iron_gemm_affine_b4_g64_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v26 = v25 << 7u;
-  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v31 = v30 << 6u;
-  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v35 = v34 << 6u;
-  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v37, float(0.0f));
-  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v39, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v45 = v44 == 0u;
-  if (v45) {  // kernels/gemm/gemm_tiles.hpp:259
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:260
     const uint v2998 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v3001 = v2998 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3004 = v2998 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -177,14 +177,14 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v3617 = min(v3605, v3114);  // kernels/gemm/quant_b.hpp:138
     const uint v3622 = v3617 * v3120;  // kernels/gemm/quant_b.hpp:35
     const uint v3631 = v3617 * v3129;  // kernels/gemm/quant_b.hpp:38
-    const uint v3770 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v3776 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v3770 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v3776 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v2990 = 0u; v2990 < v2; v2990 += 32u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (uint v2990 = 0u; v2990 < v2; v2990 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
       const uint v2992 = v2990 >> 5u;
       const uint v2994 = v2992 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2996 = v2994 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v2996 = v2994 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
       const uint v3008 = v2990 + v3005;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3009 = v3008 < v2;
       const bool v3010 = v3007 && v3009;
@@ -533,21 +533,21 @@ kernel void iron_gemm_affine_b4_g64_bf16(
       const float v3755 = v3609 ? v3732 : 0.0f;
       const bfloat v3756 = bfloat(v3755);
       *(threadgroup iron_bf16x8*)(shm1 + v3092) = iron_bf16x8{{bfloat4(v3735, v3738, v3741, v3744), bfloat4(v3747, v3750, v3753, v3756)}};  // kernels/gemm/quant_b.hpp:146
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3771 = v2996 + v3770;  // kernels/gemm/gemm_tiles.hpp:250
+      const uint v3771 = v2996 + v3770;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v39, shm0, long(v3771), long(40u));
-      const uint v3777 = v2996 + v3776;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v3777 = v2996 + v3776;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v41, shm1, long(v3777), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v3784 = v3771 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v3784 = v3771 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v39, shm0, long(v3784), long(40u));
-      const uint v3790 = v3777 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v3790 = v3777 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v41, shm1, long(v3790), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
     const uint v859 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v860 = iron_tid.x;
@@ -598,12 +598,12 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1422 = v1408 * v920;  // kernels/gemm/quant_b.hpp:38
     const uint v1550 = v1391 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v1552 = v1550 + v1395;
-    const uint v1559 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v1565 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v1573 = v1559 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v1579 = v1565 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v1559 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1565 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1573 = v1559 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1579 = v1565 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v858 = 0u; v858 < v2; v858 += 32u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (uint v858 = 0u; v858 < v2; v858 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (uint v862 = v860; v862 < 4096u; v862 += v859) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v864 = v862 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v866 = v862 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -938,23 +938,23 @@ kernel void iron_gemm_affine_b4_g64_bf16(
       const float v1546 = v1400 ? v1523 : 0.0f;
       const bfloat v1547 = bfloat(v1546);
       *(threadgroup iron_bf16x8*)(shm1 + v1552) = iron_bf16x8{{bfloat4(v1526, v1529, v1532, v1535), bfloat4(v1538, v1541, v1544, v1547)}};  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load<false>(v39, shm0, long(v1559), long(40u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v41, shm1, long(v1565), long(40u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v39, shm0, long(v1573), long(40u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v41, shm1, long(v1579), long(40u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load<false>(v39, shm0, long(v1559), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v41, shm1, long(v1565), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v39, shm0, long(v1573), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v41, shm1, long(v1579), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v1580 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v1580 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:280
   const uint v1581 = v22 + v31;
-  const uint v1582 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1582 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1583 = v1581 + v1582;
-  const uint v1584 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1584 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1585 = v1580 + v1584;
-  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1587 = v1585 < v1;
   const bool v1588 = v1586 && v1587;
   if (v1588) {
@@ -964,11 +964,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1592 = v1591 + v1585;
     out[v1592] = v1590;
   }
-  const uint v1593 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1593 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1594 = v1581 + v1593;
-  const uint v1595 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1595 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1596 = v1580 + v1595;
-  const bool v1597 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1597 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1598 = v1596 < v1;
   const bool v1599 = v1597 && v1598;
   if (v1599) {
@@ -978,11 +978,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1603 = v1602 + v1596;
     out[v1603] = v1601;
   }
-  const uint v1604 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1604 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1605 = v1581 + v1604;
-  const uint v1606 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1606 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1607 = v1580 + v1606;
-  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1609 = v1607 < v1;
   const bool v1610 = v1608 && v1609;
   if (v1610) {
@@ -992,11 +992,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1614 = v1613 + v1607;
     out[v1614] = v1612;
   }
-  const uint v1615 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1615 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1616 = v1581 + v1615;
-  const uint v1617 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1617 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1618 = v1580 + v1617;
-  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1620 = v1618 < v1;
   const bool v1621 = v1619 && v1620;
   if (v1621) {
@@ -1006,11 +1006,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1625 = v1624 + v1618;
     out[v1625] = v1623;
   }
-  const uint v1626 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1626 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1627 = v1581 + v1626;
-  const uint v1628 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1628 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1629 = v1580 + v1628;
-  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1631 = v1629 < v1;
   const bool v1632 = v1630 && v1631;
   if (v1632) {
@@ -1020,11 +1020,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1636 = v1635 + v1629;
     out[v1636] = v1634;
   }
-  const uint v1637 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1637 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1638 = v1581 + v1637;
-  const uint v1639 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1639 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1640 = v1580 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1642 = v1640 < v1;
   const bool v1643 = v1641 && v1642;
   if (v1643) {
@@ -1034,11 +1034,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1647 = v1646 + v1640;
     out[v1647] = v1645;
   }
-  const uint v1648 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1648 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1649 = v1581 + v1648;
-  const uint v1650 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1650 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1651 = v1580 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1653 = v1651 < v1;
   const bool v1654 = v1652 && v1653;
   if (v1654) {
@@ -1048,11 +1048,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1658 = v1657 + v1651;
     out[v1658] = v1656;
   }
-  const uint v1659 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1659 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1660 = v1581 + v1659;
-  const uint v1661 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1661 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1662 = v1580 + v1661;
-  const bool v1663 = v1660 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1663 = v1660 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1664 = v1662 < v1;
   const bool v1665 = v1663 && v1664;
   if (v1665) {
@@ -1062,11 +1062,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1669 = v1668 + v1662;
     out[v1669] = v1667;
   }
-  const uint v1670 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1670 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1671 = v1581 + v1670;
-  const uint v1672 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1672 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1673 = v1580 + v1672;
-  const bool v1674 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1674 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1675 = v1673 < v1;
   const bool v1676 = v1674 && v1675;
   if (v1676) {
@@ -1076,11 +1076,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1680 = v1679 + v1673;
     out[v1680] = v1678;
   }
-  const uint v1681 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1681 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1682 = v1581 + v1681;
-  const uint v1683 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1683 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1684 = v1580 + v1683;
-  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1686 = v1684 < v1;
   const bool v1687 = v1685 && v1686;
   if (v1687) {
@@ -1090,11 +1090,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1691 = v1690 + v1684;
     out[v1691] = v1689;
   }
-  const uint v1692 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1692 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1693 = v1581 + v1692;
-  const uint v1694 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1694 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1695 = v1580 + v1694;
-  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1104,11 +1104,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1702 = v1701 + v1695;
     out[v1702] = v1700;
   }
-  const uint v1703 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1703 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1704 = v1581 + v1703;
-  const uint v1705 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1705 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1706 = v1580 + v1705;
-  const bool v1707 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1707 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1708 = v1706 < v1;
   const bool v1709 = v1707 && v1708;
   if (v1709) {
@@ -1118,11 +1118,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1713 = v1712 + v1706;
     out[v1713] = v1711;
   }
-  const uint v1714 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1714 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1715 = v1581 + v1714;
-  const uint v1716 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1716 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1717 = v1580 + v1716;
-  const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1719 = v1717 < v1;
   const bool v1720 = v1718 && v1719;
   if (v1720) {
@@ -1132,11 +1132,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1724 = v1723 + v1717;
     out[v1724] = v1722;
   }
-  const uint v1725 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1725 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1726 = v1581 + v1725;
-  const uint v1727 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1727 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1728 = v1580 + v1727;
-  const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1730 = v1728 < v1;
   const bool v1731 = v1729 && v1730;
   if (v1731) {
@@ -1146,11 +1146,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1735 = v1734 + v1728;
     out[v1735] = v1733;
   }
-  const uint v1736 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1736 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1737 = v1581 + v1736;
-  const uint v1738 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1738 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1739 = v1580 + v1738;
-  const bool v1740 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1740 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1741 = v1739 < v1;
   const bool v1742 = v1740 && v1741;
   if (v1742) {
@@ -1160,11 +1160,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1746 = v1745 + v1739;
     out[v1746] = v1744;
   }
-  const uint v1747 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1747 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1748 = v1581 + v1747;
-  const uint v1749 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1749 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1750 = v1580 + v1749;
-  const bool v1751 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1751 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1752 = v1750 < v1;
   const bool v1753 = v1751 && v1752;
   if (v1753) {
@@ -1174,11 +1174,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1757 = v1756 + v1750;
     out[v1757] = v1755;
   }
-  const uint v1758 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1758 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1759 = v1581 + v1758;
-  const uint v1760 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1760 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1761 = v1580 + v1760;
-  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1763 = v1761 < v1;
   const bool v1764 = v1762 && v1763;
   if (v1764) {
@@ -1188,11 +1188,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1768 = v1767 + v1761;
     out[v1768] = v1766;
   }
-  const uint v1769 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1769 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1770 = v1581 + v1769;
-  const uint v1771 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1771 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1772 = v1580 + v1771;
-  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1774 = v1772 < v1;
   const bool v1775 = v1773 && v1774;
   if (v1775) {
@@ -1202,11 +1202,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1779 = v1778 + v1772;
     out[v1779] = v1777;
   }
-  const uint v1780 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1780 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1781 = v1581 + v1780;
-  const uint v1782 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1782 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1783 = v1580 + v1782;
-  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1785 = v1783 < v1;
   const bool v1786 = v1784 && v1785;
   if (v1786) {
@@ -1216,11 +1216,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1790 = v1789 + v1783;
     out[v1790] = v1788;
   }
-  const uint v1791 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1791 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1792 = v1581 + v1791;
-  const uint v1793 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1793 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1794 = v1580 + v1793;
-  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1796 = v1794 < v1;
   const bool v1797 = v1795 && v1796;
   if (v1797) {
@@ -1230,11 +1230,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1801 = v1800 + v1794;
     out[v1801] = v1799;
   }
-  const uint v1802 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1802 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1803 = v1581 + v1802;
-  const uint v1804 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1804 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1805 = v1580 + v1804;
-  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1807 = v1805 < v1;
   const bool v1808 = v1806 && v1807;
   if (v1808) {
@@ -1244,11 +1244,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1812 = v1811 + v1805;
     out[v1812] = v1810;
   }
-  const uint v1813 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1813 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1814 = v1581 + v1813;
-  const uint v1815 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1815 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1816 = v1580 + v1815;
-  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1818 = v1816 < v1;
   const bool v1819 = v1817 && v1818;
   if (v1819) {
@@ -1258,11 +1258,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1823 = v1822 + v1816;
     out[v1823] = v1821;
   }
-  const uint v1824 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1824 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1825 = v1581 + v1824;
-  const uint v1826 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1826 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1827 = v1580 + v1826;
-  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1829 = v1827 < v1;
   const bool v1830 = v1828 && v1829;
   if (v1830) {
@@ -1272,11 +1272,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1834 = v1833 + v1827;
     out[v1834] = v1832;
   }
-  const uint v1835 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1835 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1836 = v1581 + v1835;
-  const uint v1837 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1837 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1838 = v1580 + v1837;
-  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1840 = v1838 < v1;
   const bool v1841 = v1839 && v1840;
   if (v1841) {
@@ -1286,11 +1286,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1845 = v1844 + v1838;
     out[v1845] = v1843;
   }
-  const uint v1846 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1846 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1847 = v1581 + v1846;
-  const uint v1848 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1848 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1849 = v1580 + v1848;
-  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1850 = v1847 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1851 = v1849 < v1;
   const bool v1852 = v1850 && v1851;
   if (v1852) {
@@ -1300,11 +1300,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1856 = v1855 + v1849;
     out[v1856] = v1854;
   }
-  const uint v1857 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1857 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1858 = v1581 + v1857;
-  const uint v1859 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1859 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1860 = v1580 + v1859;
-  const bool v1861 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1861 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1862 = v1860 < v1;
   const bool v1863 = v1861 && v1862;
   if (v1863) {
@@ -1314,11 +1314,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1867 = v1866 + v1860;
     out[v1867] = v1865;
   }
-  const uint v1868 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1868 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1869 = v1581 + v1868;
-  const uint v1870 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1870 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1871 = v1580 + v1870;
-  const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1873 = v1871 < v1;
   const bool v1874 = v1872 && v1873;
   if (v1874) {
@@ -1328,11 +1328,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1878 = v1877 + v1871;
     out[v1878] = v1876;
   }
-  const uint v1879 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1879 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1880 = v1581 + v1879;
-  const uint v1881 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1881 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1882 = v1580 + v1881;
-  const bool v1883 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1883 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1884 = v1882 < v1;
   const bool v1885 = v1883 && v1884;
   if (v1885) {
@@ -1342,11 +1342,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1889 = v1888 + v1882;
     out[v1889] = v1887;
   }
-  const uint v1890 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1890 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1891 = v1581 + v1890;
-  const uint v1892 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1892 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1893 = v1580 + v1892;
-  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1895 = v1893 < v1;
   const bool v1896 = v1894 && v1895;
   if (v1896) {
@@ -1356,11 +1356,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1900 = v1899 + v1893;
     out[v1900] = v1898;
   }
-  const uint v1901 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1901 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1902 = v1581 + v1901;
-  const uint v1903 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1903 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1904 = v1580 + v1903;
-  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1906 = v1904 < v1;
   const bool v1907 = v1905 && v1906;
   if (v1907) {
@@ -1370,11 +1370,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1911 = v1910 + v1904;
     out[v1911] = v1909;
   }
-  const uint v1912 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1912 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1913 = v1581 + v1912;
-  const uint v1914 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1914 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1915 = v1580 + v1914;
-  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1917 = v1915 < v1;
   const bool v1918 = v1916 && v1917;
   if (v1918) {
@@ -1384,11 +1384,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1922 = v1921 + v1915;
     out[v1922] = v1920;
   }
-  const uint v1923 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1923 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1924 = v1581 + v1923;
-  const uint v1925 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1925 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1926 = v1580 + v1925;
-  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1928 = v1926 < v1;
   const bool v1929 = v1927 && v1928;
   if (v1929) {
@@ -1398,11 +1398,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1933 = v1932 + v1926;
     out[v1933] = v1931;
   }
-  const uint v1934 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1934 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1935 = v1581 + v1934;
-  const uint v1936 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1936 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1937 = v1580 + v1936;
-  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1939 = v1937 < v1;
   const bool v1940 = v1938 && v1939;
   if (v1940) {
@@ -1412,11 +1412,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1944 = v1943 + v1937;
     out[v1944] = v1942;
   }
-  const uint v1945 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1945 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1946 = v1581 + v1945;
-  const uint v1947 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1947 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1948 = v1580 + v1947;
-  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1950 = v1948 < v1;
   const bool v1951 = v1949 && v1950;
   if (v1951) {
@@ -1426,11 +1426,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1955 = v1954 + v1948;
     out[v1955] = v1953;
   }
-  const uint v1956 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1956 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1957 = v1581 + v1956;
-  const uint v1958 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1958 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1959 = v1580 + v1958;
-  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1961 = v1959 < v1;
   const bool v1962 = v1960 && v1961;
   if (v1962) {
@@ -1440,11 +1440,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1966 = v1965 + v1959;
     out[v1966] = v1964;
   }
-  const uint v1967 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1967 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1968 = v1581 + v1967;
-  const uint v1969 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1969 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1970 = v1580 + v1969;
-  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1972 = v1970 < v1;
   const bool v1973 = v1971 && v1972;
   if (v1973) {
@@ -1454,11 +1454,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1977 = v1976 + v1970;
     out[v1977] = v1975;
   }
-  const uint v1978 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1978 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1979 = v1581 + v1978;
-  const uint v1980 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1980 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1981 = v1580 + v1980;
-  const bool v1982 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1982 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1983 = v1981 < v1;
   const bool v1984 = v1982 && v1983;
   if (v1984) {
@@ -1468,11 +1468,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1988 = v1987 + v1981;
     out[v1988] = v1986;
   }
-  const uint v1989 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1989 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1990 = v1581 + v1989;
-  const uint v1991 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1991 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1992 = v1580 + v1991;
-  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1994 = v1992 < v1;
   const bool v1995 = v1993 && v1994;
   if (v1995) {
@@ -1482,11 +1482,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v1999 = v1998 + v1992;
     out[v1999] = v1997;
   }
-  const uint v2000 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2000 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2001 = v1581 + v2000;
-  const uint v2002 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2002 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2003 = v1580 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2005 = v2003 < v1;
   const bool v2006 = v2004 && v2005;
   if (v2006) {
@@ -1496,11 +1496,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2010 = v2009 + v2003;
     out[v2010] = v2008;
   }
-  const uint v2011 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2011 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2012 = v1581 + v2011;
-  const uint v2013 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2013 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2014 = v1580 + v2013;
-  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2016 = v2014 < v1;
   const bool v2017 = v2015 && v2016;
   if (v2017) {
@@ -1510,11 +1510,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2021 = v2020 + v2014;
     out[v2021] = v2019;
   }
-  const uint v2022 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2022 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2023 = v1581 + v2022;
-  const uint v2024 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2024 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2025 = v1580 + v2024;
-  const bool v2026 = v2023 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2026 = v2023 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2027 = v2025 < v1;
   const bool v2028 = v2026 && v2027;
   if (v2028) {
@@ -1524,11 +1524,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2032 = v2031 + v2025;
     out[v2032] = v2030;
   }
-  const uint v2033 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2033 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2034 = v1581 + v2033;
-  const uint v2035 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2035 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2036 = v1580 + v2035;
-  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2038 = v2036 < v1;
   const bool v2039 = v2037 && v2038;
   if (v2039) {
@@ -1538,11 +1538,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2043 = v2042 + v2036;
     out[v2043] = v2041;
   }
-  const uint v2044 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2044 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2045 = v1581 + v2044;
-  const uint v2046 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2046 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2047 = v1580 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2049 = v2047 < v1;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
@@ -1552,11 +1552,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2054 = v2053 + v2047;
     out[v2054] = v2052;
   }
-  const uint v2055 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2055 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2056 = v1581 + v2055;
-  const uint v2057 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2057 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2058 = v1580 + v2057;
-  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2060 = v2058 < v1;
   const bool v2061 = v2059 && v2060;
   if (v2061) {
@@ -1566,11 +1566,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2065 = v2064 + v2058;
     out[v2065] = v2063;
   }
-  const uint v2066 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2066 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2067 = v1581 + v2066;
-  const uint v2068 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2068 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2069 = v1580 + v2068;
-  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2071 = v2069 < v1;
   const bool v2072 = v2070 && v2071;
   if (v2072) {
@@ -1580,11 +1580,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2076 = v2075 + v2069;
     out[v2076] = v2074;
   }
-  const uint v2077 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2077 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2078 = v1581 + v2077;
-  const uint v2079 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2079 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2080 = v1580 + v2079;
-  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2082 = v2080 < v1;
   const bool v2083 = v2081 && v2082;
   if (v2083) {
@@ -1594,11 +1594,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2087 = v2086 + v2080;
     out[v2087] = v2085;
   }
-  const uint v2088 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2088 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2089 = v1581 + v2088;
-  const uint v2090 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2090 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2091 = v1580 + v2090;
-  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2093 = v2091 < v1;
   const bool v2094 = v2092 && v2093;
   if (v2094) {
@@ -1608,11 +1608,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2098 = v2097 + v2091;
     out[v2098] = v2096;
   }
-  const uint v2099 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2099 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2100 = v1581 + v2099;
-  const uint v2101 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2101 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2102 = v1580 + v2101;
-  const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2104 = v2102 < v1;
   const bool v2105 = v2103 && v2104;
   if (v2105) {
@@ -1622,11 +1622,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2109 = v2108 + v2102;
     out[v2109] = v2107;
   }
-  const uint v2110 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2110 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2111 = v1581 + v2110;
-  const uint v2112 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2112 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2113 = v1580 + v2112;
-  const bool v2114 = v2111 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2114 = v2111 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2115 = v2113 < v1;
   const bool v2116 = v2114 && v2115;
   if (v2116) {
@@ -1636,11 +1636,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2120 = v2119 + v2113;
     out[v2120] = v2118;
   }
-  const uint v2121 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2121 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2122 = v1581 + v2121;
-  const uint v2123 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2123 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2124 = v1580 + v2123;
-  const bool v2125 = v2122 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2125 = v2122 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2126 = v2124 < v1;
   const bool v2127 = v2125 && v2126;
   if (v2127) {
@@ -1650,11 +1650,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2131 = v2130 + v2124;
     out[v2131] = v2129;
   }
-  const uint v2132 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2132 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2133 = v1581 + v2132;
-  const uint v2134 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2134 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2135 = v1580 + v2134;
-  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2137 = v2135 < v1;
   const bool v2138 = v2136 && v2137;
   if (v2138) {
@@ -1664,11 +1664,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2142 = v2141 + v2135;
     out[v2142] = v2140;
   }
-  const uint v2143 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2143 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2144 = v1581 + v2143;
-  const uint v2145 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2145 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2146 = v1580 + v2145;
-  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2148 = v2146 < v1;
   const bool v2149 = v2147 && v2148;
   if (v2149) {
@@ -1678,11 +1678,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2153 = v2152 + v2146;
     out[v2153] = v2151;
   }
-  const uint v2154 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2154 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2155 = v1581 + v2154;
-  const uint v2156 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2156 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2157 = v1580 + v2156;
-  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2159 = v2157 < v1;
   const bool v2160 = v2158 && v2159;
   if (v2160) {
@@ -1692,11 +1692,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2164 = v2163 + v2157;
     out[v2164] = v2162;
   }
-  const uint v2165 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2165 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2166 = v1581 + v2165;
-  const uint v2167 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2167 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2168 = v1580 + v2167;
-  const bool v2169 = v2166 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2169 = v2166 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2170 = v2168 < v1;
   const bool v2171 = v2169 && v2170;
   if (v2171) {
@@ -1706,11 +1706,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2175 = v2174 + v2168;
     out[v2175] = v2173;
   }
-  const uint v2176 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2176 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2177 = v1581 + v2176;
-  const uint v2178 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2178 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2179 = v1580 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2181 = v2179 < v1;
   const bool v2182 = v2180 && v2181;
   if (v2182) {
@@ -1720,11 +1720,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2186 = v2185 + v2179;
     out[v2186] = v2184;
   }
-  const uint v2187 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2187 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2188 = v1581 + v2187;
-  const uint v2189 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2189 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2190 = v1580 + v2189;
-  const bool v2191 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2191 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2192 = v2190 < v1;
   const bool v2193 = v2191 && v2192;
   if (v2193) {
@@ -1734,11 +1734,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2197 = v2196 + v2190;
     out[v2197] = v2195;
   }
-  const uint v2198 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2198 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2199 = v1581 + v2198;
-  const uint v2200 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2200 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2201 = v1580 + v2200;
-  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2202 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2203 = v2201 < v1;
   const bool v2204 = v2202 && v2203;
   if (v2204) {
@@ -1748,11 +1748,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2208 = v2207 + v2201;
     out[v2208] = v2206;
   }
-  const uint v2209 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2209 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2210 = v1581 + v2209;
-  const uint v2211 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2211 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2212 = v1580 + v2211;
-  const bool v2213 = v2210 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2213 = v2210 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2214 = v2212 < v1;
   const bool v2215 = v2213 && v2214;
   if (v2215) {
@@ -1762,11 +1762,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2219 = v2218 + v2212;
     out[v2219] = v2217;
   }
-  const uint v2220 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2220 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2221 = v1581 + v2220;
-  const uint v2222 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2222 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2223 = v1580 + v2222;
-  const bool v2224 = v2221 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2224 = v2221 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2225 = v2223 < v1;
   const bool v2226 = v2224 && v2225;
   if (v2226) {
@@ -1776,11 +1776,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2230 = v2229 + v2223;
     out[v2230] = v2228;
   }
-  const uint v2231 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2231 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2232 = v1581 + v2231;
-  const uint v2233 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2233 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2234 = v1580 + v2233;
-  const bool v2235 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2235 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2236 = v2234 < v1;
   const bool v2237 = v2235 && v2236;
   if (v2237) {
@@ -1790,11 +1790,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2241 = v2240 + v2234;
     out[v2241] = v2239;
   }
-  const uint v2242 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2242 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2243 = v1581 + v2242;
-  const uint v2244 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2244 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2245 = v1580 + v2244;
-  const bool v2246 = v2243 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2246 = v2243 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2247 = v2245 < v1;
   const bool v2248 = v2246 && v2247;
   if (v2248) {
@@ -1804,11 +1804,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2252 = v2251 + v2245;
     out[v2252] = v2250;
   }
-  const uint v2253 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2253 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2254 = v1581 + v2253;
-  const uint v2255 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2255 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2256 = v1580 + v2255;
-  const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2258 = v2256 < v1;
   const bool v2259 = v2257 && v2258;
   if (v2259) {
@@ -1818,11 +1818,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2263 = v2262 + v2256;
     out[v2263] = v2261;
   }
-  const uint v2264 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2264 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2265 = v1581 + v2264;
-  const uint v2266 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2266 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2267 = v1580 + v2266;
-  const bool v2268 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2268 = v2265 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2269 = v2267 < v1;
   const bool v2270 = v2268 && v2269;
   if (v2270) {
@@ -1832,11 +1832,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2274 = v2273 + v2267;
     out[v2274] = v2272;
   }
-  const uint v2275 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2275 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2276 = v1581 + v2275;
-  const uint v2277 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2277 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2278 = v1580 + v2277;
-  const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2280 = v2278 < v1;
   const bool v2281 = v2279 && v2280;
   if (v2281) {
@@ -1846,11 +1846,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2285 = v2284 + v2278;
     out[v2285] = v2283;
   }
-  const uint v2286 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2286 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2287 = v1581 + v2286;
-  const uint v2288 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2288 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2289 = v1580 + v2288;
-  const bool v2290 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2290 = v2287 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2291 = v2289 < v1;
   const bool v2292 = v2290 && v2291;
   if (v2292) {
@@ -1860,11 +1860,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2296 = v2295 + v2289;
     out[v2296] = v2294;
   }
-  const uint v2297 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2297 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2298 = v1581 + v2297;
-  const uint v2299 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2299 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2300 = v1580 + v2299;
-  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2302 = v2300 < v1;
   const bool v2303 = v2301 && v2302;
   if (v2303) {
@@ -1874,11 +1874,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2307 = v2306 + v2300;
     out[v2307] = v2305;
   }
-  const uint v2308 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2308 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2309 = v1581 + v2308;
-  const uint v2310 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2310 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2311 = v1580 + v2310;
-  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2313 = v2311 < v1;
   const bool v2314 = v2312 && v2313;
   if (v2314) {
@@ -1888,11 +1888,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2318 = v2317 + v2311;
     out[v2318] = v2316;
   }
-  const uint v2319 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2319 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2320 = v1581 + v2319;
-  const uint v2321 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2321 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2322 = v1580 + v2321;
-  const bool v2323 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2323 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2324 = v2322 < v1;
   const bool v2325 = v2323 && v2324;
   if (v2325) {
@@ -1902,11 +1902,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2329 = v2328 + v2322;
     out[v2329] = v2327;
   }
-  const uint v2330 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2330 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2331 = v1581 + v2330;
-  const uint v2332 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2332 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2333 = v1580 + v2332;
-  const bool v2334 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2334 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2335 = v2333 < v1;
   const bool v2336 = v2334 && v2335;
   if (v2336) {
@@ -1916,11 +1916,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2340 = v2339 + v2333;
     out[v2340] = v2338;
   }
-  const uint v2341 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2341 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2342 = v1581 + v2341;
-  const uint v2343 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2343 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2344 = v1580 + v2343;
-  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2346 = v2344 < v1;
   const bool v2347 = v2345 && v2346;
   if (v2347) {
@@ -1930,11 +1930,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2351 = v2350 + v2344;
     out[v2351] = v2349;
   }
-  const uint v2352 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2352 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2353 = v1581 + v2352;
-  const uint v2354 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2354 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2355 = v1580 + v2354;
-  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2357 = v2355 < v1;
   const bool v2358 = v2356 && v2357;
   if (v2358) {
@@ -1944,11 +1944,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2362 = v2361 + v2355;
     out[v2362] = v2360;
   }
-  const uint v2363 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2363 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2364 = v1581 + v2363;
-  const uint v2365 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2365 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2366 = v1580 + v2365;
-  const bool v2367 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2367 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2368 = v2366 < v1;
   const bool v2369 = v2367 && v2368;
   if (v2369) {
@@ -1958,11 +1958,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2373 = v2372 + v2366;
     out[v2373] = v2371;
   }
-  const uint v2374 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2374 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2375 = v1581 + v2374;
-  const uint v2376 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2376 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2377 = v1580 + v2376;
-  const bool v2378 = v2375 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2378 = v2375 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2379 = v2377 < v1;
   const bool v2380 = v2378 && v2379;
   if (v2380) {
@@ -1972,11 +1972,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2384 = v2383 + v2377;
     out[v2384] = v2382;
   }
-  const uint v2385 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2385 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2386 = v1581 + v2385;
-  const uint v2387 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2387 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2388 = v1580 + v2387;
-  const bool v2389 = v2386 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2389 = v2386 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2390 = v2388 < v1;
   const bool v2391 = v2389 && v2390;
   if (v2391) {
@@ -1986,11 +1986,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2395 = v2394 + v2388;
     out[v2395] = v2393;
   }
-  const uint v2396 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2396 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2397 = v1581 + v2396;
-  const uint v2398 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2398 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2399 = v1580 + v2398;
-  const bool v2400 = v2397 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2400 = v2397 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2401 = v2399 < v1;
   const bool v2402 = v2400 && v2401;
   if (v2402) {
@@ -2000,11 +2000,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2406 = v2405 + v2399;
     out[v2406] = v2404;
   }
-  const uint v2407 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2407 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2408 = v1581 + v2407;
-  const uint v2409 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2409 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2410 = v1580 + v2409;
-  const bool v2411 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2411 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2412 = v2410 < v1;
   const bool v2413 = v2411 && v2412;
   if (v2413) {
@@ -2014,11 +2014,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2417 = v2416 + v2410;
     out[v2417] = v2415;
   }
-  const uint v2418 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2418 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2419 = v1581 + v2418;
-  const uint v2420 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2420 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2421 = v1580 + v2420;
-  const bool v2422 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2422 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2423 = v2421 < v1;
   const bool v2424 = v2422 && v2423;
   if (v2424) {
@@ -2028,11 +2028,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2428 = v2427 + v2421;
     out[v2428] = v2426;
   }
-  const uint v2429 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2429 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2430 = v1581 + v2429;
-  const uint v2431 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2431 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2432 = v1580 + v2431;
-  const bool v2433 = v2430 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2433 = v2430 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2434 = v2432 < v1;
   const bool v2435 = v2433 && v2434;
   if (v2435) {
@@ -2042,11 +2042,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2439 = v2438 + v2432;
     out[v2439] = v2437;
   }
-  const uint v2440 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2440 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2441 = v1581 + v2440;
-  const uint v2442 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2442 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2443 = v1580 + v2442;
-  const bool v2444 = v2441 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2444 = v2441 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2445 = v2443 < v1;
   const bool v2446 = v2444 && v2445;
   if (v2446) {
@@ -2056,11 +2056,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2450 = v2449 + v2443;
     out[v2450] = v2448;
   }
-  const uint v2451 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2451 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2452 = v1581 + v2451;
-  const uint v2453 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2453 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2454 = v1580 + v2453;
-  const bool v2455 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2455 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2456 = v2454 < v1;
   const bool v2457 = v2455 && v2456;
   if (v2457) {
@@ -2070,11 +2070,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2461 = v2460 + v2454;
     out[v2461] = v2459;
   }
-  const uint v2462 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2462 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2463 = v1581 + v2462;
-  const uint v2464 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2464 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2465 = v1580 + v2464;
-  const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2467 = v2465 < v1;
   const bool v2468 = v2466 && v2467;
   if (v2468) {
@@ -2084,11 +2084,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2472 = v2471 + v2465;
     out[v2472] = v2470;
   }
-  const uint v2473 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2473 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2474 = v1581 + v2473;
-  const uint v2475 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2475 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2476 = v1580 + v2475;
-  const bool v2477 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2477 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2478 = v2476 < v1;
   const bool v2479 = v2477 && v2478;
   if (v2479) {
@@ -2098,11 +2098,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2483 = v2482 + v2476;
     out[v2483] = v2481;
   }
-  const uint v2484 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2484 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2485 = v1581 + v2484;
-  const uint v2486 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2486 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2487 = v1580 + v2486;
-  const bool v2488 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2488 = v2485 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2489 = v2487 < v1;
   const bool v2490 = v2488 && v2489;
   if (v2490) {
@@ -2112,11 +2112,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2494 = v2493 + v2487;
     out[v2494] = v2492;
   }
-  const uint v2495 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2495 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2496 = v1581 + v2495;
-  const uint v2497 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2497 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2498 = v1580 + v2497;
-  const bool v2499 = v2496 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2499 = v2496 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2500 = v2498 < v1;
   const bool v2501 = v2499 && v2500;
   if (v2501) {
@@ -2126,11 +2126,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2505 = v2504 + v2498;
     out[v2505] = v2503;
   }
-  const uint v2506 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2506 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2507 = v1581 + v2506;
-  const uint v2508 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2508 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2509 = v1580 + v2508;
-  const bool v2510 = v2507 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2510 = v2507 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2511 = v2509 < v1;
   const bool v2512 = v2510 && v2511;
   if (v2512) {
@@ -2140,11 +2140,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2516 = v2515 + v2509;
     out[v2516] = v2514;
   }
-  const uint v2517 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2517 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2518 = v1581 + v2517;
-  const uint v2519 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2519 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2520 = v1580 + v2519;
-  const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2522 = v2520 < v1;
   const bool v2523 = v2521 && v2522;
   if (v2523) {
@@ -2154,11 +2154,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2527 = v2526 + v2520;
     out[v2527] = v2525;
   }
-  const uint v2528 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2528 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2529 = v1581 + v2528;
-  const uint v2530 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2530 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2531 = v1580 + v2530;
-  const bool v2532 = v2529 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2532 = v2529 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2533 = v2531 < v1;
   const bool v2534 = v2532 && v2533;
   if (v2534) {
@@ -2168,11 +2168,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2538 = v2537 + v2531;
     out[v2538] = v2536;
   }
-  const uint v2539 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2539 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2540 = v1581 + v2539;
-  const uint v2541 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2541 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2542 = v1580 + v2541;
-  const bool v2543 = v2540 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2543 = v2540 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2544 = v2542 < v1;
   const bool v2545 = v2543 && v2544;
   if (v2545) {
@@ -2182,11 +2182,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2549 = v2548 + v2542;
     out[v2549] = v2547;
   }
-  const uint v2550 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2550 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2551 = v1581 + v2550;
-  const uint v2552 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2552 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2553 = v1580 + v2552;
-  const bool v2554 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2554 = v2551 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2555 = v2553 < v1;
   const bool v2556 = v2554 && v2555;
   if (v2556) {
@@ -2196,11 +2196,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2560 = v2559 + v2553;
     out[v2560] = v2558;
   }
-  const uint v2561 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2561 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2562 = v1581 + v2561;
-  const uint v2563 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2563 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2564 = v1580 + v2563;
-  const bool v2565 = v2562 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2565 = v2562 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2566 = v2564 < v1;
   const bool v2567 = v2565 && v2566;
   if (v2567) {
@@ -2210,11 +2210,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2571 = v2570 + v2564;
     out[v2571] = v2569;
   }
-  const uint v2572 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2572 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2573 = v1581 + v2572;
-  const uint v2574 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2574 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2575 = v1580 + v2574;
-  const bool v2576 = v2573 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2576 = v2573 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2577 = v2575 < v1;
   const bool v2578 = v2576 && v2577;
   if (v2578) {
@@ -2224,11 +2224,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2582 = v2581 + v2575;
     out[v2582] = v2580;
   }
-  const uint v2583 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2583 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2584 = v1581 + v2583;
-  const uint v2585 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2585 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2586 = v1580 + v2585;
-  const bool v2587 = v2584 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2587 = v2584 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2588 = v2586 < v1;
   const bool v2589 = v2587 && v2588;
   if (v2589) {
@@ -2238,11 +2238,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2593 = v2592 + v2586;
     out[v2593] = v2591;
   }
-  const uint v2594 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2594 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2595 = v1581 + v2594;
-  const uint v2596 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2596 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2597 = v1580 + v2596;
-  const bool v2598 = v2595 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2598 = v2595 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2599 = v2597 < v1;
   const bool v2600 = v2598 && v2599;
   if (v2600) {
@@ -2252,11 +2252,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2604 = v2603 + v2597;
     out[v2604] = v2602;
   }
-  const uint v2605 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2605 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2606 = v1581 + v2605;
-  const uint v2607 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2607 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2608 = v1580 + v2607;
-  const bool v2609 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2609 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2610 = v2608 < v1;
   const bool v2611 = v2609 && v2610;
   if (v2611) {
@@ -2266,11 +2266,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2615 = v2614 + v2608;
     out[v2615] = v2613;
   }
-  const uint v2616 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2616 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2617 = v1581 + v2616;
-  const uint v2618 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2618 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2619 = v1580 + v2618;
-  const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2620 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2621 = v2619 < v1;
   const bool v2622 = v2620 && v2621;
   if (v2622) {
@@ -2280,11 +2280,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2626 = v2625 + v2619;
     out[v2626] = v2624;
   }
-  const uint v2627 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2627 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2628 = v1581 + v2627;
-  const uint v2629 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2629 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2630 = v1580 + v2629;
-  const bool v2631 = v2628 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2631 = v2628 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2632 = v2630 < v1;
   const bool v2633 = v2631 && v2632;
   if (v2633) {
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2637 = v2636 + v2630;
     out[v2637] = v2635;
   }
-  const uint v2638 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2638 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2639 = v1581 + v2638;
-  const uint v2640 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2640 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2641 = v1580 + v2640;
-  const bool v2642 = v2639 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2642 = v2639 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2643 = v2641 < v1;
   const bool v2644 = v2642 && v2643;
   if (v2644) {
@@ -2308,11 +2308,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2648 = v2647 + v2641;
     out[v2648] = v2646;
   }
-  const uint v2649 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2649 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2650 = v1581 + v2649;
-  const uint v2651 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2651 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2652 = v1580 + v2651;
-  const bool v2653 = v2650 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2653 = v2650 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2654 = v2652 < v1;
   const bool v2655 = v2653 && v2654;
   if (v2655) {
@@ -2322,11 +2322,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2659 = v2658 + v2652;
     out[v2659] = v2657;
   }
-  const uint v2660 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2660 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2661 = v1581 + v2660;
-  const uint v2662 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2662 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2663 = v1580 + v2662;
-  const bool v2664 = v2661 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2664 = v2661 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2665 = v2663 < v1;
   const bool v2666 = v2664 && v2665;
   if (v2666) {
@@ -2336,11 +2336,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2670 = v2669 + v2663;
     out[v2670] = v2668;
   }
-  const uint v2671 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2671 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2672 = v1581 + v2671;
-  const uint v2673 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2673 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2674 = v1580 + v2673;
-  const bool v2675 = v2672 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2675 = v2672 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2676 = v2674 < v1;
   const bool v2677 = v2675 && v2676;
   if (v2677) {
@@ -2350,11 +2350,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2681 = v2680 + v2674;
     out[v2681] = v2679;
   }
-  const uint v2682 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2682 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2683 = v1581 + v2682;
-  const uint v2684 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2684 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2685 = v1580 + v2684;
-  const bool v2686 = v2683 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2686 = v2683 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2687 = v2685 < v1;
   const bool v2688 = v2686 && v2687;
   if (v2688) {
@@ -2364,11 +2364,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2692 = v2691 + v2685;
     out[v2692] = v2690;
   }
-  const uint v2693 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2693 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2694 = v1581 + v2693;
-  const uint v2695 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2695 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2696 = v1580 + v2695;
-  const bool v2697 = v2694 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2697 = v2694 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2698 = v2696 < v1;
   const bool v2699 = v2697 && v2698;
   if (v2699) {
@@ -2378,11 +2378,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2703 = v2702 + v2696;
     out[v2703] = v2701;
   }
-  const uint v2704 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2704 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2705 = v1581 + v2704;
-  const uint v2706 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2706 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2707 = v1580 + v2706;
-  const bool v2708 = v2705 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2708 = v2705 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2709 = v2707 < v1;
   const bool v2710 = v2708 && v2709;
   if (v2710) {
@@ -2392,11 +2392,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2714 = v2713 + v2707;
     out[v2714] = v2712;
   }
-  const uint v2715 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2715 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2716 = v1581 + v2715;
-  const uint v2717 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2717 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2718 = v1580 + v2717;
-  const bool v2719 = v2716 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2719 = v2716 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2720 = v2718 < v1;
   const bool v2721 = v2719 && v2720;
   if (v2721) {
@@ -2406,11 +2406,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2725 = v2724 + v2718;
     out[v2725] = v2723;
   }
-  const uint v2726 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2726 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2727 = v1581 + v2726;
-  const uint v2728 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2728 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2729 = v1580 + v2728;
-  const bool v2730 = v2727 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2730 = v2727 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2731 = v2729 < v1;
   const bool v2732 = v2730 && v2731;
   if (v2732) {
@@ -2420,11 +2420,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2736 = v2735 + v2729;
     out[v2736] = v2734;
   }
-  const uint v2737 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2737 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2738 = v1581 + v2737;
-  const uint v2739 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2739 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2740 = v1580 + v2739;
-  const bool v2741 = v2738 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2741 = v2738 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2742 = v2740 < v1;
   const bool v2743 = v2741 && v2742;
   if (v2743) {
@@ -2434,11 +2434,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2747 = v2746 + v2740;
     out[v2747] = v2745;
   }
-  const uint v2748 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2748 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2749 = v1581 + v2748;
-  const uint v2750 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2750 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2751 = v1580 + v2750;
-  const bool v2752 = v2749 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2752 = v2749 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2753 = v2751 < v1;
   const bool v2754 = v2752 && v2753;
   if (v2754) {
@@ -2448,11 +2448,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2758 = v2757 + v2751;
     out[v2758] = v2756;
   }
-  const uint v2759 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2759 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2760 = v1581 + v2759;
-  const uint v2761 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2761 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2762 = v1580 + v2761;
-  const bool v2763 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2763 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2764 = v2762 < v1;
   const bool v2765 = v2763 && v2764;
   if (v2765) {
@@ -2462,11 +2462,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2769 = v2768 + v2762;
     out[v2769] = v2767;
   }
-  const uint v2770 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2770 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2771 = v1581 + v2770;
-  const uint v2772 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2772 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2773 = v1580 + v2772;
-  const bool v2774 = v2771 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2774 = v2771 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2775 = v2773 < v1;
   const bool v2776 = v2774 && v2775;
   if (v2776) {
@@ -2476,11 +2476,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2780 = v2779 + v2773;
     out[v2780] = v2778;
   }
-  const uint v2781 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2781 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2782 = v1581 + v2781;
-  const uint v2783 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2783 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2784 = v1580 + v2783;
-  const bool v2785 = v2782 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2785 = v2782 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2786 = v2784 < v1;
   const bool v2787 = v2785 && v2786;
   if (v2787) {
@@ -2490,11 +2490,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2791 = v2790 + v2784;
     out[v2791] = v2789;
   }
-  const uint v2792 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2792 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2793 = v1581 + v2792;
-  const uint v2794 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2794 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2795 = v1580 + v2794;
-  const bool v2796 = v2793 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2796 = v2793 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2797 = v2795 < v1;
   const bool v2798 = v2796 && v2797;
   if (v2798) {
@@ -2504,11 +2504,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2802 = v2801 + v2795;
     out[v2802] = v2800;
   }
-  const uint v2803 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2803 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2804 = v1581 + v2803;
-  const uint v2805 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2805 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2806 = v1580 + v2805;
-  const bool v2807 = v2804 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2807 = v2804 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2808 = v2806 < v1;
   const bool v2809 = v2807 && v2808;
   if (v2809) {
@@ -2518,11 +2518,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2813 = v2812 + v2806;
     out[v2813] = v2811;
   }
-  const uint v2814 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2814 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2815 = v1581 + v2814;
-  const uint v2816 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2816 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2817 = v1580 + v2816;
-  const bool v2818 = v2815 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2818 = v2815 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2819 = v2817 < v1;
   const bool v2820 = v2818 && v2819;
   if (v2820) {
@@ -2532,11 +2532,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2824 = v2823 + v2817;
     out[v2824] = v2822;
   }
-  const uint v2825 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2825 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2826 = v1581 + v2825;
-  const uint v2827 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2827 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2828 = v1580 + v2827;
-  const bool v2829 = v2826 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2829 = v2826 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2830 = v2828 < v1;
   const bool v2831 = v2829 && v2830;
   if (v2831) {
@@ -2546,11 +2546,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2835 = v2834 + v2828;
     out[v2835] = v2833;
   }
-  const uint v2836 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2836 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2837 = v1581 + v2836;
-  const uint v2838 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2838 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2839 = v1580 + v2838;
-  const bool v2840 = v2837 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2840 = v2837 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2841 = v2839 < v1;
   const bool v2842 = v2840 && v2841;
   if (v2842) {
@@ -2560,11 +2560,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2846 = v2845 + v2839;
     out[v2846] = v2844;
   }
-  const uint v2847 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2847 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2848 = v1581 + v2847;
-  const uint v2849 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2849 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2850 = v1580 + v2849;
-  const bool v2851 = v2848 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2851 = v2848 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2852 = v2850 < v1;
   const bool v2853 = v2851 && v2852;
   if (v2853) {
@@ -2574,11 +2574,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2857 = v2856 + v2850;
     out[v2857] = v2855;
   }
-  const uint v2858 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2858 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2859 = v1581 + v2858;
-  const uint v2860 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2860 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2861 = v1580 + v2860;
-  const bool v2862 = v2859 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2862 = v2859 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2863 = v2861 < v1;
   const bool v2864 = v2862 && v2863;
   if (v2864) {
@@ -2588,11 +2588,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2868 = v2867 + v2861;
     out[v2868] = v2866;
   }
-  const uint v2869 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2869 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2870 = v1581 + v2869;
-  const uint v2871 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2871 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2872 = v1580 + v2871;
-  const bool v2873 = v2870 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2873 = v2870 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2874 = v2872 < v1;
   const bool v2875 = v2873 && v2874;
   if (v2875) {
@@ -2602,11 +2602,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2879 = v2878 + v2872;
     out[v2879] = v2877;
   }
-  const uint v2880 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2880 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2881 = v1581 + v2880;
-  const uint v2882 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2882 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2883 = v1580 + v2882;
-  const bool v2884 = v2881 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2884 = v2881 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2885 = v2883 < v1;
   const bool v2886 = v2884 && v2885;
   if (v2886) {
@@ -2616,11 +2616,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2890 = v2889 + v2883;
     out[v2890] = v2888;
   }
-  const uint v2891 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2891 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2892 = v1581 + v2891;
-  const uint v2893 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2893 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2894 = v1580 + v2893;
-  const bool v2895 = v2892 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2895 = v2892 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2896 = v2894 < v1;
   const bool v2897 = v2895 && v2896;
   if (v2897) {
@@ -2630,11 +2630,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2901 = v2900 + v2894;
     out[v2901] = v2899;
   }
-  const uint v2902 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2902 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2903 = v1581 + v2902;
-  const uint v2904 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2904 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2905 = v1580 + v2904;
-  const bool v2906 = v2903 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2906 = v2903 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2907 = v2905 < v1;
   const bool v2908 = v2906 && v2907;
   if (v2908) {
@@ -2644,11 +2644,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2912 = v2911 + v2905;
     out[v2912] = v2910;
   }
-  const uint v2913 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2913 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2914 = v1581 + v2913;
-  const uint v2915 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2915 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2916 = v1580 + v2915;
-  const bool v2917 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2917 = v2914 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2918 = v2916 < v1;
   const bool v2919 = v2917 && v2918;
   if (v2919) {
@@ -2658,11 +2658,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2923 = v2922 + v2916;
     out[v2923] = v2921;
   }
-  const uint v2924 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2924 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2925 = v1581 + v2924;
-  const uint v2926 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2926 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2927 = v1580 + v2926;
-  const bool v2928 = v2925 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2928 = v2925 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2929 = v2927 < v1;
   const bool v2930 = v2928 && v2929;
   if (v2930) {
@@ -2672,11 +2672,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2934 = v2933 + v2927;
     out[v2934] = v2932;
   }
-  const uint v2935 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2935 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2936 = v1581 + v2935;
-  const uint v2937 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2937 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2938 = v1580 + v2937;
-  const bool v2939 = v2936 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2939 = v2936 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2940 = v2938 < v1;
   const bool v2941 = v2939 && v2940;
   if (v2941) {
@@ -2686,11 +2686,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2945 = v2944 + v2938;
     out[v2945] = v2943;
   }
-  const uint v2946 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2946 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2947 = v1581 + v2946;
-  const uint v2948 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2948 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2949 = v1580 + v2948;
-  const bool v2950 = v2947 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2950 = v2947 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2951 = v2949 < v1;
   const bool v2952 = v2950 && v2951;
   if (v2952) {
@@ -2700,11 +2700,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2956 = v2955 + v2949;
     out[v2956] = v2954;
   }
-  const uint v2957 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2957 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2958 = v1581 + v2957;
-  const uint v2959 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2959 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2960 = v1580 + v2959;
-  const bool v2961 = v2958 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2961 = v2958 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2962 = v2960 < v1;
   const bool v2963 = v2961 && v2962;
   if (v2963) {
@@ -2714,11 +2714,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2967 = v2966 + v2960;
     out[v2967] = v2965;
   }
-  const uint v2968 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2968 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2969 = v1581 + v2968;
-  const uint v2970 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2970 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2971 = v1580 + v2970;
-  const bool v2972 = v2969 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2972 = v2969 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2973 = v2971 < v1;
   const bool v2974 = v2972 && v2973;
   if (v2974) {
@@ -2728,11 +2728,11 @@ kernel void iron_gemm_affine_b4_g64_bf16(
     const uint v2978 = v2977 + v2971;
     out[v2978] = v2976;
   }
-  const uint v2979 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2979 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2980 = v1581 + v2979;
-  const uint v2981 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2981 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2982 = v1580 + v2981;
-  const bool v2983 = v2980 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2983 = v2980 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2984 = v2982 < v1;
   const bool v2985 = v2983 && v2984;
   if (v2985) {

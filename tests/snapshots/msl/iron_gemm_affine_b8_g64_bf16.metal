@@ -107,20 +107,20 @@ kernel void iron_gemm_affine_b8_g64_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v26 = v25 << 7u;
-  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v31 = v30 << 6u;
-  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v35 = v34 << 6u;
-  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v37, float(0.0f));
-  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v39, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v45 = v44 == 0u;
-  if (v45) {  // kernels/gemm/gemm_tiles.hpp:259
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:260
     const uint v3022 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v3025 = v3022 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3028 = v3022 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -177,14 +177,14 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3650 = min(v3638, v3138);  // kernels/gemm/quant_b.hpp:138
     const uint v3655 = v3650 * v3144;  // kernels/gemm/quant_b.hpp:35
     const uint v3667 = v3650 * v3156;  // kernels/gemm/quant_b.hpp:38
-    const uint v3806 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v3812 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v3806 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v3812 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v3014 = 0u; v3014 < v2; v3014 += 32u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (uint v3014 = 0u; v3014 < v2; v3014 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
       const uint v3016 = v3014 >> 5u;
       const uint v3018 = v3016 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3020 = v3018 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v3020 = v3018 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
       const uint v3032 = v3014 + v3029;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3033 = v3032 < v2;
       const bool v3034 = v3031 && v3033;
@@ -541,21 +541,21 @@ kernel void iron_gemm_affine_b8_g64_bf16(
       const float v3791 = v3642 ? v3768 : 0.0f;
       const bfloat v3792 = bfloat(v3791);
       *(threadgroup iron_bf16x8*)(shm1 + v3116) = iron_bf16x8{{bfloat4(v3771, v3774, v3777, v3780), bfloat4(v3783, v3786, v3789, v3792)}};  // kernels/gemm/quant_b.hpp:146
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3807 = v3020 + v3806;  // kernels/gemm/gemm_tiles.hpp:250
+      const uint v3807 = v3020 + v3806;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v39, shm0, long(v3807), long(40u));
-      const uint v3813 = v3020 + v3812;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v3813 = v3020 + v3812;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v41, shm1, long(v3813), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v3820 = v3807 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v3820 = v3807 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v39, shm0, long(v3820), long(40u));
-      const uint v3826 = v3813 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v3826 = v3813 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v41, shm1, long(v3826), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
     const uint v871 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v872 = iron_tid.x;
@@ -606,12 +606,12 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1446 = v1429 * v935;  // kernels/gemm/quant_b.hpp:38
     const uint v1574 = v1412 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v1576 = v1574 + v1416;
-    const uint v1583 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v1589 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v1597 = v1583 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v1603 = v1589 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v1583 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1589 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v1597 = v1583 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v1603 = v1589 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v870 = 0u; v870 < v2; v870 += 32u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (uint v870 = 0u; v870 < v2; v870 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (uint v874 = v872; v874 < 4096u; v874 += v871) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v876 = v874 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v878 = v874 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -954,23 +954,23 @@ kernel void iron_gemm_affine_b8_g64_bf16(
       const float v1570 = v1421 ? v1547 : 0.0f;
       const bfloat v1571 = bfloat(v1570);
       *(threadgroup iron_bf16x8*)(shm1 + v1576) = iron_bf16x8{{bfloat4(v1550, v1553, v1556, v1559), bfloat4(v1562, v1565, v1568, v1571)}};  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load<false>(v39, shm0, long(v1583), long(40u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v41, shm1, long(v1589), long(40u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v39, shm0, long(v1597), long(40u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v41, shm1, long(v1603), long(40u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load<false>(v39, shm0, long(v1583), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v41, shm1, long(v1589), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v39, shm0, long(v1597), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v41, shm1, long(v1603), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v1604 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v1604 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:280
   const uint v1605 = v22 + v31;
-  const uint v1606 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1606 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1607 = v1605 + v1606;
-  const uint v1608 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1608 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1609 = v1604 + v1608;
-  const bool v1610 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1610 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1611 = v1609 < v1;
   const bool v1612 = v1610 && v1611;
   if (v1612) {
@@ -980,11 +980,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1616 = v1615 + v1609;
     out[v1616] = v1614;
   }
-  const uint v1617 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1617 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1618 = v1605 + v1617;
-  const uint v1619 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1619 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1620 = v1604 + v1619;
-  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1622 = v1620 < v1;
   const bool v1623 = v1621 && v1622;
   if (v1623) {
@@ -994,11 +994,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1627 = v1626 + v1620;
     out[v1627] = v1625;
   }
-  const uint v1628 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1628 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1629 = v1605 + v1628;
-  const uint v1630 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1630 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1631 = v1604 + v1630;
-  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1633 = v1631 < v1;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
@@ -1008,11 +1008,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1638 = v1637 + v1631;
     out[v1638] = v1636;
   }
-  const uint v1639 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1639 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1640 = v1605 + v1639;
-  const uint v1641 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1641 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1642 = v1604 + v1641;
-  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1644 = v1642 < v1;
   const bool v1645 = v1643 && v1644;
   if (v1645) {
@@ -1022,11 +1022,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1649 = v1648 + v1642;
     out[v1649] = v1647;
   }
-  const uint v1650 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1650 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1651 = v1605 + v1650;
-  const uint v1652 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1652 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1653 = v1604 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1655 = v1653 < v1;
   const bool v1656 = v1654 && v1655;
   if (v1656) {
@@ -1036,11 +1036,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1660 = v1659 + v1653;
     out[v1660] = v1658;
   }
-  const uint v1661 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1661 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1662 = v1605 + v1661;
-  const uint v1663 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1663 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1664 = v1604 + v1663;
-  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1666 = v1664 < v1;
   const bool v1667 = v1665 && v1666;
   if (v1667) {
@@ -1050,11 +1050,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1671 = v1670 + v1664;
     out[v1671] = v1669;
   }
-  const uint v1672 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1672 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1673 = v1605 + v1672;
-  const uint v1674 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1674 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1675 = v1604 + v1674;
-  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1677 = v1675 < v1;
   const bool v1678 = v1676 && v1677;
   if (v1678) {
@@ -1064,11 +1064,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1682 = v1681 + v1675;
     out[v1682] = v1680;
   }
-  const uint v1683 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1683 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1684 = v1605 + v1683;
-  const uint v1685 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1685 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1686 = v1604 + v1685;
-  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1688 = v1686 < v1;
   const bool v1689 = v1687 && v1688;
   if (v1689) {
@@ -1078,11 +1078,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1693 = v1692 + v1686;
     out[v1693] = v1691;
   }
-  const uint v1694 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1694 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1695 = v1605 + v1694;
-  const uint v1696 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1696 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1697 = v1604 + v1696;
-  const bool v1698 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1698 = v1695 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1699 = v1697 < v1;
   const bool v1700 = v1698 && v1699;
   if (v1700) {
@@ -1092,11 +1092,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1704 = v1703 + v1697;
     out[v1704] = v1702;
   }
-  const uint v1705 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1705 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1706 = v1605 + v1705;
-  const uint v1707 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1707 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1708 = v1604 + v1707;
-  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1710 = v1708 < v1;
   const bool v1711 = v1709 && v1710;
   if (v1711) {
@@ -1106,11 +1106,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1715 = v1714 + v1708;
     out[v1715] = v1713;
   }
-  const uint v1716 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1716 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1717 = v1605 + v1716;
-  const uint v1718 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1718 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1719 = v1604 + v1718;
-  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1721 = v1719 < v1;
   const bool v1722 = v1720 && v1721;
   if (v1722) {
@@ -1120,11 +1120,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1726 = v1725 + v1719;
     out[v1726] = v1724;
   }
-  const uint v1727 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1727 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1728 = v1605 + v1727;
-  const uint v1729 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1729 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1730 = v1604 + v1729;
-  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1732 = v1730 < v1;
   const bool v1733 = v1731 && v1732;
   if (v1733) {
@@ -1134,11 +1134,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1737 = v1736 + v1730;
     out[v1737] = v1735;
   }
-  const uint v1738 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1738 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1739 = v1605 + v1738;
-  const uint v1740 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1740 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1741 = v1604 + v1740;
-  const bool v1742 = v1739 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1742 = v1739 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1743 = v1741 < v1;
   const bool v1744 = v1742 && v1743;
   if (v1744) {
@@ -1148,11 +1148,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1748 = v1747 + v1741;
     out[v1748] = v1746;
   }
-  const uint v1749 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1749 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1750 = v1605 + v1749;
-  const uint v1751 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1751 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1752 = v1604 + v1751;
-  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1754 = v1752 < v1;
   const bool v1755 = v1753 && v1754;
   if (v1755) {
@@ -1162,11 +1162,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1759 = v1758 + v1752;
     out[v1759] = v1757;
   }
-  const uint v1760 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1760 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1761 = v1605 + v1760;
-  const uint v1762 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1762 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1763 = v1604 + v1762;
-  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1765 = v1763 < v1;
   const bool v1766 = v1764 && v1765;
   if (v1766) {
@@ -1176,11 +1176,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1770 = v1769 + v1763;
     out[v1770] = v1768;
   }
-  const uint v1771 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1771 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1772 = v1605 + v1771;
-  const uint v1773 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1773 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1774 = v1604 + v1773;
-  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1776 = v1774 < v1;
   const bool v1777 = v1775 && v1776;
   if (v1777) {
@@ -1190,11 +1190,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1781 = v1780 + v1774;
     out[v1781] = v1779;
   }
-  const uint v1782 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1782 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1783 = v1605 + v1782;
-  const uint v1784 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1784 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1785 = v1604 + v1784;
-  const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1787 = v1785 < v1;
   const bool v1788 = v1786 && v1787;
   if (v1788) {
@@ -1204,11 +1204,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1792 = v1791 + v1785;
     out[v1792] = v1790;
   }
-  const uint v1793 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1793 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1794 = v1605 + v1793;
-  const uint v1795 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1795 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1796 = v1604 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1798 = v1796 < v1;
   const bool v1799 = v1797 && v1798;
   if (v1799) {
@@ -1218,11 +1218,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1803 = v1802 + v1796;
     out[v1803] = v1801;
   }
-  const uint v1804 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1804 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1805 = v1605 + v1804;
-  const uint v1806 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1806 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1807 = v1604 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1809 = v1807 < v1;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -1232,11 +1232,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1814 = v1813 + v1807;
     out[v1814] = v1812;
   }
-  const uint v1815 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1815 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1816 = v1605 + v1815;
-  const uint v1817 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1817 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1818 = v1604 + v1817;
-  const bool v1819 = v1816 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1819 = v1816 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1820 = v1818 < v1;
   const bool v1821 = v1819 && v1820;
   if (v1821) {
@@ -1246,11 +1246,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1825 = v1824 + v1818;
     out[v1825] = v1823;
   }
-  const uint v1826 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1826 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1827 = v1605 + v1826;
-  const uint v1828 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1828 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1829 = v1604 + v1828;
-  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1831 = v1829 < v1;
   const bool v1832 = v1830 && v1831;
   if (v1832) {
@@ -1260,11 +1260,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1836 = v1835 + v1829;
     out[v1836] = v1834;
   }
-  const uint v1837 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1837 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1838 = v1605 + v1837;
-  const uint v1839 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1839 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1840 = v1604 + v1839;
-  const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1842 = v1840 < v1;
   const bool v1843 = v1841 && v1842;
   if (v1843) {
@@ -1274,11 +1274,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1847 = v1846 + v1840;
     out[v1847] = v1845;
   }
-  const uint v1848 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1848 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1849 = v1605 + v1848;
-  const uint v1850 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1850 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1851 = v1604 + v1850;
-  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
@@ -1288,11 +1288,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1858 = v1857 + v1851;
     out[v1858] = v1856;
   }
-  const uint v1859 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1859 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1860 = v1605 + v1859;
-  const uint v1861 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1861 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1862 = v1604 + v1861;
-  const bool v1863 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1863 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1864 = v1862 < v1;
   const bool v1865 = v1863 && v1864;
   if (v1865) {
@@ -1302,11 +1302,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1869 = v1868 + v1862;
     out[v1869] = v1867;
   }
-  const uint v1870 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1870 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1871 = v1605 + v1870;
-  const uint v1872 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1872 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1873 = v1604 + v1872;
-  const bool v1874 = v1871 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1874 = v1871 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1875 = v1873 < v1;
   const bool v1876 = v1874 && v1875;
   if (v1876) {
@@ -1316,11 +1316,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1880 = v1879 + v1873;
     out[v1880] = v1878;
   }
-  const uint v1881 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1881 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1882 = v1605 + v1881;
-  const uint v1883 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1883 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1884 = v1604 + v1883;
-  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1886 = v1884 < v1;
   const bool v1887 = v1885 && v1886;
   if (v1887) {
@@ -1330,11 +1330,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1891 = v1890 + v1884;
     out[v1891] = v1889;
   }
-  const uint v1892 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1892 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1893 = v1605 + v1892;
-  const uint v1894 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1894 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1895 = v1604 + v1894;
-  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1897 = v1895 < v1;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
@@ -1344,11 +1344,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1902 = v1901 + v1895;
     out[v1902] = v1900;
   }
-  const uint v1903 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1903 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1904 = v1605 + v1903;
-  const uint v1905 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1905 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1906 = v1604 + v1905;
-  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1908 = v1906 < v1;
   const bool v1909 = v1907 && v1908;
   if (v1909) {
@@ -1358,11 +1358,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1913 = v1912 + v1906;
     out[v1913] = v1911;
   }
-  const uint v1914 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1914 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1915 = v1605 + v1914;
-  const uint v1916 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1916 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1917 = v1604 + v1916;
-  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1919 = v1917 < v1;
   const bool v1920 = v1918 && v1919;
   if (v1920) {
@@ -1372,11 +1372,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1924 = v1923 + v1917;
     out[v1924] = v1922;
   }
-  const uint v1925 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1925 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1926 = v1605 + v1925;
-  const uint v1927 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1927 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1928 = v1604 + v1927;
-  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1930 = v1928 < v1;
   const bool v1931 = v1929 && v1930;
   if (v1931) {
@@ -1386,11 +1386,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1935 = v1934 + v1928;
     out[v1935] = v1933;
   }
-  const uint v1936 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1936 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1937 = v1605 + v1936;
-  const uint v1938 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1938 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1939 = v1604 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1941 = v1939 < v1;
   const bool v1942 = v1940 && v1941;
   if (v1942) {
@@ -1400,11 +1400,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1946 = v1945 + v1939;
     out[v1946] = v1944;
   }
-  const uint v1947 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1947 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1948 = v1605 + v1947;
-  const uint v1949 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1949 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1950 = v1604 + v1949;
-  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1952 = v1950 < v1;
   const bool v1953 = v1951 && v1952;
   if (v1953) {
@@ -1414,11 +1414,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1957 = v1956 + v1950;
     out[v1957] = v1955;
   }
-  const uint v1958 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1958 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1959 = v1605 + v1958;
-  const uint v1960 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1960 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1961 = v1604 + v1960;
-  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1962 = v1959 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1963 = v1961 < v1;
   const bool v1964 = v1962 && v1963;
   if (v1964) {
@@ -1428,11 +1428,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1968 = v1967 + v1961;
     out[v1968] = v1966;
   }
-  const uint v1969 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1969 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1970 = v1605 + v1969;
-  const uint v1971 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1971 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1972 = v1604 + v1971;
-  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1974 = v1972 < v1;
   const bool v1975 = v1973 && v1974;
   if (v1975) {
@@ -1442,11 +1442,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1979 = v1978 + v1972;
     out[v1979] = v1977;
   }
-  const uint v1980 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1980 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1981 = v1605 + v1980;
-  const uint v1982 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1982 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1983 = v1604 + v1982;
-  const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1985 = v1983 < v1;
   const bool v1986 = v1984 && v1985;
   if (v1986) {
@@ -1456,11 +1456,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1990 = v1989 + v1983;
     out[v1990] = v1988;
   }
-  const uint v1991 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1991 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1992 = v1605 + v1991;
-  const uint v1993 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1993 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1994 = v1604 + v1993;
-  const bool v1995 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1995 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1996 = v1994 < v1;
   const bool v1997 = v1995 && v1996;
   if (v1997) {
@@ -1470,11 +1470,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2001 = v2000 + v1994;
     out[v2001] = v1999;
   }
-  const uint v2002 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2002 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2003 = v1605 + v2002;
-  const uint v2004 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2004 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2005 = v1604 + v2004;
-  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2007 = v2005 < v1;
   const bool v2008 = v2006 && v2007;
   if (v2008) {
@@ -1484,11 +1484,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2012 = v2011 + v2005;
     out[v2012] = v2010;
   }
-  const uint v2013 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2013 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2014 = v1605 + v2013;
-  const uint v2015 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2015 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2016 = v1604 + v2015;
-  const bool v2017 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2017 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2018 = v2016 < v1;
   const bool v2019 = v2017 && v2018;
   if (v2019) {
@@ -1498,11 +1498,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2023 = v2022 + v2016;
     out[v2023] = v2021;
   }
-  const uint v2024 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2024 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2025 = v1605 + v2024;
-  const uint v2026 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2026 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2027 = v1604 + v2026;
-  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2029 = v2027 < v1;
   const bool v2030 = v2028 && v2029;
   if (v2030) {
@@ -1512,11 +1512,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2034 = v2033 + v2027;
     out[v2034] = v2032;
   }
-  const uint v2035 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2035 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2036 = v1605 + v2035;
-  const uint v2037 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2037 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2038 = v1604 + v2037;
-  const bool v2039 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2039 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2040 = v2038 < v1;
   const bool v2041 = v2039 && v2040;
   if (v2041) {
@@ -1526,11 +1526,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2045 = v2044 + v2038;
     out[v2045] = v2043;
   }
-  const uint v2046 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2046 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2047 = v1605 + v2046;
-  const uint v2048 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2048 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2049 = v1604 + v2048;
-  const bool v2050 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2050 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2051 = v2049 < v1;
   const bool v2052 = v2050 && v2051;
   if (v2052) {
@@ -1540,11 +1540,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2056 = v2055 + v2049;
     out[v2056] = v2054;
   }
-  const uint v2057 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2057 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2058 = v1605 + v2057;
-  const uint v2059 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2059 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2060 = v1604 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2062 = v2060 < v1;
   const bool v2063 = v2061 && v2062;
   if (v2063) {
@@ -1554,11 +1554,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2067 = v2066 + v2060;
     out[v2067] = v2065;
   }
-  const uint v2068 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2068 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2069 = v1605 + v2068;
-  const uint v2070 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2070 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2071 = v1604 + v2070;
-  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2073 = v2071 < v1;
   const bool v2074 = v2072 && v2073;
   if (v2074) {
@@ -1568,11 +1568,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2078 = v2077 + v2071;
     out[v2078] = v2076;
   }
-  const uint v2079 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2079 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2080 = v1605 + v2079;
-  const uint v2081 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2081 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2082 = v1604 + v2081;
-  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2084 = v2082 < v1;
   const bool v2085 = v2083 && v2084;
   if (v2085) {
@@ -1582,11 +1582,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2089 = v2088 + v2082;
     out[v2089] = v2087;
   }
-  const uint v2090 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2090 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2091 = v1605 + v2090;
-  const uint v2092 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2092 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2093 = v1604 + v2092;
-  const bool v2094 = v2091 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2094 = v2091 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2095 = v2093 < v1;
   const bool v2096 = v2094 && v2095;
   if (v2096) {
@@ -1596,11 +1596,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2100 = v2099 + v2093;
     out[v2100] = v2098;
   }
-  const uint v2101 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2101 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2102 = v1605 + v2101;
-  const uint v2103 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2103 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2104 = v1604 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2106 = v2104 < v1;
   const bool v2107 = v2105 && v2106;
   if (v2107) {
@@ -1610,11 +1610,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2111 = v2110 + v2104;
     out[v2111] = v2109;
   }
-  const uint v2112 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2112 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2113 = v1605 + v2112;
-  const uint v2114 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2114 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2115 = v1604 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -1624,11 +1624,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2122 = v2121 + v2115;
     out[v2122] = v2120;
   }
-  const uint v2123 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2123 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2124 = v1605 + v2123;
-  const uint v2125 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2125 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2126 = v1604 + v2125;
-  const bool v2127 = v2124 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2127 = v2124 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2128 = v2126 < v1;
   const bool v2129 = v2127 && v2128;
   if (v2129) {
@@ -1638,11 +1638,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2133 = v2132 + v2126;
     out[v2133] = v2131;
   }
-  const uint v2134 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2134 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2135 = v1605 + v2134;
-  const uint v2136 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2136 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2137 = v1604 + v2136;
-  const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2139 = v2137 < v1;
   const bool v2140 = v2138 && v2139;
   if (v2140) {
@@ -1652,11 +1652,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2144 = v2143 + v2137;
     out[v2144] = v2142;
   }
-  const uint v2145 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2145 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2146 = v1605 + v2145;
-  const uint v2147 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2147 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2148 = v1604 + v2147;
-  const bool v2149 = v2146 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2149 = v2146 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2150 = v2148 < v1;
   const bool v2151 = v2149 && v2150;
   if (v2151) {
@@ -1666,11 +1666,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2155 = v2154 + v2148;
     out[v2155] = v2153;
   }
-  const uint v2156 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2156 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2157 = v1605 + v2156;
-  const uint v2158 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2158 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2159 = v1604 + v2158;
-  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2161 = v2159 < v1;
   const bool v2162 = v2160 && v2161;
   if (v2162) {
@@ -1680,11 +1680,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2166 = v2165 + v2159;
     out[v2166] = v2164;
   }
-  const uint v2167 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2167 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2168 = v1605 + v2167;
-  const uint v2169 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2169 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2170 = v1604 + v2169;
-  const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2172 = v2170 < v1;
   const bool v2173 = v2171 && v2172;
   if (v2173) {
@@ -1694,11 +1694,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2177 = v2176 + v2170;
     out[v2177] = v2175;
   }
-  const uint v2178 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2178 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2179 = v1605 + v2178;
-  const uint v2180 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2180 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2181 = v1604 + v2180;
-  const bool v2182 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2182 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2183 = v2181 < v1;
   const bool v2184 = v2182 && v2183;
   if (v2184) {
@@ -1708,11 +1708,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2188 = v2187 + v2181;
     out[v2188] = v2186;
   }
-  const uint v2189 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2189 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2190 = v1605 + v2189;
-  const uint v2191 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2191 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2192 = v1604 + v2191;
-  const bool v2193 = v2190 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2193 = v2190 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2194 = v2192 < v1;
   const bool v2195 = v2193 && v2194;
   if (v2195) {
@@ -1722,11 +1722,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2199 = v2198 + v2192;
     out[v2199] = v2197;
   }
-  const uint v2200 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2200 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2201 = v1605 + v2200;
-  const uint v2202 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2202 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2203 = v1604 + v2202;
-  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2205 = v2203 < v1;
   const bool v2206 = v2204 && v2205;
   if (v2206) {
@@ -1736,11 +1736,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2210 = v2209 + v2203;
     out[v2210] = v2208;
   }
-  const uint v2211 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2211 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2212 = v1605 + v2211;
-  const uint v2213 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2213 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2214 = v1604 + v2213;
-  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2216 = v2214 < v1;
   const bool v2217 = v2215 && v2216;
   if (v2217) {
@@ -1750,11 +1750,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2221 = v2220 + v2214;
     out[v2221] = v2219;
   }
-  const uint v2222 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2222 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2223 = v1605 + v2222;
-  const uint v2224 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2224 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2225 = v1604 + v2224;
-  const bool v2226 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2226 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2227 = v2225 < v1;
   const bool v2228 = v2226 && v2227;
   if (v2228) {
@@ -1764,11 +1764,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2232 = v2231 + v2225;
     out[v2232] = v2230;
   }
-  const uint v2233 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2233 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2234 = v1605 + v2233;
-  const uint v2235 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2235 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2236 = v1604 + v2235;
-  const bool v2237 = v2234 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2237 = v2234 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2238 = v2236 < v1;
   const bool v2239 = v2237 && v2238;
   if (v2239) {
@@ -1778,11 +1778,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2243 = v2242 + v2236;
     out[v2243] = v2241;
   }
-  const uint v2244 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2244 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2245 = v1605 + v2244;
-  const uint v2246 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2246 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2247 = v1604 + v2246;
-  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2249 = v2247 < v1;
   const bool v2250 = v2248 && v2249;
   if (v2250) {
@@ -1792,11 +1792,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2254 = v2253 + v2247;
     out[v2254] = v2252;
   }
-  const uint v2255 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2255 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2256 = v1605 + v2255;
-  const uint v2257 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2257 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2258 = v1604 + v2257;
-  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2260 = v2258 < v1;
   const bool v2261 = v2259 && v2260;
   if (v2261) {
@@ -1806,11 +1806,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2265 = v2264 + v2258;
     out[v2265] = v2263;
   }
-  const uint v2266 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2266 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2267 = v1605 + v2266;
-  const uint v2268 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2268 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2269 = v1604 + v2268;
-  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2271 = v2269 < v1;
   const bool v2272 = v2270 && v2271;
   if (v2272) {
@@ -1820,11 +1820,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2276 = v2275 + v2269;
     out[v2276] = v2274;
   }
-  const uint v2277 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2277 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2278 = v1605 + v2277;
-  const uint v2279 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2279 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2280 = v1604 + v2279;
-  const bool v2281 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2281 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2282 = v2280 < v1;
   const bool v2283 = v2281 && v2282;
   if (v2283) {
@@ -1834,11 +1834,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2287 = v2286 + v2280;
     out[v2287] = v2285;
   }
-  const uint v2288 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2288 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2289 = v1605 + v2288;
-  const uint v2290 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2290 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2291 = v1604 + v2290;
-  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2293 = v2291 < v1;
   const bool v2294 = v2292 && v2293;
   if (v2294) {
@@ -1848,11 +1848,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2298 = v2297 + v2291;
     out[v2298] = v2296;
   }
-  const uint v2299 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2299 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2300 = v1605 + v2299;
-  const uint v2301 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2301 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2302 = v1604 + v2301;
-  const bool v2303 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2303 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2304 = v2302 < v1;
   const bool v2305 = v2303 && v2304;
   if (v2305) {
@@ -1862,11 +1862,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2309 = v2308 + v2302;
     out[v2309] = v2307;
   }
-  const uint v2310 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2310 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2311 = v1605 + v2310;
-  const uint v2312 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2312 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2313 = v1604 + v2312;
-  const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2315 = v2313 < v1;
   const bool v2316 = v2314 && v2315;
   if (v2316) {
@@ -1876,11 +1876,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2320 = v2319 + v2313;
     out[v2320] = v2318;
   }
-  const uint v2321 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2321 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2322 = v1605 + v2321;
-  const uint v2323 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2323 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2324 = v1604 + v2323;
-  const bool v2325 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2325 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2326 = v2324 < v1;
   const bool v2327 = v2325 && v2326;
   if (v2327) {
@@ -1890,11 +1890,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2331 = v2330 + v2324;
     out[v2331] = v2329;
   }
-  const uint v2332 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2332 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2333 = v1605 + v2332;
-  const uint v2334 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2334 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2335 = v1604 + v2334;
-  const bool v2336 = v2333 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2336 = v2333 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2337 = v2335 < v1;
   const bool v2338 = v2336 && v2337;
   if (v2338) {
@@ -1904,11 +1904,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2342 = v2341 + v2335;
     out[v2342] = v2340;
   }
-  const uint v2343 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2343 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2344 = v1605 + v2343;
-  const uint v2345 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2345 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2346 = v1604 + v2345;
-  const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2348 = v2346 < v1;
   const bool v2349 = v2347 && v2348;
   if (v2349) {
@@ -1918,11 +1918,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2353 = v2352 + v2346;
     out[v2353] = v2351;
   }
-  const uint v2354 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2354 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2355 = v1605 + v2354;
-  const uint v2356 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2356 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2357 = v1604 + v2356;
-  const bool v2358 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2358 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2359 = v2357 < v1;
   const bool v2360 = v2358 && v2359;
   if (v2360) {
@@ -1932,11 +1932,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2364 = v2363 + v2357;
     out[v2364] = v2362;
   }
-  const uint v2365 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2365 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2366 = v1605 + v2365;
-  const uint v2367 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2367 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2368 = v1604 + v2367;
-  const bool v2369 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2369 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2370 = v2368 < v1;
   const bool v2371 = v2369 && v2370;
   if (v2371) {
@@ -1946,11 +1946,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2375 = v2374 + v2368;
     out[v2375] = v2373;
   }
-  const uint v2376 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2376 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2377 = v1605 + v2376;
-  const uint v2378 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2378 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2379 = v1604 + v2378;
-  const bool v2380 = v2377 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2380 = v2377 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2381 = v2379 < v1;
   const bool v2382 = v2380 && v2381;
   if (v2382) {
@@ -1960,11 +1960,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2386 = v2385 + v2379;
     out[v2386] = v2384;
   }
-  const uint v2387 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2387 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2388 = v1605 + v2387;
-  const uint v2389 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2389 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2390 = v1604 + v2389;
-  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2392 = v2390 < v1;
   const bool v2393 = v2391 && v2392;
   if (v2393) {
@@ -1974,11 +1974,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2397 = v2396 + v2390;
     out[v2397] = v2395;
   }
-  const uint v2398 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2398 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2399 = v1605 + v2398;
-  const uint v2400 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2400 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2401 = v1604 + v2400;
-  const bool v2402 = v2399 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2402 = v2399 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2403 = v2401 < v1;
   const bool v2404 = v2402 && v2403;
   if (v2404) {
@@ -1988,11 +1988,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2408 = v2407 + v2401;
     out[v2408] = v2406;
   }
-  const uint v2409 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2409 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2410 = v1605 + v2409;
-  const uint v2411 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2411 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2412 = v1604 + v2411;
-  const bool v2413 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2413 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2414 = v2412 < v1;
   const bool v2415 = v2413 && v2414;
   if (v2415) {
@@ -2002,11 +2002,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2419 = v2418 + v2412;
     out[v2419] = v2417;
   }
-  const uint v2420 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2420 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2421 = v1605 + v2420;
-  const uint v2422 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2422 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2423 = v1604 + v2422;
-  const bool v2424 = v2421 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2424 = v2421 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2425 = v2423 < v1;
   const bool v2426 = v2424 && v2425;
   if (v2426) {
@@ -2016,11 +2016,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2430 = v2429 + v2423;
     out[v2430] = v2428;
   }
-  const uint v2431 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2431 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2432 = v1605 + v2431;
-  const uint v2433 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2433 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2434 = v1604 + v2433;
-  const bool v2435 = v2432 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2435 = v2432 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2436 = v2434 < v1;
   const bool v2437 = v2435 && v2436;
   if (v2437) {
@@ -2030,11 +2030,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2441 = v2440 + v2434;
     out[v2441] = v2439;
   }
-  const uint v2442 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2442 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2443 = v1605 + v2442;
-  const uint v2444 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2444 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2445 = v1604 + v2444;
-  const bool v2446 = v2443 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2446 = v2443 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2447 = v2445 < v1;
   const bool v2448 = v2446 && v2447;
   if (v2448) {
@@ -2044,11 +2044,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2452 = v2451 + v2445;
     out[v2452] = v2450;
   }
-  const uint v2453 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2453 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2454 = v1605 + v2453;
-  const uint v2455 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2455 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2456 = v1604 + v2455;
-  const bool v2457 = v2454 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2457 = v2454 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2458 = v2456 < v1;
   const bool v2459 = v2457 && v2458;
   if (v2459) {
@@ -2058,11 +2058,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2463 = v2462 + v2456;
     out[v2463] = v2461;
   }
-  const uint v2464 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2464 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2465 = v1605 + v2464;
-  const uint v2466 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2466 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2467 = v1604 + v2466;
-  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2469 = v2467 < v1;
   const bool v2470 = v2468 && v2469;
   if (v2470) {
@@ -2072,11 +2072,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2474 = v2473 + v2467;
     out[v2474] = v2472;
   }
-  const uint v2475 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2475 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2476 = v1605 + v2475;
-  const uint v2477 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2477 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2478 = v1604 + v2477;
-  const bool v2479 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2479 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2480 = v2478 < v1;
   const bool v2481 = v2479 && v2480;
   if (v2481) {
@@ -2086,11 +2086,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2485 = v2484 + v2478;
     out[v2485] = v2483;
   }
-  const uint v2486 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2486 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2487 = v1605 + v2486;
-  const uint v2488 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2488 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2489 = v1604 + v2488;
-  const bool v2490 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2490 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2491 = v2489 < v1;
   const bool v2492 = v2490 && v2491;
   if (v2492) {
@@ -2100,11 +2100,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2496 = v2495 + v2489;
     out[v2496] = v2494;
   }
-  const uint v2497 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2497 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2498 = v1605 + v2497;
-  const uint v2499 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2499 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2500 = v1604 + v2499;
-  const bool v2501 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2501 = v2498 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2502 = v2500 < v1;
   const bool v2503 = v2501 && v2502;
   if (v2503) {
@@ -2114,11 +2114,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2507 = v2506 + v2500;
     out[v2507] = v2505;
   }
-  const uint v2508 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2508 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2509 = v1605 + v2508;
-  const uint v2510 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2510 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2511 = v1604 + v2510;
-  const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2513 = v2511 < v1;
   const bool v2514 = v2512 && v2513;
   if (v2514) {
@@ -2128,11 +2128,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2518 = v2517 + v2511;
     out[v2518] = v2516;
   }
-  const uint v2519 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2519 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2520 = v1605 + v2519;
-  const uint v2521 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2521 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2522 = v1604 + v2521;
-  const bool v2523 = v2520 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2523 = v2520 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2524 = v2522 < v1;
   const bool v2525 = v2523 && v2524;
   if (v2525) {
@@ -2142,11 +2142,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2529 = v2528 + v2522;
     out[v2529] = v2527;
   }
-  const uint v2530 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2530 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2531 = v1605 + v2530;
-  const uint v2532 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2532 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2533 = v1604 + v2532;
-  const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2535 = v2533 < v1;
   const bool v2536 = v2534 && v2535;
   if (v2536) {
@@ -2156,11 +2156,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2540 = v2539 + v2533;
     out[v2540] = v2538;
   }
-  const uint v2541 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2541 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2542 = v1605 + v2541;
-  const uint v2543 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2543 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2544 = v1604 + v2543;
-  const bool v2545 = v2542 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2545 = v2542 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2546 = v2544 < v1;
   const bool v2547 = v2545 && v2546;
   if (v2547) {
@@ -2170,11 +2170,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2551 = v2550 + v2544;
     out[v2551] = v2549;
   }
-  const uint v2552 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2552 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2553 = v1605 + v2552;
-  const uint v2554 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2554 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2555 = v1604 + v2554;
-  const bool v2556 = v2553 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2556 = v2553 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2557 = v2555 < v1;
   const bool v2558 = v2556 && v2557;
   if (v2558) {
@@ -2184,11 +2184,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2562 = v2561 + v2555;
     out[v2562] = v2560;
   }
-  const uint v2563 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2563 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2564 = v1605 + v2563;
-  const uint v2565 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2565 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2566 = v1604 + v2565;
-  const bool v2567 = v2564 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2567 = v2564 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2568 = v2566 < v1;
   const bool v2569 = v2567 && v2568;
   if (v2569) {
@@ -2198,11 +2198,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2573 = v2572 + v2566;
     out[v2573] = v2571;
   }
-  const uint v2574 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2574 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2575 = v1605 + v2574;
-  const uint v2576 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2576 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2577 = v1604 + v2576;
-  const bool v2578 = v2575 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2578 = v2575 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2579 = v2577 < v1;
   const bool v2580 = v2578 && v2579;
   if (v2580) {
@@ -2212,11 +2212,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2584 = v2583 + v2577;
     out[v2584] = v2582;
   }
-  const uint v2585 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2585 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2586 = v1605 + v2585;
-  const uint v2587 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2587 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2588 = v1604 + v2587;
-  const bool v2589 = v2586 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2589 = v2586 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2590 = v2588 < v1;
   const bool v2591 = v2589 && v2590;
   if (v2591) {
@@ -2226,11 +2226,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2595 = v2594 + v2588;
     out[v2595] = v2593;
   }
-  const uint v2596 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2596 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2597 = v1605 + v2596;
-  const uint v2598 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2598 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2599 = v1604 + v2598;
-  const bool v2600 = v2597 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2600 = v2597 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2601 = v2599 < v1;
   const bool v2602 = v2600 && v2601;
   if (v2602) {
@@ -2240,11 +2240,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2606 = v2605 + v2599;
     out[v2606] = v2604;
   }
-  const uint v2607 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2607 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2608 = v1605 + v2607;
-  const uint v2609 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2609 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2610 = v1604 + v2609;
-  const bool v2611 = v2608 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2611 = v2608 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2612 = v2610 < v1;
   const bool v2613 = v2611 && v2612;
   if (v2613) {
@@ -2254,11 +2254,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2617 = v2616 + v2610;
     out[v2617] = v2615;
   }
-  const uint v2618 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2618 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2619 = v1605 + v2618;
-  const uint v2620 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2620 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2621 = v1604 + v2620;
-  const bool v2622 = v2619 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2622 = v2619 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2623 = v2621 < v1;
   const bool v2624 = v2622 && v2623;
   if (v2624) {
@@ -2268,11 +2268,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2628 = v2627 + v2621;
     out[v2628] = v2626;
   }
-  const uint v2629 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2629 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2630 = v1605 + v2629;
-  const uint v2631 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2631 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2632 = v1604 + v2631;
-  const bool v2633 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2633 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2634 = v2632 < v1;
   const bool v2635 = v2633 && v2634;
   if (v2635) {
@@ -2282,11 +2282,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2639 = v2638 + v2632;
     out[v2639] = v2637;
   }
-  const uint v2640 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2640 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2641 = v1605 + v2640;
-  const uint v2642 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2642 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2643 = v1604 + v2642;
-  const bool v2644 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2644 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2645 = v2643 < v1;
   const bool v2646 = v2644 && v2645;
   if (v2646) {
@@ -2296,11 +2296,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2650 = v2649 + v2643;
     out[v2650] = v2648;
   }
-  const uint v2651 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2651 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2652 = v1605 + v2651;
-  const uint v2653 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2653 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2654 = v1604 + v2653;
-  const bool v2655 = v2652 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2655 = v2652 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2656 = v2654 < v1;
   const bool v2657 = v2655 && v2656;
   if (v2657) {
@@ -2310,11 +2310,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2661 = v2660 + v2654;
     out[v2661] = v2659;
   }
-  const uint v2662 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2662 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2663 = v1605 + v2662;
-  const uint v2664 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2664 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2665 = v1604 + v2664;
-  const bool v2666 = v2663 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2666 = v2663 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2667 = v2665 < v1;
   const bool v2668 = v2666 && v2667;
   if (v2668) {
@@ -2324,11 +2324,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2672 = v2671 + v2665;
     out[v2672] = v2670;
   }
-  const uint v2673 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2673 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2674 = v1605 + v2673;
-  const uint v2675 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2675 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2676 = v1604 + v2675;
-  const bool v2677 = v2674 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2677 = v2674 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2678 = v2676 < v1;
   const bool v2679 = v2677 && v2678;
   if (v2679) {
@@ -2338,11 +2338,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2683 = v2682 + v2676;
     out[v2683] = v2681;
   }
-  const uint v2684 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2684 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2685 = v1605 + v2684;
-  const uint v2686 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2686 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2687 = v1604 + v2686;
-  const bool v2688 = v2685 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2688 = v2685 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2689 = v2687 < v1;
   const bool v2690 = v2688 && v2689;
   if (v2690) {
@@ -2352,11 +2352,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2694 = v2693 + v2687;
     out[v2694] = v2692;
   }
-  const uint v2695 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2695 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2696 = v1605 + v2695;
-  const uint v2697 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2697 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2698 = v1604 + v2697;
-  const bool v2699 = v2696 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2699 = v2696 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2700 = v2698 < v1;
   const bool v2701 = v2699 && v2700;
   if (v2701) {
@@ -2366,11 +2366,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2705 = v2704 + v2698;
     out[v2705] = v2703;
   }
-  const uint v2706 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2706 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2707 = v1605 + v2706;
-  const uint v2708 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2708 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2709 = v1604 + v2708;
-  const bool v2710 = v2707 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2710 = v2707 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2711 = v2709 < v1;
   const bool v2712 = v2710 && v2711;
   if (v2712) {
@@ -2380,11 +2380,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2716 = v2715 + v2709;
     out[v2716] = v2714;
   }
-  const uint v2717 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2717 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2718 = v1605 + v2717;
-  const uint v2719 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2719 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2720 = v1604 + v2719;
-  const bool v2721 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2721 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2722 = v2720 < v1;
   const bool v2723 = v2721 && v2722;
   if (v2723) {
@@ -2394,11 +2394,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2727 = v2726 + v2720;
     out[v2727] = v2725;
   }
-  const uint v2728 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2728 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2729 = v1605 + v2728;
-  const uint v2730 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2730 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2731 = v1604 + v2730;
-  const bool v2732 = v2729 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2732 = v2729 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2733 = v2731 < v1;
   const bool v2734 = v2732 && v2733;
   if (v2734) {
@@ -2408,11 +2408,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2738 = v2737 + v2731;
     out[v2738] = v2736;
   }
-  const uint v2739 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2739 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2740 = v1605 + v2739;
-  const uint v2741 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2741 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2742 = v1604 + v2741;
-  const bool v2743 = v2740 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2743 = v2740 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2744 = v2742 < v1;
   const bool v2745 = v2743 && v2744;
   if (v2745) {
@@ -2422,11 +2422,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2749 = v2748 + v2742;
     out[v2749] = v2747;
   }
-  const uint v2750 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2750 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2751 = v1605 + v2750;
-  const uint v2752 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2752 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2753 = v1604 + v2752;
-  const bool v2754 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2754 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2755 = v2753 < v1;
   const bool v2756 = v2754 && v2755;
   if (v2756) {
@@ -2436,11 +2436,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2760 = v2759 + v2753;
     out[v2760] = v2758;
   }
-  const uint v2761 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2761 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2762 = v1605 + v2761;
-  const uint v2763 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2763 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2764 = v1604 + v2763;
-  const bool v2765 = v2762 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2765 = v2762 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2766 = v2764 < v1;
   const bool v2767 = v2765 && v2766;
   if (v2767) {
@@ -2450,11 +2450,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2771 = v2770 + v2764;
     out[v2771] = v2769;
   }
-  const uint v2772 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2772 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2773 = v1605 + v2772;
-  const uint v2774 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2774 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2775 = v1604 + v2774;
-  const bool v2776 = v2773 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2776 = v2773 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2777 = v2775 < v1;
   const bool v2778 = v2776 && v2777;
   if (v2778) {
@@ -2464,11 +2464,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2782 = v2781 + v2775;
     out[v2782] = v2780;
   }
-  const uint v2783 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2783 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2784 = v1605 + v2783;
-  const uint v2785 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2785 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2786 = v1604 + v2785;
-  const bool v2787 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2787 = v2784 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2788 = v2786 < v1;
   const bool v2789 = v2787 && v2788;
   if (v2789) {
@@ -2478,11 +2478,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2793 = v2792 + v2786;
     out[v2793] = v2791;
   }
-  const uint v2794 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2794 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2795 = v1605 + v2794;
-  const uint v2796 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2796 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2797 = v1604 + v2796;
-  const bool v2798 = v2795 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2798 = v2795 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2799 = v2797 < v1;
   const bool v2800 = v2798 && v2799;
   if (v2800) {
@@ -2492,11 +2492,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2804 = v2803 + v2797;
     out[v2804] = v2802;
   }
-  const uint v2805 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2805 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2806 = v1605 + v2805;
-  const uint v2807 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2807 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2808 = v1604 + v2807;
-  const bool v2809 = v2806 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2809 = v2806 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2810 = v2808 < v1;
   const bool v2811 = v2809 && v2810;
   if (v2811) {
@@ -2506,11 +2506,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2815 = v2814 + v2808;
     out[v2815] = v2813;
   }
-  const uint v2816 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2816 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2817 = v1605 + v2816;
-  const uint v2818 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2818 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2819 = v1604 + v2818;
-  const bool v2820 = v2817 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2820 = v2817 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2821 = v2819 < v1;
   const bool v2822 = v2820 && v2821;
   if (v2822) {
@@ -2520,11 +2520,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2826 = v2825 + v2819;
     out[v2826] = v2824;
   }
-  const uint v2827 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2827 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2828 = v1605 + v2827;
-  const uint v2829 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2829 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2830 = v1604 + v2829;
-  const bool v2831 = v2828 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2831 = v2828 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2832 = v2830 < v1;
   const bool v2833 = v2831 && v2832;
   if (v2833) {
@@ -2534,11 +2534,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2837 = v2836 + v2830;
     out[v2837] = v2835;
   }
-  const uint v2838 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2838 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2839 = v1605 + v2838;
-  const uint v2840 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2840 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2841 = v1604 + v2840;
-  const bool v2842 = v2839 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2842 = v2839 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2843 = v2841 < v1;
   const bool v2844 = v2842 && v2843;
   if (v2844) {
@@ -2548,11 +2548,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2848 = v2847 + v2841;
     out[v2848] = v2846;
   }
-  const uint v2849 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2849 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2850 = v1605 + v2849;
-  const uint v2851 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2851 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2852 = v1604 + v2851;
-  const bool v2853 = v2850 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2853 = v2850 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2854 = v2852 < v1;
   const bool v2855 = v2853 && v2854;
   if (v2855) {
@@ -2562,11 +2562,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2859 = v2858 + v2852;
     out[v2859] = v2857;
   }
-  const uint v2860 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2860 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2861 = v1605 + v2860;
-  const uint v2862 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2862 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2863 = v1604 + v2862;
-  const bool v2864 = v2861 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2864 = v2861 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2865 = v2863 < v1;
   const bool v2866 = v2864 && v2865;
   if (v2866) {
@@ -2576,11 +2576,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2870 = v2869 + v2863;
     out[v2870] = v2868;
   }
-  const uint v2871 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2871 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2872 = v1605 + v2871;
-  const uint v2873 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2873 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2874 = v1604 + v2873;
-  const bool v2875 = v2872 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2875 = v2872 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2876 = v2874 < v1;
   const bool v2877 = v2875 && v2876;
   if (v2877) {
@@ -2590,11 +2590,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2881 = v2880 + v2874;
     out[v2881] = v2879;
   }
-  const uint v2882 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2882 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2883 = v1605 + v2882;
-  const uint v2884 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2884 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2885 = v1604 + v2884;
-  const bool v2886 = v2883 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2886 = v2883 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2887 = v2885 < v1;
   const bool v2888 = v2886 && v2887;
   if (v2888) {
@@ -2604,11 +2604,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2892 = v2891 + v2885;
     out[v2892] = v2890;
   }
-  const uint v2893 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2893 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2894 = v1605 + v2893;
-  const uint v2895 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2895 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2896 = v1604 + v2895;
-  const bool v2897 = v2894 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2897 = v2894 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2898 = v2896 < v1;
   const bool v2899 = v2897 && v2898;
   if (v2899) {
@@ -2618,11 +2618,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2903 = v2902 + v2896;
     out[v2903] = v2901;
   }
-  const uint v2904 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2904 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2905 = v1605 + v2904;
-  const uint v2906 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2906 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2907 = v1604 + v2906;
-  const bool v2908 = v2905 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2908 = v2905 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2909 = v2907 < v1;
   const bool v2910 = v2908 && v2909;
   if (v2910) {
@@ -2632,11 +2632,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2914 = v2913 + v2907;
     out[v2914] = v2912;
   }
-  const uint v2915 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2915 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2916 = v1605 + v2915;
-  const uint v2917 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2917 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2918 = v1604 + v2917;
-  const bool v2919 = v2916 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2919 = v2916 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2920 = v2918 < v1;
   const bool v2921 = v2919 && v2920;
   if (v2921) {
@@ -2646,11 +2646,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2925 = v2924 + v2918;
     out[v2925] = v2923;
   }
-  const uint v2926 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2926 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2927 = v1605 + v2926;
-  const uint v2928 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2928 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2929 = v1604 + v2928;
-  const bool v2930 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2930 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2931 = v2929 < v1;
   const bool v2932 = v2930 && v2931;
   if (v2932) {
@@ -2660,11 +2660,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2936 = v2935 + v2929;
     out[v2936] = v2934;
   }
-  const uint v2937 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2937 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2938 = v1605 + v2937;
-  const uint v2939 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2939 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2940 = v1604 + v2939;
-  const bool v2941 = v2938 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2941 = v2938 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2942 = v2940 < v1;
   const bool v2943 = v2941 && v2942;
   if (v2943) {
@@ -2674,11 +2674,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2947 = v2946 + v2940;
     out[v2947] = v2945;
   }
-  const uint v2948 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2948 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2949 = v1605 + v2948;
-  const uint v2950 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2950 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2951 = v1604 + v2950;
-  const bool v2952 = v2949 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2952 = v2949 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2953 = v2951 < v1;
   const bool v2954 = v2952 && v2953;
   if (v2954) {
@@ -2688,11 +2688,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2958 = v2957 + v2951;
     out[v2958] = v2956;
   }
-  const uint v2959 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2959 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2960 = v1605 + v2959;
-  const uint v2961 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2961 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2962 = v1604 + v2961;
-  const bool v2963 = v2960 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2963 = v2960 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2964 = v2962 < v1;
   const bool v2965 = v2963 && v2964;
   if (v2965) {
@@ -2702,11 +2702,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2969 = v2968 + v2962;
     out[v2969] = v2967;
   }
-  const uint v2970 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2970 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2971 = v1605 + v2970;
-  const uint v2972 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2972 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2973 = v1604 + v2972;
-  const bool v2974 = v2971 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2974 = v2971 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2975 = v2973 < v1;
   const bool v2976 = v2974 && v2975;
   if (v2976) {
@@ -2716,11 +2716,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2980 = v2979 + v2973;
     out[v2980] = v2978;
   }
-  const uint v2981 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2981 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2982 = v1605 + v2981;
-  const uint v2983 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2983 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2984 = v1604 + v2983;
-  const bool v2985 = v2982 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2985 = v2982 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2986 = v2984 < v1;
   const bool v2987 = v2985 && v2986;
   if (v2987) {
@@ -2730,11 +2730,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2991 = v2990 + v2984;
     out[v2991] = v2989;
   }
-  const uint v2992 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2992 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2993 = v1605 + v2992;
-  const uint v2994 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2994 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2995 = v1604 + v2994;
-  const bool v2996 = v2993 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2996 = v2993 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2997 = v2995 < v1;
   const bool v2998 = v2996 && v2997;
   if (v2998) {
@@ -2744,11 +2744,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3002 = v3001 + v2995;
     out[v3002] = v3000;
   }
-  const uint v3003 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3003 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3004 = v1605 + v3003;
-  const uint v3005 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3005 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3006 = v1604 + v3005;
-  const bool v3007 = v3004 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3007 = v3004 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3008 = v3006 < v1;
   const bool v3009 = v3007 && v3008;
   if (v3009) {

@@ -104,22 +104,22 @@ kernel void iron_gemm_beta_kn_bf16(
   const uint v25 = v24 << 7u;
   const uint v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v29 = v28 << 7u;
-  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v34 = v33 << 6u;
-  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v38 = v37 << 6u;
-  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v40, float(0.0f));
-  iron_frag<bfloat, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<bfloat, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v42, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v44, bfloat(bfloat(0.0f)));
-  const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v48 = v47 == 0u;
   const uint v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
   const bool v57 = v56 == 0u;
-  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:260
   if (v63) {
     const uint v2530 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v2533 = v2530 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -233,13 +233,13 @@ kernel void iron_gemm_beta_kn_bf16(
     const uint v2902 = v29 + v2899;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2903 = v2902 < v1;
     const uint v2912 = v2895 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2922 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v2922 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v2522 = 0u; v2522 < v2; v2522 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (uint v2522 = 0u; v2522 < v2; v2522 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const uint v2524 = v2522 >> 6u;
       const uint v2526 = v2524 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2528 = v2526 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v2528 = v2526 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
       const uint v2540 = v2522 + v2537;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2541 = v2540 < v2;
       const bool v2542 = v2539 && v2541;
@@ -424,46 +424,46 @@ kernel void iron_gemm_beta_kn_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2914 + e] = v2904 ? b[v2910 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2923 = v2528 + v2922;  // kernels/gemm/gemm_tiles.hpp:250
+      const uint v2923 = v2528 + v2922;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v42, shm0, long(v2923), long(64u));
-      const uint v2928 = v2528 + v38;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2928 = v2528 + v38;  // kernels/gemm/gemm_tiles.hpp:253
       iron_frag_load<false>(v44, shm1, long(v2928), long(128u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v2934 = v2923 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2934 = v2923 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v42, shm0, long(v2934), long(64u));
-      const uint v2937 = v2528 + 2048u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2937 = v2528 + 2048u;  // kernels/gemm/gemm_tiles.hpp:253
       const uint v2938 = v2937 + v38;
       iron_frag_load<false>(v44, shm1, long(v2938), long(128u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v2944 = v2923 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2944 = v2923 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v42, shm0, long(v2944), long(64u));
-      const uint v2947 = v2528 + 4096u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2947 = v2528 + 4096u;  // kernels/gemm/gemm_tiles.hpp:253
       const uint v2948 = v2947 + v38;
       iron_frag_load<false>(v44, shm1, long(v2948), long(128u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v2954 = v2923 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2954 = v2923 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v42, shm0, long(v2954), long(64u));
-      const uint v2957 = v2528 + 6144u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2957 = v2528 + 6144u;  // kernels/gemm/gemm_tiles.hpp:253
       const uint v2958 = v2957 + v38;
       iron_frag_load<false>(v44, shm1, long(v2958), long(128u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
     const uint v506 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v507 = iron_tid.x;
-    const uint v563 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v563 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
     const uint v575 = v563 + 16u;
-    const uint v579 = 2048u + v38;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v585 = v563 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v589 = 4096u + v38;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v595 = v563 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v599 = 6144u + v38;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v579 = 2048u + v38;  // kernels/gemm/gemm_tiles.hpp:253
+    const uint v585 = v563 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v589 = 4096u + v38;  // kernels/gemm/gemm_tiles.hpp:253
+    const uint v595 = v563 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v599 = 6144u + v38;  // kernels/gemm/gemm_tiles.hpp:253
 
-    for (uint v505 = 0u; v505 < v2; v505 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (uint v505 = 0u; v505 < v2; v505 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (uint v509 = v507; v509 < 8192u; v509 += v506) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v511 = v509 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v513 = v509 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -509,29 +509,29 @@ kernel void iron_gemm_beta_kn_bf16(
           shm1[v556] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load<false>(v42, shm0, long(v563), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v44, shm1, long(v38), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v42, shm0, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v44, shm1, long(v579), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v42, shm0, long(v585), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v44, shm1, long(v589), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v42, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v44, shm1, long(v599), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load<false>(v42, shm0, long(v563), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v44, shm1, long(v38), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v42, shm0, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v44, shm1, long(v579), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v42, shm0, long(v585), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v44, shm1, long(v589), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v42, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v44, shm1, long(v599), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v600 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v600 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:280
   const uint v601 = v25 + v34;
-  const uint v602 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v602 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v603 = v601 + v602;
-  const uint v604 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v604 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v605 = v600 + v604;
-  const bool v606 = v603 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v606 = v603 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v607 = v605 < v1;
   const bool v608 = v606 && v607;
   if (v608) {
@@ -545,11 +545,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v616 = bfloat(v615);
     c[v611] = v616;
   }
-  const uint v617 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v617 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v618 = v601 + v617;
-  const uint v619 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v619 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v620 = v600 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
@@ -563,11 +563,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v631 = bfloat(v630);
     c[v626] = v631;
   }
-  const uint v632 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v632 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v633 = v601 + v632;
-  const uint v634 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v634 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v635 = v600 + v634;
-  const bool v636 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v636 = v633 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v637 = v635 < v1;
   const bool v638 = v636 && v637;
   if (v638) {
@@ -581,11 +581,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v646 = bfloat(v645);
     c[v641] = v646;
   }
-  const uint v647 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v647 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v648 = v601 + v647;
-  const uint v649 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v649 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v650 = v600 + v649;
-  const bool v651 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v651 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v652 = v650 < v1;
   const bool v653 = v651 && v652;
   if (v653) {
@@ -599,11 +599,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v661 = bfloat(v660);
     c[v656] = v661;
   }
-  const uint v662 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v662 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v663 = v601 + v662;
-  const uint v664 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v664 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v665 = v600 + v664;
-  const bool v666 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v666 = v663 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v667 = v665 < v1;
   const bool v668 = v666 && v667;
   if (v668) {
@@ -617,11 +617,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v676 = bfloat(v675);
     c[v671] = v676;
   }
-  const uint v677 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v677 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v678 = v601 + v677;
-  const uint v679 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v679 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v680 = v600 + v679;
-  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v682 = v680 < v1;
   const bool v683 = v681 && v682;
   if (v683) {
@@ -635,11 +635,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v691 = bfloat(v690);
     c[v686] = v691;
   }
-  const uint v692 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v692 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v693 = v601 + v692;
-  const uint v694 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v694 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v695 = v600 + v694;
-  const bool v696 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v696 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v697 = v695 < v1;
   const bool v698 = v696 && v697;
   if (v698) {
@@ -653,11 +653,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v706 = bfloat(v705);
     c[v701] = v706;
   }
-  const uint v707 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v707 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v708 = v601 + v707;
-  const uint v709 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v709 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v710 = v600 + v709;
-  const bool v711 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v711 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v712 = v710 < v1;
   const bool v713 = v711 && v712;
   if (v713) {
@@ -671,11 +671,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v721 = bfloat(v720);
     c[v716] = v721;
   }
-  const uint v722 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v722 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v723 = v601 + v722;
-  const uint v724 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v724 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v725 = v600 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v726 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v727 = v725 < v1;
   const bool v728 = v726 && v727;
   if (v728) {
@@ -689,11 +689,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v736 = bfloat(v735);
     c[v731] = v736;
   }
-  const uint v737 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v737 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v738 = v601 + v737;
-  const uint v739 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v739 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v740 = v600 + v739;
-  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v742 = v740 < v1;
   const bool v743 = v741 && v742;
   if (v743) {
@@ -707,11 +707,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v751 = bfloat(v750);
     c[v746] = v751;
   }
-  const uint v752 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v752 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v753 = v601 + v752;
-  const uint v754 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v754 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v755 = v600 + v754;
-  const bool v756 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v756 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v757 = v755 < v1;
   const bool v758 = v756 && v757;
   if (v758) {
@@ -725,11 +725,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v766 = bfloat(v765);
     c[v761] = v766;
   }
-  const uint v767 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v767 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v768 = v601 + v767;
-  const uint v769 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v769 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v770 = v600 + v769;
-  const bool v771 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v771 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v772 = v770 < v1;
   const bool v773 = v771 && v772;
   if (v773) {
@@ -743,11 +743,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v781 = bfloat(v780);
     c[v776] = v781;
   }
-  const uint v782 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v782 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v783 = v601 + v782;
-  const uint v784 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v784 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v785 = v600 + v784;
-  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v787 = v785 < v1;
   const bool v788 = v786 && v787;
   if (v788) {
@@ -761,11 +761,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v796 = bfloat(v795);
     c[v791] = v796;
   }
-  const uint v797 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v797 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v798 = v601 + v797;
-  const uint v799 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v799 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v800 = v600 + v799;
-  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v802 = v800 < v1;
   const bool v803 = v801 && v802;
   if (v803) {
@@ -779,11 +779,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v811 = bfloat(v810);
     c[v806] = v811;
   }
-  const uint v812 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v812 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v813 = v601 + v812;
-  const uint v814 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v814 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v815 = v600 + v814;
-  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v817 = v815 < v1;
   const bool v818 = v816 && v817;
   if (v818) {
@@ -797,11 +797,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v826 = bfloat(v825);
     c[v821] = v826;
   }
-  const uint v827 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v827 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v828 = v601 + v827;
-  const uint v829 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v829 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v830 = v600 + v829;
-  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v832 = v830 < v1;
   const bool v833 = v831 && v832;
   if (v833) {
@@ -815,11 +815,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v841 = bfloat(v840);
     c[v836] = v841;
   }
-  const uint v842 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v842 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v843 = v601 + v842;
-  const uint v844 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v844 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v845 = v600 + v844;
-  const bool v846 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v846 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v847 = v845 < v1;
   const bool v848 = v846 && v847;
   if (v848) {
@@ -833,11 +833,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v856 = bfloat(v855);
     c[v851] = v856;
   }
-  const uint v857 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v857 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v858 = v601 + v857;
-  const uint v859 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v859 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v860 = v600 + v859;
-  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v862 = v860 < v1;
   const bool v863 = v861 && v862;
   if (v863) {
@@ -851,11 +851,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v871 = bfloat(v870);
     c[v866] = v871;
   }
-  const uint v872 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v872 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v873 = v601 + v872;
-  const uint v874 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v874 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v875 = v600 + v874;
-  const bool v876 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v876 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v877 = v875 < v1;
   const bool v878 = v876 && v877;
   if (v878) {
@@ -869,11 +869,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v886 = bfloat(v885);
     c[v881] = v886;
   }
-  const uint v887 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v887 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v888 = v601 + v887;
-  const uint v889 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v889 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v890 = v600 + v889;
-  const bool v891 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v891 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v892 = v890 < v1;
   const bool v893 = v891 && v892;
   if (v893) {
@@ -887,11 +887,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v901 = bfloat(v900);
     c[v896] = v901;
   }
-  const uint v902 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v902 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v903 = v601 + v902;
-  const uint v904 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v904 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v905 = v600 + v904;
-  const bool v906 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v906 = v903 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v907 = v905 < v1;
   const bool v908 = v906 && v907;
   if (v908) {
@@ -905,11 +905,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v916 = bfloat(v915);
     c[v911] = v916;
   }
-  const uint v917 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v917 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v918 = v601 + v917;
-  const uint v919 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v919 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v920 = v600 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v922 = v920 < v1;
   const bool v923 = v921 && v922;
   if (v923) {
@@ -923,11 +923,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v931 = bfloat(v930);
     c[v926] = v931;
   }
-  const uint v932 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v932 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v933 = v601 + v932;
-  const uint v934 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v934 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v935 = v600 + v934;
-  const bool v936 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v936 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v937 = v935 < v1;
   const bool v938 = v936 && v937;
   if (v938) {
@@ -941,11 +941,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v946 = bfloat(v945);
     c[v941] = v946;
   }
-  const uint v947 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v947 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v948 = v601 + v947;
-  const uint v949 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v949 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v950 = v600 + v949;
-  const bool v951 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v951 = v948 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v952 = v950 < v1;
   const bool v953 = v951 && v952;
   if (v953) {
@@ -959,11 +959,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v961 = bfloat(v960);
     c[v956] = v961;
   }
-  const uint v962 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v962 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v963 = v601 + v962;
-  const uint v964 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v964 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v965 = v600 + v964;
-  const bool v966 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v966 = v963 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v967 = v965 < v1;
   const bool v968 = v966 && v967;
   if (v968) {
@@ -977,11 +977,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v976 = bfloat(v975);
     c[v971] = v976;
   }
-  const uint v977 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v977 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v978 = v601 + v977;
-  const uint v979 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v979 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v980 = v600 + v979;
-  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v982 = v980 < v1;
   const bool v983 = v981 && v982;
   if (v983) {
@@ -995,11 +995,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v991 = bfloat(v990);
     c[v986] = v991;
   }
-  const uint v992 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v992 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v993 = v601 + v992;
-  const uint v994 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v994 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v995 = v600 + v994;
-  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v997 = v995 < v1;
   const bool v998 = v996 && v997;
   if (v998) {
@@ -1013,11 +1013,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1006 = bfloat(v1005);
     c[v1001] = v1006;
   }
-  const uint v1007 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1007 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1008 = v601 + v1007;
-  const uint v1009 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1009 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1010 = v600 + v1009;
-  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1012 = v1010 < v1;
   const bool v1013 = v1011 && v1012;
   if (v1013) {
@@ -1031,11 +1031,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1021 = bfloat(v1020);
     c[v1016] = v1021;
   }
-  const uint v1022 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1022 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1023 = v601 + v1022;
-  const uint v1024 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1024 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1025 = v600 + v1024;
-  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1027 = v1025 < v1;
   const bool v1028 = v1026 && v1027;
   if (v1028) {
@@ -1049,11 +1049,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1036 = bfloat(v1035);
     c[v1031] = v1036;
   }
-  const uint v1037 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1037 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1038 = v601 + v1037;
-  const uint v1039 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1039 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1040 = v600 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
@@ -1067,11 +1067,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1051 = bfloat(v1050);
     c[v1046] = v1051;
   }
-  const uint v1052 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1052 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1053 = v601 + v1052;
-  const uint v1054 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1054 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1055 = v600 + v1054;
-  const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1057 = v1055 < v1;
   const bool v1058 = v1056 && v1057;
   if (v1058) {
@@ -1085,11 +1085,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1066 = bfloat(v1065);
     c[v1061] = v1066;
   }
-  const uint v1067 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1067 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1068 = v601 + v1067;
-  const uint v1069 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1069 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1070 = v600 + v1069;
-  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1072 = v1070 < v1;
   const bool v1073 = v1071 && v1072;
   if (v1073) {
@@ -1103,11 +1103,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1081 = bfloat(v1080);
     c[v1076] = v1081;
   }
-  const uint v1082 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1082 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1083 = v601 + v1082;
-  const uint v1084 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1084 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1085 = v600 + v1084;
-  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1087 = v1085 < v1;
   const bool v1088 = v1086 && v1087;
   if (v1088) {
@@ -1121,11 +1121,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1096 = bfloat(v1095);
     c[v1091] = v1096;
   }
-  const uint v1097 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1097 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1098 = v601 + v1097;
-  const uint v1099 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1099 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1100 = v600 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1102 = v1100 < v1;
   const bool v1103 = v1101 && v1102;
   if (v1103) {
@@ -1139,11 +1139,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1111 = bfloat(v1110);
     c[v1106] = v1111;
   }
-  const uint v1112 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1112 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1113 = v601 + v1112;
-  const uint v1114 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1114 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1115 = v600 + v1114;
-  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1117 = v1115 < v1;
   const bool v1118 = v1116 && v1117;
   if (v1118) {
@@ -1157,11 +1157,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1126 = bfloat(v1125);
     c[v1121] = v1126;
   }
-  const uint v1127 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1127 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1128 = v601 + v1127;
-  const uint v1129 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1129 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1130 = v600 + v1129;
-  const bool v1131 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1131 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1132 = v1130 < v1;
   const bool v1133 = v1131 && v1132;
   if (v1133) {
@@ -1175,11 +1175,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1141 = bfloat(v1140);
     c[v1136] = v1141;
   }
-  const uint v1142 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1142 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1143 = v601 + v1142;
-  const uint v1144 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1144 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1145 = v600 + v1144;
-  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1147 = v1145 < v1;
   const bool v1148 = v1146 && v1147;
   if (v1148) {
@@ -1193,11 +1193,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1156 = bfloat(v1155);
     c[v1151] = v1156;
   }
-  const uint v1157 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1157 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1158 = v601 + v1157;
-  const uint v1159 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1159 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1160 = v600 + v1159;
-  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1162 = v1160 < v1;
   const bool v1163 = v1161 && v1162;
   if (v1163) {
@@ -1211,11 +1211,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1171 = bfloat(v1170);
     c[v1166] = v1171;
   }
-  const uint v1172 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1172 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1173 = v601 + v1172;
-  const uint v1174 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1174 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1175 = v600 + v1174;
-  const bool v1176 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1176 = v1173 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1177 = v1175 < v1;
   const bool v1178 = v1176 && v1177;
   if (v1178) {
@@ -1229,11 +1229,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1186 = bfloat(v1185);
     c[v1181] = v1186;
   }
-  const uint v1187 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1187 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1188 = v601 + v1187;
-  const uint v1189 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1189 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1190 = v600 + v1189;
-  const bool v1191 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1191 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1192 = v1190 < v1;
   const bool v1193 = v1191 && v1192;
   if (v1193) {
@@ -1247,11 +1247,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1201 = bfloat(v1200);
     c[v1196] = v1201;
   }
-  const uint v1202 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1202 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1203 = v601 + v1202;
-  const uint v1204 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1204 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1205 = v600 + v1204;
-  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1207 = v1205 < v1;
   const bool v1208 = v1206 && v1207;
   if (v1208) {
@@ -1265,11 +1265,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1216 = bfloat(v1215);
     c[v1211] = v1216;
   }
-  const uint v1217 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1217 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1218 = v601 + v1217;
-  const uint v1219 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1219 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1220 = v600 + v1219;
-  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1222 = v1220 < v1;
   const bool v1223 = v1221 && v1222;
   if (v1223) {
@@ -1283,11 +1283,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1231 = bfloat(v1230);
     c[v1226] = v1231;
   }
-  const uint v1232 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1232 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1233 = v601 + v1232;
-  const uint v1234 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1234 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1235 = v600 + v1234;
-  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1237 = v1235 < v1;
   const bool v1238 = v1236 && v1237;
   if (v1238) {
@@ -1301,11 +1301,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1246 = bfloat(v1245);
     c[v1241] = v1246;
   }
-  const uint v1247 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1247 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1248 = v601 + v1247;
-  const uint v1249 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1249 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1250 = v600 + v1249;
-  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1252 = v1250 < v1;
   const bool v1253 = v1251 && v1252;
   if (v1253) {
@@ -1319,11 +1319,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1261 = bfloat(v1260);
     c[v1256] = v1261;
   }
-  const uint v1262 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1262 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1263 = v601 + v1262;
-  const uint v1264 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1264 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1265 = v600 + v1264;
-  const bool v1266 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1266 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1267 = v1265 < v1;
   const bool v1268 = v1266 && v1267;
   if (v1268) {
@@ -1337,11 +1337,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1276 = bfloat(v1275);
     c[v1271] = v1276;
   }
-  const uint v1277 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1277 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1278 = v601 + v1277;
-  const uint v1279 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1279 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1280 = v600 + v1279;
-  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1282 = v1280 < v1;
   const bool v1283 = v1281 && v1282;
   if (v1283) {
@@ -1355,11 +1355,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1291 = bfloat(v1290);
     c[v1286] = v1291;
   }
-  const uint v1292 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1292 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1293 = v601 + v1292;
-  const uint v1294 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1294 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1295 = v600 + v1294;
-  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1297 = v1295 < v1;
   const bool v1298 = v1296 && v1297;
   if (v1298) {
@@ -1373,11 +1373,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1306 = bfloat(v1305);
     c[v1301] = v1306;
   }
-  const uint v1307 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1307 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1308 = v601 + v1307;
-  const uint v1309 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1309 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1310 = v600 + v1309;
-  const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1312 = v1310 < v1;
   const bool v1313 = v1311 && v1312;
   if (v1313) {
@@ -1391,11 +1391,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1321 = bfloat(v1320);
     c[v1316] = v1321;
   }
-  const uint v1322 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1322 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1323 = v601 + v1322;
-  const uint v1324 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1324 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1325 = v600 + v1324;
-  const bool v1326 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1326 = v1323 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1327 = v1325 < v1;
   const bool v1328 = v1326 && v1327;
   if (v1328) {
@@ -1409,11 +1409,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1336 = bfloat(v1335);
     c[v1331] = v1336;
   }
-  const uint v1337 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1337 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1338 = v601 + v1337;
-  const uint v1339 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1339 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1340 = v600 + v1339;
-  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1342 = v1340 < v1;
   const bool v1343 = v1341 && v1342;
   if (v1343) {
@@ -1427,11 +1427,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1351 = bfloat(v1350);
     c[v1346] = v1351;
   }
-  const uint v1352 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1352 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1353 = v601 + v1352;
-  const uint v1354 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1354 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1355 = v600 + v1354;
-  const bool v1356 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1356 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1357 = v1355 < v1;
   const bool v1358 = v1356 && v1357;
   if (v1358) {
@@ -1445,11 +1445,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1366 = bfloat(v1365);
     c[v1361] = v1366;
   }
-  const uint v1367 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1367 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1368 = v601 + v1367;
-  const uint v1369 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1369 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1370 = v600 + v1369;
-  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1372 = v1370 < v1;
   const bool v1373 = v1371 && v1372;
   if (v1373) {
@@ -1463,11 +1463,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1381 = bfloat(v1380);
     c[v1376] = v1381;
   }
-  const uint v1382 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1382 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1383 = v601 + v1382;
-  const uint v1384 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1384 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1385 = v600 + v1384;
-  const bool v1386 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1386 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1387 = v1385 < v1;
   const bool v1388 = v1386 && v1387;
   if (v1388) {
@@ -1481,11 +1481,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1396 = bfloat(v1395);
     c[v1391] = v1396;
   }
-  const uint v1397 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1397 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1398 = v601 + v1397;
-  const uint v1399 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1399 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1400 = v600 + v1399;
-  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1402 = v1400 < v1;
   const bool v1403 = v1401 && v1402;
   if (v1403) {
@@ -1499,11 +1499,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1411 = bfloat(v1410);
     c[v1406] = v1411;
   }
-  const uint v1412 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1412 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1413 = v601 + v1412;
-  const uint v1414 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1414 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1415 = v600 + v1414;
-  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1417 = v1415 < v1;
   const bool v1418 = v1416 && v1417;
   if (v1418) {
@@ -1517,11 +1517,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1426 = bfloat(v1425);
     c[v1421] = v1426;
   }
-  const uint v1427 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1427 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1428 = v601 + v1427;
-  const uint v1429 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1429 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1430 = v600 + v1429;
-  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1432 = v1430 < v1;
   const bool v1433 = v1431 && v1432;
   if (v1433) {
@@ -1535,11 +1535,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1441 = bfloat(v1440);
     c[v1436] = v1441;
   }
-  const uint v1442 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1442 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1443 = v601 + v1442;
-  const uint v1444 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1444 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1445 = v600 + v1444;
-  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1447 = v1445 < v1;
   const bool v1448 = v1446 && v1447;
   if (v1448) {
@@ -1553,11 +1553,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1456 = bfloat(v1455);
     c[v1451] = v1456;
   }
-  const uint v1457 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1457 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1458 = v601 + v1457;
-  const uint v1459 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1459 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1460 = v600 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1462 = v1460 < v1;
   const bool v1463 = v1461 && v1462;
   if (v1463) {
@@ -1571,11 +1571,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1471 = bfloat(v1470);
     c[v1466] = v1471;
   }
-  const uint v1472 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1472 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1473 = v601 + v1472;
-  const uint v1474 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1474 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1475 = v600 + v1474;
-  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1477 = v1475 < v1;
   const bool v1478 = v1476 && v1477;
   if (v1478) {
@@ -1589,11 +1589,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1486 = bfloat(v1485);
     c[v1481] = v1486;
   }
-  const uint v1487 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1487 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1488 = v601 + v1487;
-  const uint v1489 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1489 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1490 = v600 + v1489;
-  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1492 = v1490 < v1;
   const bool v1493 = v1491 && v1492;
   if (v1493) {
@@ -1607,11 +1607,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1501 = bfloat(v1500);
     c[v1496] = v1501;
   }
-  const uint v1502 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1502 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1503 = v601 + v1502;
-  const uint v1504 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1504 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1505 = v600 + v1504;
-  const bool v1506 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1506 = v1503 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1507 = v1505 < v1;
   const bool v1508 = v1506 && v1507;
   if (v1508) {
@@ -1625,11 +1625,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1516 = bfloat(v1515);
     c[v1511] = v1516;
   }
-  const uint v1517 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1517 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1518 = v601 + v1517;
-  const uint v1519 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1519 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1520 = v600 + v1519;
-  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1522 = v1520 < v1;
   const bool v1523 = v1521 && v1522;
   if (v1523) {
@@ -1643,11 +1643,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1531 = bfloat(v1530);
     c[v1526] = v1531;
   }
-  const uint v1532 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1532 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1533 = v601 + v1532;
-  const uint v1534 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1534 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1535 = v600 + v1534;
-  const bool v1536 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1536 = v1533 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1537 = v1535 < v1;
   const bool v1538 = v1536 && v1537;
   if (v1538) {
@@ -1661,11 +1661,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1546 = bfloat(v1545);
     c[v1541] = v1546;
   }
-  const uint v1547 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1547 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1548 = v601 + v1547;
-  const uint v1549 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1549 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1550 = v600 + v1549;
-  const bool v1551 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1551 = v1548 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1552 = v1550 < v1;
   const bool v1553 = v1551 && v1552;
   if (v1553) {
@@ -1679,11 +1679,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1561 = bfloat(v1560);
     c[v1556] = v1561;
   }
-  const uint v1562 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1562 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1563 = v601 + v1562;
-  const uint v1564 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1564 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1565 = v600 + v1564;
-  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1567 = v1565 < v1;
   const bool v1568 = v1566 && v1567;
   if (v1568) {
@@ -1697,11 +1697,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1576 = bfloat(v1575);
     c[v1571] = v1576;
   }
-  const uint v1577 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1577 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1578 = v601 + v1577;
-  const uint v1579 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1579 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1580 = v600 + v1579;
-  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1582 = v1580 < v1;
   const bool v1583 = v1581 && v1582;
   if (v1583) {
@@ -1715,11 +1715,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1591 = bfloat(v1590);
     c[v1586] = v1591;
   }
-  const uint v1592 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1592 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1593 = v601 + v1592;
-  const uint v1594 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1594 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1595 = v600 + v1594;
-  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1597 = v1595 < v1;
   const bool v1598 = v1596 && v1597;
   if (v1598) {
@@ -1733,11 +1733,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1606 = bfloat(v1605);
     c[v1601] = v1606;
   }
-  const uint v1607 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1607 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1608 = v601 + v1607;
-  const uint v1609 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1609 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1610 = v600 + v1609;
-  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1612 = v1610 < v1;
   const bool v1613 = v1611 && v1612;
   if (v1613) {
@@ -1751,11 +1751,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1621 = bfloat(v1620);
     c[v1616] = v1621;
   }
-  const uint v1622 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1622 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1623 = v601 + v1622;
-  const uint v1624 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1624 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1625 = v600 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1627 = v1625 < v1;
   const bool v1628 = v1626 && v1627;
   if (v1628) {
@@ -1769,11 +1769,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1636 = bfloat(v1635);
     c[v1631] = v1636;
   }
-  const uint v1637 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1637 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1638 = v601 + v1637;
-  const uint v1639 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1639 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1640 = v600 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1642 = v1640 < v1;
   const bool v1643 = v1641 && v1642;
   if (v1643) {
@@ -1787,11 +1787,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1651 = bfloat(v1650);
     c[v1646] = v1651;
   }
-  const uint v1652 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1652 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1653 = v601 + v1652;
-  const uint v1654 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1654 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1655 = v600 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1657 = v1655 < v1;
   const bool v1658 = v1656 && v1657;
   if (v1658) {
@@ -1805,11 +1805,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1666 = bfloat(v1665);
     c[v1661] = v1666;
   }
-  const uint v1667 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1667 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1668 = v601 + v1667;
-  const uint v1669 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1669 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1670 = v600 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1672 = v1670 < v1;
   const bool v1673 = v1671 && v1672;
   if (v1673) {
@@ -1823,11 +1823,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1681 = bfloat(v1680);
     c[v1676] = v1681;
   }
-  const uint v1682 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1682 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1683 = v601 + v1682;
-  const uint v1684 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1684 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1685 = v600 + v1684;
-  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1687 = v1685 < v1;
   const bool v1688 = v1686 && v1687;
   if (v1688) {
@@ -1841,11 +1841,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1696 = bfloat(v1695);
     c[v1691] = v1696;
   }
-  const uint v1697 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1697 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1698 = v601 + v1697;
-  const uint v1699 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1699 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1700 = v600 + v1699;
-  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1702 = v1700 < v1;
   const bool v1703 = v1701 && v1702;
   if (v1703) {
@@ -1859,11 +1859,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1711 = bfloat(v1710);
     c[v1706] = v1711;
   }
-  const uint v1712 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1712 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1713 = v601 + v1712;
-  const uint v1714 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1714 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1715 = v600 + v1714;
-  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1717 = v1715 < v1;
   const bool v1718 = v1716 && v1717;
   if (v1718) {
@@ -1877,11 +1877,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1726 = bfloat(v1725);
     c[v1721] = v1726;
   }
-  const uint v1727 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1727 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1728 = v601 + v1727;
-  const uint v1729 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1729 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1730 = v600 + v1729;
-  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1732 = v1730 < v1;
   const bool v1733 = v1731 && v1732;
   if (v1733) {
@@ -1895,11 +1895,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1741 = bfloat(v1740);
     c[v1736] = v1741;
   }
-  const uint v1742 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1742 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1743 = v601 + v1742;
-  const uint v1744 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1744 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1745 = v600 + v1744;
-  const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1747 = v1745 < v1;
   const bool v1748 = v1746 && v1747;
   if (v1748) {
@@ -1913,11 +1913,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1756 = bfloat(v1755);
     c[v1751] = v1756;
   }
-  const uint v1757 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1757 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1758 = v601 + v1757;
-  const uint v1759 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1759 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1760 = v600 + v1759;
-  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1762 = v1760 < v1;
   const bool v1763 = v1761 && v1762;
   if (v1763) {
@@ -1931,11 +1931,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1771 = bfloat(v1770);
     c[v1766] = v1771;
   }
-  const uint v1772 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1772 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1773 = v601 + v1772;
-  const uint v1774 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1774 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1775 = v600 + v1774;
-  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1777 = v1775 < v1;
   const bool v1778 = v1776 && v1777;
   if (v1778) {
@@ -1949,11 +1949,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1786 = bfloat(v1785);
     c[v1781] = v1786;
   }
-  const uint v1787 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1787 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1788 = v601 + v1787;
-  const uint v1789 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1789 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1790 = v600 + v1789;
-  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1792 = v1790 < v1;
   const bool v1793 = v1791 && v1792;
   if (v1793) {
@@ -1967,11 +1967,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1801 = bfloat(v1800);
     c[v1796] = v1801;
   }
-  const uint v1802 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1802 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1803 = v601 + v1802;
-  const uint v1804 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1804 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1805 = v600 + v1804;
-  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1806 = v1803 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1807 = v1805 < v1;
   const bool v1808 = v1806 && v1807;
   if (v1808) {
@@ -1985,11 +1985,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1816 = bfloat(v1815);
     c[v1811] = v1816;
   }
-  const uint v1817 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1817 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1818 = v601 + v1817;
-  const uint v1819 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1819 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1820 = v600 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1822 = v1820 < v1;
   const bool v1823 = v1821 && v1822;
   if (v1823) {
@@ -2003,11 +2003,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1831 = bfloat(v1830);
     c[v1826] = v1831;
   }
-  const uint v1832 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1832 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1833 = v601 + v1832;
-  const uint v1834 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1834 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1835 = v600 + v1834;
-  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
@@ -2021,11 +2021,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1846 = bfloat(v1845);
     c[v1841] = v1846;
   }
-  const uint v1847 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1847 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1848 = v601 + v1847;
-  const uint v1849 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1849 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1850 = v600 + v1849;
-  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1852 = v1850 < v1;
   const bool v1853 = v1851 && v1852;
   if (v1853) {
@@ -2039,11 +2039,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1861 = bfloat(v1860);
     c[v1856] = v1861;
   }
-  const uint v1862 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1862 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1863 = v601 + v1862;
-  const uint v1864 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1864 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1865 = v600 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1867 = v1865 < v1;
   const bool v1868 = v1866 && v1867;
   if (v1868) {
@@ -2057,11 +2057,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1876 = bfloat(v1875);
     c[v1871] = v1876;
   }
-  const uint v1877 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1877 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1878 = v601 + v1877;
-  const uint v1879 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1879 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1880 = v600 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1882 = v1880 < v1;
   const bool v1883 = v1881 && v1882;
   if (v1883) {
@@ -2075,11 +2075,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1891 = bfloat(v1890);
     c[v1886] = v1891;
   }
-  const uint v1892 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1892 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1893 = v601 + v1892;
-  const uint v1894 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1894 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1895 = v600 + v1894;
-  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1897 = v1895 < v1;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
@@ -2093,11 +2093,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1906 = bfloat(v1905);
     c[v1901] = v1906;
   }
-  const uint v1907 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1907 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1908 = v601 + v1907;
-  const uint v1909 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1909 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1910 = v600 + v1909;
-  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1912 = v1910 < v1;
   const bool v1913 = v1911 && v1912;
   if (v1913) {
@@ -2111,11 +2111,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1921 = bfloat(v1920);
     c[v1916] = v1921;
   }
-  const uint v1922 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1922 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1923 = v601 + v1922;
-  const uint v1924 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1924 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1925 = v600 + v1924;
-  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1927 = v1925 < v1;
   const bool v1928 = v1926 && v1927;
   if (v1928) {
@@ -2129,11 +2129,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1936 = bfloat(v1935);
     c[v1931] = v1936;
   }
-  const uint v1937 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1937 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1938 = v601 + v1937;
-  const uint v1939 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1939 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1940 = v600 + v1939;
-  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1942 = v1940 < v1;
   const bool v1943 = v1941 && v1942;
   if (v1943) {
@@ -2147,11 +2147,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1951 = bfloat(v1950);
     c[v1946] = v1951;
   }
-  const uint v1952 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1952 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1953 = v601 + v1952;
-  const uint v1954 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1954 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1955 = v600 + v1954;
-  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1957 = v1955 < v1;
   const bool v1958 = v1956 && v1957;
   if (v1958) {
@@ -2165,11 +2165,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1966 = bfloat(v1965);
     c[v1961] = v1966;
   }
-  const uint v1967 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1967 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1968 = v601 + v1967;
-  const uint v1969 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1969 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1970 = v600 + v1969;
-  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1972 = v1970 < v1;
   const bool v1973 = v1971 && v1972;
   if (v1973) {
@@ -2183,11 +2183,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1981 = bfloat(v1980);
     c[v1976] = v1981;
   }
-  const uint v1982 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1982 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1983 = v601 + v1982;
-  const uint v1984 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1984 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1985 = v600 + v1984;
-  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1987 = v1985 < v1;
   const bool v1988 = v1986 && v1987;
   if (v1988) {
@@ -2201,11 +2201,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1996 = bfloat(v1995);
     c[v1991] = v1996;
   }
-  const uint v1997 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1997 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1998 = v601 + v1997;
-  const uint v1999 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1999 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2000 = v600 + v1999;
-  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2002 = v2000 < v1;
   const bool v2003 = v2001 && v2002;
   if (v2003) {
@@ -2219,11 +2219,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2011 = bfloat(v2010);
     c[v2006] = v2011;
   }
-  const uint v2012 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2012 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2013 = v601 + v2012;
-  const uint v2014 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2014 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2015 = v600 + v2014;
-  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2017 = v2015 < v1;
   const bool v2018 = v2016 && v2017;
   if (v2018) {
@@ -2237,11 +2237,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2026 = bfloat(v2025);
     c[v2021] = v2026;
   }
-  const uint v2027 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2027 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2028 = v601 + v2027;
-  const uint v2029 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2029 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2030 = v600 + v2029;
-  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2032 = v2030 < v1;
   const bool v2033 = v2031 && v2032;
   if (v2033) {
@@ -2255,11 +2255,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2041 = bfloat(v2040);
     c[v2036] = v2041;
   }
-  const uint v2042 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2042 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2043 = v601 + v2042;
-  const uint v2044 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2044 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2045 = v600 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2047 = v2045 < v1;
   const bool v2048 = v2046 && v2047;
   if (v2048) {
@@ -2273,11 +2273,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2056 = bfloat(v2055);
     c[v2051] = v2056;
   }
-  const uint v2057 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2057 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2058 = v601 + v2057;
-  const uint v2059 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2059 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2060 = v600 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2062 = v2060 < v1;
   const bool v2063 = v2061 && v2062;
   if (v2063) {
@@ -2291,11 +2291,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2071 = bfloat(v2070);
     c[v2066] = v2071;
   }
-  const uint v2072 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2072 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2073 = v601 + v2072;
-  const uint v2074 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2074 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2075 = v600 + v2074;
-  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2077 = v2075 < v1;
   const bool v2078 = v2076 && v2077;
   if (v2078) {
@@ -2309,11 +2309,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2086 = bfloat(v2085);
     c[v2081] = v2086;
   }
-  const uint v2087 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2087 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2088 = v601 + v2087;
-  const uint v2089 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2089 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2090 = v600 + v2089;
-  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2092 = v2090 < v1;
   const bool v2093 = v2091 && v2092;
   if (v2093) {
@@ -2327,11 +2327,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2101 = bfloat(v2100);
     c[v2096] = v2101;
   }
-  const uint v2102 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2102 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2103 = v601 + v2102;
-  const uint v2104 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2104 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2105 = v600 + v2104;
-  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2107 = v2105 < v1;
   const bool v2108 = v2106 && v2107;
   if (v2108) {
@@ -2345,11 +2345,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2116 = bfloat(v2115);
     c[v2111] = v2116;
   }
-  const uint v2117 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2117 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2118 = v601 + v2117;
-  const uint v2119 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2119 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2120 = v600 + v2119;
-  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2122 = v2120 < v1;
   const bool v2123 = v2121 && v2122;
   if (v2123) {
@@ -2363,11 +2363,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2131 = bfloat(v2130);
     c[v2126] = v2131;
   }
-  const uint v2132 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2132 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2133 = v601 + v2132;
-  const uint v2134 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2134 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2135 = v600 + v2134;
-  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2137 = v2135 < v1;
   const bool v2138 = v2136 && v2137;
   if (v2138) {
@@ -2381,11 +2381,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2146 = bfloat(v2145);
     c[v2141] = v2146;
   }
-  const uint v2147 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2147 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2148 = v601 + v2147;
-  const uint v2149 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2149 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2150 = v600 + v2149;
-  const bool v2151 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2151 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2152 = v2150 < v1;
   const bool v2153 = v2151 && v2152;
   if (v2153) {
@@ -2399,11 +2399,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2161 = bfloat(v2160);
     c[v2156] = v2161;
   }
-  const uint v2162 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2162 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2163 = v601 + v2162;
-  const uint v2164 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2164 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2165 = v600 + v2164;
-  const bool v2166 = v2163 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2166 = v2163 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2167 = v2165 < v1;
   const bool v2168 = v2166 && v2167;
   if (v2168) {
@@ -2417,11 +2417,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2176 = bfloat(v2175);
     c[v2171] = v2176;
   }
-  const uint v2177 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2177 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2178 = v601 + v2177;
-  const uint v2179 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2179 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2180 = v600 + v2179;
-  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2182 = v2180 < v1;
   const bool v2183 = v2181 && v2182;
   if (v2183) {
@@ -2435,11 +2435,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2191 = bfloat(v2190);
     c[v2186] = v2191;
   }
-  const uint v2192 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2192 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2193 = v601 + v2192;
-  const uint v2194 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2194 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2195 = v600 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2197 = v2195 < v1;
   const bool v2198 = v2196 && v2197;
   if (v2198) {
@@ -2453,11 +2453,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2206 = bfloat(v2205);
     c[v2201] = v2206;
   }
-  const uint v2207 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2207 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2208 = v601 + v2207;
-  const uint v2209 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2209 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2210 = v600 + v2209;
-  const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2212 = v2210 < v1;
   const bool v2213 = v2211 && v2212;
   if (v2213) {
@@ -2471,11 +2471,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2221 = bfloat(v2220);
     c[v2216] = v2221;
   }
-  const uint v2222 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2222 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2223 = v601 + v2222;
-  const uint v2224 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2224 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2225 = v600 + v2224;
-  const bool v2226 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2226 = v2223 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2227 = v2225 < v1;
   const bool v2228 = v2226 && v2227;
   if (v2228) {
@@ -2489,11 +2489,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2236 = bfloat(v2235);
     c[v2231] = v2236;
   }
-  const uint v2237 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2237 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2238 = v601 + v2237;
-  const uint v2239 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2239 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2240 = v600 + v2239;
-  const bool v2241 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2241 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2242 = v2240 < v1;
   const bool v2243 = v2241 && v2242;
   if (v2243) {
@@ -2507,11 +2507,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2251 = bfloat(v2250);
     c[v2246] = v2251;
   }
-  const uint v2252 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2252 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2253 = v601 + v2252;
-  const uint v2254 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2254 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2255 = v600 + v2254;
-  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2257 = v2255 < v1;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -2525,11 +2525,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2266 = bfloat(v2265);
     c[v2261] = v2266;
   }
-  const uint v2267 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2267 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2268 = v601 + v2267;
-  const uint v2269 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2269 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2270 = v600 + v2269;
-  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2272 = v2270 < v1;
   const bool v2273 = v2271 && v2272;
   if (v2273) {
@@ -2543,11 +2543,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2281 = bfloat(v2280);
     c[v2276] = v2281;
   }
-  const uint v2282 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2282 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2283 = v601 + v2282;
-  const uint v2284 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2284 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2285 = v600 + v2284;
-  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2287 = v2285 < v1;
   const bool v2288 = v2286 && v2287;
   if (v2288) {
@@ -2561,11 +2561,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2296 = bfloat(v2295);
     c[v2291] = v2296;
   }
-  const uint v2297 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2297 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2298 = v601 + v2297;
-  const uint v2299 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2299 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2300 = v600 + v2299;
-  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2302 = v2300 < v1;
   const bool v2303 = v2301 && v2302;
   if (v2303) {
@@ -2579,11 +2579,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2311 = bfloat(v2310);
     c[v2306] = v2311;
   }
-  const uint v2312 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2312 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2313 = v601 + v2312;
-  const uint v2314 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2314 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2315 = v600 + v2314;
-  const bool v2316 = v2313 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2316 = v2313 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2317 = v2315 < v1;
   const bool v2318 = v2316 && v2317;
   if (v2318) {
@@ -2597,11 +2597,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2326 = bfloat(v2325);
     c[v2321] = v2326;
   }
-  const uint v2327 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2327 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2328 = v601 + v2327;
-  const uint v2329 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2329 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2330 = v600 + v2329;
-  const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2331 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2332 = v2330 < v1;
   const bool v2333 = v2331 && v2332;
   if (v2333) {
@@ -2615,11 +2615,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2341 = bfloat(v2340);
     c[v2336] = v2341;
   }
-  const uint v2342 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2342 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2343 = v601 + v2342;
-  const uint v2344 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2344 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2345 = v600 + v2344;
-  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2347 = v2345 < v1;
   const bool v2348 = v2346 && v2347;
   if (v2348) {
@@ -2633,11 +2633,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2356 = bfloat(v2355);
     c[v2351] = v2356;
   }
-  const uint v2357 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2357 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2358 = v601 + v2357;
-  const uint v2359 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2359 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2360 = v600 + v2359;
-  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2362 = v2360 < v1;
   const bool v2363 = v2361 && v2362;
   if (v2363) {
@@ -2651,11 +2651,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2371 = bfloat(v2370);
     c[v2366] = v2371;
   }
-  const uint v2372 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2372 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2373 = v601 + v2372;
-  const uint v2374 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2374 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2375 = v600 + v2374;
-  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2377 = v2375 < v1;
   const bool v2378 = v2376 && v2377;
   if (v2378) {
@@ -2669,11 +2669,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2386 = bfloat(v2385);
     c[v2381] = v2386;
   }
-  const uint v2387 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2387 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2388 = v601 + v2387;
-  const uint v2389 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2389 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2390 = v600 + v2389;
-  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2391 = v2388 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2392 = v2390 < v1;
   const bool v2393 = v2391 && v2392;
   if (v2393) {
@@ -2687,11 +2687,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2401 = bfloat(v2400);
     c[v2396] = v2401;
   }
-  const uint v2402 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2402 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2403 = v601 + v2402;
-  const uint v2404 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2404 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2405 = v600 + v2404;
-  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2407 = v2405 < v1;
   const bool v2408 = v2406 && v2407;
   if (v2408) {
@@ -2705,11 +2705,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2416 = bfloat(v2415);
     c[v2411] = v2416;
   }
-  const uint v2417 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2417 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2418 = v601 + v2417;
-  const uint v2419 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2419 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2420 = v600 + v2419;
-  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2422 = v2420 < v1;
   const bool v2423 = v2421 && v2422;
   if (v2423) {
@@ -2723,11 +2723,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2431 = bfloat(v2430);
     c[v2426] = v2431;
   }
-  const uint v2432 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2432 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2433 = v601 + v2432;
-  const uint v2434 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2434 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2435 = v600 + v2434;
-  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2437 = v2435 < v1;
   const bool v2438 = v2436 && v2437;
   if (v2438) {
@@ -2741,11 +2741,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2446 = bfloat(v2445);
     c[v2441] = v2446;
   }
-  const uint v2447 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2447 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2448 = v601 + v2447;
-  const uint v2449 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2449 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2450 = v600 + v2449;
-  const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2452 = v2450 < v1;
   const bool v2453 = v2451 && v2452;
   if (v2453) {
@@ -2759,11 +2759,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2461 = bfloat(v2460);
     c[v2456] = v2461;
   }
-  const uint v2462 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2462 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2463 = v601 + v2462;
-  const uint v2464 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2464 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2465 = v600 + v2464;
-  const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2467 = v2465 < v1;
   const bool v2468 = v2466 && v2467;
   if (v2468) {
@@ -2777,11 +2777,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2476 = bfloat(v2475);
     c[v2471] = v2476;
   }
-  const uint v2477 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2477 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2478 = v601 + v2477;
-  const uint v2479 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2479 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2480 = v600 + v2479;
-  const bool v2481 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2481 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2482 = v2480 < v1;
   const bool v2483 = v2481 && v2482;
   if (v2483) {
@@ -2795,11 +2795,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2491 = bfloat(v2490);
     c[v2486] = v2491;
   }
-  const uint v2492 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2492 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2493 = v601 + v2492;
-  const uint v2494 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2494 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2495 = v600 + v2494;
-  const bool v2496 = v2493 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2496 = v2493 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2497 = v2495 < v1;
   const bool v2498 = v2496 && v2497;
   if (v2498) {
@@ -2813,11 +2813,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2506 = bfloat(v2505);
     c[v2501] = v2506;
   }
-  const uint v2507 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2507 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2508 = v601 + v2507;
-  const uint v2509 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2509 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2510 = v600 + v2509;
-  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2512 = v2510 < v1;
   const bool v2513 = v2511 && v2512;
   if (v2513) {

@@ -104,20 +104,20 @@ kernel void iron_gemm_beta_nk_bf16(
   const uint v25 = v24 << 7u;
   const uint v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v29 = v28 << 7u;
-  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v34 = v33 << 6u;
-  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v38 = v37 << 6u;
-  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v40, float(0.0f));
-  iron_frag<bfloat, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<bfloat, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v42, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v44, bfloat(bfloat(0.0f)));
-  const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v48 = v47 == 0u;
-  const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:260
   if (v63) {
     const uint v2546 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v2549 = v2546 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -207,14 +207,14 @@ kernel void iron_gemm_beta_nk_bf16(
     const uint v2916 = v29 + v2717;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2917 = v2916 < v1;
     const uint v2922 = v2916 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2938 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v2944 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v2938 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2944 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v2538 = 0u; v2538 < v2; v2538 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (uint v2538 = 0u; v2538 < v2; v2538 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const uint v2540 = v2538 >> 6u;
       const uint v2542 = v2540 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2544 = v2542 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v2544 = v2542 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
       const uint v2556 = v2538 + v2553;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2557 = v2556 < v2;
       const bool v2558 = v2555 && v2557;
@@ -359,44 +359,44 @@ kernel void iron_gemm_beta_nk_bf16(
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2736 + e] = v2920 ? b[v2926 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2939 = v2544 + v2938;  // kernels/gemm/gemm_tiles.hpp:250
+      const uint v2939 = v2544 + v2938;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v42, shm0, long(v2939), long(64u));
-      const uint v2945 = v2544 + v2944;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v2945 = v2544 + v2944;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v44, shm1, long(v2945), long(64u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v2952 = v2939 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2952 = v2939 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v42, shm0, long(v2952), long(64u));
-      const uint v2958 = v2945 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v2958 = v2945 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v44, shm1, long(v2958), long(64u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v2964 = v2939 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2964 = v2939 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v42, shm0, long(v2964), long(64u));
-      const uint v2970 = v2945 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v2970 = v2945 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v44, shm1, long(v2970), long(64u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v2976 = v2939 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2976 = v2939 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v42, shm0, long(v2976), long(64u));
-      const uint v2982 = v2945 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v2982 = v2945 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v44, shm1, long(v2982), long(64u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
     const uint v514 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v515 = iron_tid.x;
-    const uint v571 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v577 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v585 = v571 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v591 = v577 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v597 = v571 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v603 = v577 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v609 = v571 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v615 = v577 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v571 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v577 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v585 = v571 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v591 = v577 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v597 = v571 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v603 = v577 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v609 = v571 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v615 = v577 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v513 = 0u; v513 < v2; v513 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (uint v513 = 0u; v513 < v2; v513 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (uint v517 = v515; v517 < 8192u; v517 += v514) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v519 = v517 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v521 = v517 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -442,29 +442,29 @@ kernel void iron_gemm_beta_nk_bf16(
           shm1[v564] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load<false>(v42, shm0, long(v571), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v44, shm1, long(v577), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v42, shm0, long(v585), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v44, shm1, long(v591), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v42, shm0, long(v597), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v44, shm1, long(v603), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v42, shm0, long(v609), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v44, shm1, long(v615), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:256
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load<false>(v42, shm0, long(v571), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v44, shm1, long(v577), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v42, shm0, long(v585), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v44, shm1, long(v591), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v42, shm0, long(v597), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v44, shm1, long(v603), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v42, shm0, long(v609), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v44, shm1, long(v615), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:257
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v616 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v616 = v29 + v38;  // kernels/gemm/gemm_tiles.hpp:280
   const uint v617 = v25 + v34;
-  const uint v618 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v618 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v619 = v617 + v618;
-  const uint v620 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v620 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v621 = v616 + v620;
-  const bool v622 = v619 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v622 = v619 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v623 = v621 < v1;
   const bool v624 = v622 && v623;
   if (v624) {
@@ -478,11 +478,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v632 = bfloat(v631);
     c[v627] = v632;
   }
-  const uint v633 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v633 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v634 = v617 + v633;
-  const uint v635 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v635 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v636 = v616 + v635;
-  const bool v637 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v637 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v638 = v636 < v1;
   const bool v639 = v637 && v638;
   if (v639) {
@@ -496,11 +496,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v647 = bfloat(v646);
     c[v642] = v647;
   }
-  const uint v648 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v648 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v649 = v617 + v648;
-  const uint v650 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v650 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v651 = v616 + v650;
-  const bool v652 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v652 = v649 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v653 = v651 < v1;
   const bool v654 = v652 && v653;
   if (v654) {
@@ -514,11 +514,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v662 = bfloat(v661);
     c[v657] = v662;
   }
-  const uint v663 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v663 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v664 = v617 + v663;
-  const uint v665 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v665 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v666 = v616 + v665;
-  const bool v667 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v667 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v668 = v666 < v1;
   const bool v669 = v667 && v668;
   if (v669) {
@@ -532,11 +532,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v677 = bfloat(v676);
     c[v672] = v677;
   }
-  const uint v678 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v678 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v679 = v617 + v678;
-  const uint v680 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v680 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v681 = v616 + v680;
-  const bool v682 = v679 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v682 = v679 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v683 = v681 < v1;
   const bool v684 = v682 && v683;
   if (v684) {
@@ -550,11 +550,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v692 = bfloat(v691);
     c[v687] = v692;
   }
-  const uint v693 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v693 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v694 = v617 + v693;
-  const uint v695 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v695 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v696 = v616 + v695;
-  const bool v697 = v694 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v697 = v694 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v698 = v696 < v1;
   const bool v699 = v697 && v698;
   if (v699) {
@@ -568,11 +568,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v707 = bfloat(v706);
     c[v702] = v707;
   }
-  const uint v708 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v708 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v709 = v617 + v708;
-  const uint v710 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v710 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v711 = v616 + v710;
-  const bool v712 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v712 = v709 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v713 = v711 < v1;
   const bool v714 = v712 && v713;
   if (v714) {
@@ -586,11 +586,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v722 = bfloat(v721);
     c[v717] = v722;
   }
-  const uint v723 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v723 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v724 = v617 + v723;
-  const uint v725 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v725 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v726 = v616 + v725;
-  const bool v727 = v724 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v727 = v724 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v728 = v726 < v1;
   const bool v729 = v727 && v728;
   if (v729) {
@@ -604,11 +604,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v737 = bfloat(v736);
     c[v732] = v737;
   }
-  const uint v738 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v738 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v739 = v617 + v738;
-  const uint v740 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v740 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v741 = v616 + v740;
-  const bool v742 = v739 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v742 = v739 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v743 = v741 < v1;
   const bool v744 = v742 && v743;
   if (v744) {
@@ -622,11 +622,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v752 = bfloat(v751);
     c[v747] = v752;
   }
-  const uint v753 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v753 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v754 = v617 + v753;
-  const uint v755 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v755 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v756 = v616 + v755;
-  const bool v757 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v757 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v758 = v756 < v1;
   const bool v759 = v757 && v758;
   if (v759) {
@@ -640,11 +640,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v767 = bfloat(v766);
     c[v762] = v767;
   }
-  const uint v768 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v768 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v769 = v617 + v768;
-  const uint v770 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v770 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v771 = v616 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -658,11 +658,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v782 = bfloat(v781);
     c[v777] = v782;
   }
-  const uint v783 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v783 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v784 = v617 + v783;
-  const uint v785 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v785 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v786 = v616 + v785;
-  const bool v787 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v787 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v788 = v786 < v1;
   const bool v789 = v787 && v788;
   if (v789) {
@@ -676,11 +676,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v797 = bfloat(v796);
     c[v792] = v797;
   }
-  const uint v798 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v798 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v799 = v617 + v798;
-  const uint v800 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v800 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v801 = v616 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v803 = v801 < v1;
   const bool v804 = v802 && v803;
   if (v804) {
@@ -694,11 +694,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v812 = bfloat(v811);
     c[v807] = v812;
   }
-  const uint v813 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v813 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v814 = v617 + v813;
-  const uint v815 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v815 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v816 = v616 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v818 = v816 < v1;
   const bool v819 = v817 && v818;
   if (v819) {
@@ -712,11 +712,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v827 = bfloat(v826);
     c[v822] = v827;
   }
-  const uint v828 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v828 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v829 = v617 + v828;
-  const uint v830 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v830 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v831 = v616 + v830;
-  const bool v832 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v832 = v829 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v833 = v831 < v1;
   const bool v834 = v832 && v833;
   if (v834) {
@@ -730,11 +730,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v842 = bfloat(v841);
     c[v837] = v842;
   }
-  const uint v843 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v843 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v844 = v617 + v843;
-  const uint v845 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v845 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v846 = v616 + v845;
-  const bool v847 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v847 = v844 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v848 = v846 < v1;
   const bool v849 = v847 && v848;
   if (v849) {
@@ -748,11 +748,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v857 = bfloat(v856);
     c[v852] = v857;
   }
-  const uint v858 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v858 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v859 = v617 + v858;
-  const uint v860 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v860 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v861 = v616 + v860;
-  const bool v862 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v862 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v863 = v861 < v1;
   const bool v864 = v862 && v863;
   if (v864) {
@@ -766,11 +766,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v872 = bfloat(v871);
     c[v867] = v872;
   }
-  const uint v873 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v873 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v874 = v617 + v873;
-  const uint v875 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v875 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v876 = v616 + v875;
-  const bool v877 = v874 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v877 = v874 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v878 = v876 < v1;
   const bool v879 = v877 && v878;
   if (v879) {
@@ -784,11 +784,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v887 = bfloat(v886);
     c[v882] = v887;
   }
-  const uint v888 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v888 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v889 = v617 + v888;
-  const uint v890 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v890 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v891 = v616 + v890;
-  const bool v892 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v892 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v893 = v891 < v1;
   const bool v894 = v892 && v893;
   if (v894) {
@@ -802,11 +802,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v902 = bfloat(v901);
     c[v897] = v902;
   }
-  const uint v903 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v903 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v904 = v617 + v903;
-  const uint v905 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v905 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v906 = v616 + v905;
-  const bool v907 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v907 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v908 = v906 < v1;
   const bool v909 = v907 && v908;
   if (v909) {
@@ -820,11 +820,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v917 = bfloat(v916);
     c[v912] = v917;
   }
-  const uint v918 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v918 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v919 = v617 + v918;
-  const uint v920 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v920 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v921 = v616 + v920;
-  const bool v922 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v922 = v919 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v923 = v921 < v1;
   const bool v924 = v922 && v923;
   if (v924) {
@@ -838,11 +838,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v932 = bfloat(v931);
     c[v927] = v932;
   }
-  const uint v933 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v933 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v934 = v617 + v933;
-  const uint v935 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v935 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v936 = v616 + v935;
-  const bool v937 = v934 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v937 = v934 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v938 = v936 < v1;
   const bool v939 = v937 && v938;
   if (v939) {
@@ -856,11 +856,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v947 = bfloat(v946);
     c[v942] = v947;
   }
-  const uint v948 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v948 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v949 = v617 + v948;
-  const uint v950 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v950 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v951 = v616 + v950;
-  const bool v952 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v952 = v949 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v953 = v951 < v1;
   const bool v954 = v952 && v953;
   if (v954) {
@@ -874,11 +874,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v962 = bfloat(v961);
     c[v957] = v962;
   }
-  const uint v963 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v963 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v964 = v617 + v963;
-  const uint v965 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v965 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v966 = v616 + v965;
-  const bool v967 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v967 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v968 = v966 < v1;
   const bool v969 = v967 && v968;
   if (v969) {
@@ -892,11 +892,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v977 = bfloat(v976);
     c[v972] = v977;
   }
-  const uint v978 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v978 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v979 = v617 + v978;
-  const uint v980 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v980 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v981 = v616 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v982 = v979 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -910,11 +910,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v992 = bfloat(v991);
     c[v987] = v992;
   }
-  const uint v993 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v993 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v994 = v617 + v993;
-  const uint v995 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v995 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v996 = v616 + v995;
-  const bool v997 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v997 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v998 = v996 < v1;
   const bool v999 = v997 && v998;
   if (v999) {
@@ -928,11 +928,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1007 = bfloat(v1006);
     c[v1002] = v1007;
   }
-  const uint v1008 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1008 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1009 = v617 + v1008;
-  const uint v1010 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1010 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1011 = v616 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1013 = v1011 < v1;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -946,11 +946,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1022 = bfloat(v1021);
     c[v1017] = v1022;
   }
-  const uint v1023 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1023 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1024 = v617 + v1023;
-  const uint v1025 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1025 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1026 = v616 + v1025;
-  const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1028 = v1026 < v1;
   const bool v1029 = v1027 && v1028;
   if (v1029) {
@@ -964,11 +964,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1037 = bfloat(v1036);
     c[v1032] = v1037;
   }
-  const uint v1038 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1038 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1039 = v617 + v1038;
-  const uint v1040 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1040 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1041 = v616 + v1040;
-  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1043 = v1041 < v1;
   const bool v1044 = v1042 && v1043;
   if (v1044) {
@@ -982,11 +982,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1052 = bfloat(v1051);
     c[v1047] = v1052;
   }
-  const uint v1053 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1053 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1054 = v617 + v1053;
-  const uint v1055 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1055 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1056 = v616 + v1055;
-  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1058 = v1056 < v1;
   const bool v1059 = v1057 && v1058;
   if (v1059) {
@@ -1000,11 +1000,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1067 = bfloat(v1066);
     c[v1062] = v1067;
   }
-  const uint v1068 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1068 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1069 = v617 + v1068;
-  const uint v1070 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1070 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1071 = v616 + v1070;
-  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1073 = v1071 < v1;
   const bool v1074 = v1072 && v1073;
   if (v1074) {
@@ -1018,11 +1018,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1082 = bfloat(v1081);
     c[v1077] = v1082;
   }
-  const uint v1083 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1083 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1084 = v617 + v1083;
-  const uint v1085 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1085 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1086 = v616 + v1085;
-  const bool v1087 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1087 = v1084 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1088 = v1086 < v1;
   const bool v1089 = v1087 && v1088;
   if (v1089) {
@@ -1036,11 +1036,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1097 = bfloat(v1096);
     c[v1092] = v1097;
   }
-  const uint v1098 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1098 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1099 = v617 + v1098;
-  const uint v1100 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1100 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1101 = v616 + v1100;
-  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1103 = v1101 < v1;
   const bool v1104 = v1102 && v1103;
   if (v1104) {
@@ -1054,11 +1054,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1112 = bfloat(v1111);
     c[v1107] = v1112;
   }
-  const uint v1113 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1113 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1114 = v617 + v1113;
-  const uint v1115 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1115 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1116 = v616 + v1115;
-  const bool v1117 = v1114 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1117 = v1114 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1118 = v1116 < v1;
   const bool v1119 = v1117 && v1118;
   if (v1119) {
@@ -1072,11 +1072,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1127 = bfloat(v1126);
     c[v1122] = v1127;
   }
-  const uint v1128 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1128 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1129 = v617 + v1128;
-  const uint v1130 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1130 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1131 = v616 + v1130;
-  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1133 = v1131 < v1;
   const bool v1134 = v1132 && v1133;
   if (v1134) {
@@ -1090,11 +1090,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1142 = bfloat(v1141);
     c[v1137] = v1142;
   }
-  const uint v1143 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1143 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1144 = v617 + v1143;
-  const uint v1145 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1145 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1146 = v616 + v1145;
-  const bool v1147 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1147 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1148 = v1146 < v1;
   const bool v1149 = v1147 && v1148;
   if (v1149) {
@@ -1108,11 +1108,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1157 = bfloat(v1156);
     c[v1152] = v1157;
   }
-  const uint v1158 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1158 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1159 = v617 + v1158;
-  const uint v1160 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1160 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1161 = v616 + v1160;
-  const bool v1162 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1162 = v1159 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1163 = v1161 < v1;
   const bool v1164 = v1162 && v1163;
   if (v1164) {
@@ -1126,11 +1126,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1172 = bfloat(v1171);
     c[v1167] = v1172;
   }
-  const uint v1173 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1173 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1174 = v617 + v1173;
-  const uint v1175 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1175 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1176 = v616 + v1175;
-  const bool v1177 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1177 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1178 = v1176 < v1;
   const bool v1179 = v1177 && v1178;
   if (v1179) {
@@ -1144,11 +1144,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1187 = bfloat(v1186);
     c[v1182] = v1187;
   }
-  const uint v1188 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1188 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1189 = v617 + v1188;
-  const uint v1190 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1190 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1191 = v616 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1193 = v1191 < v1;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
@@ -1162,11 +1162,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1202 = bfloat(v1201);
     c[v1197] = v1202;
   }
-  const uint v1203 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1203 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1204 = v617 + v1203;
-  const uint v1205 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1205 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1206 = v616 + v1205;
-  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1208 = v1206 < v1;
   const bool v1209 = v1207 && v1208;
   if (v1209) {
@@ -1180,11 +1180,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1217 = bfloat(v1216);
     c[v1212] = v1217;
   }
-  const uint v1218 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1218 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1219 = v617 + v1218;
-  const uint v1220 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1220 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1221 = v616 + v1220;
-  const bool v1222 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1222 = v1219 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1223 = v1221 < v1;
   const bool v1224 = v1222 && v1223;
   if (v1224) {
@@ -1198,11 +1198,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1232 = bfloat(v1231);
     c[v1227] = v1232;
   }
-  const uint v1233 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1233 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1234 = v617 + v1233;
-  const uint v1235 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1235 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1236 = v616 + v1235;
-  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1238 = v1236 < v1;
   const bool v1239 = v1237 && v1238;
   if (v1239) {
@@ -1216,11 +1216,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1247 = bfloat(v1246);
     c[v1242] = v1247;
   }
-  const uint v1248 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1248 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1249 = v617 + v1248;
-  const uint v1250 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1250 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1251 = v616 + v1250;
-  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1253 = v1251 < v1;
   const bool v1254 = v1252 && v1253;
   if (v1254) {
@@ -1234,11 +1234,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1262 = bfloat(v1261);
     c[v1257] = v1262;
   }
-  const uint v1263 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1263 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1264 = v617 + v1263;
-  const uint v1265 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1265 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1266 = v616 + v1265;
-  const bool v1267 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1267 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1268 = v1266 < v1;
   const bool v1269 = v1267 && v1268;
   if (v1269) {
@@ -1252,11 +1252,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1277 = bfloat(v1276);
     c[v1272] = v1277;
   }
-  const uint v1278 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1278 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1279 = v617 + v1278;
-  const uint v1280 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1280 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1281 = v616 + v1280;
-  const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1283 = v1281 < v1;
   const bool v1284 = v1282 && v1283;
   if (v1284) {
@@ -1270,11 +1270,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1292 = bfloat(v1291);
     c[v1287] = v1292;
   }
-  const uint v1293 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1293 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1294 = v617 + v1293;
-  const uint v1295 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1295 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1296 = v616 + v1295;
-  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1298 = v1296 < v1;
   const bool v1299 = v1297 && v1298;
   if (v1299) {
@@ -1288,11 +1288,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1307 = bfloat(v1306);
     c[v1302] = v1307;
   }
-  const uint v1308 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1308 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1309 = v617 + v1308;
-  const uint v1310 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1310 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1311 = v616 + v1310;
-  const bool v1312 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1312 = v1309 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1313 = v1311 < v1;
   const bool v1314 = v1312 && v1313;
   if (v1314) {
@@ -1306,11 +1306,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1322 = bfloat(v1321);
     c[v1317] = v1322;
   }
-  const uint v1323 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1323 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1324 = v617 + v1323;
-  const uint v1325 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1325 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1326 = v616 + v1325;
-  const bool v1327 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1327 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1328 = v1326 < v1;
   const bool v1329 = v1327 && v1328;
   if (v1329) {
@@ -1324,11 +1324,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1337 = bfloat(v1336);
     c[v1332] = v1337;
   }
-  const uint v1338 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1338 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1339 = v617 + v1338;
-  const uint v1340 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1340 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1341 = v616 + v1340;
-  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1343 = v1341 < v1;
   const bool v1344 = v1342 && v1343;
   if (v1344) {
@@ -1342,11 +1342,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1352 = bfloat(v1351);
     c[v1347] = v1352;
   }
-  const uint v1353 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1353 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1354 = v617 + v1353;
-  const uint v1355 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1355 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1356 = v616 + v1355;
-  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1358 = v1356 < v1;
   const bool v1359 = v1357 && v1358;
   if (v1359) {
@@ -1360,11 +1360,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1367 = bfloat(v1366);
     c[v1362] = v1367;
   }
-  const uint v1368 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1368 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1369 = v617 + v1368;
-  const uint v1370 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1370 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1371 = v616 + v1370;
-  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1373 = v1371 < v1;
   const bool v1374 = v1372 && v1373;
   if (v1374) {
@@ -1378,11 +1378,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1382 = bfloat(v1381);
     c[v1377] = v1382;
   }
-  const uint v1383 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1383 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1384 = v617 + v1383;
-  const uint v1385 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1385 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1386 = v616 + v1385;
-  const bool v1387 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1387 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1388 = v1386 < v1;
   const bool v1389 = v1387 && v1388;
   if (v1389) {
@@ -1396,11 +1396,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1397 = bfloat(v1396);
     c[v1392] = v1397;
   }
-  const uint v1398 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1398 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1399 = v617 + v1398;
-  const uint v1400 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1400 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1401 = v616 + v1400;
-  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1403 = v1401 < v1;
   const bool v1404 = v1402 && v1403;
   if (v1404) {
@@ -1414,11 +1414,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1412 = bfloat(v1411);
     c[v1407] = v1412;
   }
-  const uint v1413 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1413 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1414 = v617 + v1413;
-  const uint v1415 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1415 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1416 = v616 + v1415;
-  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1418 = v1416 < v1;
   const bool v1419 = v1417 && v1418;
   if (v1419) {
@@ -1432,11 +1432,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1427 = bfloat(v1426);
     c[v1422] = v1427;
   }
-  const uint v1428 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1428 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1429 = v617 + v1428;
-  const uint v1430 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1430 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1431 = v616 + v1430;
-  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1433 = v1431 < v1;
   const bool v1434 = v1432 && v1433;
   if (v1434) {
@@ -1450,11 +1450,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1442 = bfloat(v1441);
     c[v1437] = v1442;
   }
-  const uint v1443 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1443 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1444 = v617 + v1443;
-  const uint v1445 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1445 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1446 = v616 + v1445;
-  const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1448 = v1446 < v1;
   const bool v1449 = v1447 && v1448;
   if (v1449) {
@@ -1468,11 +1468,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1457 = bfloat(v1456);
     c[v1452] = v1457;
   }
-  const uint v1458 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1458 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1459 = v617 + v1458;
-  const uint v1460 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1460 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1461 = v616 + v1460;
-  const bool v1462 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1462 = v1459 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1463 = v1461 < v1;
   const bool v1464 = v1462 && v1463;
   if (v1464) {
@@ -1486,11 +1486,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1472 = bfloat(v1471);
     c[v1467] = v1472;
   }
-  const uint v1473 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1473 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1474 = v617 + v1473;
-  const uint v1475 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1475 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1476 = v616 + v1475;
-  const bool v1477 = v1474 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1477 = v1474 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1478 = v1476 < v1;
   const bool v1479 = v1477 && v1478;
   if (v1479) {
@@ -1504,11 +1504,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1487 = bfloat(v1486);
     c[v1482] = v1487;
   }
-  const uint v1488 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1488 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1489 = v617 + v1488;
-  const uint v1490 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1490 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1491 = v616 + v1490;
-  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1493 = v1491 < v1;
   const bool v1494 = v1492 && v1493;
   if (v1494) {
@@ -1522,11 +1522,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1502 = bfloat(v1501);
     c[v1497] = v1502;
   }
-  const uint v1503 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1503 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1504 = v617 + v1503;
-  const uint v1505 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1505 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1506 = v616 + v1505;
-  const bool v1507 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1507 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1508 = v1506 < v1;
   const bool v1509 = v1507 && v1508;
   if (v1509) {
@@ -1540,11 +1540,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1517 = bfloat(v1516);
     c[v1512] = v1517;
   }
-  const uint v1518 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1518 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1519 = v617 + v1518;
-  const uint v1520 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1520 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1521 = v616 + v1520;
-  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1523 = v1521 < v1;
   const bool v1524 = v1522 && v1523;
   if (v1524) {
@@ -1558,11 +1558,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1532 = bfloat(v1531);
     c[v1527] = v1532;
   }
-  const uint v1533 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1533 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1534 = v617 + v1533;
-  const uint v1535 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1535 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1536 = v616 + v1535;
-  const bool v1537 = v1534 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1537 = v1534 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1538 = v1536 < v1;
   const bool v1539 = v1537 && v1538;
   if (v1539) {
@@ -1576,11 +1576,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1547 = bfloat(v1546);
     c[v1542] = v1547;
   }
-  const uint v1548 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1548 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1549 = v617 + v1548;
-  const uint v1550 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1550 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1551 = v616 + v1550;
-  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1553 = v1551 < v1;
   const bool v1554 = v1552 && v1553;
   if (v1554) {
@@ -1594,11 +1594,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1562 = bfloat(v1561);
     c[v1557] = v1562;
   }
-  const uint v1563 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1563 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1564 = v617 + v1563;
-  const uint v1565 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1565 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1566 = v616 + v1565;
-  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1568 = v1566 < v1;
   const bool v1569 = v1567 && v1568;
   if (v1569) {
@@ -1612,11 +1612,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1577 = bfloat(v1576);
     c[v1572] = v1577;
   }
-  const uint v1578 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1578 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1579 = v617 + v1578;
-  const uint v1580 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1580 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1581 = v616 + v1580;
-  const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1583 = v1581 < v1;
   const bool v1584 = v1582 && v1583;
   if (v1584) {
@@ -1630,11 +1630,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1592 = bfloat(v1591);
     c[v1587] = v1592;
   }
-  const uint v1593 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1593 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1594 = v617 + v1593;
-  const uint v1595 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1595 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1596 = v616 + v1595;
-  const bool v1597 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1597 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1598 = v1596 < v1;
   const bool v1599 = v1597 && v1598;
   if (v1599) {
@@ -1648,11 +1648,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1607 = bfloat(v1606);
     c[v1602] = v1607;
   }
-  const uint v1608 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1608 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1609 = v617 + v1608;
-  const uint v1610 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1610 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1611 = v616 + v1610;
-  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
@@ -1666,11 +1666,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1622 = bfloat(v1621);
     c[v1617] = v1622;
   }
-  const uint v1623 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1623 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1624 = v617 + v1623;
-  const uint v1625 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1625 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1626 = v616 + v1625;
-  const bool v1627 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1627 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1628 = v1626 < v1;
   const bool v1629 = v1627 && v1628;
   if (v1629) {
@@ -1684,11 +1684,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1637 = bfloat(v1636);
     c[v1632] = v1637;
   }
-  const uint v1638 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1638 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1639 = v617 + v1638;
-  const uint v1640 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1640 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1641 = v616 + v1640;
-  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1642 = v1639 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1643 = v1641 < v1;
   const bool v1644 = v1642 && v1643;
   if (v1644) {
@@ -1702,11 +1702,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1652 = bfloat(v1651);
     c[v1647] = v1652;
   }
-  const uint v1653 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1653 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1654 = v617 + v1653;
-  const uint v1655 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1655 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1656 = v616 + v1655;
-  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1658 = v1656 < v1;
   const bool v1659 = v1657 && v1658;
   if (v1659) {
@@ -1720,11 +1720,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1667 = bfloat(v1666);
     c[v1662] = v1667;
   }
-  const uint v1668 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1668 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1669 = v617 + v1668;
-  const uint v1670 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1670 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1671 = v616 + v1670;
-  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1673 = v1671 < v1;
   const bool v1674 = v1672 && v1673;
   if (v1674) {
@@ -1738,11 +1738,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1682 = bfloat(v1681);
     c[v1677] = v1682;
   }
-  const uint v1683 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1683 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1684 = v617 + v1683;
-  const uint v1685 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1685 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1686 = v616 + v1685;
-  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1688 = v1686 < v1;
   const bool v1689 = v1687 && v1688;
   if (v1689) {
@@ -1756,11 +1756,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1697 = bfloat(v1696);
     c[v1692] = v1697;
   }
-  const uint v1698 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1698 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1699 = v617 + v1698;
-  const uint v1700 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1700 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1701 = v616 + v1700;
-  const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1702 = v1699 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1703 = v1701 < v1;
   const bool v1704 = v1702 && v1703;
   if (v1704) {
@@ -1774,11 +1774,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1712 = bfloat(v1711);
     c[v1707] = v1712;
   }
-  const uint v1713 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1713 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1714 = v617 + v1713;
-  const uint v1715 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1715 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1716 = v616 + v1715;
-  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1718 = v1716 < v1;
   const bool v1719 = v1717 && v1718;
   if (v1719) {
@@ -1792,11 +1792,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1727 = bfloat(v1726);
     c[v1722] = v1727;
   }
-  const uint v1728 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1728 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1729 = v617 + v1728;
-  const uint v1730 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1730 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1731 = v616 + v1730;
-  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1733 = v1731 < v1;
   const bool v1734 = v1732 && v1733;
   if (v1734) {
@@ -1810,11 +1810,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1742 = bfloat(v1741);
     c[v1737] = v1742;
   }
-  const uint v1743 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1743 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1744 = v617 + v1743;
-  const uint v1745 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1745 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1746 = v616 + v1745;
-  const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1748 = v1746 < v1;
   const bool v1749 = v1747 && v1748;
   if (v1749) {
@@ -1828,11 +1828,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1757 = bfloat(v1756);
     c[v1752] = v1757;
   }
-  const uint v1758 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1758 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1759 = v617 + v1758;
-  const uint v1760 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1760 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1761 = v616 + v1760;
-  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1763 = v1761 < v1;
   const bool v1764 = v1762 && v1763;
   if (v1764) {
@@ -1846,11 +1846,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1772 = bfloat(v1771);
     c[v1767] = v1772;
   }
-  const uint v1773 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1773 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1774 = v617 + v1773;
-  const uint v1775 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1775 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1776 = v616 + v1775;
-  const bool v1777 = v1774 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1777 = v1774 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1778 = v1776 < v1;
   const bool v1779 = v1777 && v1778;
   if (v1779) {
@@ -1864,11 +1864,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1787 = bfloat(v1786);
     c[v1782] = v1787;
   }
-  const uint v1788 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1788 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1789 = v617 + v1788;
-  const uint v1790 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1790 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1791 = v616 + v1790;
-  const bool v1792 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1792 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1793 = v1791 < v1;
   const bool v1794 = v1792 && v1793;
   if (v1794) {
@@ -1882,11 +1882,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1802 = bfloat(v1801);
     c[v1797] = v1802;
   }
-  const uint v1803 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1803 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1804 = v617 + v1803;
-  const uint v1805 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1805 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1806 = v616 + v1805;
-  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1808 = v1806 < v1;
   const bool v1809 = v1807 && v1808;
   if (v1809) {
@@ -1900,11 +1900,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1817 = bfloat(v1816);
     c[v1812] = v1817;
   }
-  const uint v1818 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1818 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1819 = v617 + v1818;
-  const uint v1820 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1820 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1821 = v616 + v1820;
-  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1823 = v1821 < v1;
   const bool v1824 = v1822 && v1823;
   if (v1824) {
@@ -1918,11 +1918,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1832 = bfloat(v1831);
     c[v1827] = v1832;
   }
-  const uint v1833 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1833 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1834 = v617 + v1833;
-  const uint v1835 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1835 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1836 = v616 + v1835;
-  const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1838 = v1836 < v1;
   const bool v1839 = v1837 && v1838;
   if (v1839) {
@@ -1936,11 +1936,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1847 = bfloat(v1846);
     c[v1842] = v1847;
   }
-  const uint v1848 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1848 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1849 = v617 + v1848;
-  const uint v1850 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1850 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1851 = v616 + v1850;
-  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
@@ -1954,11 +1954,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1862 = bfloat(v1861);
     c[v1857] = v1862;
   }
-  const uint v1863 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1863 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1864 = v617 + v1863;
-  const uint v1865 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1865 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1866 = v616 + v1865;
-  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1868 = v1866 < v1;
   const bool v1869 = v1867 && v1868;
   if (v1869) {
@@ -1972,11 +1972,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1877 = bfloat(v1876);
     c[v1872] = v1877;
   }
-  const uint v1878 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1878 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1879 = v617 + v1878;
-  const uint v1880 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1880 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1881 = v616 + v1880;
-  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1883 = v1881 < v1;
   const bool v1884 = v1882 && v1883;
   if (v1884) {
@@ -1990,11 +1990,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1892 = bfloat(v1891);
     c[v1887] = v1892;
   }
-  const uint v1893 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1893 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1894 = v617 + v1893;
-  const uint v1895 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1895 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1896 = v616 + v1895;
-  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1898 = v1896 < v1;
   const bool v1899 = v1897 && v1898;
   if (v1899) {
@@ -2008,11 +2008,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1907 = bfloat(v1906);
     c[v1902] = v1907;
   }
-  const uint v1908 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1908 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1909 = v617 + v1908;
-  const uint v1910 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1910 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1911 = v616 + v1910;
-  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1913 = v1911 < v1;
   const bool v1914 = v1912 && v1913;
   if (v1914) {
@@ -2026,11 +2026,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1922 = bfloat(v1921);
     c[v1917] = v1922;
   }
-  const uint v1923 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1923 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1924 = v617 + v1923;
-  const uint v1925 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1925 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1926 = v616 + v1925;
-  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1928 = v1926 < v1;
   const bool v1929 = v1927 && v1928;
   if (v1929) {
@@ -2044,11 +2044,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1937 = bfloat(v1936);
     c[v1932] = v1937;
   }
-  const uint v1938 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1938 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1939 = v617 + v1938;
-  const uint v1940 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1940 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1941 = v616 + v1940;
-  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1943 = v1941 < v1;
   const bool v1944 = v1942 && v1943;
   if (v1944) {
@@ -2062,11 +2062,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1952 = bfloat(v1951);
     c[v1947] = v1952;
   }
-  const uint v1953 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1953 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1954 = v617 + v1953;
-  const uint v1955 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1955 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1956 = v616 + v1955;
-  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1958 = v1956 < v1;
   const bool v1959 = v1957 && v1958;
   if (v1959) {
@@ -2080,11 +2080,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1967 = bfloat(v1966);
     c[v1962] = v1967;
   }
-  const uint v1968 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1968 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1969 = v617 + v1968;
-  const uint v1970 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1970 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1971 = v616 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1973 = v1971 < v1;
   const bool v1974 = v1972 && v1973;
   if (v1974) {
@@ -2098,11 +2098,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1982 = bfloat(v1981);
     c[v1977] = v1982;
   }
-  const uint v1983 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1983 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1984 = v617 + v1983;
-  const uint v1985 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1985 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1986 = v616 + v1985;
-  const bool v1987 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1987 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1988 = v1986 < v1;
   const bool v1989 = v1987 && v1988;
   if (v1989) {
@@ -2116,11 +2116,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1997 = bfloat(v1996);
     c[v1992] = v1997;
   }
-  const uint v1998 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1998 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1999 = v617 + v1998;
-  const uint v2000 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2000 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2001 = v616 + v2000;
-  const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2003 = v2001 < v1;
   const bool v2004 = v2002 && v2003;
   if (v2004) {
@@ -2134,11 +2134,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2012 = bfloat(v2011);
     c[v2007] = v2012;
   }
-  const uint v2013 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2013 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2014 = v617 + v2013;
-  const uint v2015 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2015 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2016 = v616 + v2015;
-  const bool v2017 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2017 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2018 = v2016 < v1;
   const bool v2019 = v2017 && v2018;
   if (v2019) {
@@ -2152,11 +2152,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2027 = bfloat(v2026);
     c[v2022] = v2027;
   }
-  const uint v2028 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2028 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2029 = v617 + v2028;
-  const uint v2030 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2030 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2031 = v616 + v2030;
-  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2032 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2170,11 +2170,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2042 = bfloat(v2041);
     c[v2037] = v2042;
   }
-  const uint v2043 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2043 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2044 = v617 + v2043;
-  const uint v2045 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2045 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2046 = v616 + v2045;
-  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2048 = v2046 < v1;
   const bool v2049 = v2047 && v2048;
   if (v2049) {
@@ -2188,11 +2188,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2057 = bfloat(v2056);
     c[v2052] = v2057;
   }
-  const uint v2058 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2058 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2059 = v617 + v2058;
-  const uint v2060 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2060 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2061 = v616 + v2060;
-  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2063 = v2061 < v1;
   const bool v2064 = v2062 && v2063;
   if (v2064) {
@@ -2206,11 +2206,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2072 = bfloat(v2071);
     c[v2067] = v2072;
   }
-  const uint v2073 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2073 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2074 = v617 + v2073;
-  const uint v2075 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2075 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2076 = v616 + v2075;
-  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2078 = v2076 < v1;
   const bool v2079 = v2077 && v2078;
   if (v2079) {
@@ -2224,11 +2224,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2087 = bfloat(v2086);
     c[v2082] = v2087;
   }
-  const uint v2088 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2088 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2089 = v617 + v2088;
-  const uint v2090 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2090 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2091 = v616 + v2090;
-  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2093 = v2091 < v1;
   const bool v2094 = v2092 && v2093;
   if (v2094) {
@@ -2242,11 +2242,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2102 = bfloat(v2101);
     c[v2097] = v2102;
   }
-  const uint v2103 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2103 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2104 = v617 + v2103;
-  const uint v2105 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2105 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2106 = v616 + v2105;
-  const bool v2107 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2107 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2108 = v2106 < v1;
   const bool v2109 = v2107 && v2108;
   if (v2109) {
@@ -2260,11 +2260,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2117 = bfloat(v2116);
     c[v2112] = v2117;
   }
-  const uint v2118 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2118 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2119 = v617 + v2118;
-  const uint v2120 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2120 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2121 = v616 + v2120;
-  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2123 = v2121 < v1;
   const bool v2124 = v2122 && v2123;
   if (v2124) {
@@ -2278,11 +2278,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2132 = bfloat(v2131);
     c[v2127] = v2132;
   }
-  const uint v2133 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2133 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2134 = v617 + v2133;
-  const uint v2135 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2135 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2136 = v616 + v2135;
-  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2138 = v2136 < v1;
   const bool v2139 = v2137 && v2138;
   if (v2139) {
@@ -2296,11 +2296,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2147 = bfloat(v2146);
     c[v2142] = v2147;
   }
-  const uint v2148 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2148 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2149 = v617 + v2148;
-  const uint v2150 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2150 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2151 = v616 + v2150;
-  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2153 = v2151 < v1;
   const bool v2154 = v2152 && v2153;
   if (v2154) {
@@ -2314,11 +2314,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2162 = bfloat(v2161);
     c[v2157] = v2162;
   }
-  const uint v2163 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2163 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2164 = v617 + v2163;
-  const uint v2165 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2165 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2166 = v616 + v2165;
-  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2168 = v2166 < v1;
   const bool v2169 = v2167 && v2168;
   if (v2169) {
@@ -2332,11 +2332,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2177 = bfloat(v2176);
     c[v2172] = v2177;
   }
-  const uint v2178 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2178 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2179 = v617 + v2178;
-  const uint v2180 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2180 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2181 = v616 + v2180;
-  const bool v2182 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2182 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2183 = v2181 < v1;
   const bool v2184 = v2182 && v2183;
   if (v2184) {
@@ -2350,11 +2350,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2192 = bfloat(v2191);
     c[v2187] = v2192;
   }
-  const uint v2193 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2193 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2194 = v617 + v2193;
-  const uint v2195 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2195 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2196 = v616 + v2195;
-  const bool v2197 = v2194 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2197 = v2194 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2198 = v2196 < v1;
   const bool v2199 = v2197 && v2198;
   if (v2199) {
@@ -2368,11 +2368,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2207 = bfloat(v2206);
     c[v2202] = v2207;
   }
-  const uint v2208 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2208 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2209 = v617 + v2208;
-  const uint v2210 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2210 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2211 = v616 + v2210;
-  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2213 = v2211 < v1;
   const bool v2214 = v2212 && v2213;
   if (v2214) {
@@ -2386,11 +2386,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2222 = bfloat(v2221);
     c[v2217] = v2222;
   }
-  const uint v2223 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2223 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2224 = v617 + v2223;
-  const uint v2225 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2225 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2226 = v616 + v2225;
-  const bool v2227 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2227 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2228 = v2226 < v1;
   const bool v2229 = v2227 && v2228;
   if (v2229) {
@@ -2404,11 +2404,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2237 = bfloat(v2236);
     c[v2232] = v2237;
   }
-  const uint v2238 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2238 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2239 = v617 + v2238;
-  const uint v2240 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2240 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2241 = v616 + v2240;
-  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -2422,11 +2422,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2252 = bfloat(v2251);
     c[v2247] = v2252;
   }
-  const uint v2253 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2253 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2254 = v617 + v2253;
-  const uint v2255 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2255 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2256 = v616 + v2255;
-  const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2258 = v2256 < v1;
   const bool v2259 = v2257 && v2258;
   if (v2259) {
@@ -2440,11 +2440,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2267 = bfloat(v2266);
     c[v2262] = v2267;
   }
-  const uint v2268 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2268 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2269 = v617 + v2268;
-  const uint v2270 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2270 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2271 = v616 + v2270;
-  const bool v2272 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2272 = v2269 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2273 = v2271 < v1;
   const bool v2274 = v2272 && v2273;
   if (v2274) {
@@ -2458,11 +2458,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2282 = bfloat(v2281);
     c[v2277] = v2282;
   }
-  const uint v2283 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2283 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2284 = v617 + v2283;
-  const uint v2285 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2285 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2286 = v616 + v2285;
-  const bool v2287 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2287 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2288 = v2286 < v1;
   const bool v2289 = v2287 && v2288;
   if (v2289) {
@@ -2476,11 +2476,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2297 = bfloat(v2296);
     c[v2292] = v2297;
   }
-  const uint v2298 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2298 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2299 = v617 + v2298;
-  const uint v2300 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2300 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2301 = v616 + v2300;
-  const bool v2302 = v2299 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2302 = v2299 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2303 = v2301 < v1;
   const bool v2304 = v2302 && v2303;
   if (v2304) {
@@ -2494,11 +2494,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2312 = bfloat(v2311);
     c[v2307] = v2312;
   }
-  const uint v2313 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2313 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2314 = v617 + v2313;
-  const uint v2315 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2315 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2316 = v616 + v2315;
-  const bool v2317 = v2314 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2317 = v2314 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2318 = v2316 < v1;
   const bool v2319 = v2317 && v2318;
   if (v2319) {
@@ -2512,11 +2512,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2327 = bfloat(v2326);
     c[v2322] = v2327;
   }
-  const uint v2328 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2328 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2329 = v617 + v2328;
-  const uint v2330 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2330 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2331 = v616 + v2330;
-  const bool v2332 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2332 = v2329 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2333 = v2331 < v1;
   const bool v2334 = v2332 && v2333;
   if (v2334) {
@@ -2530,11 +2530,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2342 = bfloat(v2341);
     c[v2337] = v2342;
   }
-  const uint v2343 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2343 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2344 = v617 + v2343;
-  const uint v2345 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2345 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2346 = v616 + v2345;
-  const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2348 = v2346 < v1;
   const bool v2349 = v2347 && v2348;
   if (v2349) {
@@ -2548,11 +2548,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2357 = bfloat(v2356);
     c[v2352] = v2357;
   }
-  const uint v2358 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2358 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2359 = v617 + v2358;
-  const uint v2360 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2360 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2361 = v616 + v2360;
-  const bool v2362 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2362 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2363 = v2361 < v1;
   const bool v2364 = v2362 && v2363;
   if (v2364) {
@@ -2566,11 +2566,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2372 = bfloat(v2371);
     c[v2367] = v2372;
   }
-  const uint v2373 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2373 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2374 = v617 + v2373;
-  const uint v2375 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2375 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2376 = v616 + v2375;
-  const bool v2377 = v2374 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2377 = v2374 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2378 = v2376 < v1;
   const bool v2379 = v2377 && v2378;
   if (v2379) {
@@ -2584,11 +2584,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2387 = bfloat(v2386);
     c[v2382] = v2387;
   }
-  const uint v2388 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2388 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2389 = v617 + v2388;
-  const uint v2390 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2390 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2391 = v616 + v2390;
-  const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2393 = v2391 < v1;
   const bool v2394 = v2392 && v2393;
   if (v2394) {
@@ -2602,11 +2602,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2402 = bfloat(v2401);
     c[v2397] = v2402;
   }
-  const uint v2403 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2403 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2404 = v617 + v2403;
-  const uint v2405 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2405 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2406 = v616 + v2405;
-  const bool v2407 = v2404 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2407 = v2404 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2408 = v2406 < v1;
   const bool v2409 = v2407 && v2408;
   if (v2409) {
@@ -2620,11 +2620,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2417 = bfloat(v2416);
     c[v2412] = v2417;
   }
-  const uint v2418 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2418 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2419 = v617 + v2418;
-  const uint v2420 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2420 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2421 = v616 + v2420;
-  const bool v2422 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2422 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2423 = v2421 < v1;
   const bool v2424 = v2422 && v2423;
   if (v2424) {
@@ -2638,11 +2638,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2432 = bfloat(v2431);
     c[v2427] = v2432;
   }
-  const uint v2433 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2433 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2434 = v617 + v2433;
-  const uint v2435 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2435 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2436 = v616 + v2435;
-  const bool v2437 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2437 = v2434 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2438 = v2436 < v1;
   const bool v2439 = v2437 && v2438;
   if (v2439) {
@@ -2656,11 +2656,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2447 = bfloat(v2446);
     c[v2442] = v2447;
   }
-  const uint v2448 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2448 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2449 = v617 + v2448;
-  const uint v2450 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2450 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2451 = v616 + v2450;
-  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2453 = v2451 < v1;
   const bool v2454 = v2452 && v2453;
   if (v2454) {
@@ -2674,11 +2674,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2462 = bfloat(v2461);
     c[v2457] = v2462;
   }
-  const uint v2463 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2463 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2464 = v617 + v2463;
-  const uint v2465 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2465 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2466 = v616 + v2465;
-  const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2467 = v2464 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2468 = v2466 < v1;
   const bool v2469 = v2467 && v2468;
   if (v2469) {
@@ -2692,11 +2692,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2477 = bfloat(v2476);
     c[v2472] = v2477;
   }
-  const uint v2478 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2478 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2479 = v617 + v2478;
-  const uint v2480 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2480 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2481 = v616 + v2480;
-  const bool v2482 = v2479 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2482 = v2479 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2483 = v2481 < v1;
   const bool v2484 = v2482 && v2483;
   if (v2484) {
@@ -2710,11 +2710,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2492 = bfloat(v2491);
     c[v2487] = v2492;
   }
-  const uint v2493 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2493 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2494 = v617 + v2493;
-  const uint v2495 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2495 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2496 = v616 + v2495;
-  const bool v2497 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2497 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2498 = v2496 < v1;
   const bool v2499 = v2497 && v2498;
   if (v2499) {
@@ -2728,11 +2728,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2507 = bfloat(v2506);
     c[v2502] = v2507;
   }
-  const uint v2508 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2508 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2509 = v617 + v2508;
-  const uint v2510 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2510 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2511 = v616 + v2510;
-  const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2513 = v2511 < v1;
   const bool v2514 = v2512 && v2513;
   if (v2514) {
@@ -2746,11 +2746,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2522 = bfloat(v2521);
     c[v2517] = v2522;
   }
-  const uint v2523 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2523 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2524 = v617 + v2523;
-  const uint v2525 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2525 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2526 = v616 + v2525;
-  const bool v2527 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2527 = v2524 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2528 = v2526 < v1;
   const bool v2529 = v2527 && v2528;
   if (v2529) {

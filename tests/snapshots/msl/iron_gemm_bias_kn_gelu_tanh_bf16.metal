@@ -109,22 +109,22 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
   const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:260
   if (v62) {
     const uint v3809 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v3812 = v3809 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -238,13 +238,13 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v4181 = v28 + v4178;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4182 = v4181 < v1;
     const uint v4191 = v4174 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v4201 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v4201 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v3801 = 0u; v3801 < v2; v3801 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (uint v3801 = 0u; v3801 < v2; v3801 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const uint v3803 = v3801 >> 6u;
       const uint v3805 = v3803 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3807 = v3805 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v3807 = v3805 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
       const uint v3819 = v3801 + v3816;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3820 = v3819 < v2;
       const bool v3821 = v3818 && v3820;
@@ -429,46 +429,46 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4193 + e] = v4183 ? b[v4189 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4202 = v3807 + v4201;  // kernels/gemm/gemm_tiles.hpp:250
+      const uint v4202 = v3807 + v4201;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v4202), long(64u));
-      const uint v4207 = v3807 + v37;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v4207 = v3807 + v37;  // kernels/gemm/gemm_tiles.hpp:253
       iron_frag_load<false>(v43, shm1, long(v4207), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v4213 = v4202 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v4213 = v4202 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v4213), long(64u));
-      const uint v4216 = v3807 + 2048u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v4216 = v3807 + 2048u;  // kernels/gemm/gemm_tiles.hpp:253
       const uint v4217 = v4216 + v37;
       iron_frag_load<false>(v43, shm1, long(v4217), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v4223 = v4202 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v4223 = v4202 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v4223), long(64u));
-      const uint v4226 = v3807 + 4096u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v4226 = v3807 + 4096u;  // kernels/gemm/gemm_tiles.hpp:253
       const uint v4227 = v4226 + v37;
       iron_frag_load<false>(v43, shm1, long(v4227), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v4233 = v4202 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v4233 = v4202 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v4233), long(64u));
-      const uint v4236 = v3807 + 6144u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v4236 = v3807 + 6144u;  // kernels/gemm/gemm_tiles.hpp:253
       const uint v4237 = v4236 + v37;
       iron_frag_load<false>(v43, shm1, long(v4237), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
     const uint v505 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v506 = iron_tid.x;
-    const uint v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
     const uint v574 = v562 + 16u;
-    const uint v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:253
+    const uint v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:253
+    const uint v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:253
 
-    for (uint v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (uint v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (uint v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -514,29 +514,29 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
           shm1[v555] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load<false>(v41, shm0, long(v562), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v43, shm1, long(v578), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v43, shm1, long(v588), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v43, shm1, long(v598), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load<false>(v41, shm0, long(v562), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v43, shm1, long(v578), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v43, shm1, long(v588), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v43, shm1, long(v598), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
   const uint v600 = v24 + v33;
-  const uint v601 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v601 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v602 = v600 + v601;
-  const uint v603 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v603 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v604 = v599 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v606 = v604 < v1;
   const bool v607 = v605 && v606;
   if (v607) {
@@ -557,11 +557,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v625 = v624 + v604;
     out[v625] = v623;
   }
-  const uint v626 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v626 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v627 = v600 + v626;
-  const uint v628 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v628 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v629 = v599 + v628;
-  const bool v630 = v627 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v630 = v627 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v631 = v629 < v1;
   const bool v632 = v630 && v631;
   if (v632) {
@@ -582,11 +582,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v650 = v649 + v629;
     out[v650] = v648;
   }
-  const uint v651 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v651 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v652 = v600 + v651;
-  const uint v653 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v653 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v654 = v599 + v653;
-  const bool v655 = v652 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v655 = v652 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v656 = v654 < v1;
   const bool v657 = v655 && v656;
   if (v657) {
@@ -607,11 +607,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v675 = v674 + v654;
     out[v675] = v673;
   }
-  const uint v676 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v676 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v677 = v600 + v676;
-  const uint v678 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v678 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v679 = v599 + v678;
-  const bool v680 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v680 = v677 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v681 = v679 < v1;
   const bool v682 = v680 && v681;
   if (v682) {
@@ -632,11 +632,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v700 = v699 + v679;
     out[v700] = v698;
   }
-  const uint v701 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v701 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v702 = v600 + v701;
-  const uint v703 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v703 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v704 = v599 + v703;
-  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v706 = v704 < v1;
   const bool v707 = v705 && v706;
   if (v707) {
@@ -657,11 +657,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v725 = v724 + v704;
     out[v725] = v723;
   }
-  const uint v726 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v726 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v727 = v600 + v726;
-  const uint v728 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v728 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v729 = v599 + v728;
-  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v730 = v727 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v731 = v729 < v1;
   const bool v732 = v730 && v731;
   if (v732) {
@@ -682,11 +682,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v750 = v749 + v729;
     out[v750] = v748;
   }
-  const uint v751 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v751 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v752 = v600 + v751;
-  const uint v753 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v753 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v754 = v599 + v753;
-  const bool v755 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v755 = v752 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v756 = v754 < v1;
   const bool v757 = v755 && v756;
   if (v757) {
@@ -707,11 +707,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v775 = v774 + v754;
     out[v775] = v773;
   }
-  const uint v776 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v776 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v777 = v600 + v776;
-  const uint v778 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v778 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v779 = v599 + v778;
-  const bool v780 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v780 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v781 = v779 < v1;
   const bool v782 = v780 && v781;
   if (v782) {
@@ -732,11 +732,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v800 = v799 + v779;
     out[v800] = v798;
   }
-  const uint v801 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v801 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v802 = v600 + v801;
-  const uint v803 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v803 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v804 = v599 + v803;
-  const bool v805 = v802 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v805 = v802 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v806 = v804 < v1;
   const bool v807 = v805 && v806;
   if (v807) {
@@ -757,11 +757,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v825 = v824 + v804;
     out[v825] = v823;
   }
-  const uint v826 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v826 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v827 = v600 + v826;
-  const uint v828 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v828 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v829 = v599 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v831 = v829 < v1;
   const bool v832 = v830 && v831;
   if (v832) {
@@ -782,11 +782,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v850 = v849 + v829;
     out[v850] = v848;
   }
-  const uint v851 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v851 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v852 = v600 + v851;
-  const uint v853 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v853 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v854 = v599 + v853;
-  const bool v855 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v855 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v856 = v854 < v1;
   const bool v857 = v855 && v856;
   if (v857) {
@@ -807,11 +807,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v875 = v874 + v854;
     out[v875] = v873;
   }
-  const uint v876 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v876 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v877 = v600 + v876;
-  const uint v878 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v878 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v879 = v599 + v878;
-  const bool v880 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v881 = v879 < v1;
   const bool v882 = v880 && v881;
   if (v882) {
@@ -832,11 +832,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v900 = v899 + v879;
     out[v900] = v898;
   }
-  const uint v901 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v901 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v902 = v600 + v901;
-  const uint v903 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v903 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v904 = v599 + v903;
-  const bool v905 = v902 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v905 = v902 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v906 = v904 < v1;
   const bool v907 = v905 && v906;
   if (v907) {
@@ -857,11 +857,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v925 = v924 + v904;
     out[v925] = v923;
   }
-  const uint v926 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v926 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v927 = v600 + v926;
-  const uint v928 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v928 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v929 = v599 + v928;
-  const bool v930 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v930 = v927 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v931 = v929 < v1;
   const bool v932 = v930 && v931;
   if (v932) {
@@ -882,11 +882,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v950 = v949 + v929;
     out[v950] = v948;
   }
-  const uint v951 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v951 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v952 = v600 + v951;
-  const uint v953 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v953 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v954 = v599 + v953;
-  const bool v955 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v955 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v956 = v954 < v1;
   const bool v957 = v955 && v956;
   if (v957) {
@@ -907,11 +907,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v975 = v974 + v954;
     out[v975] = v973;
   }
-  const uint v976 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v976 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v977 = v600 + v976;
-  const uint v978 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v978 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v979 = v599 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v980 = v977 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v981 = v979 < v1;
   const bool v982 = v980 && v981;
   if (v982) {
@@ -932,11 +932,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1000 = v999 + v979;
     out[v1000] = v998;
   }
-  const uint v1001 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1001 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1002 = v600 + v1001;
-  const uint v1003 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1003 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1004 = v599 + v1003;
-  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1006 = v1004 < v1;
   const bool v1007 = v1005 && v1006;
   if (v1007) {
@@ -957,11 +957,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1025 = v1024 + v1004;
     out[v1025] = v1023;
   }
-  const uint v1026 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1026 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1027 = v600 + v1026;
-  const uint v1028 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1028 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1029 = v599 + v1028;
-  const bool v1030 = v1027 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1030 = v1027 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1031 = v1029 < v1;
   const bool v1032 = v1030 && v1031;
   if (v1032) {
@@ -982,11 +982,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1050 = v1049 + v1029;
     out[v1050] = v1048;
   }
-  const uint v1051 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1051 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1052 = v600 + v1051;
-  const uint v1053 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1053 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1054 = v599 + v1053;
-  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1056 = v1054 < v1;
   const bool v1057 = v1055 && v1056;
   if (v1057) {
@@ -1007,11 +1007,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1075 = v1074 + v1054;
     out[v1075] = v1073;
   }
-  const uint v1076 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1076 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1077 = v600 + v1076;
-  const uint v1078 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1078 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1079 = v599 + v1078;
-  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1081 = v1079 < v1;
   const bool v1082 = v1080 && v1081;
   if (v1082) {
@@ -1032,11 +1032,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1100 = v1099 + v1079;
     out[v1100] = v1098;
   }
-  const uint v1101 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1101 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1102 = v600 + v1101;
-  const uint v1103 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1103 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1104 = v599 + v1103;
-  const bool v1105 = v1102 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1105 = v1102 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1106 = v1104 < v1;
   const bool v1107 = v1105 && v1106;
   if (v1107) {
@@ -1057,11 +1057,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1125 = v1124 + v1104;
     out[v1125] = v1123;
   }
-  const uint v1126 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1126 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1127 = v600 + v1126;
-  const uint v1128 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1128 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1129 = v599 + v1128;
-  const bool v1130 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1130 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1131 = v1129 < v1;
   const bool v1132 = v1130 && v1131;
   if (v1132) {
@@ -1082,11 +1082,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1150 = v1149 + v1129;
     out[v1150] = v1148;
   }
-  const uint v1151 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1151 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1152 = v600 + v1151;
-  const uint v1153 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1153 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1154 = v599 + v1153;
-  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1156 = v1154 < v1;
   const bool v1157 = v1155 && v1156;
   if (v1157) {
@@ -1107,11 +1107,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1175 = v1174 + v1154;
     out[v1175] = v1173;
   }
-  const uint v1176 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1176 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1177 = v600 + v1176;
-  const uint v1178 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1178 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1179 = v599 + v1178;
-  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1181 = v1179 < v1;
   const bool v1182 = v1180 && v1181;
   if (v1182) {
@@ -1132,11 +1132,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1200 = v1199 + v1179;
     out[v1200] = v1198;
   }
-  const uint v1201 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1201 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1202 = v600 + v1201;
-  const uint v1203 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1203 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1204 = v599 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1206 = v1204 < v1;
   const bool v1207 = v1205 && v1206;
   if (v1207) {
@@ -1157,11 +1157,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1225 = v1224 + v1204;
     out[v1225] = v1223;
   }
-  const uint v1226 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1226 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1227 = v600 + v1226;
-  const uint v1228 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1228 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1229 = v599 + v1228;
-  const bool v1230 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1230 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1231 = v1229 < v1;
   const bool v1232 = v1230 && v1231;
   if (v1232) {
@@ -1182,11 +1182,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1250 = v1249 + v1229;
     out[v1250] = v1248;
   }
-  const uint v1251 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1251 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1252 = v600 + v1251;
-  const uint v1253 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1253 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1254 = v599 + v1253;
-  const bool v1255 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1255 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1256 = v1254 < v1;
   const bool v1257 = v1255 && v1256;
   if (v1257) {
@@ -1207,11 +1207,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1275 = v1274 + v1254;
     out[v1275] = v1273;
   }
-  const uint v1276 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1276 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1277 = v600 + v1276;
-  const uint v1278 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1278 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1279 = v599 + v1278;
-  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1280 = v1277 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1281 = v1279 < v1;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -1232,11 +1232,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1300 = v1299 + v1279;
     out[v1300] = v1298;
   }
-  const uint v1301 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1301 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1302 = v600 + v1301;
-  const uint v1303 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1303 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1304 = v599 + v1303;
-  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1306 = v1304 < v1;
   const bool v1307 = v1305 && v1306;
   if (v1307) {
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1325 = v1324 + v1304;
     out[v1325] = v1323;
   }
-  const uint v1326 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1326 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1327 = v600 + v1326;
-  const uint v1328 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1328 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1329 = v599 + v1328;
-  const bool v1330 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1330 = v1327 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1331 = v1329 < v1;
   const bool v1332 = v1330 && v1331;
   if (v1332) {
@@ -1282,11 +1282,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1350 = v1349 + v1329;
     out[v1350] = v1348;
   }
-  const uint v1351 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1351 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1352 = v600 + v1351;
-  const uint v1353 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1353 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1354 = v599 + v1353;
-  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1356 = v1354 < v1;
   const bool v1357 = v1355 && v1356;
   if (v1357) {
@@ -1307,11 +1307,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1375 = v1374 + v1354;
     out[v1375] = v1373;
   }
-  const uint v1376 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1376 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1377 = v600 + v1376;
-  const uint v1378 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1378 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1379 = v599 + v1378;
-  const bool v1380 = v1377 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1380 = v1377 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1381 = v1379 < v1;
   const bool v1382 = v1380 && v1381;
   if (v1382) {
@@ -1332,11 +1332,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1400 = v1399 + v1379;
     out[v1400] = v1398;
   }
-  const uint v1401 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1401 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1402 = v600 + v1401;
-  const uint v1403 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1403 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1404 = v599 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1406 = v1404 < v1;
   const bool v1407 = v1405 && v1406;
   if (v1407) {
@@ -1357,11 +1357,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1425 = v1424 + v1404;
     out[v1425] = v1423;
   }
-  const uint v1426 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1426 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1427 = v600 + v1426;
-  const uint v1428 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1428 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1429 = v599 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1431 = v1429 < v1;
   const bool v1432 = v1430 && v1431;
   if (v1432) {
@@ -1382,11 +1382,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1450 = v1449 + v1429;
     out[v1450] = v1448;
   }
-  const uint v1451 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1451 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1452 = v600 + v1451;
-  const uint v1453 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1453 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1454 = v599 + v1453;
-  const bool v1455 = v1452 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1455 = v1452 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1456 = v1454 < v1;
   const bool v1457 = v1455 && v1456;
   if (v1457) {
@@ -1407,11 +1407,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1475 = v1474 + v1454;
     out[v1475] = v1473;
   }
-  const uint v1476 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1476 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1477 = v600 + v1476;
-  const uint v1478 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1478 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1479 = v599 + v1478;
-  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1481 = v1479 < v1;
   const bool v1482 = v1480 && v1481;
   if (v1482) {
@@ -1432,11 +1432,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1500 = v1499 + v1479;
     out[v1500] = v1498;
   }
-  const uint v1501 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1501 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1502 = v600 + v1501;
-  const uint v1503 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1503 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1504 = v599 + v1503;
-  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1506 = v1504 < v1;
   const bool v1507 = v1505 && v1506;
   if (v1507) {
@@ -1457,11 +1457,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1525 = v1524 + v1504;
     out[v1525] = v1523;
   }
-  const uint v1526 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1526 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1527 = v600 + v1526;
-  const uint v1528 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1528 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1529 = v599 + v1528;
-  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1531 = v1529 < v1;
   const bool v1532 = v1530 && v1531;
   if (v1532) {
@@ -1482,11 +1482,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1550 = v1549 + v1529;
     out[v1550] = v1548;
   }
-  const uint v1551 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1551 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1552 = v600 + v1551;
-  const uint v1553 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1553 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1554 = v599 + v1553;
-  const bool v1555 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1555 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1556 = v1554 < v1;
   const bool v1557 = v1555 && v1556;
   if (v1557) {
@@ -1507,11 +1507,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1575 = v1574 + v1554;
     out[v1575] = v1573;
   }
-  const uint v1576 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1576 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1577 = v600 + v1576;
-  const uint v1578 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1578 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1579 = v599 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1581 = v1579 < v1;
   const bool v1582 = v1580 && v1581;
   if (v1582) {
@@ -1532,11 +1532,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1600 = v1599 + v1579;
     out[v1600] = v1598;
   }
-  const uint v1601 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1601 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1602 = v600 + v1601;
-  const uint v1603 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1603 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1604 = v599 + v1603;
-  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1606 = v1604 < v1;
   const bool v1607 = v1605 && v1606;
   if (v1607) {
@@ -1557,11 +1557,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1625 = v1624 + v1604;
     out[v1625] = v1623;
   }
-  const uint v1626 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1626 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1627 = v600 + v1626;
-  const uint v1628 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1628 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1629 = v599 + v1628;
-  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1631 = v1629 < v1;
   const bool v1632 = v1630 && v1631;
   if (v1632) {
@@ -1582,11 +1582,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1650 = v1649 + v1629;
     out[v1650] = v1648;
   }
-  const uint v1651 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1651 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1652 = v600 + v1651;
-  const uint v1653 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1653 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1654 = v599 + v1653;
-  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1656 = v1654 < v1;
   const bool v1657 = v1655 && v1656;
   if (v1657) {
@@ -1607,11 +1607,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1675 = v1674 + v1654;
     out[v1675] = v1673;
   }
-  const uint v1676 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1676 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1677 = v600 + v1676;
-  const uint v1678 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1678 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1679 = v599 + v1678;
-  const bool v1680 = v1677 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1680 = v1677 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1681 = v1679 < v1;
   const bool v1682 = v1680 && v1681;
   if (v1682) {
@@ -1632,11 +1632,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1700 = v1699 + v1679;
     out[v1700] = v1698;
   }
-  const uint v1701 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1701 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1702 = v600 + v1701;
-  const uint v1703 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1703 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1704 = v599 + v1703;
-  const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1706 = v1704 < v1;
   const bool v1707 = v1705 && v1706;
   if (v1707) {
@@ -1657,11 +1657,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1725 = v1724 + v1704;
     out[v1725] = v1723;
   }
-  const uint v1726 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1726 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1727 = v600 + v1726;
-  const uint v1728 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1728 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1729 = v599 + v1728;
-  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1731 = v1729 < v1;
   const bool v1732 = v1730 && v1731;
   if (v1732) {
@@ -1682,11 +1682,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1750 = v1749 + v1729;
     out[v1750] = v1748;
   }
-  const uint v1751 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1751 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1752 = v600 + v1751;
-  const uint v1753 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1753 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1754 = v599 + v1753;
-  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1756 = v1754 < v1;
   const bool v1757 = v1755 && v1756;
   if (v1757) {
@@ -1707,11 +1707,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1775 = v1774 + v1754;
     out[v1775] = v1773;
   }
-  const uint v1776 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1776 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1777 = v600 + v1776;
-  const uint v1778 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1778 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1779 = v599 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -1732,11 +1732,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1800 = v1799 + v1779;
     out[v1800] = v1798;
   }
-  const uint v1801 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1801 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1802 = v600 + v1801;
-  const uint v1803 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1803 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1804 = v599 + v1803;
-  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1806 = v1804 < v1;
   const bool v1807 = v1805 && v1806;
   if (v1807) {
@@ -1757,11 +1757,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1825 = v1824 + v1804;
     out[v1825] = v1823;
   }
-  const uint v1826 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1826 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1827 = v600 + v1826;
-  const uint v1828 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1828 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1829 = v599 + v1828;
-  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1831 = v1829 < v1;
   const bool v1832 = v1830 && v1831;
   if (v1832) {
@@ -1782,11 +1782,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1850 = v1849 + v1829;
     out[v1850] = v1848;
   }
-  const uint v1851 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1851 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1852 = v600 + v1851;
-  const uint v1853 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1853 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1854 = v599 + v1853;
-  const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1856 = v1854 < v1;
   const bool v1857 = v1855 && v1856;
   if (v1857) {
@@ -1807,11 +1807,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1875 = v1874 + v1854;
     out[v1875] = v1873;
   }
-  const uint v1876 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1876 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1877 = v600 + v1876;
-  const uint v1878 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1878 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1879 = v599 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -1832,11 +1832,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1900 = v1899 + v1879;
     out[v1900] = v1898;
   }
-  const uint v1901 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1901 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1902 = v600 + v1901;
-  const uint v1903 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1903 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1904 = v599 + v1903;
-  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1906 = v1904 < v1;
   const bool v1907 = v1905 && v1906;
   if (v1907) {
@@ -1857,11 +1857,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1925 = v1924 + v1904;
     out[v1925] = v1923;
   }
-  const uint v1926 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1926 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1927 = v600 + v1926;
-  const uint v1928 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1928 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1929 = v599 + v1928;
-  const bool v1930 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1930 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1931 = v1929 < v1;
   const bool v1932 = v1930 && v1931;
   if (v1932) {
@@ -1882,11 +1882,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1950 = v1949 + v1929;
     out[v1950] = v1948;
   }
-  const uint v1951 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1951 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1952 = v600 + v1951;
-  const uint v1953 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1953 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1954 = v599 + v1953;
-  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1956 = v1954 < v1;
   const bool v1957 = v1955 && v1956;
   if (v1957) {
@@ -1907,11 +1907,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1975 = v1974 + v1954;
     out[v1975] = v1973;
   }
-  const uint v1976 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1976 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1977 = v600 + v1976;
-  const uint v1978 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1978 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1979 = v599 + v1978;
-  const bool v1980 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1980 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1981 = v1979 < v1;
   const bool v1982 = v1980 && v1981;
   if (v1982) {
@@ -1932,11 +1932,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2000 = v1999 + v1979;
     out[v2000] = v1998;
   }
-  const uint v2001 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2001 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2002 = v600 + v2001;
-  const uint v2003 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2003 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2004 = v599 + v2003;
-  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2006 = v2004 < v1;
   const bool v2007 = v2005 && v2006;
   if (v2007) {
@@ -1957,11 +1957,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2025 = v2024 + v2004;
     out[v2025] = v2023;
   }
-  const uint v2026 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2026 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2027 = v600 + v2026;
-  const uint v2028 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2028 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2029 = v599 + v2028;
-  const bool v2030 = v2027 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2030 = v2027 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2031 = v2029 < v1;
   const bool v2032 = v2030 && v2031;
   if (v2032) {
@@ -1982,11 +1982,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2050 = v2049 + v2029;
     out[v2050] = v2048;
   }
-  const uint v2051 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2051 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2052 = v600 + v2051;
-  const uint v2053 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2053 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2054 = v599 + v2053;
-  const bool v2055 = v2052 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2055 = v2052 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2056 = v2054 < v1;
   const bool v2057 = v2055 && v2056;
   if (v2057) {
@@ -2007,11 +2007,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2075 = v2074 + v2054;
     out[v2075] = v2073;
   }
-  const uint v2076 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2076 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2077 = v600 + v2076;
-  const uint v2078 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2078 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2079 = v599 + v2078;
-  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2081 = v2079 < v1;
   const bool v2082 = v2080 && v2081;
   if (v2082) {
@@ -2032,11 +2032,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2100 = v2099 + v2079;
     out[v2100] = v2098;
   }
-  const uint v2101 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2101 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2102 = v600 + v2101;
-  const uint v2103 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2103 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2104 = v599 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2106 = v2104 < v1;
   const bool v2107 = v2105 && v2106;
   if (v2107) {
@@ -2057,11 +2057,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2125 = v2124 + v2104;
     out[v2125] = v2123;
   }
-  const uint v2126 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2126 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2127 = v600 + v2126;
-  const uint v2128 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2128 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2129 = v599 + v2128;
-  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2131 = v2129 < v1;
   const bool v2132 = v2130 && v2131;
   if (v2132) {
@@ -2082,11 +2082,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2150 = v2149 + v2129;
     out[v2150] = v2148;
   }
-  const uint v2151 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2151 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2152 = v600 + v2151;
-  const uint v2153 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2153 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2154 = v599 + v2153;
-  const bool v2155 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2155 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2156 = v2154 < v1;
   const bool v2157 = v2155 && v2156;
   if (v2157) {
@@ -2107,11 +2107,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2175 = v2174 + v2154;
     out[v2175] = v2173;
   }
-  const uint v2176 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2176 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2177 = v600 + v2176;
-  const uint v2178 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2178 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2179 = v599 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2181 = v2179 < v1;
   const bool v2182 = v2180 && v2181;
   if (v2182) {
@@ -2132,11 +2132,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2200 = v2199 + v2179;
     out[v2200] = v2198;
   }
-  const uint v2201 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2201 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2202 = v600 + v2201;
-  const uint v2203 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2203 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2204 = v599 + v2203;
-  const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2206 = v2204 < v1;
   const bool v2207 = v2205 && v2206;
   if (v2207) {
@@ -2157,11 +2157,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2225 = v2224 + v2204;
     out[v2225] = v2223;
   }
-  const uint v2226 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2226 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2227 = v600 + v2226;
-  const uint v2228 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2228 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2229 = v599 + v2228;
-  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2231 = v2229 < v1;
   const bool v2232 = v2230 && v2231;
   if (v2232) {
@@ -2182,11 +2182,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2250 = v2249 + v2229;
     out[v2250] = v2248;
   }
-  const uint v2251 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2251 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2252 = v600 + v2251;
-  const uint v2253 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2253 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2254 = v599 + v2253;
-  const bool v2255 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2255 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2256 = v2254 < v1;
   const bool v2257 = v2255 && v2256;
   if (v2257) {
@@ -2207,11 +2207,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2275 = v2274 + v2254;
     out[v2275] = v2273;
   }
-  const uint v2276 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2276 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2277 = v600 + v2276;
-  const uint v2278 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2278 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2279 = v599 + v2278;
-  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2281 = v2279 < v1;
   const bool v2282 = v2280 && v2281;
   if (v2282) {
@@ -2232,11 +2232,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2300 = v2299 + v2279;
     out[v2300] = v2298;
   }
-  const uint v2301 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2301 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2302 = v600 + v2301;
-  const uint v2303 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2303 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2304 = v599 + v2303;
-  const bool v2305 = v2302 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2305 = v2302 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2306 = v2304 < v1;
   const bool v2307 = v2305 && v2306;
   if (v2307) {
@@ -2257,11 +2257,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2325 = v2324 + v2304;
     out[v2325] = v2323;
   }
-  const uint v2326 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2326 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2327 = v600 + v2326;
-  const uint v2328 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2328 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2329 = v599 + v2328;
-  const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2331 = v2329 < v1;
   const bool v2332 = v2330 && v2331;
   if (v2332) {
@@ -2282,11 +2282,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2350 = v2349 + v2329;
     out[v2350] = v2348;
   }
-  const uint v2351 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2351 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2352 = v600 + v2351;
-  const uint v2353 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2353 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2354 = v599 + v2353;
-  const bool v2355 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2355 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2356 = v2354 < v1;
   const bool v2357 = v2355 && v2356;
   if (v2357) {
@@ -2307,11 +2307,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2375 = v2374 + v2354;
     out[v2375] = v2373;
   }
-  const uint v2376 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2376 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2377 = v600 + v2376;
-  const uint v2378 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2378 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2379 = v599 + v2378;
-  const bool v2380 = v2377 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2380 = v2377 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2381 = v2379 < v1;
   const bool v2382 = v2380 && v2381;
   if (v2382) {
@@ -2332,11 +2332,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2400 = v2399 + v2379;
     out[v2400] = v2398;
   }
-  const uint v2401 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2401 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2402 = v600 + v2401;
-  const uint v2403 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2403 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2404 = v599 + v2403;
-  const bool v2405 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2405 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2406 = v2404 < v1;
   const bool v2407 = v2405 && v2406;
   if (v2407) {
@@ -2357,11 +2357,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2425 = v2424 + v2404;
     out[v2425] = v2423;
   }
-  const uint v2426 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2426 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2427 = v600 + v2426;
-  const uint v2428 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2428 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2429 = v599 + v2428;
-  const bool v2430 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2430 = v2427 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2431 = v2429 < v1;
   const bool v2432 = v2430 && v2431;
   if (v2432) {
@@ -2382,11 +2382,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2450 = v2449 + v2429;
     out[v2450] = v2448;
   }
-  const uint v2451 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2451 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2452 = v600 + v2451;
-  const uint v2453 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2453 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2454 = v599 + v2453;
-  const bool v2455 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2455 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2456 = v2454 < v1;
   const bool v2457 = v2455 && v2456;
   if (v2457) {
@@ -2407,11 +2407,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2475 = v2474 + v2454;
     out[v2475] = v2473;
   }
-  const uint v2476 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2476 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2477 = v600 + v2476;
-  const uint v2478 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2478 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2479 = v599 + v2478;
-  const bool v2480 = v2477 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2480 = v2477 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2481 = v2479 < v1;
   const bool v2482 = v2480 && v2481;
   if (v2482) {
@@ -2432,11 +2432,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2500 = v2499 + v2479;
     out[v2500] = v2498;
   }
-  const uint v2501 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2501 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2502 = v600 + v2501;
-  const uint v2503 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2503 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2504 = v599 + v2503;
-  const bool v2505 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2505 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2506 = v2504 < v1;
   const bool v2507 = v2505 && v2506;
   if (v2507) {
@@ -2457,11 +2457,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2525 = v2524 + v2504;
     out[v2525] = v2523;
   }
-  const uint v2526 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2526 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2527 = v600 + v2526;
-  const uint v2528 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2528 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2529 = v599 + v2528;
-  const bool v2530 = v2527 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2530 = v2527 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2531 = v2529 < v1;
   const bool v2532 = v2530 && v2531;
   if (v2532) {
@@ -2482,11 +2482,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2550 = v2549 + v2529;
     out[v2550] = v2548;
   }
-  const uint v2551 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2551 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2552 = v600 + v2551;
-  const uint v2553 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2553 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2554 = v599 + v2553;
-  const bool v2555 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2555 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2556 = v2554 < v1;
   const bool v2557 = v2555 && v2556;
   if (v2557) {
@@ -2507,11 +2507,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2575 = v2574 + v2554;
     out[v2575] = v2573;
   }
-  const uint v2576 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2576 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2577 = v600 + v2576;
-  const uint v2578 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2578 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2579 = v599 + v2578;
-  const bool v2580 = v2577 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2580 = v2577 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2581 = v2579 < v1;
   const bool v2582 = v2580 && v2581;
   if (v2582) {
@@ -2532,11 +2532,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2600 = v2599 + v2579;
     out[v2600] = v2598;
   }
-  const uint v2601 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2601 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2602 = v600 + v2601;
-  const uint v2603 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2603 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2604 = v599 + v2603;
-  const bool v2605 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2605 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2606 = v2604 < v1;
   const bool v2607 = v2605 && v2606;
   if (v2607) {
@@ -2557,11 +2557,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2625 = v2624 + v2604;
     out[v2625] = v2623;
   }
-  const uint v2626 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2626 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2627 = v600 + v2626;
-  const uint v2628 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2628 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2629 = v599 + v2628;
-  const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2631 = v2629 < v1;
   const bool v2632 = v2630 && v2631;
   if (v2632) {
@@ -2582,11 +2582,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2650 = v2649 + v2629;
     out[v2650] = v2648;
   }
-  const uint v2651 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2651 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2652 = v600 + v2651;
-  const uint v2653 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2653 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2654 = v599 + v2653;
-  const bool v2655 = v2652 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2655 = v2652 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2656 = v2654 < v1;
   const bool v2657 = v2655 && v2656;
   if (v2657) {
@@ -2607,11 +2607,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2675 = v2674 + v2654;
     out[v2675] = v2673;
   }
-  const uint v2676 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2676 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2677 = v600 + v2676;
-  const uint v2678 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2678 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2679 = v599 + v2678;
-  const bool v2680 = v2677 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2680 = v2677 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2681 = v2679 < v1;
   const bool v2682 = v2680 && v2681;
   if (v2682) {
@@ -2632,11 +2632,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2700 = v2699 + v2679;
     out[v2700] = v2698;
   }
-  const uint v2701 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2701 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2702 = v600 + v2701;
-  const uint v2703 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2703 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2704 = v599 + v2703;
-  const bool v2705 = v2702 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2705 = v2702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2706 = v2704 < v1;
   const bool v2707 = v2705 && v2706;
   if (v2707) {
@@ -2657,11 +2657,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2725 = v2724 + v2704;
     out[v2725] = v2723;
   }
-  const uint v2726 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2726 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2727 = v600 + v2726;
-  const uint v2728 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2728 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2729 = v599 + v2728;
-  const bool v2730 = v2727 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2730 = v2727 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2731 = v2729 < v1;
   const bool v2732 = v2730 && v2731;
   if (v2732) {
@@ -2682,11 +2682,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2750 = v2749 + v2729;
     out[v2750] = v2748;
   }
-  const uint v2751 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2751 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2752 = v600 + v2751;
-  const uint v2753 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2753 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2754 = v599 + v2753;
-  const bool v2755 = v2752 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2755 = v2752 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2756 = v2754 < v1;
   const bool v2757 = v2755 && v2756;
   if (v2757) {
@@ -2707,11 +2707,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2775 = v2774 + v2754;
     out[v2775] = v2773;
   }
-  const uint v2776 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2776 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2777 = v600 + v2776;
-  const uint v2778 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2778 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2779 = v599 + v2778;
-  const bool v2780 = v2777 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2780 = v2777 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2781 = v2779 < v1;
   const bool v2782 = v2780 && v2781;
   if (v2782) {
@@ -2732,11 +2732,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2800 = v2799 + v2779;
     out[v2800] = v2798;
   }
-  const uint v2801 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2801 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2802 = v600 + v2801;
-  const uint v2803 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2803 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2804 = v599 + v2803;
-  const bool v2805 = v2802 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2805 = v2802 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2806 = v2804 < v1;
   const bool v2807 = v2805 && v2806;
   if (v2807) {
@@ -2757,11 +2757,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2825 = v2824 + v2804;
     out[v2825] = v2823;
   }
-  const uint v2826 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2826 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2827 = v600 + v2826;
-  const uint v2828 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2828 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2829 = v599 + v2828;
-  const bool v2830 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2830 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2831 = v2829 < v1;
   const bool v2832 = v2830 && v2831;
   if (v2832) {
@@ -2782,11 +2782,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2850 = v2849 + v2829;
     out[v2850] = v2848;
   }
-  const uint v2851 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2851 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2852 = v600 + v2851;
-  const uint v2853 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2853 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2854 = v599 + v2853;
-  const bool v2855 = v2852 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2855 = v2852 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2856 = v2854 < v1;
   const bool v2857 = v2855 && v2856;
   if (v2857) {
@@ -2807,11 +2807,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2875 = v2874 + v2854;
     out[v2875] = v2873;
   }
-  const uint v2876 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2876 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2877 = v600 + v2876;
-  const uint v2878 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2878 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2879 = v599 + v2878;
-  const bool v2880 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2880 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2881 = v2879 < v1;
   const bool v2882 = v2880 && v2881;
   if (v2882) {
@@ -2832,11 +2832,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2900 = v2899 + v2879;
     out[v2900] = v2898;
   }
-  const uint v2901 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2901 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2902 = v600 + v2901;
-  const uint v2903 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2903 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2904 = v599 + v2903;
-  const bool v2905 = v2902 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2905 = v2902 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2906 = v2904 < v1;
   const bool v2907 = v2905 && v2906;
   if (v2907) {
@@ -2857,11 +2857,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2925 = v2924 + v2904;
     out[v2925] = v2923;
   }
-  const uint v2926 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2926 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2927 = v600 + v2926;
-  const uint v2928 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2928 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2929 = v599 + v2928;
-  const bool v2930 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2930 = v2927 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2931 = v2929 < v1;
   const bool v2932 = v2930 && v2931;
   if (v2932) {
@@ -2882,11 +2882,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2950 = v2949 + v2929;
     out[v2950] = v2948;
   }
-  const uint v2951 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2951 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2952 = v600 + v2951;
-  const uint v2953 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2953 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2954 = v599 + v2953;
-  const bool v2955 = v2952 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2955 = v2952 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2956 = v2954 < v1;
   const bool v2957 = v2955 && v2956;
   if (v2957) {
@@ -2907,11 +2907,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2975 = v2974 + v2954;
     out[v2975] = v2973;
   }
-  const uint v2976 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2976 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2977 = v600 + v2976;
-  const uint v2978 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2978 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2979 = v599 + v2978;
-  const bool v2980 = v2977 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2980 = v2977 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2981 = v2979 < v1;
   const bool v2982 = v2980 && v2981;
   if (v2982) {
@@ -2932,11 +2932,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3000 = v2999 + v2979;
     out[v3000] = v2998;
   }
-  const uint v3001 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3001 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3002 = v600 + v3001;
-  const uint v3003 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3003 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3004 = v599 + v3003;
-  const bool v3005 = v3002 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3005 = v3002 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3006 = v3004 < v1;
   const bool v3007 = v3005 && v3006;
   if (v3007) {
@@ -2957,11 +2957,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3025 = v3024 + v3004;
     out[v3025] = v3023;
   }
-  const uint v3026 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3026 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3027 = v600 + v3026;
-  const uint v3028 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3028 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3029 = v599 + v3028;
-  const bool v3030 = v3027 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3030 = v3027 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3031 = v3029 < v1;
   const bool v3032 = v3030 && v3031;
   if (v3032) {
@@ -2982,11 +2982,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3050 = v3049 + v3029;
     out[v3050] = v3048;
   }
-  const uint v3051 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3051 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3052 = v600 + v3051;
-  const uint v3053 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3053 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3054 = v599 + v3053;
-  const bool v3055 = v3052 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3055 = v3052 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3056 = v3054 < v1;
   const bool v3057 = v3055 && v3056;
   if (v3057) {
@@ -3007,11 +3007,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3075 = v3074 + v3054;
     out[v3075] = v3073;
   }
-  const uint v3076 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3076 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3077 = v600 + v3076;
-  const uint v3078 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3078 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3079 = v599 + v3078;
-  const bool v3080 = v3077 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3080 = v3077 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3081 = v3079 < v1;
   const bool v3082 = v3080 && v3081;
   if (v3082) {
@@ -3032,11 +3032,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3100 = v3099 + v3079;
     out[v3100] = v3098;
   }
-  const uint v3101 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3101 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3102 = v600 + v3101;
-  const uint v3103 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3103 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3104 = v599 + v3103;
-  const bool v3105 = v3102 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3105 = v3102 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3106 = v3104 < v1;
   const bool v3107 = v3105 && v3106;
   if (v3107) {
@@ -3057,11 +3057,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3125 = v3124 + v3104;
     out[v3125] = v3123;
   }
-  const uint v3126 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3126 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3127 = v600 + v3126;
-  const uint v3128 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3128 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3129 = v599 + v3128;
-  const bool v3130 = v3127 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3130 = v3127 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3131 = v3129 < v1;
   const bool v3132 = v3130 && v3131;
   if (v3132) {
@@ -3082,11 +3082,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3150 = v3149 + v3129;
     out[v3150] = v3148;
   }
-  const uint v3151 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3151 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3152 = v600 + v3151;
-  const uint v3153 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3153 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3154 = v599 + v3153;
-  const bool v3155 = v3152 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3155 = v3152 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3156 = v3154 < v1;
   const bool v3157 = v3155 && v3156;
   if (v3157) {
@@ -3107,11 +3107,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3175 = v3174 + v3154;
     out[v3175] = v3173;
   }
-  const uint v3176 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3176 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3177 = v600 + v3176;
-  const uint v3178 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3178 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3179 = v599 + v3178;
-  const bool v3180 = v3177 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3180 = v3177 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3181 = v3179 < v1;
   const bool v3182 = v3180 && v3181;
   if (v3182) {
@@ -3132,11 +3132,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3200 = v3199 + v3179;
     out[v3200] = v3198;
   }
-  const uint v3201 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3201 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3202 = v600 + v3201;
-  const uint v3203 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3203 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3204 = v599 + v3203;
-  const bool v3205 = v3202 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3205 = v3202 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3206 = v3204 < v1;
   const bool v3207 = v3205 && v3206;
   if (v3207) {
@@ -3157,11 +3157,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3225 = v3224 + v3204;
     out[v3225] = v3223;
   }
-  const uint v3226 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3226 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3227 = v600 + v3226;
-  const uint v3228 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3228 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3229 = v599 + v3228;
-  const bool v3230 = v3227 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3230 = v3227 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3231 = v3229 < v1;
   const bool v3232 = v3230 && v3231;
   if (v3232) {
@@ -3182,11 +3182,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3250 = v3249 + v3229;
     out[v3250] = v3248;
   }
-  const uint v3251 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3251 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3252 = v600 + v3251;
-  const uint v3253 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3253 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3254 = v599 + v3253;
-  const bool v3255 = v3252 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3255 = v3252 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3256 = v3254 < v1;
   const bool v3257 = v3255 && v3256;
   if (v3257) {
@@ -3207,11 +3207,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3275 = v3274 + v3254;
     out[v3275] = v3273;
   }
-  const uint v3276 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3276 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3277 = v600 + v3276;
-  const uint v3278 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3278 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3279 = v599 + v3278;
-  const bool v3280 = v3277 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3280 = v3277 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3281 = v3279 < v1;
   const bool v3282 = v3280 && v3281;
   if (v3282) {
@@ -3232,11 +3232,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3300 = v3299 + v3279;
     out[v3300] = v3298;
   }
-  const uint v3301 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3301 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3302 = v600 + v3301;
-  const uint v3303 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3303 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3304 = v599 + v3303;
-  const bool v3305 = v3302 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3305 = v3302 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3306 = v3304 < v1;
   const bool v3307 = v3305 && v3306;
   if (v3307) {
@@ -3257,11 +3257,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3325 = v3324 + v3304;
     out[v3325] = v3323;
   }
-  const uint v3326 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3326 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3327 = v600 + v3326;
-  const uint v3328 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3328 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3329 = v599 + v3328;
-  const bool v3330 = v3327 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3330 = v3327 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3331 = v3329 < v1;
   const bool v3332 = v3330 && v3331;
   if (v3332) {
@@ -3282,11 +3282,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3350 = v3349 + v3329;
     out[v3350] = v3348;
   }
-  const uint v3351 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3351 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3352 = v600 + v3351;
-  const uint v3353 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3353 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3354 = v599 + v3353;
-  const bool v3355 = v3352 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3355 = v3352 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3356 = v3354 < v1;
   const bool v3357 = v3355 && v3356;
   if (v3357) {
@@ -3307,11 +3307,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3375 = v3374 + v3354;
     out[v3375] = v3373;
   }
-  const uint v3376 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3376 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3377 = v600 + v3376;
-  const uint v3378 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3378 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3379 = v599 + v3378;
-  const bool v3380 = v3377 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3380 = v3377 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3381 = v3379 < v1;
   const bool v3382 = v3380 && v3381;
   if (v3382) {
@@ -3332,11 +3332,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3400 = v3399 + v3379;
     out[v3400] = v3398;
   }
-  const uint v3401 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3401 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3402 = v600 + v3401;
-  const uint v3403 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3403 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3404 = v599 + v3403;
-  const bool v3405 = v3402 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3405 = v3402 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3406 = v3404 < v1;
   const bool v3407 = v3405 && v3406;
   if (v3407) {
@@ -3357,11 +3357,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3425 = v3424 + v3404;
     out[v3425] = v3423;
   }
-  const uint v3426 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3426 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3427 = v600 + v3426;
-  const uint v3428 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3428 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3429 = v599 + v3428;
-  const bool v3430 = v3427 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3430 = v3427 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3431 = v3429 < v1;
   const bool v3432 = v3430 && v3431;
   if (v3432) {
@@ -3382,11 +3382,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3450 = v3449 + v3429;
     out[v3450] = v3448;
   }
-  const uint v3451 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3451 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3452 = v600 + v3451;
-  const uint v3453 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3453 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3454 = v599 + v3453;
-  const bool v3455 = v3452 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3455 = v3452 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3456 = v3454 < v1;
   const bool v3457 = v3455 && v3456;
   if (v3457) {
@@ -3407,11 +3407,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3475 = v3474 + v3454;
     out[v3475] = v3473;
   }
-  const uint v3476 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3476 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3477 = v600 + v3476;
-  const uint v3478 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3478 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3479 = v599 + v3478;
-  const bool v3480 = v3477 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3480 = v3477 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3481 = v3479 < v1;
   const bool v3482 = v3480 && v3481;
   if (v3482) {
@@ -3432,11 +3432,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3500 = v3499 + v3479;
     out[v3500] = v3498;
   }
-  const uint v3501 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3501 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3502 = v600 + v3501;
-  const uint v3503 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3503 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3504 = v599 + v3503;
-  const bool v3505 = v3502 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3505 = v3502 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3506 = v3504 < v1;
   const bool v3507 = v3505 && v3506;
   if (v3507) {
@@ -3457,11 +3457,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3525 = v3524 + v3504;
     out[v3525] = v3523;
   }
-  const uint v3526 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3526 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3527 = v600 + v3526;
-  const uint v3528 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3528 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3529 = v599 + v3528;
-  const bool v3530 = v3527 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3530 = v3527 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3531 = v3529 < v1;
   const bool v3532 = v3530 && v3531;
   if (v3532) {
@@ -3482,11 +3482,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3550 = v3549 + v3529;
     out[v3550] = v3548;
   }
-  const uint v3551 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3551 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3552 = v600 + v3551;
-  const uint v3553 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3553 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3554 = v599 + v3553;
-  const bool v3555 = v3552 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3555 = v3552 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3556 = v3554 < v1;
   const bool v3557 = v3555 && v3556;
   if (v3557) {
@@ -3507,11 +3507,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3575 = v3574 + v3554;
     out[v3575] = v3573;
   }
-  const uint v3576 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3576 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3577 = v600 + v3576;
-  const uint v3578 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3578 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3579 = v599 + v3578;
-  const bool v3580 = v3577 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3580 = v3577 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3581 = v3579 < v1;
   const bool v3582 = v3580 && v3581;
   if (v3582) {
@@ -3532,11 +3532,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3600 = v3599 + v3579;
     out[v3600] = v3598;
   }
-  const uint v3601 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3601 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3602 = v600 + v3601;
-  const uint v3603 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3603 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3604 = v599 + v3603;
-  const bool v3605 = v3602 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3605 = v3602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3606 = v3604 < v1;
   const bool v3607 = v3605 && v3606;
   if (v3607) {
@@ -3557,11 +3557,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3625 = v3624 + v3604;
     out[v3625] = v3623;
   }
-  const uint v3626 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3626 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3627 = v600 + v3626;
-  const uint v3628 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3628 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3629 = v599 + v3628;
-  const bool v3630 = v3627 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3630 = v3627 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3631 = v3629 < v1;
   const bool v3632 = v3630 && v3631;
   if (v3632) {
@@ -3582,11 +3582,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3650 = v3649 + v3629;
     out[v3650] = v3648;
   }
-  const uint v3651 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3651 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3652 = v600 + v3651;
-  const uint v3653 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3653 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3654 = v599 + v3653;
-  const bool v3655 = v3652 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3655 = v3652 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3656 = v3654 < v1;
   const bool v3657 = v3655 && v3656;
   if (v3657) {
@@ -3607,11 +3607,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3675 = v3674 + v3654;
     out[v3675] = v3673;
   }
-  const uint v3676 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3676 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3677 = v600 + v3676;
-  const uint v3678 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3678 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3679 = v599 + v3678;
-  const bool v3680 = v3677 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3680 = v3677 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3681 = v3679 < v1;
   const bool v3682 = v3680 && v3681;
   if (v3682) {
@@ -3632,11 +3632,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3700 = v3699 + v3679;
     out[v3700] = v3698;
   }
-  const uint v3701 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3701 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3702 = v600 + v3701;
-  const uint v3703 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3703 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3704 = v599 + v3703;
-  const bool v3705 = v3702 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3705 = v3702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3706 = v3704 < v1;
   const bool v3707 = v3705 && v3706;
   if (v3707) {
@@ -3657,11 +3657,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3725 = v3724 + v3704;
     out[v3725] = v3723;
   }
-  const uint v3726 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3726 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3727 = v600 + v3726;
-  const uint v3728 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3728 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3729 = v599 + v3728;
-  const bool v3730 = v3727 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3730 = v3727 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3731 = v3729 < v1;
   const bool v3732 = v3730 && v3731;
   if (v3732) {
@@ -3682,11 +3682,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3750 = v3749 + v3729;
     out[v3750] = v3748;
   }
-  const uint v3751 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3751 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3752 = v600 + v3751;
-  const uint v3753 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3753 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3754 = v599 + v3753;
-  const bool v3755 = v3752 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3755 = v3752 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3756 = v3754 < v1;
   const bool v3757 = v3755 && v3756;
   if (v3757) {
@@ -3707,11 +3707,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3775 = v3774 + v3754;
     out[v3775] = v3773;
   }
-  const uint v3776 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3776 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3777 = v600 + v3776;
-  const uint v3778 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3778 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3779 = v599 + v3778;
-  const bool v3780 = v3777 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3780 = v3777 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3781 = v3779 < v1;
   const bool v3782 = v3780 && v3781;
   if (v3782) {

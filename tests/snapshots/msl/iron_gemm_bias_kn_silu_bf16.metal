@@ -109,22 +109,22 @@ kernel void iron_gemm_bias_kn_silu_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
   const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:260
   if (v62) {
     const uint v3297 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v3300 = v3297 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -238,13 +238,13 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3669 = v28 + v3666;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3670 = v3669 < v1;
     const uint v3679 = v3662 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v3689 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v3689 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v3289 = 0u; v3289 < v2; v3289 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (uint v3289 = 0u; v3289 < v2; v3289 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const uint v3291 = v3289 >> 6u;
       const uint v3293 = v3291 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3295 = v3293 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v3295 = v3293 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
       const uint v3307 = v3289 + v3304;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3308 = v3307 < v2;
       const bool v3309 = v3306 && v3308;
@@ -429,46 +429,46 @@ kernel void iron_gemm_bias_kn_silu_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v3681 + e] = v3671 ? b[v3677 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3690 = v3295 + v3689;  // kernels/gemm/gemm_tiles.hpp:250
+      const uint v3690 = v3295 + v3689;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v3690), long(64u));
-      const uint v3695 = v3295 + v37;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v3695 = v3295 + v37;  // kernels/gemm/gemm_tiles.hpp:253
       iron_frag_load<false>(v43, shm1, long(v3695), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v3701 = v3690 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v3701 = v3690 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v3701), long(64u));
-      const uint v3704 = v3295 + 2048u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v3704 = v3295 + 2048u;  // kernels/gemm/gemm_tiles.hpp:253
       const uint v3705 = v3704 + v37;
       iron_frag_load<false>(v43, shm1, long(v3705), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v3711 = v3690 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v3711 = v3690 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v3711), long(64u));
-      const uint v3714 = v3295 + 4096u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v3714 = v3295 + 4096u;  // kernels/gemm/gemm_tiles.hpp:253
       const uint v3715 = v3714 + v37;
       iron_frag_load<false>(v43, shm1, long(v3715), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v3721 = v3690 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v3721 = v3690 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v3721), long(64u));
-      const uint v3724 = v3295 + 6144u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v3724 = v3295 + 6144u;  // kernels/gemm/gemm_tiles.hpp:253
       const uint v3725 = v3724 + v37;
       iron_frag_load<false>(v43, shm1, long(v3725), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
     const uint v505 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v506 = iron_tid.x;
-    const uint v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
     const uint v574 = v562 + 16u;
-    const uint v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:253
+    const uint v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:253
+    const uint v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:253
 
-    for (uint v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (uint v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (uint v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -514,29 +514,29 @@ kernel void iron_gemm_bias_kn_silu_bf16(
           shm1[v555] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load<false>(v41, shm0, long(v562), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v43, shm1, long(v578), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v43, shm1, long(v588), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v43, shm1, long(v598), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load<false>(v41, shm0, long(v562), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v43, shm1, long(v578), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v43, shm1, long(v588), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v43, shm1, long(v598), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
   const uint v600 = v24 + v33;
-  const uint v601 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v601 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v602 = v600 + v601;
-  const uint v603 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v603 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v604 = v599 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v606 = v604 < v1;
   const bool v607 = v605 && v606;
   if (v607) {
@@ -554,11 +554,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v621 = v620 + v604;
     out[v621] = v619;
   }
-  const uint v622 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v622 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v623 = v600 + v622;
-  const uint v624 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v624 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v625 = v599 + v624;
-  const bool v626 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v626 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v627 = v625 < v1;
   const bool v628 = v626 && v627;
   if (v628) {
@@ -576,11 +576,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v642 = v641 + v625;
     out[v642] = v640;
   }
-  const uint v643 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v643 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v644 = v600 + v643;
-  const uint v645 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v645 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v646 = v599 + v645;
-  const bool v647 = v644 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v647 = v644 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v648 = v646 < v1;
   const bool v649 = v647 && v648;
   if (v649) {
@@ -598,11 +598,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v663 = v662 + v646;
     out[v663] = v661;
   }
-  const uint v664 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v664 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v665 = v600 + v664;
-  const uint v666 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v666 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v667 = v599 + v666;
-  const bool v668 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v668 = v665 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v669 = v667 < v1;
   const bool v670 = v668 && v669;
   if (v670) {
@@ -620,11 +620,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v684 = v683 + v667;
     out[v684] = v682;
   }
-  const uint v685 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v685 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v686 = v600 + v685;
-  const uint v687 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v687 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v688 = v599 + v687;
-  const bool v689 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v689 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -642,11 +642,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v705 = v704 + v688;
     out[v705] = v703;
   }
-  const uint v706 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v706 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v707 = v600 + v706;
-  const uint v708 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v708 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v709 = v599 + v708;
-  const bool v710 = v707 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v710 = v707 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v711 = v709 < v1;
   const bool v712 = v710 && v711;
   if (v712) {
@@ -664,11 +664,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v726 = v725 + v709;
     out[v726] = v724;
   }
-  const uint v727 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v727 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v728 = v600 + v727;
-  const uint v729 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v729 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v730 = v599 + v729;
-  const bool v731 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v731 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v732 = v730 < v1;
   const bool v733 = v731 && v732;
   if (v733) {
@@ -686,11 +686,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v747 = v746 + v730;
     out[v747] = v745;
   }
-  const uint v748 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v748 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v749 = v600 + v748;
-  const uint v750 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v750 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v751 = v599 + v750;
-  const bool v752 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v752 = v749 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v753 = v751 < v1;
   const bool v754 = v752 && v753;
   if (v754) {
@@ -708,11 +708,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v768 = v767 + v751;
     out[v768] = v766;
   }
-  const uint v769 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v769 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v770 = v600 + v769;
-  const uint v771 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v771 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v772 = v599 + v771;
-  const bool v773 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v773 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v774 = v772 < v1;
   const bool v775 = v773 && v774;
   if (v775) {
@@ -730,11 +730,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v789 = v788 + v772;
     out[v789] = v787;
   }
-  const uint v790 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v790 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v791 = v600 + v790;
-  const uint v792 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v792 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v793 = v599 + v792;
-  const bool v794 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v794 = v791 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v795 = v793 < v1;
   const bool v796 = v794 && v795;
   if (v796) {
@@ -752,11 +752,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v810 = v809 + v793;
     out[v810] = v808;
   }
-  const uint v811 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v811 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v812 = v600 + v811;
-  const uint v813 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v813 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v814 = v599 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v816 = v814 < v1;
   const bool v817 = v815 && v816;
   if (v817) {
@@ -774,11 +774,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v831 = v830 + v814;
     out[v831] = v829;
   }
-  const uint v832 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v832 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v833 = v600 + v832;
-  const uint v834 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v834 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v835 = v599 + v834;
-  const bool v836 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v836 = v833 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v837 = v835 < v1;
   const bool v838 = v836 && v837;
   if (v838) {
@@ -796,11 +796,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v852 = v851 + v835;
     out[v852] = v850;
   }
-  const uint v853 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v853 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v854 = v600 + v853;
-  const uint v855 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v855 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v856 = v599 + v855;
-  const bool v857 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v857 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v858 = v856 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
@@ -818,11 +818,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v873 = v872 + v856;
     out[v873] = v871;
   }
-  const uint v874 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v874 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v875 = v600 + v874;
-  const uint v876 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v876 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v877 = v599 + v876;
-  const bool v878 = v875 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v878 = v875 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v879 = v877 < v1;
   const bool v880 = v878 && v879;
   if (v880) {
@@ -840,11 +840,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v894 = v893 + v877;
     out[v894] = v892;
   }
-  const uint v895 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v895 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v896 = v600 + v895;
-  const uint v897 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v897 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v898 = v599 + v897;
-  const bool v899 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v899 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v900 = v898 < v1;
   const bool v901 = v899 && v900;
   if (v901) {
@@ -862,11 +862,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v915 = v914 + v898;
     out[v915] = v913;
   }
-  const uint v916 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v916 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v917 = v600 + v916;
-  const uint v918 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v918 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v919 = v599 + v918;
-  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v920 = v917 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v921 = v919 < v1;
   const bool v922 = v920 && v921;
   if (v922) {
@@ -884,11 +884,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v936 = v935 + v919;
     out[v936] = v934;
   }
-  const uint v937 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v937 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v938 = v600 + v937;
-  const uint v939 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v939 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v940 = v599 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v942 = v940 < v1;
   const bool v943 = v941 && v942;
   if (v943) {
@@ -906,11 +906,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v957 = v956 + v940;
     out[v957] = v955;
   }
-  const uint v958 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v958 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v959 = v600 + v958;
-  const uint v960 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v960 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v961 = v599 + v960;
-  const bool v962 = v959 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v962 = v959 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v963 = v961 < v1;
   const bool v964 = v962 && v963;
   if (v964) {
@@ -928,11 +928,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v978 = v977 + v961;
     out[v978] = v976;
   }
-  const uint v979 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v979 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v980 = v600 + v979;
-  const uint v981 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v981 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v982 = v599 + v981;
-  const bool v983 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v983 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v984 = v982 < v1;
   const bool v985 = v983 && v984;
   if (v985) {
@@ -950,11 +950,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v999 = v998 + v982;
     out[v999] = v997;
   }
-  const uint v1000 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1000 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1001 = v600 + v1000;
-  const uint v1002 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1002 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1003 = v599 + v1002;
-  const bool v1004 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1004 = v1001 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1005 = v1003 < v1;
   const bool v1006 = v1004 && v1005;
   if (v1006) {
@@ -972,11 +972,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1020 = v1019 + v1003;
     out[v1020] = v1018;
   }
-  const uint v1021 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1021 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1022 = v600 + v1021;
-  const uint v1023 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1023 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1024 = v599 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -994,11 +994,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1041 = v1040 + v1024;
     out[v1041] = v1039;
   }
-  const uint v1042 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1042 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1043 = v600 + v1042;
-  const uint v1044 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1044 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1045 = v599 + v1044;
-  const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1047 = v1045 < v1;
   const bool v1048 = v1046 && v1047;
   if (v1048) {
@@ -1016,11 +1016,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1062 = v1061 + v1045;
     out[v1062] = v1060;
   }
-  const uint v1063 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1063 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1064 = v600 + v1063;
-  const uint v1065 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1065 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1066 = v599 + v1065;
-  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1068 = v1066 < v1;
   const bool v1069 = v1067 && v1068;
   if (v1069) {
@@ -1038,11 +1038,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1083 = v1082 + v1066;
     out[v1083] = v1081;
   }
-  const uint v1084 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1084 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1085 = v600 + v1084;
-  const uint v1086 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1086 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1087 = v599 + v1086;
-  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1089 = v1087 < v1;
   const bool v1090 = v1088 && v1089;
   if (v1090) {
@@ -1060,11 +1060,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1104 = v1103 + v1087;
     out[v1104] = v1102;
   }
-  const uint v1105 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1105 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1106 = v600 + v1105;
-  const uint v1107 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1107 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1108 = v599 + v1107;
-  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1110 = v1108 < v1;
   const bool v1111 = v1109 && v1110;
   if (v1111) {
@@ -1082,11 +1082,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1125 = v1124 + v1108;
     out[v1125] = v1123;
   }
-  const uint v1126 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1126 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1127 = v600 + v1126;
-  const uint v1128 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1128 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1129 = v599 + v1128;
-  const bool v1130 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1130 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1131 = v1129 < v1;
   const bool v1132 = v1130 && v1131;
   if (v1132) {
@@ -1104,11 +1104,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1146 = v1145 + v1129;
     out[v1146] = v1144;
   }
-  const uint v1147 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1147 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1148 = v600 + v1147;
-  const uint v1149 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1149 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1150 = v599 + v1149;
-  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1152 = v1150 < v1;
   const bool v1153 = v1151 && v1152;
   if (v1153) {
@@ -1126,11 +1126,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1167 = v1166 + v1150;
     out[v1167] = v1165;
   }
-  const uint v1168 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1168 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1169 = v600 + v1168;
-  const uint v1170 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1170 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1171 = v599 + v1170;
-  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1173 = v1171 < v1;
   const bool v1174 = v1172 && v1173;
   if (v1174) {
@@ -1148,11 +1148,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1188 = v1187 + v1171;
     out[v1188] = v1186;
   }
-  const uint v1189 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1189 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1190 = v600 + v1189;
-  const uint v1191 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1191 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1192 = v599 + v1191;
-  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1194 = v1192 < v1;
   const bool v1195 = v1193 && v1194;
   if (v1195) {
@@ -1170,11 +1170,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1209 = v1208 + v1192;
     out[v1209] = v1207;
   }
-  const uint v1210 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1210 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1211 = v600 + v1210;
-  const uint v1212 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1212 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1213 = v599 + v1212;
-  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1215 = v1213 < v1;
   const bool v1216 = v1214 && v1215;
   if (v1216) {
@@ -1192,11 +1192,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1230 = v1229 + v1213;
     out[v1230] = v1228;
   }
-  const uint v1231 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1231 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1232 = v600 + v1231;
-  const uint v1233 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1233 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1234 = v599 + v1233;
-  const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1236 = v1234 < v1;
   const bool v1237 = v1235 && v1236;
   if (v1237) {
@@ -1214,11 +1214,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1251 = v1250 + v1234;
     out[v1251] = v1249;
   }
-  const uint v1252 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1252 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1253 = v600 + v1252;
-  const uint v1254 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1254 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1255 = v599 + v1254;
-  const bool v1256 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1256 = v1253 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1257 = v1255 < v1;
   const bool v1258 = v1256 && v1257;
   if (v1258) {
@@ -1236,11 +1236,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1272 = v1271 + v1255;
     out[v1272] = v1270;
   }
-  const uint v1273 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1273 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1274 = v600 + v1273;
-  const uint v1275 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1275 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1276 = v599 + v1275;
-  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1278 = v1276 < v1;
   const bool v1279 = v1277 && v1278;
   if (v1279) {
@@ -1258,11 +1258,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1293 = v1292 + v1276;
     out[v1293] = v1291;
   }
-  const uint v1294 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1294 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1295 = v600 + v1294;
-  const uint v1296 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1296 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1297 = v599 + v1296;
-  const bool v1298 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1298 = v1295 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1299 = v1297 < v1;
   const bool v1300 = v1298 && v1299;
   if (v1300) {
@@ -1280,11 +1280,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1314 = v1313 + v1297;
     out[v1314] = v1312;
   }
-  const uint v1315 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1315 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1316 = v600 + v1315;
-  const uint v1317 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1317 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1318 = v599 + v1317;
-  const bool v1319 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1319 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1320 = v1318 < v1;
   const bool v1321 = v1319 && v1320;
   if (v1321) {
@@ -1302,11 +1302,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1335 = v1334 + v1318;
     out[v1335] = v1333;
   }
-  const uint v1336 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1336 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1337 = v600 + v1336;
-  const uint v1338 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1338 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1339 = v599 + v1338;
-  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1341 = v1339 < v1;
   const bool v1342 = v1340 && v1341;
   if (v1342) {
@@ -1324,11 +1324,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1356 = v1355 + v1339;
     out[v1356] = v1354;
   }
-  const uint v1357 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1357 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1358 = v600 + v1357;
-  const uint v1359 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1359 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1360 = v599 + v1359;
-  const bool v1361 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1361 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1362 = v1360 < v1;
   const bool v1363 = v1361 && v1362;
   if (v1363) {
@@ -1346,11 +1346,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1377 = v1376 + v1360;
     out[v1377] = v1375;
   }
-  const uint v1378 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1378 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1379 = v600 + v1378;
-  const uint v1380 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1380 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1381 = v599 + v1380;
-  const bool v1382 = v1379 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1382 = v1379 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1383 = v1381 < v1;
   const bool v1384 = v1382 && v1383;
   if (v1384) {
@@ -1368,11 +1368,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1398 = v1397 + v1381;
     out[v1398] = v1396;
   }
-  const uint v1399 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1399 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1400 = v600 + v1399;
-  const uint v1401 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1401 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1402 = v599 + v1401;
-  const bool v1403 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1403 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1404 = v1402 < v1;
   const bool v1405 = v1403 && v1404;
   if (v1405) {
@@ -1390,11 +1390,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1419 = v1418 + v1402;
     out[v1419] = v1417;
   }
-  const uint v1420 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1420 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1421 = v600 + v1420;
-  const uint v1422 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1422 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1423 = v599 + v1422;
-  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1425 = v1423 < v1;
   const bool v1426 = v1424 && v1425;
   if (v1426) {
@@ -1412,11 +1412,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1440 = v1439 + v1423;
     out[v1440] = v1438;
   }
-  const uint v1441 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1441 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1442 = v600 + v1441;
-  const uint v1443 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1443 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1444 = v599 + v1443;
-  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1446 = v1444 < v1;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
@@ -1434,11 +1434,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1461 = v1460 + v1444;
     out[v1461] = v1459;
   }
-  const uint v1462 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1462 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1463 = v600 + v1462;
-  const uint v1464 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1464 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1465 = v599 + v1464;
-  const bool v1466 = v1463 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1466 = v1463 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1467 = v1465 < v1;
   const bool v1468 = v1466 && v1467;
   if (v1468) {
@@ -1456,11 +1456,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1482 = v1481 + v1465;
     out[v1482] = v1480;
   }
-  const uint v1483 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1483 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1484 = v600 + v1483;
-  const uint v1485 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1485 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1486 = v599 + v1485;
-  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1488 = v1486 < v1;
   const bool v1489 = v1487 && v1488;
   if (v1489) {
@@ -1478,11 +1478,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1503 = v1502 + v1486;
     out[v1503] = v1501;
   }
-  const uint v1504 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1504 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1505 = v600 + v1504;
-  const uint v1506 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1506 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1507 = v599 + v1506;
-  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1509 = v1507 < v1;
   const bool v1510 = v1508 && v1509;
   if (v1510) {
@@ -1500,11 +1500,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1524 = v1523 + v1507;
     out[v1524] = v1522;
   }
-  const uint v1525 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1525 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1526 = v600 + v1525;
-  const uint v1527 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1527 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1528 = v599 + v1527;
-  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1530 = v1528 < v1;
   const bool v1531 = v1529 && v1530;
   if (v1531) {
@@ -1522,11 +1522,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1545 = v1544 + v1528;
     out[v1545] = v1543;
   }
-  const uint v1546 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1546 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1547 = v600 + v1546;
-  const uint v1548 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1548 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1549 = v599 + v1548;
-  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1551 = v1549 < v1;
   const bool v1552 = v1550 && v1551;
   if (v1552) {
@@ -1544,11 +1544,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1566 = v1565 + v1549;
     out[v1566] = v1564;
   }
-  const uint v1567 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1567 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1568 = v600 + v1567;
-  const uint v1569 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1569 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1570 = v599 + v1569;
-  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1572 = v1570 < v1;
   const bool v1573 = v1571 && v1572;
   if (v1573) {
@@ -1566,11 +1566,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1587 = v1586 + v1570;
     out[v1587] = v1585;
   }
-  const uint v1588 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1588 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1589 = v600 + v1588;
-  const uint v1590 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1590 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1591 = v599 + v1590;
-  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1593 = v1591 < v1;
   const bool v1594 = v1592 && v1593;
   if (v1594) {
@@ -1588,11 +1588,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1608 = v1607 + v1591;
     out[v1608] = v1606;
   }
-  const uint v1609 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1609 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1610 = v600 + v1609;
-  const uint v1611 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1611 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1612 = v599 + v1611;
-  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1614 = v1612 < v1;
   const bool v1615 = v1613 && v1614;
   if (v1615) {
@@ -1610,11 +1610,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1629 = v1628 + v1612;
     out[v1629] = v1627;
   }
-  const uint v1630 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1630 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1631 = v600 + v1630;
-  const uint v1632 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1632 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1633 = v599 + v1632;
-  const bool v1634 = v1631 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1634 = v1631 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1635 = v1633 < v1;
   const bool v1636 = v1634 && v1635;
   if (v1636) {
@@ -1632,11 +1632,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1650 = v1649 + v1633;
     out[v1650] = v1648;
   }
-  const uint v1651 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1651 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1652 = v600 + v1651;
-  const uint v1653 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1653 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1654 = v599 + v1653;
-  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1656 = v1654 < v1;
   const bool v1657 = v1655 && v1656;
   if (v1657) {
@@ -1654,11 +1654,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1671 = v1670 + v1654;
     out[v1671] = v1669;
   }
-  const uint v1672 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1672 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1673 = v600 + v1672;
-  const uint v1674 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1674 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1675 = v599 + v1674;
-  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1676 = v1673 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1677 = v1675 < v1;
   const bool v1678 = v1676 && v1677;
   if (v1678) {
@@ -1676,11 +1676,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1692 = v1691 + v1675;
     out[v1692] = v1690;
   }
-  const uint v1693 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1693 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1694 = v600 + v1693;
-  const uint v1695 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1695 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1696 = v599 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1698 = v1696 < v1;
   const bool v1699 = v1697 && v1698;
   if (v1699) {
@@ -1698,11 +1698,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1713 = v1712 + v1696;
     out[v1713] = v1711;
   }
-  const uint v1714 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1714 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1715 = v600 + v1714;
-  const uint v1716 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1716 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1717 = v599 + v1716;
-  const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1719 = v1717 < v1;
   const bool v1720 = v1718 && v1719;
   if (v1720) {
@@ -1720,11 +1720,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1734 = v1733 + v1717;
     out[v1734] = v1732;
   }
-  const uint v1735 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1735 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1736 = v600 + v1735;
-  const uint v1737 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1737 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1738 = v599 + v1737;
-  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1740 = v1738 < v1;
   const bool v1741 = v1739 && v1740;
   if (v1741) {
@@ -1742,11 +1742,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1755 = v1754 + v1738;
     out[v1755] = v1753;
   }
-  const uint v1756 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1756 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1757 = v600 + v1756;
-  const uint v1758 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1758 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1759 = v599 + v1758;
-  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1761 = v1759 < v1;
   const bool v1762 = v1760 && v1761;
   if (v1762) {
@@ -1764,11 +1764,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1776 = v1775 + v1759;
     out[v1776] = v1774;
   }
-  const uint v1777 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1777 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1778 = v600 + v1777;
-  const uint v1779 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1779 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1780 = v599 + v1779;
-  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1782 = v1780 < v1;
   const bool v1783 = v1781 && v1782;
   if (v1783) {
@@ -1786,11 +1786,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1797 = v1796 + v1780;
     out[v1797] = v1795;
   }
-  const uint v1798 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1798 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1799 = v600 + v1798;
-  const uint v1800 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1800 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1801 = v599 + v1800;
-  const bool v1802 = v1799 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1802 = v1799 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1803 = v1801 < v1;
   const bool v1804 = v1802 && v1803;
   if (v1804) {
@@ -1808,11 +1808,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1818 = v1817 + v1801;
     out[v1818] = v1816;
   }
-  const uint v1819 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1819 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1820 = v600 + v1819;
-  const uint v1821 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1821 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1822 = v599 + v1821;
-  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1824 = v1822 < v1;
   const bool v1825 = v1823 && v1824;
   if (v1825) {
@@ -1830,11 +1830,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1839 = v1838 + v1822;
     out[v1839] = v1837;
   }
-  const uint v1840 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1840 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1841 = v600 + v1840;
-  const uint v1842 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1842 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1843 = v599 + v1842;
-  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1845 = v1843 < v1;
   const bool v1846 = v1844 && v1845;
   if (v1846) {
@@ -1852,11 +1852,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1860 = v1859 + v1843;
     out[v1860] = v1858;
   }
-  const uint v1861 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1861 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1862 = v600 + v1861;
-  const uint v1863 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1863 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1864 = v599 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1866 = v1864 < v1;
   const bool v1867 = v1865 && v1866;
   if (v1867) {
@@ -1874,11 +1874,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1881 = v1880 + v1864;
     out[v1881] = v1879;
   }
-  const uint v1882 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1882 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1883 = v600 + v1882;
-  const uint v1884 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1884 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1885 = v599 + v1884;
-  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1887 = v1885 < v1;
   const bool v1888 = v1886 && v1887;
   if (v1888) {
@@ -1896,11 +1896,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1902 = v1901 + v1885;
     out[v1902] = v1900;
   }
-  const uint v1903 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1903 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1904 = v600 + v1903;
-  const uint v1905 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1905 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1906 = v599 + v1905;
-  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1908 = v1906 < v1;
   const bool v1909 = v1907 && v1908;
   if (v1909) {
@@ -1918,11 +1918,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1923 = v1922 + v1906;
     out[v1923] = v1921;
   }
-  const uint v1924 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1924 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1925 = v600 + v1924;
-  const uint v1926 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1926 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1927 = v599 + v1926;
-  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1929 = v1927 < v1;
   const bool v1930 = v1928 && v1929;
   if (v1930) {
@@ -1940,11 +1940,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1944 = v1943 + v1927;
     out[v1944] = v1942;
   }
-  const uint v1945 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1945 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1946 = v600 + v1945;
-  const uint v1947 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1947 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1948 = v599 + v1947;
-  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1950 = v1948 < v1;
   const bool v1951 = v1949 && v1950;
   if (v1951) {
@@ -1962,11 +1962,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1965 = v1964 + v1948;
     out[v1965] = v1963;
   }
-  const uint v1966 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1966 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1967 = v600 + v1966;
-  const uint v1968 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1968 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1969 = v599 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1971 = v1969 < v1;
   const bool v1972 = v1970 && v1971;
   if (v1972) {
@@ -1984,11 +1984,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1986 = v1985 + v1969;
     out[v1986] = v1984;
   }
-  const uint v1987 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1987 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1988 = v600 + v1987;
-  const uint v1989 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1989 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1990 = v599 + v1989;
-  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1992 = v1990 < v1;
   const bool v1993 = v1991 && v1992;
   if (v1993) {
@@ -2006,11 +2006,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2007 = v2006 + v1990;
     out[v2007] = v2005;
   }
-  const uint v2008 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2008 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2009 = v600 + v2008;
-  const uint v2010 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2010 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2011 = v599 + v2010;
-  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2013 = v2011 < v1;
   const bool v2014 = v2012 && v2013;
   if (v2014) {
@@ -2028,11 +2028,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2028 = v2027 + v2011;
     out[v2028] = v2026;
   }
-  const uint v2029 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2029 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2030 = v600 + v2029;
-  const uint v2031 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2031 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2032 = v599 + v2031;
-  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2034 = v2032 < v1;
   const bool v2035 = v2033 && v2034;
   if (v2035) {
@@ -2050,11 +2050,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2049 = v2048 + v2032;
     out[v2049] = v2047;
   }
-  const uint v2050 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2050 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2051 = v600 + v2050;
-  const uint v2052 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2052 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2053 = v599 + v2052;
-  const bool v2054 = v2051 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2054 = v2051 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2055 = v2053 < v1;
   const bool v2056 = v2054 && v2055;
   if (v2056) {
@@ -2072,11 +2072,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2070 = v2069 + v2053;
     out[v2070] = v2068;
   }
-  const uint v2071 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2071 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2072 = v600 + v2071;
-  const uint v2073 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2073 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2074 = v599 + v2073;
-  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2076 = v2074 < v1;
   const bool v2077 = v2075 && v2076;
   if (v2077) {
@@ -2094,11 +2094,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2091 = v2090 + v2074;
     out[v2091] = v2089;
   }
-  const uint v2092 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2092 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2093 = v600 + v2092;
-  const uint v2094 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2094 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2095 = v599 + v2094;
-  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2097 = v2095 < v1;
   const bool v2098 = v2096 && v2097;
   if (v2098) {
@@ -2116,11 +2116,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2112 = v2111 + v2095;
     out[v2112] = v2110;
   }
-  const uint v2113 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2113 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2114 = v600 + v2113;
-  const uint v2115 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2115 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2116 = v599 + v2115;
-  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2118 = v2116 < v1;
   const bool v2119 = v2117 && v2118;
   if (v2119) {
@@ -2138,11 +2138,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2133 = v2132 + v2116;
     out[v2133] = v2131;
   }
-  const uint v2134 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2134 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2135 = v600 + v2134;
-  const uint v2136 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2136 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2137 = v599 + v2136;
-  const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2139 = v2137 < v1;
   const bool v2140 = v2138 && v2139;
   if (v2140) {
@@ -2160,11 +2160,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2154 = v2153 + v2137;
     out[v2154] = v2152;
   }
-  const uint v2155 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2155 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2156 = v600 + v2155;
-  const uint v2157 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2157 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2158 = v599 + v2157;
-  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2160 = v2158 < v1;
   const bool v2161 = v2159 && v2160;
   if (v2161) {
@@ -2182,11 +2182,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2175 = v2174 + v2158;
     out[v2175] = v2173;
   }
-  const uint v2176 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2176 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2177 = v600 + v2176;
-  const uint v2178 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2178 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2179 = v599 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2181 = v2179 < v1;
   const bool v2182 = v2180 && v2181;
   if (v2182) {
@@ -2204,11 +2204,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2196 = v2195 + v2179;
     out[v2196] = v2194;
   }
-  const uint v2197 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2197 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2198 = v600 + v2197;
-  const uint v2199 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2199 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2200 = v599 + v2199;
-  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2202 = v2200 < v1;
   const bool v2203 = v2201 && v2202;
   if (v2203) {
@@ -2226,11 +2226,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2217 = v2216 + v2200;
     out[v2217] = v2215;
   }
-  const uint v2218 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2218 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2219 = v600 + v2218;
-  const uint v2220 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2220 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2221 = v599 + v2220;
-  const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2223 = v2221 < v1;
   const bool v2224 = v2222 && v2223;
   if (v2224) {
@@ -2248,11 +2248,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2238 = v2237 + v2221;
     out[v2238] = v2236;
   }
-  const uint v2239 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2239 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2240 = v600 + v2239;
-  const uint v2241 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2241 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2242 = v599 + v2241;
-  const bool v2243 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2243 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2244 = v2242 < v1;
   const bool v2245 = v2243 && v2244;
   if (v2245) {
@@ -2270,11 +2270,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2259 = v2258 + v2242;
     out[v2259] = v2257;
   }
-  const uint v2260 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2260 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2261 = v600 + v2260;
-  const uint v2262 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2262 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2263 = v599 + v2262;
-  const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2265 = v2263 < v1;
   const bool v2266 = v2264 && v2265;
   if (v2266) {
@@ -2292,11 +2292,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2280 = v2279 + v2263;
     out[v2280] = v2278;
   }
-  const uint v2281 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2281 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2282 = v600 + v2281;
-  const uint v2283 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2283 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2284 = v599 + v2283;
-  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2286 = v2284 < v1;
   const bool v2287 = v2285 && v2286;
   if (v2287) {
@@ -2314,11 +2314,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2301 = v2300 + v2284;
     out[v2301] = v2299;
   }
-  const uint v2302 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2302 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2303 = v600 + v2302;
-  const uint v2304 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2304 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2305 = v599 + v2304;
-  const bool v2306 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2306 = v2303 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2307 = v2305 < v1;
   const bool v2308 = v2306 && v2307;
   if (v2308) {
@@ -2336,11 +2336,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2322 = v2321 + v2305;
     out[v2322] = v2320;
   }
-  const uint v2323 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2323 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2324 = v600 + v2323;
-  const uint v2325 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2325 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2326 = v599 + v2325;
-  const bool v2327 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2327 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2328 = v2326 < v1;
   const bool v2329 = v2327 && v2328;
   if (v2329) {
@@ -2358,11 +2358,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2343 = v2342 + v2326;
     out[v2343] = v2341;
   }
-  const uint v2344 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2344 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2345 = v600 + v2344;
-  const uint v2346 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2346 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2347 = v599 + v2346;
-  const bool v2348 = v2345 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2348 = v2345 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2349 = v2347 < v1;
   const bool v2350 = v2348 && v2349;
   if (v2350) {
@@ -2380,11 +2380,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2364 = v2363 + v2347;
     out[v2364] = v2362;
   }
-  const uint v2365 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2365 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2366 = v600 + v2365;
-  const uint v2367 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2367 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2368 = v599 + v2367;
-  const bool v2369 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2369 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2370 = v2368 < v1;
   const bool v2371 = v2369 && v2370;
   if (v2371) {
@@ -2402,11 +2402,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2385 = v2384 + v2368;
     out[v2385] = v2383;
   }
-  const uint v2386 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2386 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2387 = v600 + v2386;
-  const uint v2388 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2388 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2389 = v599 + v2388;
-  const bool v2390 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2390 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2391 = v2389 < v1;
   const bool v2392 = v2390 && v2391;
   if (v2392) {
@@ -2424,11 +2424,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2406 = v2405 + v2389;
     out[v2406] = v2404;
   }
-  const uint v2407 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2407 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2408 = v600 + v2407;
-  const uint v2409 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2409 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2410 = v599 + v2409;
-  const bool v2411 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2411 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2412 = v2410 < v1;
   const bool v2413 = v2411 && v2412;
   if (v2413) {
@@ -2446,11 +2446,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2427 = v2426 + v2410;
     out[v2427] = v2425;
   }
-  const uint v2428 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2428 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2429 = v600 + v2428;
-  const uint v2430 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2430 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2431 = v599 + v2430;
-  const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2433 = v2431 < v1;
   const bool v2434 = v2432 && v2433;
   if (v2434) {
@@ -2468,11 +2468,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2448 = v2447 + v2431;
     out[v2448] = v2446;
   }
-  const uint v2449 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2449 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2450 = v600 + v2449;
-  const uint v2451 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2451 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2452 = v599 + v2451;
-  const bool v2453 = v2450 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2453 = v2450 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2454 = v2452 < v1;
   const bool v2455 = v2453 && v2454;
   if (v2455) {
@@ -2490,11 +2490,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2469 = v2468 + v2452;
     out[v2469] = v2467;
   }
-  const uint v2470 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2470 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2471 = v600 + v2470;
-  const uint v2472 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2472 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2473 = v599 + v2472;
-  const bool v2474 = v2471 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2474 = v2471 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2475 = v2473 < v1;
   const bool v2476 = v2474 && v2475;
   if (v2476) {
@@ -2512,11 +2512,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2490 = v2489 + v2473;
     out[v2490] = v2488;
   }
-  const uint v2491 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2491 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2492 = v600 + v2491;
-  const uint v2493 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2493 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2494 = v599 + v2493;
-  const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2496 = v2494 < v1;
   const bool v2497 = v2495 && v2496;
   if (v2497) {
@@ -2534,11 +2534,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2511 = v2510 + v2494;
     out[v2511] = v2509;
   }
-  const uint v2512 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2512 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2513 = v600 + v2512;
-  const uint v2514 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2514 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2515 = v599 + v2514;
-  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2517 = v2515 < v1;
   const bool v2518 = v2516 && v2517;
   if (v2518) {
@@ -2556,11 +2556,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2532 = v2531 + v2515;
     out[v2532] = v2530;
   }
-  const uint v2533 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2533 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2534 = v600 + v2533;
-  const uint v2535 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2535 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2536 = v599 + v2535;
-  const bool v2537 = v2534 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2537 = v2534 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2538 = v2536 < v1;
   const bool v2539 = v2537 && v2538;
   if (v2539) {
@@ -2578,11 +2578,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2553 = v2552 + v2536;
     out[v2553] = v2551;
   }
-  const uint v2554 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2554 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2555 = v600 + v2554;
-  const uint v2556 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2556 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2557 = v599 + v2556;
-  const bool v2558 = v2555 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2558 = v2555 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2559 = v2557 < v1;
   const bool v2560 = v2558 && v2559;
   if (v2560) {
@@ -2600,11 +2600,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2574 = v2573 + v2557;
     out[v2574] = v2572;
   }
-  const uint v2575 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2575 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2576 = v600 + v2575;
-  const uint v2577 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2577 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2578 = v599 + v2577;
-  const bool v2579 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2579 = v2576 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2580 = v2578 < v1;
   const bool v2581 = v2579 && v2580;
   if (v2581) {
@@ -2622,11 +2622,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2595 = v2594 + v2578;
     out[v2595] = v2593;
   }
-  const uint v2596 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2596 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2597 = v600 + v2596;
-  const uint v2598 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2598 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2599 = v599 + v2598;
-  const bool v2600 = v2597 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2600 = v2597 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2601 = v2599 < v1;
   const bool v2602 = v2600 && v2601;
   if (v2602) {
@@ -2644,11 +2644,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2616 = v2615 + v2599;
     out[v2616] = v2614;
   }
-  const uint v2617 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2617 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2618 = v600 + v2617;
-  const uint v2619 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2619 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2620 = v599 + v2619;
-  const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2622 = v2620 < v1;
   const bool v2623 = v2621 && v2622;
   if (v2623) {
@@ -2666,11 +2666,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2637 = v2636 + v2620;
     out[v2637] = v2635;
   }
-  const uint v2638 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2638 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2639 = v600 + v2638;
-  const uint v2640 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2640 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2641 = v599 + v2640;
-  const bool v2642 = v2639 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2642 = v2639 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2643 = v2641 < v1;
   const bool v2644 = v2642 && v2643;
   if (v2644) {
@@ -2688,11 +2688,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2658 = v2657 + v2641;
     out[v2658] = v2656;
   }
-  const uint v2659 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2659 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2660 = v600 + v2659;
-  const uint v2661 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2661 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2662 = v599 + v2661;
-  const bool v2663 = v2660 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2663 = v2660 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2664 = v2662 < v1;
   const bool v2665 = v2663 && v2664;
   if (v2665) {
@@ -2710,11 +2710,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2679 = v2678 + v2662;
     out[v2679] = v2677;
   }
-  const uint v2680 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2680 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2681 = v600 + v2680;
-  const uint v2682 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2682 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2683 = v599 + v2682;
-  const bool v2684 = v2681 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2684 = v2681 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2685 = v2683 < v1;
   const bool v2686 = v2684 && v2685;
   if (v2686) {
@@ -2732,11 +2732,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2700 = v2699 + v2683;
     out[v2700] = v2698;
   }
-  const uint v2701 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2701 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2702 = v600 + v2701;
-  const uint v2703 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2703 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2704 = v599 + v2703;
-  const bool v2705 = v2702 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2705 = v2702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2706 = v2704 < v1;
   const bool v2707 = v2705 && v2706;
   if (v2707) {
@@ -2754,11 +2754,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2721 = v2720 + v2704;
     out[v2721] = v2719;
   }
-  const uint v2722 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2722 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2723 = v600 + v2722;
-  const uint v2724 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2724 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2725 = v599 + v2724;
-  const bool v2726 = v2723 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2726 = v2723 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2727 = v2725 < v1;
   const bool v2728 = v2726 && v2727;
   if (v2728) {
@@ -2776,11 +2776,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2742 = v2741 + v2725;
     out[v2742] = v2740;
   }
-  const uint v2743 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2743 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2744 = v600 + v2743;
-  const uint v2745 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2745 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2746 = v599 + v2745;
-  const bool v2747 = v2744 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2747 = v2744 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2748 = v2746 < v1;
   const bool v2749 = v2747 && v2748;
   if (v2749) {
@@ -2798,11 +2798,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2763 = v2762 + v2746;
     out[v2763] = v2761;
   }
-  const uint v2764 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2764 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2765 = v600 + v2764;
-  const uint v2766 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2766 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2767 = v599 + v2766;
-  const bool v2768 = v2765 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2768 = v2765 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2769 = v2767 < v1;
   const bool v2770 = v2768 && v2769;
   if (v2770) {
@@ -2820,11 +2820,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2784 = v2783 + v2767;
     out[v2784] = v2782;
   }
-  const uint v2785 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2785 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2786 = v600 + v2785;
-  const uint v2787 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2787 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2788 = v599 + v2787;
-  const bool v2789 = v2786 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2789 = v2786 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2790 = v2788 < v1;
   const bool v2791 = v2789 && v2790;
   if (v2791) {
@@ -2842,11 +2842,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2805 = v2804 + v2788;
     out[v2805] = v2803;
   }
-  const uint v2806 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2806 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2807 = v600 + v2806;
-  const uint v2808 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2808 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2809 = v599 + v2808;
-  const bool v2810 = v2807 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2810 = v2807 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2811 = v2809 < v1;
   const bool v2812 = v2810 && v2811;
   if (v2812) {
@@ -2864,11 +2864,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2826 = v2825 + v2809;
     out[v2826] = v2824;
   }
-  const uint v2827 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2827 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2828 = v600 + v2827;
-  const uint v2829 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2829 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2830 = v599 + v2829;
-  const bool v2831 = v2828 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2831 = v2828 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2832 = v2830 < v1;
   const bool v2833 = v2831 && v2832;
   if (v2833) {
@@ -2886,11 +2886,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2847 = v2846 + v2830;
     out[v2847] = v2845;
   }
-  const uint v2848 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2848 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2849 = v600 + v2848;
-  const uint v2850 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2850 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2851 = v599 + v2850;
-  const bool v2852 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2852 = v2849 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2853 = v2851 < v1;
   const bool v2854 = v2852 && v2853;
   if (v2854) {
@@ -2908,11 +2908,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2868 = v2867 + v2851;
     out[v2868] = v2866;
   }
-  const uint v2869 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2869 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2870 = v600 + v2869;
-  const uint v2871 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2871 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2872 = v599 + v2871;
-  const bool v2873 = v2870 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2873 = v2870 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2874 = v2872 < v1;
   const bool v2875 = v2873 && v2874;
   if (v2875) {
@@ -2930,11 +2930,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2889 = v2888 + v2872;
     out[v2889] = v2887;
   }
-  const uint v2890 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2890 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2891 = v600 + v2890;
-  const uint v2892 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2892 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2893 = v599 + v2892;
-  const bool v2894 = v2891 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2894 = v2891 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2895 = v2893 < v1;
   const bool v2896 = v2894 && v2895;
   if (v2896) {
@@ -2952,11 +2952,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2910 = v2909 + v2893;
     out[v2910] = v2908;
   }
-  const uint v2911 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2911 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2912 = v600 + v2911;
-  const uint v2913 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2913 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2914 = v599 + v2913;
-  const bool v2915 = v2912 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2915 = v2912 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2916 = v2914 < v1;
   const bool v2917 = v2915 && v2916;
   if (v2917) {
@@ -2974,11 +2974,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2931 = v2930 + v2914;
     out[v2931] = v2929;
   }
-  const uint v2932 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2932 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2933 = v600 + v2932;
-  const uint v2934 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2934 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2935 = v599 + v2934;
-  const bool v2936 = v2933 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2936 = v2933 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2937 = v2935 < v1;
   const bool v2938 = v2936 && v2937;
   if (v2938) {
@@ -2996,11 +2996,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2952 = v2951 + v2935;
     out[v2952] = v2950;
   }
-  const uint v2953 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2953 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2954 = v600 + v2953;
-  const uint v2955 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2955 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2956 = v599 + v2955;
-  const bool v2957 = v2954 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2957 = v2954 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2958 = v2956 < v1;
   const bool v2959 = v2957 && v2958;
   if (v2959) {
@@ -3018,11 +3018,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2973 = v2972 + v2956;
     out[v2973] = v2971;
   }
-  const uint v2974 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2974 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2975 = v600 + v2974;
-  const uint v2976 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2976 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2977 = v599 + v2976;
-  const bool v2978 = v2975 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2978 = v2975 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2979 = v2977 < v1;
   const bool v2980 = v2978 && v2979;
   if (v2980) {
@@ -3040,11 +3040,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2994 = v2993 + v2977;
     out[v2994] = v2992;
   }
-  const uint v2995 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2995 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2996 = v600 + v2995;
-  const uint v2997 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2997 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2998 = v599 + v2997;
-  const bool v2999 = v2996 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2999 = v2996 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3000 = v2998 < v1;
   const bool v3001 = v2999 && v3000;
   if (v3001) {
@@ -3062,11 +3062,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3015 = v3014 + v2998;
     out[v3015] = v3013;
   }
-  const uint v3016 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3016 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3017 = v600 + v3016;
-  const uint v3018 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3018 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3019 = v599 + v3018;
-  const bool v3020 = v3017 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3020 = v3017 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3021 = v3019 < v1;
   const bool v3022 = v3020 && v3021;
   if (v3022) {
@@ -3084,11 +3084,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3036 = v3035 + v3019;
     out[v3036] = v3034;
   }
-  const uint v3037 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3037 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3038 = v600 + v3037;
-  const uint v3039 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3039 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3040 = v599 + v3039;
-  const bool v3041 = v3038 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3041 = v3038 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3042 = v3040 < v1;
   const bool v3043 = v3041 && v3042;
   if (v3043) {
@@ -3106,11 +3106,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3057 = v3056 + v3040;
     out[v3057] = v3055;
   }
-  const uint v3058 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3058 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3059 = v600 + v3058;
-  const uint v3060 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3060 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3061 = v599 + v3060;
-  const bool v3062 = v3059 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3062 = v3059 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3063 = v3061 < v1;
   const bool v3064 = v3062 && v3063;
   if (v3064) {
@@ -3128,11 +3128,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3078 = v3077 + v3061;
     out[v3078] = v3076;
   }
-  const uint v3079 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3079 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3080 = v600 + v3079;
-  const uint v3081 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3081 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3082 = v599 + v3081;
-  const bool v3083 = v3080 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3083 = v3080 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3084 = v3082 < v1;
   const bool v3085 = v3083 && v3084;
   if (v3085) {
@@ -3150,11 +3150,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3099 = v3098 + v3082;
     out[v3099] = v3097;
   }
-  const uint v3100 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3100 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3101 = v600 + v3100;
-  const uint v3102 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3102 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3103 = v599 + v3102;
-  const bool v3104 = v3101 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3104 = v3101 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3105 = v3103 < v1;
   const bool v3106 = v3104 && v3105;
   if (v3106) {
@@ -3172,11 +3172,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3120 = v3119 + v3103;
     out[v3120] = v3118;
   }
-  const uint v3121 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3121 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3122 = v600 + v3121;
-  const uint v3123 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3123 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3124 = v599 + v3123;
-  const bool v3125 = v3122 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3125 = v3122 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3126 = v3124 < v1;
   const bool v3127 = v3125 && v3126;
   if (v3127) {
@@ -3194,11 +3194,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3141 = v3140 + v3124;
     out[v3141] = v3139;
   }
-  const uint v3142 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3142 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3143 = v600 + v3142;
-  const uint v3144 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3144 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3145 = v599 + v3144;
-  const bool v3146 = v3143 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3146 = v3143 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3147 = v3145 < v1;
   const bool v3148 = v3146 && v3147;
   if (v3148) {
@@ -3216,11 +3216,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3162 = v3161 + v3145;
     out[v3162] = v3160;
   }
-  const uint v3163 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3163 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3164 = v600 + v3163;
-  const uint v3165 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3165 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3166 = v599 + v3165;
-  const bool v3167 = v3164 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3167 = v3164 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3168 = v3166 < v1;
   const bool v3169 = v3167 && v3168;
   if (v3169) {
@@ -3238,11 +3238,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3183 = v3182 + v3166;
     out[v3183] = v3181;
   }
-  const uint v3184 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3184 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3185 = v600 + v3184;
-  const uint v3186 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3186 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3187 = v599 + v3186;
-  const bool v3188 = v3185 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3188 = v3185 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3189 = v3187 < v1;
   const bool v3190 = v3188 && v3189;
   if (v3190) {
@@ -3260,11 +3260,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3204 = v3203 + v3187;
     out[v3204] = v3202;
   }
-  const uint v3205 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3205 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3206 = v600 + v3205;
-  const uint v3207 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3207 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3208 = v599 + v3207;
-  const bool v3209 = v3206 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3209 = v3206 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3210 = v3208 < v1;
   const bool v3211 = v3209 && v3210;
   if (v3211) {
@@ -3282,11 +3282,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3225 = v3224 + v3208;
     out[v3225] = v3223;
   }
-  const uint v3226 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3226 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3227 = v600 + v3226;
-  const uint v3228 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3228 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3229 = v599 + v3228;
-  const bool v3230 = v3227 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3230 = v3227 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3231 = v3229 < v1;
   const bool v3232 = v3230 && v3231;
   if (v3232) {
@@ -3304,11 +3304,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3246 = v3245 + v3229;
     out[v3246] = v3244;
   }
-  const uint v3247 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3247 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3248 = v600 + v3247;
-  const uint v3249 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3249 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3250 = v599 + v3249;
-  const bool v3251 = v3248 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3251 = v3248 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3252 = v3250 < v1;
   const bool v3253 = v3251 && v3252;
   if (v3253) {
@@ -3326,11 +3326,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3267 = v3266 + v3250;
     out[v3267] = v3265;
   }
-  const uint v3268 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3268 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3269 = v600 + v3268;
-  const uint v3270 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3270 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3271 = v599 + v3270;
-  const bool v3272 = v3269 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3272 = v3269 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3273 = v3271 < v1;
   const bool v3274 = v3272 && v3273;
   if (v3274) {

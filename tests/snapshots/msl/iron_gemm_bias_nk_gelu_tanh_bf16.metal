@@ -109,20 +109,20 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:260
   if (v62) {
     const uint v3825 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v3828 = v3825 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -212,14 +212,14 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v4195 = v28 + v3996;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v4196 = v4195 < v1;
     const uint v4201 = v4195 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4217 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v4223 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v4217 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v4223 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v3817 = 0u; v3817 < v2; v3817 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (uint v3817 = 0u; v3817 < v2; v3817 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const uint v3819 = v3817 >> 6u;
       const uint v3821 = v3819 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3823 = v3821 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v3823 = v3821 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
       const uint v3835 = v3817 + v3832;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3836 = v3835 < v2;
       const bool v3837 = v3834 && v3836;
@@ -364,44 +364,44 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v4015 + e] = v4199 ? b[v4205 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4218 = v3823 + v4217;  // kernels/gemm/gemm_tiles.hpp:250
+      const uint v4218 = v3823 + v4217;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v4218), long(64u));
-      const uint v4224 = v3823 + v4223;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v4224 = v3823 + v4223;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v43, shm1, long(v4224), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v4231 = v4218 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v4231 = v4218 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v4231), long(64u));
-      const uint v4237 = v4224 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v4237 = v4224 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v43, shm1, long(v4237), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v4243 = v4218 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v4243 = v4218 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v4243), long(64u));
-      const uint v4249 = v4224 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v4249 = v4224 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v43, shm1, long(v4249), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v4255 = v4218 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v4255 = v4218 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v4255), long(64u));
-      const uint v4261 = v4224 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v4261 = v4224 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v43, shm1, long(v4261), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
     const uint v513 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v514 = iron_tid.x;
-    const uint v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (uint v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -447,29 +447,29 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
           shm1[v563] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load<false>(v41, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v43, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v43, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v43, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v43, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load<false>(v41, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
   const uint v616 = v24 + v33;
-  const uint v617 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v617 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v618 = v616 + v617;
-  const uint v619 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v619 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v620 = v615 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
@@ -490,11 +490,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v641 = v640 + v620;
     out[v641] = v639;
   }
-  const uint v642 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v642 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v643 = v616 + v642;
-  const uint v644 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v644 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v645 = v615 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v647 = v645 < v1;
   const bool v648 = v646 && v647;
   if (v648) {
@@ -515,11 +515,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v666 = v665 + v645;
     out[v666] = v664;
   }
-  const uint v667 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v667 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v668 = v616 + v667;
-  const uint v669 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v669 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v670 = v615 + v669;
-  const bool v671 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v671 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v672 = v670 < v1;
   const bool v673 = v671 && v672;
   if (v673) {
@@ -540,11 +540,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v691 = v690 + v670;
     out[v691] = v689;
   }
-  const uint v692 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v692 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v693 = v616 + v692;
-  const uint v694 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v694 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v695 = v615 + v694;
-  const bool v696 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v696 = v693 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v697 = v695 < v1;
   const bool v698 = v696 && v697;
   if (v698) {
@@ -565,11 +565,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v716 = v715 + v695;
     out[v716] = v714;
   }
-  const uint v717 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v717 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v718 = v616 + v717;
-  const uint v719 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v719 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v720 = v615 + v719;
-  const bool v721 = v718 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v721 = v718 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v722 = v720 < v1;
   const bool v723 = v721 && v722;
   if (v723) {
@@ -590,11 +590,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v741 = v740 + v720;
     out[v741] = v739;
   }
-  const uint v742 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v742 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v743 = v616 + v742;
-  const uint v744 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v744 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v745 = v615 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v746 = v743 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v747 = v745 < v1;
   const bool v748 = v746 && v747;
   if (v748) {
@@ -615,11 +615,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v766 = v765 + v745;
     out[v766] = v764;
   }
-  const uint v767 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v767 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v768 = v616 + v767;
-  const uint v769 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v769 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v770 = v615 + v769;
-  const bool v771 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v771 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v772 = v770 < v1;
   const bool v773 = v771 && v772;
   if (v773) {
@@ -640,11 +640,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v791 = v790 + v770;
     out[v791] = v789;
   }
-  const uint v792 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v792 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v793 = v616 + v792;
-  const uint v794 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v794 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v795 = v615 + v794;
-  const bool v796 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v796 = v793 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v797 = v795 < v1;
   const bool v798 = v796 && v797;
   if (v798) {
@@ -665,11 +665,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v816 = v815 + v795;
     out[v816] = v814;
   }
-  const uint v817 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v817 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v818 = v616 + v817;
-  const uint v819 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v819 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v820 = v615 + v819;
-  const bool v821 = v818 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v821 = v818 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v822 = v820 < v1;
   const bool v823 = v821 && v822;
   if (v823) {
@@ -690,11 +690,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v841 = v840 + v820;
     out[v841] = v839;
   }
-  const uint v842 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v842 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v843 = v616 + v842;
-  const uint v844 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v844 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v845 = v615 + v844;
-  const bool v846 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v846 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v847 = v845 < v1;
   const bool v848 = v846 && v847;
   if (v848) {
@@ -715,11 +715,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v866 = v865 + v845;
     out[v866] = v864;
   }
-  const uint v867 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v867 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v868 = v616 + v867;
-  const uint v869 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v869 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v870 = v615 + v869;
-  const bool v871 = v868 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v871 = v868 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v872 = v870 < v1;
   const bool v873 = v871 && v872;
   if (v873) {
@@ -740,11 +740,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v891 = v890 + v870;
     out[v891] = v889;
   }
-  const uint v892 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v892 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v893 = v616 + v892;
-  const uint v894 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v894 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v895 = v615 + v894;
-  const bool v896 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v896 = v893 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v897 = v895 < v1;
   const bool v898 = v896 && v897;
   if (v898) {
@@ -765,11 +765,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v916 = v915 + v895;
     out[v916] = v914;
   }
-  const uint v917 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v917 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v918 = v616 + v917;
-  const uint v919 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v919 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v920 = v615 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v922 = v920 < v1;
   const bool v923 = v921 && v922;
   if (v923) {
@@ -790,11 +790,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v941 = v940 + v920;
     out[v941] = v939;
   }
-  const uint v942 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v942 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v943 = v616 + v942;
-  const uint v944 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v944 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v945 = v615 + v944;
-  const bool v946 = v943 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v946 = v943 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v947 = v945 < v1;
   const bool v948 = v946 && v947;
   if (v948) {
@@ -815,11 +815,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v966 = v965 + v945;
     out[v966] = v964;
   }
-  const uint v967 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v967 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v968 = v616 + v967;
-  const uint v969 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v969 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v970 = v615 + v969;
-  const bool v971 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v971 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v972 = v970 < v1;
   const bool v973 = v971 && v972;
   if (v973) {
@@ -840,11 +840,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v991 = v990 + v970;
     out[v991] = v989;
   }
-  const uint v992 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v992 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v993 = v616 + v992;
-  const uint v994 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v994 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v995 = v615 + v994;
-  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v996 = v993 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v997 = v995 < v1;
   const bool v998 = v996 && v997;
   if (v998) {
@@ -865,11 +865,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1016 = v1015 + v995;
     out[v1016] = v1014;
   }
-  const uint v1017 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1017 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1018 = v616 + v1017;
-  const uint v1019 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1019 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1020 = v615 + v1019;
-  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1022 = v1020 < v1;
   const bool v1023 = v1021 && v1022;
   if (v1023) {
@@ -890,11 +890,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1041 = v1040 + v1020;
     out[v1041] = v1039;
   }
-  const uint v1042 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1042 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1043 = v616 + v1042;
-  const uint v1044 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1044 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1045 = v615 + v1044;
-  const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1047 = v1045 < v1;
   const bool v1048 = v1046 && v1047;
   if (v1048) {
@@ -915,11 +915,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1066 = v1065 + v1045;
     out[v1066] = v1064;
   }
-  const uint v1067 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1067 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1068 = v616 + v1067;
-  const uint v1069 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1069 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1070 = v615 + v1069;
-  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1072 = v1070 < v1;
   const bool v1073 = v1071 && v1072;
   if (v1073) {
@@ -940,11 +940,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1091 = v1090 + v1070;
     out[v1091] = v1089;
   }
-  const uint v1092 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1092 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1093 = v616 + v1092;
-  const uint v1094 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1094 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1095 = v615 + v1094;
-  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1096 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1097 = v1095 < v1;
   const bool v1098 = v1096 && v1097;
   if (v1098) {
@@ -965,11 +965,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1116 = v1115 + v1095;
     out[v1116] = v1114;
   }
-  const uint v1117 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1117 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1118 = v616 + v1117;
-  const uint v1119 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1119 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1120 = v615 + v1119;
-  const bool v1121 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1121 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1122 = v1120 < v1;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
@@ -990,11 +990,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1141 = v1140 + v1120;
     out[v1141] = v1139;
   }
-  const uint v1142 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1142 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1143 = v616 + v1142;
-  const uint v1144 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1144 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1145 = v615 + v1144;
-  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1147 = v1145 < v1;
   const bool v1148 = v1146 && v1147;
   if (v1148) {
@@ -1015,11 +1015,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1166 = v1165 + v1145;
     out[v1166] = v1164;
   }
-  const uint v1167 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1167 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1168 = v616 + v1167;
-  const uint v1169 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1169 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1170 = v615 + v1169;
-  const bool v1171 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1171 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1172 = v1170 < v1;
   const bool v1173 = v1171 && v1172;
   if (v1173) {
@@ -1040,11 +1040,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1191 = v1190 + v1170;
     out[v1191] = v1189;
   }
-  const uint v1192 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1192 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1193 = v616 + v1192;
-  const uint v1194 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1194 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1195 = v615 + v1194;
-  const bool v1196 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1196 = v1193 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1197 = v1195 < v1;
   const bool v1198 = v1196 && v1197;
   if (v1198) {
@@ -1065,11 +1065,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1216 = v1215 + v1195;
     out[v1216] = v1214;
   }
-  const uint v1217 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1217 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1218 = v616 + v1217;
-  const uint v1219 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1219 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1220 = v615 + v1219;
-  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1222 = v1220 < v1;
   const bool v1223 = v1221 && v1222;
   if (v1223) {
@@ -1090,11 +1090,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1241 = v1240 + v1220;
     out[v1241] = v1239;
   }
-  const uint v1242 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1242 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1243 = v616 + v1242;
-  const uint v1244 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1244 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1245 = v615 + v1244;
-  const bool v1246 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1246 = v1243 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1247 = v1245 < v1;
   const bool v1248 = v1246 && v1247;
   if (v1248) {
@@ -1115,11 +1115,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1266 = v1265 + v1245;
     out[v1266] = v1264;
   }
-  const uint v1267 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1267 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1268 = v616 + v1267;
-  const uint v1269 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1269 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1270 = v615 + v1269;
-  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1272 = v1270 < v1;
   const bool v1273 = v1271 && v1272;
   if (v1273) {
@@ -1140,11 +1140,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1291 = v1290 + v1270;
     out[v1291] = v1289;
   }
-  const uint v1292 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1292 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1293 = v616 + v1292;
-  const uint v1294 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1294 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1295 = v615 + v1294;
-  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1296 = v1293 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1297 = v1295 < v1;
   const bool v1298 = v1296 && v1297;
   if (v1298) {
@@ -1165,11 +1165,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1316 = v1315 + v1295;
     out[v1316] = v1314;
   }
-  const uint v1317 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1317 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1318 = v616 + v1317;
-  const uint v1319 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1319 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1320 = v615 + v1319;
-  const bool v1321 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1321 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1322 = v1320 < v1;
   const bool v1323 = v1321 && v1322;
   if (v1323) {
@@ -1190,11 +1190,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1341 = v1340 + v1320;
     out[v1341] = v1339;
   }
-  const uint v1342 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1342 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1343 = v616 + v1342;
-  const uint v1344 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1344 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1345 = v615 + v1344;
-  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1347 = v1345 < v1;
   const bool v1348 = v1346 && v1347;
   if (v1348) {
@@ -1215,11 +1215,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1366 = v1365 + v1345;
     out[v1366] = v1364;
   }
-  const uint v1367 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1367 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1368 = v616 + v1367;
-  const uint v1369 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1369 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1370 = v615 + v1369;
-  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1372 = v1370 < v1;
   const bool v1373 = v1371 && v1372;
   if (v1373) {
@@ -1240,11 +1240,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1391 = v1390 + v1370;
     out[v1391] = v1389;
   }
-  const uint v1392 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1392 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1393 = v616 + v1392;
-  const uint v1394 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1394 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1395 = v615 + v1394;
-  const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1397 = v1395 < v1;
   const bool v1398 = v1396 && v1397;
   if (v1398) {
@@ -1265,11 +1265,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1416 = v1415 + v1395;
     out[v1416] = v1414;
   }
-  const uint v1417 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1417 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1418 = v616 + v1417;
-  const uint v1419 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1419 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1420 = v615 + v1419;
-  const bool v1421 = v1418 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1421 = v1418 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1422 = v1420 < v1;
   const bool v1423 = v1421 && v1422;
   if (v1423) {
@@ -1290,11 +1290,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1441 = v1440 + v1420;
     out[v1441] = v1439;
   }
-  const uint v1442 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1442 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1443 = v616 + v1442;
-  const uint v1444 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1444 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1445 = v615 + v1444;
-  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1447 = v1445 < v1;
   const bool v1448 = v1446 && v1447;
   if (v1448) {
@@ -1315,11 +1315,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1466 = v1465 + v1445;
     out[v1466] = v1464;
   }
-  const uint v1467 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1467 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1468 = v616 + v1467;
-  const uint v1469 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1469 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1470 = v615 + v1469;
-  const bool v1471 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1471 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1472 = v1470 < v1;
   const bool v1473 = v1471 && v1472;
   if (v1473) {
@@ -1340,11 +1340,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1491 = v1490 + v1470;
     out[v1491] = v1489;
   }
-  const uint v1492 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1492 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1493 = v616 + v1492;
-  const uint v1494 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1494 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1495 = v615 + v1494;
-  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1497 = v1495 < v1;
   const bool v1498 = v1496 && v1497;
   if (v1498) {
@@ -1365,11 +1365,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1516 = v1515 + v1495;
     out[v1516] = v1514;
   }
-  const uint v1517 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1517 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1518 = v616 + v1517;
-  const uint v1519 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1519 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1520 = v615 + v1519;
-  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1522 = v1520 < v1;
   const bool v1523 = v1521 && v1522;
   if (v1523) {
@@ -1390,11 +1390,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1541 = v1540 + v1520;
     out[v1541] = v1539;
   }
-  const uint v1542 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1542 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1543 = v616 + v1542;
-  const uint v1544 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1544 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1545 = v615 + v1544;
-  const bool v1546 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1546 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1547 = v1545 < v1;
   const bool v1548 = v1546 && v1547;
   if (v1548) {
@@ -1415,11 +1415,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1566 = v1565 + v1545;
     out[v1566] = v1564;
   }
-  const uint v1567 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1567 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1568 = v616 + v1567;
-  const uint v1569 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1569 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1570 = v615 + v1569;
-  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1572 = v1570 < v1;
   const bool v1573 = v1571 && v1572;
   if (v1573) {
@@ -1440,11 +1440,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1591 = v1590 + v1570;
     out[v1591] = v1589;
   }
-  const uint v1592 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1592 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1593 = v616 + v1592;
-  const uint v1594 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1594 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1595 = v615 + v1594;
-  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1597 = v1595 < v1;
   const bool v1598 = v1596 && v1597;
   if (v1598) {
@@ -1465,11 +1465,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1616 = v1615 + v1595;
     out[v1616] = v1614;
   }
-  const uint v1617 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1617 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1618 = v616 + v1617;
-  const uint v1619 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1619 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1620 = v615 + v1619;
-  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1622 = v1620 < v1;
   const bool v1623 = v1621 && v1622;
   if (v1623) {
@@ -1490,11 +1490,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1641 = v1640 + v1620;
     out[v1641] = v1639;
   }
-  const uint v1642 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1642 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1643 = v616 + v1642;
-  const uint v1644 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1644 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1645 = v615 + v1644;
-  const bool v1646 = v1643 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1646 = v1643 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1647 = v1645 < v1;
   const bool v1648 = v1646 && v1647;
   if (v1648) {
@@ -1515,11 +1515,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1666 = v1665 + v1645;
     out[v1666] = v1664;
   }
-  const uint v1667 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1667 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1668 = v616 + v1667;
-  const uint v1669 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1669 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1670 = v615 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1672 = v1670 < v1;
   const bool v1673 = v1671 && v1672;
   if (v1673) {
@@ -1540,11 +1540,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1691 = v1690 + v1670;
     out[v1691] = v1689;
   }
-  const uint v1692 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1692 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1693 = v616 + v1692;
-  const uint v1694 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1694 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1695 = v615 + v1694;
-  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1565,11 +1565,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1716 = v1715 + v1695;
     out[v1716] = v1714;
   }
-  const uint v1717 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1717 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1718 = v616 + v1717;
-  const uint v1719 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1719 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1720 = v615 + v1719;
-  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1722 = v1720 < v1;
   const bool v1723 = v1721 && v1722;
   if (v1723) {
@@ -1590,11 +1590,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1741 = v1740 + v1720;
     out[v1741] = v1739;
   }
-  const uint v1742 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1742 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1743 = v616 + v1742;
-  const uint v1744 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1744 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1745 = v615 + v1744;
-  const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1746 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1747 = v1745 < v1;
   const bool v1748 = v1746 && v1747;
   if (v1748) {
@@ -1615,11 +1615,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1766 = v1765 + v1745;
     out[v1766] = v1764;
   }
-  const uint v1767 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1767 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1768 = v616 + v1767;
-  const uint v1769 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1769 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1770 = v615 + v1769;
-  const bool v1771 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1771 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1772 = v1770 < v1;
   const bool v1773 = v1771 && v1772;
   if (v1773) {
@@ -1640,11 +1640,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1791 = v1790 + v1770;
     out[v1791] = v1789;
   }
-  const uint v1792 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1792 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1793 = v616 + v1792;
-  const uint v1794 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1794 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1795 = v615 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1797 = v1795 < v1;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
@@ -1665,11 +1665,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1816 = v1815 + v1795;
     out[v1816] = v1814;
   }
-  const uint v1817 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1817 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1818 = v616 + v1817;
-  const uint v1819 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1819 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1820 = v615 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1822 = v1820 < v1;
   const bool v1823 = v1821 && v1822;
   if (v1823) {
@@ -1690,11 +1690,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1841 = v1840 + v1820;
     out[v1841] = v1839;
   }
-  const uint v1842 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1842 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1843 = v616 + v1842;
-  const uint v1844 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1844 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1845 = v615 + v1844;
-  const bool v1846 = v1843 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1846 = v1843 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1847 = v1845 < v1;
   const bool v1848 = v1846 && v1847;
   if (v1848) {
@@ -1715,11 +1715,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1866 = v1865 + v1845;
     out[v1866] = v1864;
   }
-  const uint v1867 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1867 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1868 = v616 + v1867;
-  const uint v1869 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1869 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1870 = v615 + v1869;
-  const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1872 = v1870 < v1;
   const bool v1873 = v1871 && v1872;
   if (v1873) {
@@ -1740,11 +1740,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1891 = v1890 + v1870;
     out[v1891] = v1889;
   }
-  const uint v1892 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1892 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1893 = v616 + v1892;
-  const uint v1894 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1894 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1895 = v615 + v1894;
-  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1897 = v1895 < v1;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
@@ -1765,11 +1765,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1916 = v1915 + v1895;
     out[v1916] = v1914;
   }
-  const uint v1917 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1917 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1918 = v616 + v1917;
-  const uint v1919 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1919 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1920 = v615 + v1919;
-  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1922 = v1920 < v1;
   const bool v1923 = v1921 && v1922;
   if (v1923) {
@@ -1790,11 +1790,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1941 = v1940 + v1920;
     out[v1941] = v1939;
   }
-  const uint v1942 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1942 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1943 = v616 + v1942;
-  const uint v1944 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1944 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1945 = v615 + v1944;
-  const bool v1946 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1946 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1947 = v1945 < v1;
   const bool v1948 = v1946 && v1947;
   if (v1948) {
@@ -1815,11 +1815,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1966 = v1965 + v1945;
     out[v1966] = v1964;
   }
-  const uint v1967 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1967 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1968 = v616 + v1967;
-  const uint v1969 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1969 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1970 = v615 + v1969;
-  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1972 = v1970 < v1;
   const bool v1973 = v1971 && v1972;
   if (v1973) {
@@ -1840,11 +1840,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1991 = v1990 + v1970;
     out[v1991] = v1989;
   }
-  const uint v1992 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1992 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1993 = v616 + v1992;
-  const uint v1994 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1994 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1995 = v615 + v1994;
-  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1997 = v1995 < v1;
   const bool v1998 = v1996 && v1997;
   if (v1998) {
@@ -1865,11 +1865,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2016 = v2015 + v1995;
     out[v2016] = v2014;
   }
-  const uint v2017 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2017 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2018 = v616 + v2017;
-  const uint v2019 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2019 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2020 = v615 + v2019;
-  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2022 = v2020 < v1;
   const bool v2023 = v2021 && v2022;
   if (v2023) {
@@ -1890,11 +1890,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2041 = v2040 + v2020;
     out[v2041] = v2039;
   }
-  const uint v2042 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2042 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2043 = v616 + v2042;
-  const uint v2044 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2044 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2045 = v615 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2047 = v2045 < v1;
   const bool v2048 = v2046 && v2047;
   if (v2048) {
@@ -1915,11 +1915,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2066 = v2065 + v2045;
     out[v2066] = v2064;
   }
-  const uint v2067 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2067 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2068 = v616 + v2067;
-  const uint v2069 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2069 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2070 = v615 + v2069;
-  const bool v2071 = v2068 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2071 = v2068 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2072 = v2070 < v1;
   const bool v2073 = v2071 && v2072;
   if (v2073) {
@@ -1940,11 +1940,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2091 = v2090 + v2070;
     out[v2091] = v2089;
   }
-  const uint v2092 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2092 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2093 = v616 + v2092;
-  const uint v2094 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2094 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2095 = v615 + v2094;
-  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2097 = v2095 < v1;
   const bool v2098 = v2096 && v2097;
   if (v2098) {
@@ -1965,11 +1965,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2116 = v2115 + v2095;
     out[v2116] = v2114;
   }
-  const uint v2117 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2117 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2118 = v616 + v2117;
-  const uint v2119 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2119 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2120 = v615 + v2119;
-  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2122 = v2120 < v1;
   const bool v2123 = v2121 && v2122;
   if (v2123) {
@@ -1990,11 +1990,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2141 = v2140 + v2120;
     out[v2141] = v2139;
   }
-  const uint v2142 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2142 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2143 = v616 + v2142;
-  const uint v2144 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2144 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2145 = v615 + v2144;
-  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2147 = v2145 < v1;
   const bool v2148 = v2146 && v2147;
   if (v2148) {
@@ -2015,11 +2015,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2166 = v2165 + v2145;
     out[v2166] = v2164;
   }
-  const uint v2167 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2167 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2168 = v616 + v2167;
-  const uint v2169 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2169 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2170 = v615 + v2169;
-  const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2172 = v2170 < v1;
   const bool v2173 = v2171 && v2172;
   if (v2173) {
@@ -2040,11 +2040,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2191 = v2190 + v2170;
     out[v2191] = v2189;
   }
-  const uint v2192 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2192 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2193 = v616 + v2192;
-  const uint v2194 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2194 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2195 = v615 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2197 = v2195 < v1;
   const bool v2198 = v2196 && v2197;
   if (v2198) {
@@ -2065,11 +2065,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2216 = v2215 + v2195;
     out[v2216] = v2214;
   }
-  const uint v2217 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2217 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2218 = v616 + v2217;
-  const uint v2219 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2219 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2220 = v615 + v2219;
-  const bool v2221 = v2218 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2221 = v2218 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2222 = v2220 < v1;
   const bool v2223 = v2221 && v2222;
   if (v2223) {
@@ -2090,11 +2090,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2241 = v2240 + v2220;
     out[v2241] = v2239;
   }
-  const uint v2242 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2242 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2243 = v616 + v2242;
-  const uint v2244 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2244 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2245 = v615 + v2244;
-  const bool v2246 = v2243 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2246 = v2243 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2247 = v2245 < v1;
   const bool v2248 = v2246 && v2247;
   if (v2248) {
@@ -2115,11 +2115,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2266 = v2265 + v2245;
     out[v2266] = v2264;
   }
-  const uint v2267 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2267 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2268 = v616 + v2267;
-  const uint v2269 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2269 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2270 = v615 + v2269;
-  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2272 = v2270 < v1;
   const bool v2273 = v2271 && v2272;
   if (v2273) {
@@ -2140,11 +2140,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2291 = v2290 + v2270;
     out[v2291] = v2289;
   }
-  const uint v2292 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2292 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2293 = v616 + v2292;
-  const uint v2294 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2294 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2295 = v615 + v2294;
-  const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2297 = v2295 < v1;
   const bool v2298 = v2296 && v2297;
   if (v2298) {
@@ -2165,11 +2165,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2316 = v2315 + v2295;
     out[v2316] = v2314;
   }
-  const uint v2317 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2317 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2318 = v616 + v2317;
-  const uint v2319 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2319 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2320 = v615 + v2319;
-  const bool v2321 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2321 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2322 = v2320 < v1;
   const bool v2323 = v2321 && v2322;
   if (v2323) {
@@ -2190,11 +2190,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2341 = v2340 + v2320;
     out[v2341] = v2339;
   }
-  const uint v2342 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2342 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2343 = v616 + v2342;
-  const uint v2344 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2344 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2345 = v615 + v2344;
-  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2347 = v2345 < v1;
   const bool v2348 = v2346 && v2347;
   if (v2348) {
@@ -2215,11 +2215,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2366 = v2365 + v2345;
     out[v2366] = v2364;
   }
-  const uint v2367 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2367 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2368 = v616 + v2367;
-  const uint v2369 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2369 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2370 = v615 + v2369;
-  const bool v2371 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2371 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2372 = v2370 < v1;
   const bool v2373 = v2371 && v2372;
   if (v2373) {
@@ -2240,11 +2240,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2391 = v2390 + v2370;
     out[v2391] = v2389;
   }
-  const uint v2392 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2392 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2393 = v616 + v2392;
-  const uint v2394 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2394 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2395 = v615 + v2394;
-  const bool v2396 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2396 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2397 = v2395 < v1;
   const bool v2398 = v2396 && v2397;
   if (v2398) {
@@ -2265,11 +2265,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2416 = v2415 + v2395;
     out[v2416] = v2414;
   }
-  const uint v2417 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2417 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2418 = v616 + v2417;
-  const uint v2419 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2419 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2420 = v615 + v2419;
-  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2422 = v2420 < v1;
   const bool v2423 = v2421 && v2422;
   if (v2423) {
@@ -2290,11 +2290,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2441 = v2440 + v2420;
     out[v2441] = v2439;
   }
-  const uint v2442 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2442 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2443 = v616 + v2442;
-  const uint v2444 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2444 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2445 = v615 + v2444;
-  const bool v2446 = v2443 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2446 = v2443 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2447 = v2445 < v1;
   const bool v2448 = v2446 && v2447;
   if (v2448) {
@@ -2315,11 +2315,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2466 = v2465 + v2445;
     out[v2466] = v2464;
   }
-  const uint v2467 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2467 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2468 = v616 + v2467;
-  const uint v2469 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2469 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2470 = v615 + v2469;
-  const bool v2471 = v2468 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2471 = v2468 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2472 = v2470 < v1;
   const bool v2473 = v2471 && v2472;
   if (v2473) {
@@ -2340,11 +2340,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2491 = v2490 + v2470;
     out[v2491] = v2489;
   }
-  const uint v2492 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2492 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2493 = v616 + v2492;
-  const uint v2494 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2494 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2495 = v615 + v2494;
-  const bool v2496 = v2493 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2496 = v2493 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2497 = v2495 < v1;
   const bool v2498 = v2496 && v2497;
   if (v2498) {
@@ -2365,11 +2365,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2516 = v2515 + v2495;
     out[v2516] = v2514;
   }
-  const uint v2517 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2517 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2518 = v616 + v2517;
-  const uint v2519 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2519 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2520 = v615 + v2519;
-  const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2522 = v2520 < v1;
   const bool v2523 = v2521 && v2522;
   if (v2523) {
@@ -2390,11 +2390,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2541 = v2540 + v2520;
     out[v2541] = v2539;
   }
-  const uint v2542 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2542 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2543 = v616 + v2542;
-  const uint v2544 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2544 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2545 = v615 + v2544;
-  const bool v2546 = v2543 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2546 = v2543 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2547 = v2545 < v1;
   const bool v2548 = v2546 && v2547;
   if (v2548) {
@@ -2415,11 +2415,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2566 = v2565 + v2545;
     out[v2566] = v2564;
   }
-  const uint v2567 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2567 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2568 = v616 + v2567;
-  const uint v2569 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2569 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2570 = v615 + v2569;
-  const bool v2571 = v2568 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2571 = v2568 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2572 = v2570 < v1;
   const bool v2573 = v2571 && v2572;
   if (v2573) {
@@ -2440,11 +2440,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2591 = v2590 + v2570;
     out[v2591] = v2589;
   }
-  const uint v2592 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2592 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2593 = v616 + v2592;
-  const uint v2594 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2594 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2595 = v615 + v2594;
-  const bool v2596 = v2593 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2596 = v2593 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2597 = v2595 < v1;
   const bool v2598 = v2596 && v2597;
   if (v2598) {
@@ -2465,11 +2465,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2616 = v2615 + v2595;
     out[v2616] = v2614;
   }
-  const uint v2617 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2617 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2618 = v616 + v2617;
-  const uint v2619 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2619 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2620 = v615 + v2619;
-  const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2622 = v2620 < v1;
   const bool v2623 = v2621 && v2622;
   if (v2623) {
@@ -2490,11 +2490,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2641 = v2640 + v2620;
     out[v2641] = v2639;
   }
-  const uint v2642 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2642 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2643 = v616 + v2642;
-  const uint v2644 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2644 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2645 = v615 + v2644;
-  const bool v2646 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2646 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2647 = v2645 < v1;
   const bool v2648 = v2646 && v2647;
   if (v2648) {
@@ -2515,11 +2515,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2666 = v2665 + v2645;
     out[v2666] = v2664;
   }
-  const uint v2667 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2667 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2668 = v616 + v2667;
-  const uint v2669 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2669 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2670 = v615 + v2669;
-  const bool v2671 = v2668 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2671 = v2668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2672 = v2670 < v1;
   const bool v2673 = v2671 && v2672;
   if (v2673) {
@@ -2540,11 +2540,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2691 = v2690 + v2670;
     out[v2691] = v2689;
   }
-  const uint v2692 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2692 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2693 = v616 + v2692;
-  const uint v2694 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2694 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2695 = v615 + v2694;
-  const bool v2696 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2696 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2697 = v2695 < v1;
   const bool v2698 = v2696 && v2697;
   if (v2698) {
@@ -2565,11 +2565,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2716 = v2715 + v2695;
     out[v2716] = v2714;
   }
-  const uint v2717 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2717 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2718 = v616 + v2717;
-  const uint v2719 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2719 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2720 = v615 + v2719;
-  const bool v2721 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2721 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2722 = v2720 < v1;
   const bool v2723 = v2721 && v2722;
   if (v2723) {
@@ -2590,11 +2590,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2741 = v2740 + v2720;
     out[v2741] = v2739;
   }
-  const uint v2742 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2742 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2743 = v616 + v2742;
-  const uint v2744 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2744 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2745 = v615 + v2744;
-  const bool v2746 = v2743 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2746 = v2743 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2747 = v2745 < v1;
   const bool v2748 = v2746 && v2747;
   if (v2748) {
@@ -2615,11 +2615,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2766 = v2765 + v2745;
     out[v2766] = v2764;
   }
-  const uint v2767 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2767 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2768 = v616 + v2767;
-  const uint v2769 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2769 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2770 = v615 + v2769;
-  const bool v2771 = v2768 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2771 = v2768 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2772 = v2770 < v1;
   const bool v2773 = v2771 && v2772;
   if (v2773) {
@@ -2640,11 +2640,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2791 = v2790 + v2770;
     out[v2791] = v2789;
   }
-  const uint v2792 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2792 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2793 = v616 + v2792;
-  const uint v2794 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2794 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2795 = v615 + v2794;
-  const bool v2796 = v2793 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2796 = v2793 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2797 = v2795 < v1;
   const bool v2798 = v2796 && v2797;
   if (v2798) {
@@ -2665,11 +2665,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2816 = v2815 + v2795;
     out[v2816] = v2814;
   }
-  const uint v2817 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2817 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2818 = v616 + v2817;
-  const uint v2819 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2819 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2820 = v615 + v2819;
-  const bool v2821 = v2818 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2821 = v2818 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2822 = v2820 < v1;
   const bool v2823 = v2821 && v2822;
   if (v2823) {
@@ -2690,11 +2690,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2841 = v2840 + v2820;
     out[v2841] = v2839;
   }
-  const uint v2842 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2842 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2843 = v616 + v2842;
-  const uint v2844 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2844 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2845 = v615 + v2844;
-  const bool v2846 = v2843 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2846 = v2843 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2847 = v2845 < v1;
   const bool v2848 = v2846 && v2847;
   if (v2848) {
@@ -2715,11 +2715,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2866 = v2865 + v2845;
     out[v2866] = v2864;
   }
-  const uint v2867 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2867 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2868 = v616 + v2867;
-  const uint v2869 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2869 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2870 = v615 + v2869;
-  const bool v2871 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2871 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2872 = v2870 < v1;
   const bool v2873 = v2871 && v2872;
   if (v2873) {
@@ -2740,11 +2740,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2891 = v2890 + v2870;
     out[v2891] = v2889;
   }
-  const uint v2892 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2892 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2893 = v616 + v2892;
-  const uint v2894 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2894 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2895 = v615 + v2894;
-  const bool v2896 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2896 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2897 = v2895 < v1;
   const bool v2898 = v2896 && v2897;
   if (v2898) {
@@ -2765,11 +2765,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2916 = v2915 + v2895;
     out[v2916] = v2914;
   }
-  const uint v2917 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2917 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2918 = v616 + v2917;
-  const uint v2919 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2919 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2920 = v615 + v2919;
-  const bool v2921 = v2918 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2921 = v2918 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2922 = v2920 < v1;
   const bool v2923 = v2921 && v2922;
   if (v2923) {
@@ -2790,11 +2790,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2941 = v2940 + v2920;
     out[v2941] = v2939;
   }
-  const uint v2942 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2942 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2943 = v616 + v2942;
-  const uint v2944 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2944 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2945 = v615 + v2944;
-  const bool v2946 = v2943 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2946 = v2943 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2947 = v2945 < v1;
   const bool v2948 = v2946 && v2947;
   if (v2948) {
@@ -2815,11 +2815,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2966 = v2965 + v2945;
     out[v2966] = v2964;
   }
-  const uint v2967 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2967 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2968 = v616 + v2967;
-  const uint v2969 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2969 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2970 = v615 + v2969;
-  const bool v2971 = v2968 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2971 = v2968 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2972 = v2970 < v1;
   const bool v2973 = v2971 && v2972;
   if (v2973) {
@@ -2840,11 +2840,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2991 = v2990 + v2970;
     out[v2991] = v2989;
   }
-  const uint v2992 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2992 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2993 = v616 + v2992;
-  const uint v2994 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2994 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2995 = v615 + v2994;
-  const bool v2996 = v2993 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2996 = v2993 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2997 = v2995 < v1;
   const bool v2998 = v2996 && v2997;
   if (v2998) {
@@ -2865,11 +2865,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3016 = v3015 + v2995;
     out[v3016] = v3014;
   }
-  const uint v3017 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3017 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3018 = v616 + v3017;
-  const uint v3019 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3019 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3020 = v615 + v3019;
-  const bool v3021 = v3018 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3021 = v3018 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3022 = v3020 < v1;
   const bool v3023 = v3021 && v3022;
   if (v3023) {
@@ -2890,11 +2890,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3041 = v3040 + v3020;
     out[v3041] = v3039;
   }
-  const uint v3042 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3042 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3043 = v616 + v3042;
-  const uint v3044 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3044 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3045 = v615 + v3044;
-  const bool v3046 = v3043 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3046 = v3043 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3047 = v3045 < v1;
   const bool v3048 = v3046 && v3047;
   if (v3048) {
@@ -2915,11 +2915,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3066 = v3065 + v3045;
     out[v3066] = v3064;
   }
-  const uint v3067 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3067 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3068 = v616 + v3067;
-  const uint v3069 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3069 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3070 = v615 + v3069;
-  const bool v3071 = v3068 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3071 = v3068 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3072 = v3070 < v1;
   const bool v3073 = v3071 && v3072;
   if (v3073) {
@@ -2940,11 +2940,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3091 = v3090 + v3070;
     out[v3091] = v3089;
   }
-  const uint v3092 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3092 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3093 = v616 + v3092;
-  const uint v3094 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3094 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3095 = v615 + v3094;
-  const bool v3096 = v3093 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3096 = v3093 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3097 = v3095 < v1;
   const bool v3098 = v3096 && v3097;
   if (v3098) {
@@ -2965,11 +2965,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3116 = v3115 + v3095;
     out[v3116] = v3114;
   }
-  const uint v3117 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3117 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3118 = v616 + v3117;
-  const uint v3119 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3119 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3120 = v615 + v3119;
-  const bool v3121 = v3118 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3121 = v3118 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3122 = v3120 < v1;
   const bool v3123 = v3121 && v3122;
   if (v3123) {
@@ -2990,11 +2990,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3141 = v3140 + v3120;
     out[v3141] = v3139;
   }
-  const uint v3142 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3142 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3143 = v616 + v3142;
-  const uint v3144 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3144 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3145 = v615 + v3144;
-  const bool v3146 = v3143 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3146 = v3143 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3147 = v3145 < v1;
   const bool v3148 = v3146 && v3147;
   if (v3148) {
@@ -3015,11 +3015,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3166 = v3165 + v3145;
     out[v3166] = v3164;
   }
-  const uint v3167 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3167 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3168 = v616 + v3167;
-  const uint v3169 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3169 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3170 = v615 + v3169;
-  const bool v3171 = v3168 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3171 = v3168 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3172 = v3170 < v1;
   const bool v3173 = v3171 && v3172;
   if (v3173) {
@@ -3040,11 +3040,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3191 = v3190 + v3170;
     out[v3191] = v3189;
   }
-  const uint v3192 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3192 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3193 = v616 + v3192;
-  const uint v3194 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3194 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3195 = v615 + v3194;
-  const bool v3196 = v3193 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3196 = v3193 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3197 = v3195 < v1;
   const bool v3198 = v3196 && v3197;
   if (v3198) {
@@ -3065,11 +3065,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3216 = v3215 + v3195;
     out[v3216] = v3214;
   }
-  const uint v3217 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3217 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3218 = v616 + v3217;
-  const uint v3219 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3219 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3220 = v615 + v3219;
-  const bool v3221 = v3218 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3221 = v3218 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3222 = v3220 < v1;
   const bool v3223 = v3221 && v3222;
   if (v3223) {
@@ -3090,11 +3090,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3241 = v3240 + v3220;
     out[v3241] = v3239;
   }
-  const uint v3242 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3242 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3243 = v616 + v3242;
-  const uint v3244 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3244 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3245 = v615 + v3244;
-  const bool v3246 = v3243 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3246 = v3243 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3247 = v3245 < v1;
   const bool v3248 = v3246 && v3247;
   if (v3248) {
@@ -3115,11 +3115,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3266 = v3265 + v3245;
     out[v3266] = v3264;
   }
-  const uint v3267 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3267 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3268 = v616 + v3267;
-  const uint v3269 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3269 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3270 = v615 + v3269;
-  const bool v3271 = v3268 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3271 = v3268 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3272 = v3270 < v1;
   const bool v3273 = v3271 && v3272;
   if (v3273) {
@@ -3140,11 +3140,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3291 = v3290 + v3270;
     out[v3291] = v3289;
   }
-  const uint v3292 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3292 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3293 = v616 + v3292;
-  const uint v3294 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3294 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3295 = v615 + v3294;
-  const bool v3296 = v3293 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3296 = v3293 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3297 = v3295 < v1;
   const bool v3298 = v3296 && v3297;
   if (v3298) {
@@ -3165,11 +3165,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3316 = v3315 + v3295;
     out[v3316] = v3314;
   }
-  const uint v3317 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3317 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3318 = v616 + v3317;
-  const uint v3319 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3319 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3320 = v615 + v3319;
-  const bool v3321 = v3318 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3321 = v3318 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3322 = v3320 < v1;
   const bool v3323 = v3321 && v3322;
   if (v3323) {
@@ -3190,11 +3190,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3341 = v3340 + v3320;
     out[v3341] = v3339;
   }
-  const uint v3342 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3342 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3343 = v616 + v3342;
-  const uint v3344 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3344 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3345 = v615 + v3344;
-  const bool v3346 = v3343 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3346 = v3343 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3347 = v3345 < v1;
   const bool v3348 = v3346 && v3347;
   if (v3348) {
@@ -3215,11 +3215,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3366 = v3365 + v3345;
     out[v3366] = v3364;
   }
-  const uint v3367 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3367 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3368 = v616 + v3367;
-  const uint v3369 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3369 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3370 = v615 + v3369;
-  const bool v3371 = v3368 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3371 = v3368 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3372 = v3370 < v1;
   const bool v3373 = v3371 && v3372;
   if (v3373) {
@@ -3240,11 +3240,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3391 = v3390 + v3370;
     out[v3391] = v3389;
   }
-  const uint v3392 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3392 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3393 = v616 + v3392;
-  const uint v3394 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3394 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3395 = v615 + v3394;
-  const bool v3396 = v3393 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3396 = v3393 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3397 = v3395 < v1;
   const bool v3398 = v3396 && v3397;
   if (v3398) {
@@ -3265,11 +3265,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3416 = v3415 + v3395;
     out[v3416] = v3414;
   }
-  const uint v3417 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3417 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3418 = v616 + v3417;
-  const uint v3419 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3419 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3420 = v615 + v3419;
-  const bool v3421 = v3418 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3421 = v3418 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3422 = v3420 < v1;
   const bool v3423 = v3421 && v3422;
   if (v3423) {
@@ -3290,11 +3290,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3441 = v3440 + v3420;
     out[v3441] = v3439;
   }
-  const uint v3442 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3442 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3443 = v616 + v3442;
-  const uint v3444 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3444 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3445 = v615 + v3444;
-  const bool v3446 = v3443 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3446 = v3443 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3447 = v3445 < v1;
   const bool v3448 = v3446 && v3447;
   if (v3448) {
@@ -3315,11 +3315,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3466 = v3465 + v3445;
     out[v3466] = v3464;
   }
-  const uint v3467 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3467 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3468 = v616 + v3467;
-  const uint v3469 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3469 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3470 = v615 + v3469;
-  const bool v3471 = v3468 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3471 = v3468 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3472 = v3470 < v1;
   const bool v3473 = v3471 && v3472;
   if (v3473) {
@@ -3340,11 +3340,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3491 = v3490 + v3470;
     out[v3491] = v3489;
   }
-  const uint v3492 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3492 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3493 = v616 + v3492;
-  const uint v3494 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3494 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3495 = v615 + v3494;
-  const bool v3496 = v3493 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3496 = v3493 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3497 = v3495 < v1;
   const bool v3498 = v3496 && v3497;
   if (v3498) {
@@ -3365,11 +3365,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3516 = v3515 + v3495;
     out[v3516] = v3514;
   }
-  const uint v3517 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3517 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3518 = v616 + v3517;
-  const uint v3519 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3519 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3520 = v615 + v3519;
-  const bool v3521 = v3518 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3521 = v3518 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3522 = v3520 < v1;
   const bool v3523 = v3521 && v3522;
   if (v3523) {
@@ -3390,11 +3390,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3541 = v3540 + v3520;
     out[v3541] = v3539;
   }
-  const uint v3542 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3542 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3543 = v616 + v3542;
-  const uint v3544 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3544 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3545 = v615 + v3544;
-  const bool v3546 = v3543 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3546 = v3543 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3547 = v3545 < v1;
   const bool v3548 = v3546 && v3547;
   if (v3548) {
@@ -3415,11 +3415,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3566 = v3565 + v3545;
     out[v3566] = v3564;
   }
-  const uint v3567 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3567 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3568 = v616 + v3567;
-  const uint v3569 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3569 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3570 = v615 + v3569;
-  const bool v3571 = v3568 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3571 = v3568 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3572 = v3570 < v1;
   const bool v3573 = v3571 && v3572;
   if (v3573) {
@@ -3440,11 +3440,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3591 = v3590 + v3570;
     out[v3591] = v3589;
   }
-  const uint v3592 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3592 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3593 = v616 + v3592;
-  const uint v3594 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3594 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3595 = v615 + v3594;
-  const bool v3596 = v3593 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3596 = v3593 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3597 = v3595 < v1;
   const bool v3598 = v3596 && v3597;
   if (v3598) {
@@ -3465,11 +3465,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3616 = v3615 + v3595;
     out[v3616] = v3614;
   }
-  const uint v3617 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3617 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3618 = v616 + v3617;
-  const uint v3619 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3619 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3620 = v615 + v3619;
-  const bool v3621 = v3618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3621 = v3618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3622 = v3620 < v1;
   const bool v3623 = v3621 && v3622;
   if (v3623) {
@@ -3490,11 +3490,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3641 = v3640 + v3620;
     out[v3641] = v3639;
   }
-  const uint v3642 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3642 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3643 = v616 + v3642;
-  const uint v3644 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3644 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3645 = v615 + v3644;
-  const bool v3646 = v3643 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3646 = v3643 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3647 = v3645 < v1;
   const bool v3648 = v3646 && v3647;
   if (v3648) {
@@ -3515,11 +3515,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3666 = v3665 + v3645;
     out[v3666] = v3664;
   }
-  const uint v3667 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3667 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3668 = v616 + v3667;
-  const uint v3669 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3669 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3670 = v615 + v3669;
-  const bool v3671 = v3668 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3671 = v3668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3672 = v3670 < v1;
   const bool v3673 = v3671 && v3672;
   if (v3673) {
@@ -3540,11 +3540,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3691 = v3690 + v3670;
     out[v3691] = v3689;
   }
-  const uint v3692 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3692 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3693 = v616 + v3692;
-  const uint v3694 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3694 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3695 = v615 + v3694;
-  const bool v3696 = v3693 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3696 = v3693 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3697 = v3695 < v1;
   const bool v3698 = v3696 && v3697;
   if (v3698) {
@@ -3565,11 +3565,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3716 = v3715 + v3695;
     out[v3716] = v3714;
   }
-  const uint v3717 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3717 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3718 = v616 + v3717;
-  const uint v3719 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3719 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3720 = v615 + v3719;
-  const bool v3721 = v3718 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3721 = v3718 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3722 = v3720 < v1;
   const bool v3723 = v3721 && v3722;
   if (v3723) {
@@ -3590,11 +3590,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3741 = v3740 + v3720;
     out[v3741] = v3739;
   }
-  const uint v3742 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3742 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3743 = v616 + v3742;
-  const uint v3744 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3744 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3745 = v615 + v3744;
-  const bool v3746 = v3743 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3746 = v3743 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3747 = v3745 < v1;
   const bool v3748 = v3746 && v3747;
   if (v3748) {
@@ -3615,11 +3615,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3766 = v3765 + v3745;
     out[v3766] = v3764;
   }
-  const uint v3767 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3767 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3768 = v616 + v3767;
-  const uint v3769 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3769 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3770 = v615 + v3769;
-  const bool v3771 = v3768 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3771 = v3768 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3772 = v3770 < v1;
   const bool v3773 = v3771 && v3772;
   if (v3773) {
@@ -3640,11 +3640,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3791 = v3790 + v3770;
     out[v3791] = v3789;
   }
-  const uint v3792 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3792 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3793 = v616 + v3792;
-  const uint v3794 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3794 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3795 = v615 + v3794;
-  const bool v3796 = v3793 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3796 = v3793 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3797 = v3795 < v1;
   const bool v3798 = v3796 && v3797;
   if (v3798) {

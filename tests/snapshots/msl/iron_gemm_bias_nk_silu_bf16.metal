@@ -109,20 +109,20 @@ kernel void iron_gemm_bias_nk_silu_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:260
   if (v62) {
     const uint v3313 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v3316 = v3313 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -212,14 +212,14 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3683 = v28 + v3484;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v3684 = v3683 < v1;
     const uint v3689 = v3683 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3705 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v3711 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v3705 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v3711 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v3305 = 0u; v3305 < v2; v3305 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (uint v3305 = 0u; v3305 < v2; v3305 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const uint v3307 = v3305 >> 6u;
       const uint v3309 = v3307 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3311 = v3309 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v3311 = v3309 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
       const uint v3323 = v3305 + v3320;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3324 = v3323 < v2;
       const bool v3325 = v3322 && v3324;
@@ -364,44 +364,44 @@ kernel void iron_gemm_bias_nk_silu_bf16(
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v3503 + e] = v3687 ? b[v3693 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3706 = v3311 + v3705;  // kernels/gemm/gemm_tiles.hpp:250
+      const uint v3706 = v3311 + v3705;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v3706), long(64u));
-      const uint v3712 = v3311 + v3711;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v3712 = v3311 + v3711;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v43, shm1, long(v3712), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v3719 = v3706 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v3719 = v3706 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v3719), long(64u));
-      const uint v3725 = v3712 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v3725 = v3712 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v43, shm1, long(v3725), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v3731 = v3706 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v3731 = v3706 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v3731), long(64u));
-      const uint v3737 = v3712 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v3737 = v3712 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v43, shm1, long(v3737), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v3743 = v3706 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v3743 = v3706 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v3743), long(64u));
-      const uint v3749 = v3712 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v3749 = v3712 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v43, shm1, long(v3749), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
     const uint v513 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v514 = iron_tid.x;
-    const uint v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (uint v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -447,29 +447,29 @@ kernel void iron_gemm_bias_nk_silu_bf16(
           shm1[v563] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load<false>(v41, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v43, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v43, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v43, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v43, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load<false>(v41, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
   const uint v616 = v24 + v33;
-  const uint v617 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v617 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v618 = v616 + v617;
-  const uint v619 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v619 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v620 = v615 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
@@ -487,11 +487,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v637 = v636 + v620;
     out[v637] = v635;
   }
-  const uint v638 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v638 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v639 = v616 + v638;
-  const uint v640 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v640 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v641 = v615 + v640;
-  const bool v642 = v639 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v642 = v639 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v643 = v641 < v1;
   const bool v644 = v642 && v643;
   if (v644) {
@@ -509,11 +509,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v658 = v657 + v641;
     out[v658] = v656;
   }
-  const uint v659 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v659 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v660 = v616 + v659;
-  const uint v661 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v661 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v662 = v615 + v661;
-  const bool v663 = v660 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v663 = v660 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v664 = v662 < v1;
   const bool v665 = v663 && v664;
   if (v665) {
@@ -531,11 +531,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v679 = v678 + v662;
     out[v679] = v677;
   }
-  const uint v680 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v680 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v681 = v616 + v680;
-  const uint v682 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v682 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v683 = v615 + v682;
-  const bool v684 = v681 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v684 = v681 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v685 = v683 < v1;
   const bool v686 = v684 && v685;
   if (v686) {
@@ -553,11 +553,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v700 = v699 + v683;
     out[v700] = v698;
   }
-  const uint v701 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v701 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v702 = v616 + v701;
-  const uint v703 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v703 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v704 = v615 + v703;
-  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v706 = v704 < v1;
   const bool v707 = v705 && v706;
   if (v707) {
@@ -575,11 +575,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v721 = v720 + v704;
     out[v721] = v719;
   }
-  const uint v722 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v722 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v723 = v616 + v722;
-  const uint v724 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v724 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v725 = v615 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v726 = v723 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v727 = v725 < v1;
   const bool v728 = v726 && v727;
   if (v728) {
@@ -597,11 +597,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v742 = v741 + v725;
     out[v742] = v740;
   }
-  const uint v743 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v743 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v744 = v616 + v743;
-  const uint v745 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v745 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v746 = v615 + v745;
-  const bool v747 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v747 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v748 = v746 < v1;
   const bool v749 = v747 && v748;
   if (v749) {
@@ -619,11 +619,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v763 = v762 + v746;
     out[v763] = v761;
   }
-  const uint v764 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v764 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v765 = v616 + v764;
-  const uint v766 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v766 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v767 = v615 + v766;
-  const bool v768 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v768 = v765 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v769 = v767 < v1;
   const bool v770 = v768 && v769;
   if (v770) {
@@ -641,11 +641,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v784 = v783 + v767;
     out[v784] = v782;
   }
-  const uint v785 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v785 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v786 = v616 + v785;
-  const uint v787 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v787 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v788 = v615 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v790 = v788 < v1;
   const bool v791 = v789 && v790;
   if (v791) {
@@ -663,11 +663,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v805 = v804 + v788;
     out[v805] = v803;
   }
-  const uint v806 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v806 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v807 = v616 + v806;
-  const uint v808 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v808 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v809 = v615 + v808;
-  const bool v810 = v807 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v810 = v807 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v811 = v809 < v1;
   const bool v812 = v810 && v811;
   if (v812) {
@@ -685,11 +685,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v826 = v825 + v809;
     out[v826] = v824;
   }
-  const uint v827 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v827 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v828 = v616 + v827;
-  const uint v829 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v829 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v830 = v615 + v829;
-  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v832 = v830 < v1;
   const bool v833 = v831 && v832;
   if (v833) {
@@ -707,11 +707,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v847 = v846 + v830;
     out[v847] = v845;
   }
-  const uint v848 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v848 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v849 = v616 + v848;
-  const uint v850 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v850 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v851 = v615 + v850;
-  const bool v852 = v849 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v852 = v849 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v853 = v851 < v1;
   const bool v854 = v852 && v853;
   if (v854) {
@@ -729,11 +729,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v868 = v867 + v851;
     out[v868] = v866;
   }
-  const uint v869 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v869 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v870 = v616 + v869;
-  const uint v871 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v871 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v872 = v615 + v871;
-  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v874 = v872 < v1;
   const bool v875 = v873 && v874;
   if (v875) {
@@ -751,11 +751,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v889 = v888 + v872;
     out[v889] = v887;
   }
-  const uint v890 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v890 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v891 = v616 + v890;
-  const uint v892 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v892 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v893 = v615 + v892;
-  const bool v894 = v891 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v894 = v891 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v895 = v893 < v1;
   const bool v896 = v894 && v895;
   if (v896) {
@@ -773,11 +773,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v910 = v909 + v893;
     out[v910] = v908;
   }
-  const uint v911 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v911 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v912 = v616 + v911;
-  const uint v913 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v913 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v914 = v615 + v913;
-  const bool v915 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v915 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v916 = v914 < v1;
   const bool v917 = v915 && v916;
   if (v917) {
@@ -795,11 +795,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v931 = v930 + v914;
     out[v931] = v929;
   }
-  const uint v932 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v932 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v933 = v616 + v932;
-  const uint v934 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v934 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v935 = v615 + v934;
-  const bool v936 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v936 = v933 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v937 = v935 < v1;
   const bool v938 = v936 && v937;
   if (v938) {
@@ -817,11 +817,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v952 = v951 + v935;
     out[v952] = v950;
   }
-  const uint v953 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v953 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v954 = v616 + v953;
-  const uint v955 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v955 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v956 = v615 + v955;
-  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v958 = v956 < v1;
   const bool v959 = v957 && v958;
   if (v959) {
@@ -839,11 +839,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v973 = v972 + v956;
     out[v973] = v971;
   }
-  const uint v974 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v974 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v975 = v616 + v974;
-  const uint v976 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v976 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v977 = v615 + v976;
-  const bool v978 = v975 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v978 = v975 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v979 = v977 < v1;
   const bool v980 = v978 && v979;
   if (v980) {
@@ -861,11 +861,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v994 = v993 + v977;
     out[v994] = v992;
   }
-  const uint v995 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v995 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v996 = v616 + v995;
-  const uint v997 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v997 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v998 = v615 + v997;
-  const bool v999 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v999 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1000 = v998 < v1;
   const bool v1001 = v999 && v1000;
   if (v1001) {
@@ -883,11 +883,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1015 = v1014 + v998;
     out[v1015] = v1013;
   }
-  const uint v1016 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1016 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1017 = v616 + v1016;
-  const uint v1018 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1018 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1019 = v615 + v1018;
-  const bool v1020 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1020 = v1017 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1021 = v1019 < v1;
   const bool v1022 = v1020 && v1021;
   if (v1022) {
@@ -905,11 +905,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1036 = v1035 + v1019;
     out[v1036] = v1034;
   }
-  const uint v1037 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1037 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1038 = v616 + v1037;
-  const uint v1039 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1039 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1040 = v615 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
@@ -927,11 +927,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1057 = v1056 + v1040;
     out[v1057] = v1055;
   }
-  const uint v1058 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1058 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1059 = v616 + v1058;
-  const uint v1060 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1060 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1061 = v615 + v1060;
-  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1063 = v1061 < v1;
   const bool v1064 = v1062 && v1063;
   if (v1064) {
@@ -949,11 +949,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1078 = v1077 + v1061;
     out[v1078] = v1076;
   }
-  const uint v1079 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1079 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1080 = v616 + v1079;
-  const uint v1081 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1081 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1082 = v615 + v1081;
-  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1084 = v1082 < v1;
   const bool v1085 = v1083 && v1084;
   if (v1085) {
@@ -971,11 +971,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1099 = v1098 + v1082;
     out[v1099] = v1097;
   }
-  const uint v1100 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1100 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1101 = v616 + v1100;
-  const uint v1102 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1102 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1103 = v615 + v1102;
-  const bool v1104 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1104 = v1101 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1105 = v1103 < v1;
   const bool v1106 = v1104 && v1105;
   if (v1106) {
@@ -993,11 +993,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1120 = v1119 + v1103;
     out[v1120] = v1118;
   }
-  const uint v1121 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1121 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1122 = v616 + v1121;
-  const uint v1123 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1123 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1124 = v615 + v1123;
-  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1126 = v1124 < v1;
   const bool v1127 = v1125 && v1126;
   if (v1127) {
@@ -1015,11 +1015,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1141 = v1140 + v1124;
     out[v1141] = v1139;
   }
-  const uint v1142 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1142 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1143 = v616 + v1142;
-  const uint v1144 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1144 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1145 = v615 + v1144;
-  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1147 = v1145 < v1;
   const bool v1148 = v1146 && v1147;
   if (v1148) {
@@ -1037,11 +1037,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1162 = v1161 + v1145;
     out[v1162] = v1160;
   }
-  const uint v1163 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1163 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1164 = v616 + v1163;
-  const uint v1165 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1165 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1166 = v615 + v1165;
-  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1168 = v1166 < v1;
   const bool v1169 = v1167 && v1168;
   if (v1169) {
@@ -1059,11 +1059,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1183 = v1182 + v1166;
     out[v1183] = v1181;
   }
-  const uint v1184 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1184 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1185 = v616 + v1184;
-  const uint v1186 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1186 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1187 = v615 + v1186;
-  const bool v1188 = v1185 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1188 = v1185 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1189 = v1187 < v1;
   const bool v1190 = v1188 && v1189;
   if (v1190) {
@@ -1081,11 +1081,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1204 = v1203 + v1187;
     out[v1204] = v1202;
   }
-  const uint v1205 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1205 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1206 = v616 + v1205;
-  const uint v1207 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1207 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1208 = v615 + v1207;
-  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1210 = v1208 < v1;
   const bool v1211 = v1209 && v1210;
   if (v1211) {
@@ -1103,11 +1103,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1225 = v1224 + v1208;
     out[v1225] = v1223;
   }
-  const uint v1226 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1226 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1227 = v616 + v1226;
-  const uint v1228 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1228 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1229 = v615 + v1228;
-  const bool v1230 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1230 = v1227 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1231 = v1229 < v1;
   const bool v1232 = v1230 && v1231;
   if (v1232) {
@@ -1125,11 +1125,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1246 = v1245 + v1229;
     out[v1246] = v1244;
   }
-  const uint v1247 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1247 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1248 = v616 + v1247;
-  const uint v1249 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1249 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1250 = v615 + v1249;
-  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1252 = v1250 < v1;
   const bool v1253 = v1251 && v1252;
   if (v1253) {
@@ -1147,11 +1147,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1267 = v1266 + v1250;
     out[v1267] = v1265;
   }
-  const uint v1268 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1268 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1269 = v616 + v1268;
-  const uint v1270 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1270 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1271 = v615 + v1270;
-  const bool v1272 = v1269 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1272 = v1269 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1273 = v1271 < v1;
   const bool v1274 = v1272 && v1273;
   if (v1274) {
@@ -1169,11 +1169,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1288 = v1287 + v1271;
     out[v1288] = v1286;
   }
-  const uint v1289 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1289 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1290 = v616 + v1289;
-  const uint v1291 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1291 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1292 = v615 + v1291;
-  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1294 = v1292 < v1;
   const bool v1295 = v1293 && v1294;
   if (v1295) {
@@ -1191,11 +1191,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1309 = v1308 + v1292;
     out[v1309] = v1307;
   }
-  const uint v1310 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1310 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1311 = v616 + v1310;
-  const uint v1312 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1312 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1313 = v615 + v1312;
-  const bool v1314 = v1311 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1314 = v1311 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1315 = v1313 < v1;
   const bool v1316 = v1314 && v1315;
   if (v1316) {
@@ -1213,11 +1213,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1330 = v1329 + v1313;
     out[v1330] = v1328;
   }
-  const uint v1331 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1331 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1332 = v616 + v1331;
-  const uint v1333 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1333 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1334 = v615 + v1333;
-  const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1336 = v1334 < v1;
   const bool v1337 = v1335 && v1336;
   if (v1337) {
@@ -1235,11 +1235,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1351 = v1350 + v1334;
     out[v1351] = v1349;
   }
-  const uint v1352 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1352 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1353 = v616 + v1352;
-  const uint v1354 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1354 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1355 = v615 + v1354;
-  const bool v1356 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1356 = v1353 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1357 = v1355 < v1;
   const bool v1358 = v1356 && v1357;
   if (v1358) {
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1372 = v1371 + v1355;
     out[v1372] = v1370;
   }
-  const uint v1373 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1373 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1374 = v616 + v1373;
-  const uint v1375 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1375 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1376 = v615 + v1375;
-  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1378 = v1376 < v1;
   const bool v1379 = v1377 && v1378;
   if (v1379) {
@@ -1279,11 +1279,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1393 = v1392 + v1376;
     out[v1393] = v1391;
   }
-  const uint v1394 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1394 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1395 = v616 + v1394;
-  const uint v1396 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1396 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1397 = v615 + v1396;
-  const bool v1398 = v1395 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1398 = v1395 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1399 = v1397 < v1;
   const bool v1400 = v1398 && v1399;
   if (v1400) {
@@ -1301,11 +1301,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1414 = v1413 + v1397;
     out[v1414] = v1412;
   }
-  const uint v1415 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1415 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1416 = v616 + v1415;
-  const uint v1417 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1417 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1418 = v615 + v1417;
-  const bool v1419 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1419 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1420 = v1418 < v1;
   const bool v1421 = v1419 && v1420;
   if (v1421) {
@@ -1323,11 +1323,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1435 = v1434 + v1418;
     out[v1435] = v1433;
   }
-  const uint v1436 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1436 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1437 = v616 + v1436;
-  const uint v1438 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1438 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1439 = v615 + v1438;
-  const bool v1440 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1440 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1441 = v1439 < v1;
   const bool v1442 = v1440 && v1441;
   if (v1442) {
@@ -1345,11 +1345,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1456 = v1455 + v1439;
     out[v1456] = v1454;
   }
-  const uint v1457 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1457 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1458 = v616 + v1457;
-  const uint v1459 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1459 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1460 = v615 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1462 = v1460 < v1;
   const bool v1463 = v1461 && v1462;
   if (v1463) {
@@ -1367,11 +1367,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1477 = v1476 + v1460;
     out[v1477] = v1475;
   }
-  const uint v1478 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1478 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1479 = v616 + v1478;
-  const uint v1480 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1480 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1481 = v615 + v1480;
-  const bool v1482 = v1479 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1482 = v1479 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1483 = v1481 < v1;
   const bool v1484 = v1482 && v1483;
   if (v1484) {
@@ -1389,11 +1389,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1498 = v1497 + v1481;
     out[v1498] = v1496;
   }
-  const uint v1499 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1499 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1500 = v616 + v1499;
-  const uint v1501 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1501 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1502 = v615 + v1501;
-  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1504 = v1502 < v1;
   const bool v1505 = v1503 && v1504;
   if (v1505) {
@@ -1411,11 +1411,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1519 = v1518 + v1502;
     out[v1519] = v1517;
   }
-  const uint v1520 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1520 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1521 = v616 + v1520;
-  const uint v1522 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1522 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1523 = v615 + v1522;
-  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1525 = v1523 < v1;
   const bool v1526 = v1524 && v1525;
   if (v1526) {
@@ -1433,11 +1433,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1540 = v1539 + v1523;
     out[v1540] = v1538;
   }
-  const uint v1541 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1541 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1542 = v616 + v1541;
-  const uint v1543 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1543 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1544 = v615 + v1543;
-  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1546 = v1544 < v1;
   const bool v1547 = v1545 && v1546;
   if (v1547) {
@@ -1455,11 +1455,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1561 = v1560 + v1544;
     out[v1561] = v1559;
   }
-  const uint v1562 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1562 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1563 = v616 + v1562;
-  const uint v1564 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1564 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1565 = v615 + v1564;
-  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1567 = v1565 < v1;
   const bool v1568 = v1566 && v1567;
   if (v1568) {
@@ -1477,11 +1477,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1582 = v1581 + v1565;
     out[v1582] = v1580;
   }
-  const uint v1583 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1583 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1584 = v616 + v1583;
-  const uint v1585 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1585 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1586 = v615 + v1585;
-  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1588 = v1586 < v1;
   const bool v1589 = v1587 && v1588;
   if (v1589) {
@@ -1499,11 +1499,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1603 = v1602 + v1586;
     out[v1603] = v1601;
   }
-  const uint v1604 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1604 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1605 = v616 + v1604;
-  const uint v1606 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1606 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1607 = v615 + v1606;
-  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1609 = v1607 < v1;
   const bool v1610 = v1608 && v1609;
   if (v1610) {
@@ -1521,11 +1521,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1624 = v1623 + v1607;
     out[v1624] = v1622;
   }
-  const uint v1625 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1625 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1626 = v616 + v1625;
-  const uint v1627 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1627 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1628 = v615 + v1627;
-  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1630 = v1628 < v1;
   const bool v1631 = v1629 && v1630;
   if (v1631) {
@@ -1543,11 +1543,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1645 = v1644 + v1628;
     out[v1645] = v1643;
   }
-  const uint v1646 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1646 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1647 = v616 + v1646;
-  const uint v1648 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1648 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1649 = v615 + v1648;
-  const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1651 = v1649 < v1;
   const bool v1652 = v1650 && v1651;
   if (v1652) {
@@ -1565,11 +1565,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1666 = v1665 + v1649;
     out[v1666] = v1664;
   }
-  const uint v1667 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1667 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1668 = v616 + v1667;
-  const uint v1669 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1669 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1670 = v615 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1672 = v1670 < v1;
   const bool v1673 = v1671 && v1672;
   if (v1673) {
@@ -1587,11 +1587,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1687 = v1686 + v1670;
     out[v1687] = v1685;
   }
-  const uint v1688 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1688 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1689 = v616 + v1688;
-  const uint v1690 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1690 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1691 = v615 + v1690;
-  const bool v1692 = v1689 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1692 = v1689 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1693 = v1691 < v1;
   const bool v1694 = v1692 && v1693;
   if (v1694) {
@@ -1609,11 +1609,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1708 = v1707 + v1691;
     out[v1708] = v1706;
   }
-  const uint v1709 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1709 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1710 = v616 + v1709;
-  const uint v1711 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1711 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1712 = v615 + v1711;
-  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1714 = v1712 < v1;
   const bool v1715 = v1713 && v1714;
   if (v1715) {
@@ -1631,11 +1631,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1729 = v1728 + v1712;
     out[v1729] = v1727;
   }
-  const uint v1730 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1730 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1731 = v616 + v1730;
-  const uint v1732 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1732 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1733 = v615 + v1732;
-  const bool v1734 = v1731 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1734 = v1731 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1735 = v1733 < v1;
   const bool v1736 = v1734 && v1735;
   if (v1736) {
@@ -1653,11 +1653,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1750 = v1749 + v1733;
     out[v1750] = v1748;
   }
-  const uint v1751 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1751 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1752 = v616 + v1751;
-  const uint v1753 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1753 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1754 = v615 + v1753;
-  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1756 = v1754 < v1;
   const bool v1757 = v1755 && v1756;
   if (v1757) {
@@ -1675,11 +1675,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1771 = v1770 + v1754;
     out[v1771] = v1769;
   }
-  const uint v1772 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1772 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1773 = v616 + v1772;
-  const uint v1774 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1774 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1775 = v615 + v1774;
-  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1777 = v1775 < v1;
   const bool v1778 = v1776 && v1777;
   if (v1778) {
@@ -1697,11 +1697,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1792 = v1791 + v1775;
     out[v1792] = v1790;
   }
-  const uint v1793 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1793 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1794 = v616 + v1793;
-  const uint v1795 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1795 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1796 = v615 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1798 = v1796 < v1;
   const bool v1799 = v1797 && v1798;
   if (v1799) {
@@ -1719,11 +1719,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1813 = v1812 + v1796;
     out[v1813] = v1811;
   }
-  const uint v1814 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1814 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1815 = v616 + v1814;
-  const uint v1816 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1816 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1817 = v615 + v1816;
-  const bool v1818 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1818 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1819 = v1817 < v1;
   const bool v1820 = v1818 && v1819;
   if (v1820) {
@@ -1741,11 +1741,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1834 = v1833 + v1817;
     out[v1834] = v1832;
   }
-  const uint v1835 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1835 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1836 = v616 + v1835;
-  const uint v1837 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1837 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1838 = v615 + v1837;
-  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1840 = v1838 < v1;
   const bool v1841 = v1839 && v1840;
   if (v1841) {
@@ -1763,11 +1763,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1855 = v1854 + v1838;
     out[v1855] = v1853;
   }
-  const uint v1856 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1856 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1857 = v616 + v1856;
-  const uint v1858 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1858 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1859 = v615 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1861 = v1859 < v1;
   const bool v1862 = v1860 && v1861;
   if (v1862) {
@@ -1785,11 +1785,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1876 = v1875 + v1859;
     out[v1876] = v1874;
   }
-  const uint v1877 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1877 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1878 = v616 + v1877;
-  const uint v1879 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1879 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1880 = v615 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1882 = v1880 < v1;
   const bool v1883 = v1881 && v1882;
   if (v1883) {
@@ -1807,11 +1807,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1897 = v1896 + v1880;
     out[v1897] = v1895;
   }
-  const uint v1898 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1898 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1899 = v616 + v1898;
-  const uint v1900 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1900 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1901 = v615 + v1900;
-  const bool v1902 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1902 = v1899 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1903 = v1901 < v1;
   const bool v1904 = v1902 && v1903;
   if (v1904) {
@@ -1829,11 +1829,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1918 = v1917 + v1901;
     out[v1918] = v1916;
   }
-  const uint v1919 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1919 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1920 = v616 + v1919;
-  const uint v1921 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1921 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1922 = v615 + v1921;
-  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1924 = v1922 < v1;
   const bool v1925 = v1923 && v1924;
   if (v1925) {
@@ -1851,11 +1851,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1939 = v1938 + v1922;
     out[v1939] = v1937;
   }
-  const uint v1940 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1940 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1941 = v616 + v1940;
-  const uint v1942 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1942 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1943 = v615 + v1942;
-  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1945 = v1943 < v1;
   const bool v1946 = v1944 && v1945;
   if (v1946) {
@@ -1873,11 +1873,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1960 = v1959 + v1943;
     out[v1960] = v1958;
   }
-  const uint v1961 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1961 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1962 = v616 + v1961;
-  const uint v1963 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1963 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1964 = v615 + v1963;
-  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1966 = v1964 < v1;
   const bool v1967 = v1965 && v1966;
   if (v1967) {
@@ -1895,11 +1895,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1981 = v1980 + v1964;
     out[v1981] = v1979;
   }
-  const uint v1982 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1982 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1983 = v616 + v1982;
-  const uint v1984 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1984 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1985 = v615 + v1984;
-  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1987 = v1985 < v1;
   const bool v1988 = v1986 && v1987;
   if (v1988) {
@@ -1917,11 +1917,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2002 = v2001 + v1985;
     out[v2002] = v2000;
   }
-  const uint v2003 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2003 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2004 = v616 + v2003;
-  const uint v2005 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2005 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2006 = v615 + v2005;
-  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2008 = v2006 < v1;
   const bool v2009 = v2007 && v2008;
   if (v2009) {
@@ -1939,11 +1939,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2023 = v2022 + v2006;
     out[v2023] = v2021;
   }
-  const uint v2024 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2024 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2025 = v616 + v2024;
-  const uint v2026 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2026 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2027 = v615 + v2026;
-  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2029 = v2027 < v1;
   const bool v2030 = v2028 && v2029;
   if (v2030) {
@@ -1961,11 +1961,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2044 = v2043 + v2027;
     out[v2044] = v2042;
   }
-  const uint v2045 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2045 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2046 = v616 + v2045;
-  const uint v2047 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2047 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2048 = v615 + v2047;
-  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2050 = v2048 < v1;
   const bool v2051 = v2049 && v2050;
   if (v2051) {
@@ -1983,11 +1983,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2065 = v2064 + v2048;
     out[v2065] = v2063;
   }
-  const uint v2066 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2066 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2067 = v616 + v2066;
-  const uint v2068 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2068 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2069 = v615 + v2068;
-  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2071 = v2069 < v1;
   const bool v2072 = v2070 && v2071;
   if (v2072) {
@@ -2005,11 +2005,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2086 = v2085 + v2069;
     out[v2086] = v2084;
   }
-  const uint v2087 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2087 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2088 = v616 + v2087;
-  const uint v2089 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2089 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2090 = v615 + v2089;
-  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2092 = v2090 < v1;
   const bool v2093 = v2091 && v2092;
   if (v2093) {
@@ -2027,11 +2027,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2107 = v2106 + v2090;
     out[v2107] = v2105;
   }
-  const uint v2108 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2108 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2109 = v616 + v2108;
-  const uint v2110 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2110 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2111 = v615 + v2110;
-  const bool v2112 = v2109 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2112 = v2109 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2113 = v2111 < v1;
   const bool v2114 = v2112 && v2113;
   if (v2114) {
@@ -2049,11 +2049,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2128 = v2127 + v2111;
     out[v2128] = v2126;
   }
-  const uint v2129 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2129 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2130 = v616 + v2129;
-  const uint v2131 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2131 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2132 = v615 + v2131;
-  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2134 = v2132 < v1;
   const bool v2135 = v2133 && v2134;
   if (v2135) {
@@ -2071,11 +2071,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2149 = v2148 + v2132;
     out[v2149] = v2147;
   }
-  const uint v2150 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2150 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2151 = v616 + v2150;
-  const uint v2152 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2152 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2153 = v615 + v2152;
-  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2155 = v2153 < v1;
   const bool v2156 = v2154 && v2155;
   if (v2156) {
@@ -2093,11 +2093,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2170 = v2169 + v2153;
     out[v2170] = v2168;
   }
-  const uint v2171 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2171 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2172 = v616 + v2171;
-  const uint v2173 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2173 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2174 = v615 + v2173;
-  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2176 = v2174 < v1;
   const bool v2177 = v2175 && v2176;
   if (v2177) {
@@ -2115,11 +2115,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2191 = v2190 + v2174;
     out[v2191] = v2189;
   }
-  const uint v2192 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2192 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2193 = v616 + v2192;
-  const uint v2194 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2194 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2195 = v615 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2197 = v2195 < v1;
   const bool v2198 = v2196 && v2197;
   if (v2198) {
@@ -2137,11 +2137,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2212 = v2211 + v2195;
     out[v2212] = v2210;
   }
-  const uint v2213 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2213 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2214 = v616 + v2213;
-  const uint v2215 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2215 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2216 = v615 + v2215;
-  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2218 = v2216 < v1;
   const bool v2219 = v2217 && v2218;
   if (v2219) {
@@ -2159,11 +2159,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2233 = v2232 + v2216;
     out[v2233] = v2231;
   }
-  const uint v2234 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2234 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2235 = v616 + v2234;
-  const uint v2236 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2236 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2237 = v615 + v2236;
-  const bool v2238 = v2235 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2238 = v2235 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2239 = v2237 < v1;
   const bool v2240 = v2238 && v2239;
   if (v2240) {
@@ -2181,11 +2181,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2254 = v2253 + v2237;
     out[v2254] = v2252;
   }
-  const uint v2255 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2255 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2256 = v616 + v2255;
-  const uint v2257 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2257 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2258 = v615 + v2257;
-  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2260 = v2258 < v1;
   const bool v2261 = v2259 && v2260;
   if (v2261) {
@@ -2203,11 +2203,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2275 = v2274 + v2258;
     out[v2275] = v2273;
   }
-  const uint v2276 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2276 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2277 = v616 + v2276;
-  const uint v2278 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2278 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2279 = v615 + v2278;
-  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2281 = v2279 < v1;
   const bool v2282 = v2280 && v2281;
   if (v2282) {
@@ -2225,11 +2225,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2296 = v2295 + v2279;
     out[v2296] = v2294;
   }
-  const uint v2297 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2297 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2298 = v616 + v2297;
-  const uint v2299 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2299 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2300 = v615 + v2299;
-  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2302 = v2300 < v1;
   const bool v2303 = v2301 && v2302;
   if (v2303) {
@@ -2247,11 +2247,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2317 = v2316 + v2300;
     out[v2317] = v2315;
   }
-  const uint v2318 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2318 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2319 = v616 + v2318;
-  const uint v2320 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2320 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2321 = v615 + v2320;
-  const bool v2322 = v2319 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2322 = v2319 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2323 = v2321 < v1;
   const bool v2324 = v2322 && v2323;
   if (v2324) {
@@ -2269,11 +2269,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2338 = v2337 + v2321;
     out[v2338] = v2336;
   }
-  const uint v2339 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2339 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2340 = v616 + v2339;
-  const uint v2341 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2341 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2342 = v615 + v2341;
-  const bool v2343 = v2340 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2343 = v2340 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2344 = v2342 < v1;
   const bool v2345 = v2343 && v2344;
   if (v2345) {
@@ -2291,11 +2291,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2359 = v2358 + v2342;
     out[v2359] = v2357;
   }
-  const uint v2360 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2360 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2361 = v616 + v2360;
-  const uint v2362 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2362 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2363 = v615 + v2362;
-  const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2365 = v2363 < v1;
   const bool v2366 = v2364 && v2365;
   if (v2366) {
@@ -2313,11 +2313,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2380 = v2379 + v2363;
     out[v2380] = v2378;
   }
-  const uint v2381 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2381 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2382 = v616 + v2381;
-  const uint v2383 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2383 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2384 = v615 + v2383;
-  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2386 = v2384 < v1;
   const bool v2387 = v2385 && v2386;
   if (v2387) {
@@ -2335,11 +2335,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2401 = v2400 + v2384;
     out[v2401] = v2399;
   }
-  const uint v2402 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2402 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2403 = v616 + v2402;
-  const uint v2404 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2404 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2405 = v615 + v2404;
-  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2406 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2407 = v2405 < v1;
   const bool v2408 = v2406 && v2407;
   if (v2408) {
@@ -2357,11 +2357,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2422 = v2421 + v2405;
     out[v2422] = v2420;
   }
-  const uint v2423 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2423 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2424 = v616 + v2423;
-  const uint v2425 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2425 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2426 = v615 + v2425;
-  const bool v2427 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2427 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2428 = v2426 < v1;
   const bool v2429 = v2427 && v2428;
   if (v2429) {
@@ -2379,11 +2379,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2443 = v2442 + v2426;
     out[v2443] = v2441;
   }
-  const uint v2444 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2444 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2445 = v616 + v2444;
-  const uint v2446 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2446 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2447 = v615 + v2446;
-  const bool v2448 = v2445 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2448 = v2445 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2449 = v2447 < v1;
   const bool v2450 = v2448 && v2449;
   if (v2450) {
@@ -2401,11 +2401,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2464 = v2463 + v2447;
     out[v2464] = v2462;
   }
-  const uint v2465 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2465 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2466 = v616 + v2465;
-  const uint v2467 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2467 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2468 = v615 + v2467;
-  const bool v2469 = v2466 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2469 = v2466 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2470 = v2468 < v1;
   const bool v2471 = v2469 && v2470;
   if (v2471) {
@@ -2423,11 +2423,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2485 = v2484 + v2468;
     out[v2485] = v2483;
   }
-  const uint v2486 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2486 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2487 = v616 + v2486;
-  const uint v2488 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2488 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2489 = v615 + v2488;
-  const bool v2490 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2490 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2491 = v2489 < v1;
   const bool v2492 = v2490 && v2491;
   if (v2492) {
@@ -2445,11 +2445,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2506 = v2505 + v2489;
     out[v2506] = v2504;
   }
-  const uint v2507 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2507 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2508 = v616 + v2507;
-  const uint v2509 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2509 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2510 = v615 + v2509;
-  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2512 = v2510 < v1;
   const bool v2513 = v2511 && v2512;
   if (v2513) {
@@ -2467,11 +2467,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2527 = v2526 + v2510;
     out[v2527] = v2525;
   }
-  const uint v2528 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2528 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2529 = v616 + v2528;
-  const uint v2530 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2530 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2531 = v615 + v2530;
-  const bool v2532 = v2529 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2532 = v2529 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2533 = v2531 < v1;
   const bool v2534 = v2532 && v2533;
   if (v2534) {
@@ -2489,11 +2489,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2548 = v2547 + v2531;
     out[v2548] = v2546;
   }
-  const uint v2549 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2549 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2550 = v616 + v2549;
-  const uint v2551 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2551 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2552 = v615 + v2551;
-  const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2554 = v2552 < v1;
   const bool v2555 = v2553 && v2554;
   if (v2555) {
@@ -2511,11 +2511,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2569 = v2568 + v2552;
     out[v2569] = v2567;
   }
-  const uint v2570 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2570 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2571 = v616 + v2570;
-  const uint v2572 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2572 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2573 = v615 + v2572;
-  const bool v2574 = v2571 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2574 = v2571 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2575 = v2573 < v1;
   const bool v2576 = v2574 && v2575;
   if (v2576) {
@@ -2533,11 +2533,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2590 = v2589 + v2573;
     out[v2590] = v2588;
   }
-  const uint v2591 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2591 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2592 = v616 + v2591;
-  const uint v2593 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2593 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2594 = v615 + v2593;
-  const bool v2595 = v2592 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2595 = v2592 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2596 = v2594 < v1;
   const bool v2597 = v2595 && v2596;
   if (v2597) {
@@ -2555,11 +2555,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2611 = v2610 + v2594;
     out[v2611] = v2609;
   }
-  const uint v2612 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2612 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2613 = v616 + v2612;
-  const uint v2614 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2614 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2615 = v615 + v2614;
-  const bool v2616 = v2613 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2616 = v2613 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2617 = v2615 < v1;
   const bool v2618 = v2616 && v2617;
   if (v2618) {
@@ -2577,11 +2577,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2632 = v2631 + v2615;
     out[v2632] = v2630;
   }
-  const uint v2633 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2633 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2634 = v616 + v2633;
-  const uint v2635 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2635 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2636 = v615 + v2635;
-  const bool v2637 = v2634 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2637 = v2634 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2638 = v2636 < v1;
   const bool v2639 = v2637 && v2638;
   if (v2639) {
@@ -2599,11 +2599,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2653 = v2652 + v2636;
     out[v2653] = v2651;
   }
-  const uint v2654 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2654 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2655 = v616 + v2654;
-  const uint v2656 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2656 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2657 = v615 + v2656;
-  const bool v2658 = v2655 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2658 = v2655 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2659 = v2657 < v1;
   const bool v2660 = v2658 && v2659;
   if (v2660) {
@@ -2621,11 +2621,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2674 = v2673 + v2657;
     out[v2674] = v2672;
   }
-  const uint v2675 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2675 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2676 = v616 + v2675;
-  const uint v2677 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2677 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2678 = v615 + v2677;
-  const bool v2679 = v2676 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2679 = v2676 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2680 = v2678 < v1;
   const bool v2681 = v2679 && v2680;
   if (v2681) {
@@ -2643,11 +2643,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2695 = v2694 + v2678;
     out[v2695] = v2693;
   }
-  const uint v2696 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2696 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2697 = v616 + v2696;
-  const uint v2698 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2698 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2699 = v615 + v2698;
-  const bool v2700 = v2697 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2700 = v2697 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2701 = v2699 < v1;
   const bool v2702 = v2700 && v2701;
   if (v2702) {
@@ -2665,11 +2665,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2716 = v2715 + v2699;
     out[v2716] = v2714;
   }
-  const uint v2717 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2717 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2718 = v616 + v2717;
-  const uint v2719 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2719 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2720 = v615 + v2719;
-  const bool v2721 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2721 = v2718 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2722 = v2720 < v1;
   const bool v2723 = v2721 && v2722;
   if (v2723) {
@@ -2687,11 +2687,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2737 = v2736 + v2720;
     out[v2737] = v2735;
   }
-  const uint v2738 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2738 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2739 = v616 + v2738;
-  const uint v2740 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2740 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2741 = v615 + v2740;
-  const bool v2742 = v2739 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2742 = v2739 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2743 = v2741 < v1;
   const bool v2744 = v2742 && v2743;
   if (v2744) {
@@ -2709,11 +2709,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2758 = v2757 + v2741;
     out[v2758] = v2756;
   }
-  const uint v2759 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2759 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2760 = v616 + v2759;
-  const uint v2761 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2761 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2762 = v615 + v2761;
-  const bool v2763 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2763 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2764 = v2762 < v1;
   const bool v2765 = v2763 && v2764;
   if (v2765) {
@@ -2731,11 +2731,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2779 = v2778 + v2762;
     out[v2779] = v2777;
   }
-  const uint v2780 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2780 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2781 = v616 + v2780;
-  const uint v2782 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2782 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2783 = v615 + v2782;
-  const bool v2784 = v2781 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2784 = v2781 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2785 = v2783 < v1;
   const bool v2786 = v2784 && v2785;
   if (v2786) {
@@ -2753,11 +2753,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2800 = v2799 + v2783;
     out[v2800] = v2798;
   }
-  const uint v2801 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2801 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2802 = v616 + v2801;
-  const uint v2803 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2803 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2804 = v615 + v2803;
-  const bool v2805 = v2802 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2805 = v2802 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2806 = v2804 < v1;
   const bool v2807 = v2805 && v2806;
   if (v2807) {
@@ -2775,11 +2775,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2821 = v2820 + v2804;
     out[v2821] = v2819;
   }
-  const uint v2822 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2822 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2823 = v616 + v2822;
-  const uint v2824 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2824 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2825 = v615 + v2824;
-  const bool v2826 = v2823 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2826 = v2823 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2827 = v2825 < v1;
   const bool v2828 = v2826 && v2827;
   if (v2828) {
@@ -2797,11 +2797,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2842 = v2841 + v2825;
     out[v2842] = v2840;
   }
-  const uint v2843 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2843 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2844 = v616 + v2843;
-  const uint v2845 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2845 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2846 = v615 + v2845;
-  const bool v2847 = v2844 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2847 = v2844 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2848 = v2846 < v1;
   const bool v2849 = v2847 && v2848;
   if (v2849) {
@@ -2819,11 +2819,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2863 = v2862 + v2846;
     out[v2863] = v2861;
   }
-  const uint v2864 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2864 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2865 = v616 + v2864;
-  const uint v2866 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2866 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2867 = v615 + v2866;
-  const bool v2868 = v2865 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2868 = v2865 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2869 = v2867 < v1;
   const bool v2870 = v2868 && v2869;
   if (v2870) {
@@ -2841,11 +2841,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2884 = v2883 + v2867;
     out[v2884] = v2882;
   }
-  const uint v2885 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2885 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2886 = v616 + v2885;
-  const uint v2887 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2887 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2888 = v615 + v2887;
-  const bool v2889 = v2886 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2889 = v2886 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2890 = v2888 < v1;
   const bool v2891 = v2889 && v2890;
   if (v2891) {
@@ -2863,11 +2863,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2905 = v2904 + v2888;
     out[v2905] = v2903;
   }
-  const uint v2906 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2906 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2907 = v616 + v2906;
-  const uint v2908 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2908 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2909 = v615 + v2908;
-  const bool v2910 = v2907 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2910 = v2907 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2911 = v2909 < v1;
   const bool v2912 = v2910 && v2911;
   if (v2912) {
@@ -2885,11 +2885,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2926 = v2925 + v2909;
     out[v2926] = v2924;
   }
-  const uint v2927 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2927 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2928 = v616 + v2927;
-  const uint v2929 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2929 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2930 = v615 + v2929;
-  const bool v2931 = v2928 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2931 = v2928 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2932 = v2930 < v1;
   const bool v2933 = v2931 && v2932;
   if (v2933) {
@@ -2907,11 +2907,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2947 = v2946 + v2930;
     out[v2947] = v2945;
   }
-  const uint v2948 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2948 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2949 = v616 + v2948;
-  const uint v2950 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2950 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2951 = v615 + v2950;
-  const bool v2952 = v2949 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2952 = v2949 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2953 = v2951 < v1;
   const bool v2954 = v2952 && v2953;
   if (v2954) {
@@ -2929,11 +2929,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2968 = v2967 + v2951;
     out[v2968] = v2966;
   }
-  const uint v2969 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2969 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2970 = v616 + v2969;
-  const uint v2971 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2971 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2972 = v615 + v2971;
-  const bool v2973 = v2970 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2973 = v2970 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2974 = v2972 < v1;
   const bool v2975 = v2973 && v2974;
   if (v2975) {
@@ -2951,11 +2951,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2989 = v2988 + v2972;
     out[v2989] = v2987;
   }
-  const uint v2990 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2990 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2991 = v616 + v2990;
-  const uint v2992 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2992 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2993 = v615 + v2992;
-  const bool v2994 = v2991 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2994 = v2991 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2995 = v2993 < v1;
   const bool v2996 = v2994 && v2995;
   if (v2996) {
@@ -2973,11 +2973,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3010 = v3009 + v2993;
     out[v3010] = v3008;
   }
-  const uint v3011 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3011 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3012 = v616 + v3011;
-  const uint v3013 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3013 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3014 = v615 + v3013;
-  const bool v3015 = v3012 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3015 = v3012 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3016 = v3014 < v1;
   const bool v3017 = v3015 && v3016;
   if (v3017) {
@@ -2995,11 +2995,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3031 = v3030 + v3014;
     out[v3031] = v3029;
   }
-  const uint v3032 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3032 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3033 = v616 + v3032;
-  const uint v3034 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3034 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3035 = v615 + v3034;
-  const bool v3036 = v3033 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3036 = v3033 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3037 = v3035 < v1;
   const bool v3038 = v3036 && v3037;
   if (v3038) {
@@ -3017,11 +3017,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3052 = v3051 + v3035;
     out[v3052] = v3050;
   }
-  const uint v3053 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3053 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3054 = v616 + v3053;
-  const uint v3055 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3055 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3056 = v615 + v3055;
-  const bool v3057 = v3054 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3057 = v3054 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3058 = v3056 < v1;
   const bool v3059 = v3057 && v3058;
   if (v3059) {
@@ -3039,11 +3039,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3073 = v3072 + v3056;
     out[v3073] = v3071;
   }
-  const uint v3074 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3074 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3075 = v616 + v3074;
-  const uint v3076 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3076 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3077 = v615 + v3076;
-  const bool v3078 = v3075 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3078 = v3075 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3079 = v3077 < v1;
   const bool v3080 = v3078 && v3079;
   if (v3080) {
@@ -3061,11 +3061,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3094 = v3093 + v3077;
     out[v3094] = v3092;
   }
-  const uint v3095 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3095 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3096 = v616 + v3095;
-  const uint v3097 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3097 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3098 = v615 + v3097;
-  const bool v3099 = v3096 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3099 = v3096 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3100 = v3098 < v1;
   const bool v3101 = v3099 && v3100;
   if (v3101) {
@@ -3083,11 +3083,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3115 = v3114 + v3098;
     out[v3115] = v3113;
   }
-  const uint v3116 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3116 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3117 = v616 + v3116;
-  const uint v3118 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3118 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3119 = v615 + v3118;
-  const bool v3120 = v3117 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3120 = v3117 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3121 = v3119 < v1;
   const bool v3122 = v3120 && v3121;
   if (v3122) {
@@ -3105,11 +3105,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3136 = v3135 + v3119;
     out[v3136] = v3134;
   }
-  const uint v3137 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3137 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3138 = v616 + v3137;
-  const uint v3139 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3139 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3140 = v615 + v3139;
-  const bool v3141 = v3138 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3141 = v3138 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3142 = v3140 < v1;
   const bool v3143 = v3141 && v3142;
   if (v3143) {
@@ -3127,11 +3127,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3157 = v3156 + v3140;
     out[v3157] = v3155;
   }
-  const uint v3158 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3158 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3159 = v616 + v3158;
-  const uint v3160 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3160 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3161 = v615 + v3160;
-  const bool v3162 = v3159 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3162 = v3159 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3163 = v3161 < v1;
   const bool v3164 = v3162 && v3163;
   if (v3164) {
@@ -3149,11 +3149,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3178 = v3177 + v3161;
     out[v3178] = v3176;
   }
-  const uint v3179 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3179 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3180 = v616 + v3179;
-  const uint v3181 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3181 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3182 = v615 + v3181;
-  const bool v3183 = v3180 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3183 = v3180 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3184 = v3182 < v1;
   const bool v3185 = v3183 && v3184;
   if (v3185) {
@@ -3171,11 +3171,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3199 = v3198 + v3182;
     out[v3199] = v3197;
   }
-  const uint v3200 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3200 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3201 = v616 + v3200;
-  const uint v3202 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3202 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3203 = v615 + v3202;
-  const bool v3204 = v3201 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3204 = v3201 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3205 = v3203 < v1;
   const bool v3206 = v3204 && v3205;
   if (v3206) {
@@ -3193,11 +3193,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3220 = v3219 + v3203;
     out[v3220] = v3218;
   }
-  const uint v3221 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3221 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3222 = v616 + v3221;
-  const uint v3223 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3223 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3224 = v615 + v3223;
-  const bool v3225 = v3222 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3225 = v3222 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3226 = v3224 < v1;
   const bool v3227 = v3225 && v3226;
   if (v3227) {
@@ -3215,11 +3215,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3241 = v3240 + v3224;
     out[v3241] = v3239;
   }
-  const uint v3242 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3242 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3243 = v616 + v3242;
-  const uint v3244 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3244 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3245 = v615 + v3244;
-  const bool v3246 = v3243 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3246 = v3243 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3247 = v3245 < v1;
   const bool v3248 = v3246 && v3247;
   if (v3248) {
@@ -3237,11 +3237,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3262 = v3261 + v3245;
     out[v3262] = v3260;
   }
-  const uint v3263 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3263 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3264 = v616 + v3263;
-  const uint v3265 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3265 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3266 = v615 + v3265;
-  const bool v3267 = v3264 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3267 = v3264 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3268 = v3266 < v1;
   const bool v3269 = v3267 && v3268;
   if (v3269) {
@@ -3259,11 +3259,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3283 = v3282 + v3266;
     out[v3283] = v3281;
   }
-  const uint v3284 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3284 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3285 = v616 + v3284;
-  const uint v3286 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3286 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3287 = v615 + v3286;
-  const bool v3288 = v3285 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3288 = v3285 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3289 = v3287 < v1;
   const bool v3290 = v3288 && v3289;
   if (v3290) {

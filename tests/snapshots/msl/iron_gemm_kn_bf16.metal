@@ -101,22 +101,22 @@ kernel void iron_gemm_kn_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
   const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:260
   if (v62) {
     const uint v2145 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v2148 = v2145 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -230,13 +230,13 @@ kernel void iron_gemm_kn_bf16(
     const uint v2517 = v28 + v2514;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2518 = v2517 < v1;
     const uint v2527 = v2510 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2537 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v2537 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v2137 = 0u; v2137 < v2; v2137 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (uint v2137 = 0u; v2137 < v2; v2137 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const uint v2139 = v2137 >> 6u;
       const uint v2141 = v2139 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2143 = v2141 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v2143 = v2141 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
       const uint v2155 = v2137 + v2152;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2156 = v2155 < v2;
       const bool v2157 = v2154 && v2156;
@@ -421,46 +421,46 @@ kernel void iron_gemm_kn_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2529 + e] = v2519 ? b[v2525 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2538 = v2143 + v2537;  // kernels/gemm/gemm_tiles.hpp:250
+      const uint v2538 = v2143 + v2537;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v2538), long(64u));
-      const uint v2543 = v2143 + v37;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2543 = v2143 + v37;  // kernels/gemm/gemm_tiles.hpp:253
       iron_frag_load<false>(v43, shm1, long(v2543), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v2549 = v2538 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2549 = v2538 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v2549), long(64u));
-      const uint v2552 = v2143 + 2048u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2552 = v2143 + 2048u;  // kernels/gemm/gemm_tiles.hpp:253
       const uint v2553 = v2552 + v37;
       iron_frag_load<false>(v43, shm1, long(v2553), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v2559 = v2538 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2559 = v2538 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v2559), long(64u));
-      const uint v2562 = v2143 + 4096u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2562 = v2143 + 4096u;  // kernels/gemm/gemm_tiles.hpp:253
       const uint v2563 = v2562 + v37;
       iron_frag_load<false>(v43, shm1, long(v2563), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v2569 = v2538 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2569 = v2538 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v2569), long(64u));
-      const uint v2572 = v2143 + 6144u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2572 = v2143 + 6144u;  // kernels/gemm/gemm_tiles.hpp:253
       const uint v2573 = v2572 + v37;
       iron_frag_load<false>(v43, shm1, long(v2573), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
     const uint v505 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v506 = iron_tid.x;
-    const uint v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
     const uint v574 = v562 + 16u;
-    const uint v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:253
+    const uint v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:253
+    const uint v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:253
 
-    for (uint v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (uint v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (uint v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -506,29 +506,29 @@ kernel void iron_gemm_kn_bf16(
           shm1[v555] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load<false>(v41, shm0, long(v562), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v43, shm1, long(v578), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v43, shm1, long(v588), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v43, shm1, long(v598), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load<false>(v41, shm0, long(v562), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v43, shm1, long(v578), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v43, shm1, long(v588), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v43, shm1, long(v598), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
   const uint v600 = v24 + v33;
-  const uint v601 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v601 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v602 = v600 + v601;
-  const uint v603 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v603 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v604 = v599 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v606 = v604 < v1;
   const bool v607 = v605 && v606;
   if (v607) {
@@ -539,11 +539,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v612 = v611 + v604;
     out[v612] = v610;
   }
-  const uint v613 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v613 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v614 = v600 + v613;
-  const uint v615 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v615 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v616 = v599 + v615;
-  const bool v617 = v614 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v617 = v614 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v618 = v616 < v1;
   const bool v619 = v617 && v618;
   if (v619) {
@@ -554,11 +554,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v624 = v623 + v616;
     out[v624] = v622;
   }
-  const uint v625 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v625 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v626 = v600 + v625;
-  const uint v627 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v627 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v628 = v599 + v627;
-  const bool v629 = v626 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v629 = v626 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v630 = v628 < v1;
   const bool v631 = v629 && v630;
   if (v631) {
@@ -569,11 +569,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v636 = v635 + v628;
     out[v636] = v634;
   }
-  const uint v637 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v637 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v638 = v600 + v637;
-  const uint v639 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v639 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v640 = v599 + v639;
-  const bool v641 = v638 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v641 = v638 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v642 = v640 < v1;
   const bool v643 = v641 && v642;
   if (v643) {
@@ -584,11 +584,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v648 = v647 + v640;
     out[v648] = v646;
   }
-  const uint v649 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v649 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v650 = v600 + v649;
-  const uint v651 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v651 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v652 = v599 + v651;
-  const bool v653 = v650 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v653 = v650 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v654 = v652 < v1;
   const bool v655 = v653 && v654;
   if (v655) {
@@ -599,11 +599,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v660 = v659 + v652;
     out[v660] = v658;
   }
-  const uint v661 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v661 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v662 = v600 + v661;
-  const uint v663 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v663 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v664 = v599 + v663;
-  const bool v665 = v662 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v665 = v662 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v666 = v664 < v1;
   const bool v667 = v665 && v666;
   if (v667) {
@@ -614,11 +614,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v672 = v671 + v664;
     out[v672] = v670;
   }
-  const uint v673 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v673 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v674 = v600 + v673;
-  const uint v675 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v675 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v676 = v599 + v675;
-  const bool v677 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v677 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v678 = v676 < v1;
   const bool v679 = v677 && v678;
   if (v679) {
@@ -629,11 +629,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v684 = v683 + v676;
     out[v684] = v682;
   }
-  const uint v685 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v685 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v686 = v600 + v685;
-  const uint v687 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v687 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v688 = v599 + v687;
-  const bool v689 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v689 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -644,11 +644,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v696 = v695 + v688;
     out[v696] = v694;
   }
-  const uint v697 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v697 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v698 = v600 + v697;
-  const uint v699 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v699 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v700 = v599 + v699;
-  const bool v701 = v698 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v701 = v698 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v702 = v700 < v1;
   const bool v703 = v701 && v702;
   if (v703) {
@@ -659,11 +659,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v708 = v707 + v700;
     out[v708] = v706;
   }
-  const uint v709 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v709 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v710 = v600 + v709;
-  const uint v711 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v711 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v712 = v599 + v711;
-  const bool v713 = v710 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v713 = v710 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v714 = v712 < v1;
   const bool v715 = v713 && v714;
   if (v715) {
@@ -674,11 +674,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v720 = v719 + v712;
     out[v720] = v718;
   }
-  const uint v721 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v721 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v722 = v600 + v721;
-  const uint v723 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v723 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v724 = v599 + v723;
-  const bool v725 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v725 = v722 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v726 = v724 < v1;
   const bool v727 = v725 && v726;
   if (v727) {
@@ -689,11 +689,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v732 = v731 + v724;
     out[v732] = v730;
   }
-  const uint v733 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v733 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v734 = v600 + v733;
-  const uint v735 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v735 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v736 = v599 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v737 = v734 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v738 = v736 < v1;
   const bool v739 = v737 && v738;
   if (v739) {
@@ -704,11 +704,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v744 = v743 + v736;
     out[v744] = v742;
   }
-  const uint v745 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v745 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v746 = v600 + v745;
-  const uint v747 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v747 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v748 = v599 + v747;
-  const bool v749 = v746 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v749 = v746 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v750 = v748 < v1;
   const bool v751 = v749 && v750;
   if (v751) {
@@ -719,11 +719,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v756 = v755 + v748;
     out[v756] = v754;
   }
-  const uint v757 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v757 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v758 = v600 + v757;
-  const uint v759 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v759 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v760 = v599 + v759;
-  const bool v761 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v761 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v762 = v760 < v1;
   const bool v763 = v761 && v762;
   if (v763) {
@@ -734,11 +734,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v768 = v767 + v760;
     out[v768] = v766;
   }
-  const uint v769 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v769 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v770 = v600 + v769;
-  const uint v771 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v771 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v772 = v599 + v771;
-  const bool v773 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v773 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v774 = v772 < v1;
   const bool v775 = v773 && v774;
   if (v775) {
@@ -749,11 +749,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v780 = v779 + v772;
     out[v780] = v778;
   }
-  const uint v781 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v781 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v782 = v600 + v781;
-  const uint v783 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v783 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v784 = v599 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v785 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v786 = v784 < v1;
   const bool v787 = v785 && v786;
   if (v787) {
@@ -764,11 +764,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v792 = v791 + v784;
     out[v792] = v790;
   }
-  const uint v793 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v793 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v794 = v600 + v793;
-  const uint v795 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v795 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v796 = v599 + v795;
-  const bool v797 = v794 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v797 = v794 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v798 = v796 < v1;
   const bool v799 = v797 && v798;
   if (v799) {
@@ -779,11 +779,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v804 = v803 + v796;
     out[v804] = v802;
   }
-  const uint v805 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v805 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v806 = v600 + v805;
-  const uint v807 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v807 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v808 = v599 + v807;
-  const bool v809 = v806 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v809 = v806 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v810 = v808 < v1;
   const bool v811 = v809 && v810;
   if (v811) {
@@ -794,11 +794,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v816 = v815 + v808;
     out[v816] = v814;
   }
-  const uint v817 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v817 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v818 = v600 + v817;
-  const uint v819 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v819 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v820 = v599 + v819;
-  const bool v821 = v818 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v821 = v818 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v822 = v820 < v1;
   const bool v823 = v821 && v822;
   if (v823) {
@@ -809,11 +809,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v828 = v827 + v820;
     out[v828] = v826;
   }
-  const uint v829 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v829 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v830 = v600 + v829;
-  const uint v831 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v831 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v832 = v599 + v831;
-  const bool v833 = v830 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v833 = v830 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v834 = v832 < v1;
   const bool v835 = v833 && v834;
   if (v835) {
@@ -824,11 +824,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v840 = v839 + v832;
     out[v840] = v838;
   }
-  const uint v841 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v841 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v842 = v600 + v841;
-  const uint v843 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v843 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v844 = v599 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v846 = v844 < v1;
   const bool v847 = v845 && v846;
   if (v847) {
@@ -839,11 +839,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v852 = v851 + v844;
     out[v852] = v850;
   }
-  const uint v853 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v853 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v854 = v600 + v853;
-  const uint v855 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v855 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v856 = v599 + v855;
-  const bool v857 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v857 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v858 = v856 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
@@ -854,11 +854,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v864 = v863 + v856;
     out[v864] = v862;
   }
-  const uint v865 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v865 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v866 = v600 + v865;
-  const uint v867 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v867 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v868 = v599 + v867;
-  const bool v869 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v869 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v870 = v868 < v1;
   const bool v871 = v869 && v870;
   if (v871) {
@@ -869,11 +869,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v876 = v875 + v868;
     out[v876] = v874;
   }
-  const uint v877 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v877 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v878 = v600 + v877;
-  const uint v879 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v879 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v880 = v599 + v879;
-  const bool v881 = v878 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v881 = v878 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v882 = v880 < v1;
   const bool v883 = v881 && v882;
   if (v883) {
@@ -884,11 +884,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v888 = v887 + v880;
     out[v888] = v886;
   }
-  const uint v889 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v889 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v890 = v600 + v889;
-  const uint v891 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v891 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v892 = v599 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v893 = v890 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v894 = v892 < v1;
   const bool v895 = v893 && v894;
   if (v895) {
@@ -899,11 +899,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v900 = v899 + v892;
     out[v900] = v898;
   }
-  const uint v901 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v901 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v902 = v600 + v901;
-  const uint v903 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v903 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v904 = v599 + v903;
-  const bool v905 = v902 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v905 = v902 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v906 = v904 < v1;
   const bool v907 = v905 && v906;
   if (v907) {
@@ -914,11 +914,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v912 = v911 + v904;
     out[v912] = v910;
   }
-  const uint v913 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v913 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v914 = v600 + v913;
-  const uint v915 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v915 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v916 = v599 + v915;
-  const bool v917 = v914 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v917 = v914 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v918 = v916 < v1;
   const bool v919 = v917 && v918;
   if (v919) {
@@ -929,11 +929,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v924 = v923 + v916;
     out[v924] = v922;
   }
-  const uint v925 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v925 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v926 = v600 + v925;
-  const uint v927 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v927 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v928 = v599 + v927;
-  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v930 = v928 < v1;
   const bool v931 = v929 && v930;
   if (v931) {
@@ -944,11 +944,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v936 = v935 + v928;
     out[v936] = v934;
   }
-  const uint v937 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v937 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v938 = v600 + v937;
-  const uint v939 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v939 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v940 = v599 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v942 = v940 < v1;
   const bool v943 = v941 && v942;
   if (v943) {
@@ -959,11 +959,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v948 = v947 + v940;
     out[v948] = v946;
   }
-  const uint v949 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v949 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v950 = v600 + v949;
-  const uint v951 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v951 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v952 = v599 + v951;
-  const bool v953 = v950 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v953 = v950 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v954 = v952 < v1;
   const bool v955 = v953 && v954;
   if (v955) {
@@ -974,11 +974,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v960 = v959 + v952;
     out[v960] = v958;
   }
-  const uint v961 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v961 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v962 = v600 + v961;
-  const uint v963 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v963 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v964 = v599 + v963;
-  const bool v965 = v962 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v965 = v962 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v966 = v964 < v1;
   const bool v967 = v965 && v966;
   if (v967) {
@@ -989,11 +989,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v972 = v971 + v964;
     out[v972] = v970;
   }
-  const uint v973 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v973 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v974 = v600 + v973;
-  const uint v975 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v975 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v976 = v599 + v975;
-  const bool v977 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v977 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v978 = v976 < v1;
   const bool v979 = v977 && v978;
   if (v979) {
@@ -1004,11 +1004,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v984 = v983 + v976;
     out[v984] = v982;
   }
-  const uint v985 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v985 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v986 = v600 + v985;
-  const uint v987 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v987 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v988 = v599 + v987;
-  const bool v989 = v986 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v989 = v986 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v990 = v988 < v1;
   const bool v991 = v989 && v990;
   if (v991) {
@@ -1019,11 +1019,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v996 = v995 + v988;
     out[v996] = v994;
   }
-  const uint v997 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v997 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v998 = v600 + v997;
-  const uint v999 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v999 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1000 = v599 + v999;
-  const bool v1001 = v998 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1001 = v998 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1002 = v1000 < v1;
   const bool v1003 = v1001 && v1002;
   if (v1003) {
@@ -1034,11 +1034,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1008 = v1007 + v1000;
     out[v1008] = v1006;
   }
-  const uint v1009 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1009 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1010 = v600 + v1009;
-  const uint v1011 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1011 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1012 = v599 + v1011;
-  const bool v1013 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1013 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1014 = v1012 < v1;
   const bool v1015 = v1013 && v1014;
   if (v1015) {
@@ -1049,11 +1049,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1020 = v1019 + v1012;
     out[v1020] = v1018;
   }
-  const uint v1021 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1021 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1022 = v600 + v1021;
-  const uint v1023 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1023 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1024 = v599 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -1064,11 +1064,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1032 = v1031 + v1024;
     out[v1032] = v1030;
   }
-  const uint v1033 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1033 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1034 = v600 + v1033;
-  const uint v1035 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1035 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1036 = v599 + v1035;
-  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1038 = v1036 < v1;
   const bool v1039 = v1037 && v1038;
   if (v1039) {
@@ -1079,11 +1079,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1044 = v1043 + v1036;
     out[v1044] = v1042;
   }
-  const uint v1045 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1045 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1046 = v600 + v1045;
-  const uint v1047 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1047 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1048 = v599 + v1047;
-  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1050 = v1048 < v1;
   const bool v1051 = v1049 && v1050;
   if (v1051) {
@@ -1094,11 +1094,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1056 = v1055 + v1048;
     out[v1056] = v1054;
   }
-  const uint v1057 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1057 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1058 = v600 + v1057;
-  const uint v1059 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1059 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1060 = v599 + v1059;
-  const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1062 = v1060 < v1;
   const bool v1063 = v1061 && v1062;
   if (v1063) {
@@ -1109,11 +1109,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1068 = v1067 + v1060;
     out[v1068] = v1066;
   }
-  const uint v1069 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1069 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1070 = v600 + v1069;
-  const uint v1071 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1071 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1072 = v599 + v1071;
-  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1074 = v1072 < v1;
   const bool v1075 = v1073 && v1074;
   if (v1075) {
@@ -1124,11 +1124,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1080 = v1079 + v1072;
     out[v1080] = v1078;
   }
-  const uint v1081 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1081 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1082 = v600 + v1081;
-  const uint v1083 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1083 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1084 = v599 + v1083;
-  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1086 = v1084 < v1;
   const bool v1087 = v1085 && v1086;
   if (v1087) {
@@ -1139,11 +1139,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1092 = v1091 + v1084;
     out[v1092] = v1090;
   }
-  const uint v1093 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1093 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1094 = v600 + v1093;
-  const uint v1095 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1095 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1096 = v599 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1098 = v1096 < v1;
   const bool v1099 = v1097 && v1098;
   if (v1099) {
@@ -1154,11 +1154,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1104 = v1103 + v1096;
     out[v1104] = v1102;
   }
-  const uint v1105 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1105 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1106 = v600 + v1105;
-  const uint v1107 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1107 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1108 = v599 + v1107;
-  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1110 = v1108 < v1;
   const bool v1111 = v1109 && v1110;
   if (v1111) {
@@ -1169,11 +1169,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1116 = v1115 + v1108;
     out[v1116] = v1114;
   }
-  const uint v1117 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1117 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1118 = v600 + v1117;
-  const uint v1119 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1119 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1120 = v599 + v1119;
-  const bool v1121 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1121 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1122 = v1120 < v1;
   const bool v1123 = v1121 && v1122;
   if (v1123) {
@@ -1184,11 +1184,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1128 = v1127 + v1120;
     out[v1128] = v1126;
   }
-  const uint v1129 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1129 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1130 = v600 + v1129;
-  const uint v1131 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1131 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1132 = v599 + v1131;
-  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1134 = v1132 < v1;
   const bool v1135 = v1133 && v1134;
   if (v1135) {
@@ -1199,11 +1199,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1140 = v1139 + v1132;
     out[v1140] = v1138;
   }
-  const uint v1141 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1141 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1142 = v600 + v1141;
-  const uint v1143 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1143 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1144 = v599 + v1143;
-  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1146 = v1144 < v1;
   const bool v1147 = v1145 && v1146;
   if (v1147) {
@@ -1214,11 +1214,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1152 = v1151 + v1144;
     out[v1152] = v1150;
   }
-  const uint v1153 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1153 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1154 = v600 + v1153;
-  const uint v1155 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1155 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1156 = v599 + v1155;
-  const bool v1157 = v1154 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1157 = v1154 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1158 = v1156 < v1;
   const bool v1159 = v1157 && v1158;
   if (v1159) {
@@ -1229,11 +1229,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1164 = v1163 + v1156;
     out[v1164] = v1162;
   }
-  const uint v1165 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1165 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1166 = v600 + v1165;
-  const uint v1167 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1167 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1168 = v599 + v1167;
-  const bool v1169 = v1166 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1169 = v1166 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1170 = v1168 < v1;
   const bool v1171 = v1169 && v1170;
   if (v1171) {
@@ -1244,11 +1244,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1176 = v1175 + v1168;
     out[v1176] = v1174;
   }
-  const uint v1177 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1177 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1178 = v600 + v1177;
-  const uint v1179 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1179 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1180 = v599 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1182 = v1180 < v1;
   const bool v1183 = v1181 && v1182;
   if (v1183) {
@@ -1259,11 +1259,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1188 = v1187 + v1180;
     out[v1188] = v1186;
   }
-  const uint v1189 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1189 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1190 = v600 + v1189;
-  const uint v1191 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1191 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1192 = v599 + v1191;
-  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1194 = v1192 < v1;
   const bool v1195 = v1193 && v1194;
   if (v1195) {
@@ -1274,11 +1274,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1200 = v1199 + v1192;
     out[v1200] = v1198;
   }
-  const uint v1201 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1201 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1202 = v600 + v1201;
-  const uint v1203 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1203 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1204 = v599 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1206 = v1204 < v1;
   const bool v1207 = v1205 && v1206;
   if (v1207) {
@@ -1289,11 +1289,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1212 = v1211 + v1204;
     out[v1212] = v1210;
   }
-  const uint v1213 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1213 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1214 = v600 + v1213;
-  const uint v1215 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1215 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1216 = v599 + v1215;
-  const bool v1217 = v1214 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1217 = v1214 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1218 = v1216 < v1;
   const bool v1219 = v1217 && v1218;
   if (v1219) {
@@ -1304,11 +1304,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1224 = v1223 + v1216;
     out[v1224] = v1222;
   }
-  const uint v1225 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1225 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1226 = v600 + v1225;
-  const uint v1227 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1227 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1228 = v599 + v1227;
-  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1230 = v1228 < v1;
   const bool v1231 = v1229 && v1230;
   if (v1231) {
@@ -1319,11 +1319,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1236 = v1235 + v1228;
     out[v1236] = v1234;
   }
-  const uint v1237 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1237 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1238 = v600 + v1237;
-  const uint v1239 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1239 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1240 = v599 + v1239;
-  const bool v1241 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1241 = v1238 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1242 = v1240 < v1;
   const bool v1243 = v1241 && v1242;
   if (v1243) {
@@ -1334,11 +1334,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1248 = v1247 + v1240;
     out[v1248] = v1246;
   }
-  const uint v1249 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1249 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1250 = v600 + v1249;
-  const uint v1251 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1251 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1252 = v599 + v1251;
-  const bool v1253 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1253 = v1250 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1254 = v1252 < v1;
   const bool v1255 = v1253 && v1254;
   if (v1255) {
@@ -1349,11 +1349,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1260 = v1259 + v1252;
     out[v1260] = v1258;
   }
-  const uint v1261 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1261 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1262 = v600 + v1261;
-  const uint v1263 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1263 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1264 = v599 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1266 = v1264 < v1;
   const bool v1267 = v1265 && v1266;
   if (v1267) {
@@ -1364,11 +1364,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1272 = v1271 + v1264;
     out[v1272] = v1270;
   }
-  const uint v1273 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1273 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1274 = v600 + v1273;
-  const uint v1275 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1275 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1276 = v599 + v1275;
-  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1278 = v1276 < v1;
   const bool v1279 = v1277 && v1278;
   if (v1279) {
@@ -1379,11 +1379,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1284 = v1283 + v1276;
     out[v1284] = v1282;
   }
-  const uint v1285 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1285 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1286 = v600 + v1285;
-  const uint v1287 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1287 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1288 = v599 + v1287;
-  const bool v1289 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1289 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1290 = v1288 < v1;
   const bool v1291 = v1289 && v1290;
   if (v1291) {
@@ -1394,11 +1394,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1296 = v1295 + v1288;
     out[v1296] = v1294;
   }
-  const uint v1297 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1297 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1298 = v600 + v1297;
-  const uint v1299 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1299 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1300 = v599 + v1299;
-  const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1302 = v1300 < v1;
   const bool v1303 = v1301 && v1302;
   if (v1303) {
@@ -1409,11 +1409,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1308 = v1307 + v1300;
     out[v1308] = v1306;
   }
-  const uint v1309 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1309 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1310 = v600 + v1309;
-  const uint v1311 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1311 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1312 = v599 + v1311;
-  const bool v1313 = v1310 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1313 = v1310 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1314 = v1312 < v1;
   const bool v1315 = v1313 && v1314;
   if (v1315) {
@@ -1424,11 +1424,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1320 = v1319 + v1312;
     out[v1320] = v1318;
   }
-  const uint v1321 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1321 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1322 = v600 + v1321;
-  const uint v1323 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1323 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1324 = v599 + v1323;
-  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1326 = v1324 < v1;
   const bool v1327 = v1325 && v1326;
   if (v1327) {
@@ -1439,11 +1439,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1332 = v1331 + v1324;
     out[v1332] = v1330;
   }
-  const uint v1333 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1333 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1334 = v600 + v1333;
-  const uint v1335 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1335 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1336 = v599 + v1335;
-  const bool v1337 = v1334 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1337 = v1334 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1338 = v1336 < v1;
   const bool v1339 = v1337 && v1338;
   if (v1339) {
@@ -1454,11 +1454,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1344 = v1343 + v1336;
     out[v1344] = v1342;
   }
-  const uint v1345 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1345 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1346 = v600 + v1345;
-  const uint v1347 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1347 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1348 = v599 + v1347;
-  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1350 = v1348 < v1;
   const bool v1351 = v1349 && v1350;
   if (v1351) {
@@ -1469,11 +1469,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1356 = v1355 + v1348;
     out[v1356] = v1354;
   }
-  const uint v1357 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1357 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1358 = v600 + v1357;
-  const uint v1359 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1359 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1360 = v599 + v1359;
-  const bool v1361 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1361 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1362 = v1360 < v1;
   const bool v1363 = v1361 && v1362;
   if (v1363) {
@@ -1484,11 +1484,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1368 = v1367 + v1360;
     out[v1368] = v1366;
   }
-  const uint v1369 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1369 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1370 = v600 + v1369;
-  const uint v1371 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1371 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1372 = v599 + v1371;
-  const bool v1373 = v1370 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1373 = v1370 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1374 = v1372 < v1;
   const bool v1375 = v1373 && v1374;
   if (v1375) {
@@ -1499,11 +1499,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1380 = v1379 + v1372;
     out[v1380] = v1378;
   }
-  const uint v1381 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1381 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1382 = v600 + v1381;
-  const uint v1383 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1383 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1384 = v599 + v1383;
-  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1386 = v1384 < v1;
   const bool v1387 = v1385 && v1386;
   if (v1387) {
@@ -1514,11 +1514,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1392 = v1391 + v1384;
     out[v1392] = v1390;
   }
-  const uint v1393 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1393 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1394 = v600 + v1393;
-  const uint v1395 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1395 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1396 = v599 + v1395;
-  const bool v1397 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1397 = v1394 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1398 = v1396 < v1;
   const bool v1399 = v1397 && v1398;
   if (v1399) {
@@ -1529,11 +1529,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1404 = v1403 + v1396;
     out[v1404] = v1402;
   }
-  const uint v1405 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1405 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1406 = v600 + v1405;
-  const uint v1407 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1407 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1408 = v599 + v1407;
-  const bool v1409 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1409 = v1406 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1410 = v1408 < v1;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
@@ -1544,11 +1544,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1416 = v1415 + v1408;
     out[v1416] = v1414;
   }
-  const uint v1417 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1417 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1418 = v600 + v1417;
-  const uint v1419 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1419 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1420 = v599 + v1419;
-  const bool v1421 = v1418 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1421 = v1418 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1422 = v1420 < v1;
   const bool v1423 = v1421 && v1422;
   if (v1423) {
@@ -1559,11 +1559,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1428 = v1427 + v1420;
     out[v1428] = v1426;
   }
-  const uint v1429 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1429 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1430 = v600 + v1429;
-  const uint v1431 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1431 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1432 = v599 + v1431;
-  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1434 = v1432 < v1;
   const bool v1435 = v1433 && v1434;
   if (v1435) {
@@ -1574,11 +1574,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1440 = v1439 + v1432;
     out[v1440] = v1438;
   }
-  const uint v1441 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1441 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1442 = v600 + v1441;
-  const uint v1443 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1443 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1444 = v599 + v1443;
-  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1446 = v1444 < v1;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
@@ -1589,11 +1589,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1452 = v1451 + v1444;
     out[v1452] = v1450;
   }
-  const uint v1453 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1453 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1454 = v600 + v1453;
-  const uint v1455 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1455 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1456 = v599 + v1455;
-  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1458 = v1456 < v1;
   const bool v1459 = v1457 && v1458;
   if (v1459) {
@@ -1604,11 +1604,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1464 = v1463 + v1456;
     out[v1464] = v1462;
   }
-  const uint v1465 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1465 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1466 = v600 + v1465;
-  const uint v1467 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1467 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1468 = v599 + v1467;
-  const bool v1469 = v1466 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1469 = v1466 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1470 = v1468 < v1;
   const bool v1471 = v1469 && v1470;
   if (v1471) {
@@ -1619,11 +1619,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1476 = v1475 + v1468;
     out[v1476] = v1474;
   }
-  const uint v1477 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1477 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1478 = v600 + v1477;
-  const uint v1479 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1479 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1480 = v599 + v1479;
-  const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1481 = v1478 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1482 = v1480 < v1;
   const bool v1483 = v1481 && v1482;
   if (v1483) {
@@ -1634,11 +1634,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1488 = v1487 + v1480;
     out[v1488] = v1486;
   }
-  const uint v1489 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1489 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1490 = v600 + v1489;
-  const uint v1491 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1491 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1492 = v599 + v1491;
-  const bool v1493 = v1490 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1493 = v1490 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1494 = v1492 < v1;
   const bool v1495 = v1493 && v1494;
   if (v1495) {
@@ -1649,11 +1649,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1500 = v1499 + v1492;
     out[v1500] = v1498;
   }
-  const uint v1501 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1501 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1502 = v600 + v1501;
-  const uint v1503 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1503 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1504 = v599 + v1503;
-  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1506 = v1504 < v1;
   const bool v1507 = v1505 && v1506;
   if (v1507) {
@@ -1664,11 +1664,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1512 = v1511 + v1504;
     out[v1512] = v1510;
   }
-  const uint v1513 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1513 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1514 = v600 + v1513;
-  const uint v1515 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1515 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1516 = v599 + v1515;
-  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1518 = v1516 < v1;
   const bool v1519 = v1517 && v1518;
   if (v1519) {
@@ -1679,11 +1679,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1524 = v1523 + v1516;
     out[v1524] = v1522;
   }
-  const uint v1525 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1525 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1526 = v600 + v1525;
-  const uint v1527 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1527 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1528 = v599 + v1527;
-  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1530 = v1528 < v1;
   const bool v1531 = v1529 && v1530;
   if (v1531) {
@@ -1694,11 +1694,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1536 = v1535 + v1528;
     out[v1536] = v1534;
   }
-  const uint v1537 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1537 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1538 = v600 + v1537;
-  const uint v1539 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1539 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1540 = v599 + v1539;
-  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1542 = v1540 < v1;
   const bool v1543 = v1541 && v1542;
   if (v1543) {
@@ -1709,11 +1709,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1548 = v1547 + v1540;
     out[v1548] = v1546;
   }
-  const uint v1549 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1549 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1550 = v600 + v1549;
-  const uint v1551 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1551 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1552 = v599 + v1551;
-  const bool v1553 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1553 = v1550 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1554 = v1552 < v1;
   const bool v1555 = v1553 && v1554;
   if (v1555) {
@@ -1724,11 +1724,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1560 = v1559 + v1552;
     out[v1560] = v1558;
   }
-  const uint v1561 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1561 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1562 = v600 + v1561;
-  const uint v1563 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1563 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1564 = v599 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1566 = v1564 < v1;
   const bool v1567 = v1565 && v1566;
   if (v1567) {
@@ -1739,11 +1739,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1572 = v1571 + v1564;
     out[v1572] = v1570;
   }
-  const uint v1573 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1573 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1574 = v600 + v1573;
-  const uint v1575 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1575 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1576 = v599 + v1575;
-  const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1578 = v1576 < v1;
   const bool v1579 = v1577 && v1578;
   if (v1579) {
@@ -1754,11 +1754,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1584 = v1583 + v1576;
     out[v1584] = v1582;
   }
-  const uint v1585 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1585 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1586 = v600 + v1585;
-  const uint v1587 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1587 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1588 = v599 + v1587;
-  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1590 = v1588 < v1;
   const bool v1591 = v1589 && v1590;
   if (v1591) {
@@ -1769,11 +1769,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1596 = v1595 + v1588;
     out[v1596] = v1594;
   }
-  const uint v1597 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1597 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1598 = v600 + v1597;
-  const uint v1599 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1599 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1600 = v599 + v1599;
-  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1602 = v1600 < v1;
   const bool v1603 = v1601 && v1602;
   if (v1603) {
@@ -1784,11 +1784,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1608 = v1607 + v1600;
     out[v1608] = v1606;
   }
-  const uint v1609 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1609 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1610 = v600 + v1609;
-  const uint v1611 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1611 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1612 = v599 + v1611;
-  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1614 = v1612 < v1;
   const bool v1615 = v1613 && v1614;
   if (v1615) {
@@ -1799,11 +1799,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1620 = v1619 + v1612;
     out[v1620] = v1618;
   }
-  const uint v1621 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1621 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1622 = v600 + v1621;
-  const uint v1623 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1623 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1624 = v599 + v1623;
-  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1626 = v1624 < v1;
   const bool v1627 = v1625 && v1626;
   if (v1627) {
@@ -1814,11 +1814,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1632 = v1631 + v1624;
     out[v1632] = v1630;
   }
-  const uint v1633 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1633 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1634 = v600 + v1633;
-  const uint v1635 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1635 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1636 = v599 + v1635;
-  const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1638 = v1636 < v1;
   const bool v1639 = v1637 && v1638;
   if (v1639) {
@@ -1829,11 +1829,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1644 = v1643 + v1636;
     out[v1644] = v1642;
   }
-  const uint v1645 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1645 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1646 = v600 + v1645;
-  const uint v1647 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1647 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1648 = v599 + v1647;
-  const bool v1649 = v1646 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1649 = v1646 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1650 = v1648 < v1;
   const bool v1651 = v1649 && v1650;
   if (v1651) {
@@ -1844,11 +1844,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1656 = v1655 + v1648;
     out[v1656] = v1654;
   }
-  const uint v1657 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1657 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1658 = v600 + v1657;
-  const uint v1659 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1659 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1660 = v599 + v1659;
-  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1662 = v1660 < v1;
   const bool v1663 = v1661 && v1662;
   if (v1663) {
@@ -1859,11 +1859,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1668 = v1667 + v1660;
     out[v1668] = v1666;
   }
-  const uint v1669 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1669 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1670 = v600 + v1669;
-  const uint v1671 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1671 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1672 = v599 + v1671;
-  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1674 = v1672 < v1;
   const bool v1675 = v1673 && v1674;
   if (v1675) {
@@ -1874,11 +1874,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1680 = v1679 + v1672;
     out[v1680] = v1678;
   }
-  const uint v1681 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1681 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1682 = v600 + v1681;
-  const uint v1683 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1683 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1684 = v599 + v1683;
-  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1686 = v1684 < v1;
   const bool v1687 = v1685 && v1686;
   if (v1687) {
@@ -1889,11 +1889,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1692 = v1691 + v1684;
     out[v1692] = v1690;
   }
-  const uint v1693 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1693 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1694 = v600 + v1693;
-  const uint v1695 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1695 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1696 = v599 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1698 = v1696 < v1;
   const bool v1699 = v1697 && v1698;
   if (v1699) {
@@ -1904,11 +1904,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1704 = v1703 + v1696;
     out[v1704] = v1702;
   }
-  const uint v1705 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1705 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1706 = v600 + v1705;
-  const uint v1707 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1707 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1708 = v599 + v1707;
-  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1710 = v1708 < v1;
   const bool v1711 = v1709 && v1710;
   if (v1711) {
@@ -1919,11 +1919,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1716 = v1715 + v1708;
     out[v1716] = v1714;
   }
-  const uint v1717 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1717 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1718 = v600 + v1717;
-  const uint v1719 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1719 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1720 = v599 + v1719;
-  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1722 = v1720 < v1;
   const bool v1723 = v1721 && v1722;
   if (v1723) {
@@ -1934,11 +1934,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1728 = v1727 + v1720;
     out[v1728] = v1726;
   }
-  const uint v1729 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1729 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1730 = v600 + v1729;
-  const uint v1731 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1731 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1732 = v599 + v1731;
-  const bool v1733 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1733 = v1730 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1734 = v1732 < v1;
   const bool v1735 = v1733 && v1734;
   if (v1735) {
@@ -1949,11 +1949,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1740 = v1739 + v1732;
     out[v1740] = v1738;
   }
-  const uint v1741 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1741 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1742 = v600 + v1741;
-  const uint v1743 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1743 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1744 = v599 + v1743;
-  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1746 = v1744 < v1;
   const bool v1747 = v1745 && v1746;
   if (v1747) {
@@ -1964,11 +1964,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1752 = v1751 + v1744;
     out[v1752] = v1750;
   }
-  const uint v1753 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1753 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1754 = v600 + v1753;
-  const uint v1755 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1755 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1756 = v599 + v1755;
-  const bool v1757 = v1754 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1757 = v1754 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1758 = v1756 < v1;
   const bool v1759 = v1757 && v1758;
   if (v1759) {
@@ -1979,11 +1979,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1764 = v1763 + v1756;
     out[v1764] = v1762;
   }
-  const uint v1765 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1765 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1766 = v600 + v1765;
-  const uint v1767 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1767 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1768 = v599 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1770 = v1768 < v1;
   const bool v1771 = v1769 && v1770;
   if (v1771) {
@@ -1994,11 +1994,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1776 = v1775 + v1768;
     out[v1776] = v1774;
   }
-  const uint v1777 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1777 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1778 = v600 + v1777;
-  const uint v1779 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1779 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1780 = v599 + v1779;
-  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1782 = v1780 < v1;
   const bool v1783 = v1781 && v1782;
   if (v1783) {
@@ -2009,11 +2009,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1788 = v1787 + v1780;
     out[v1788] = v1786;
   }
-  const uint v1789 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1789 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1790 = v600 + v1789;
-  const uint v1791 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1791 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1792 = v599 + v1791;
-  const bool v1793 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1793 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1794 = v1792 < v1;
   const bool v1795 = v1793 && v1794;
   if (v1795) {
@@ -2024,11 +2024,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1800 = v1799 + v1792;
     out[v1800] = v1798;
   }
-  const uint v1801 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1801 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1802 = v600 + v1801;
-  const uint v1803 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1803 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1804 = v599 + v1803;
-  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1806 = v1804 < v1;
   const bool v1807 = v1805 && v1806;
   if (v1807) {
@@ -2039,11 +2039,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1812 = v1811 + v1804;
     out[v1812] = v1810;
   }
-  const uint v1813 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1813 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1814 = v600 + v1813;
-  const uint v1815 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1815 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1816 = v599 + v1815;
-  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1818 = v1816 < v1;
   const bool v1819 = v1817 && v1818;
   if (v1819) {
@@ -2054,11 +2054,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1824 = v1823 + v1816;
     out[v1824] = v1822;
   }
-  const uint v1825 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1825 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1826 = v600 + v1825;
-  const uint v1827 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1827 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1828 = v599 + v1827;
-  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1830 = v1828 < v1;
   const bool v1831 = v1829 && v1830;
   if (v1831) {
@@ -2069,11 +2069,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1836 = v1835 + v1828;
     out[v1836] = v1834;
   }
-  const uint v1837 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1837 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1838 = v600 + v1837;
-  const uint v1839 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1839 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1840 = v599 + v1839;
-  const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1842 = v1840 < v1;
   const bool v1843 = v1841 && v1842;
   if (v1843) {
@@ -2084,11 +2084,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1848 = v1847 + v1840;
     out[v1848] = v1846;
   }
-  const uint v1849 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1849 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1850 = v600 + v1849;
-  const uint v1851 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1851 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1852 = v599 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1854 = v1852 < v1;
   const bool v1855 = v1853 && v1854;
   if (v1855) {
@@ -2099,11 +2099,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1860 = v1859 + v1852;
     out[v1860] = v1858;
   }
-  const uint v1861 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1861 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1862 = v600 + v1861;
-  const uint v1863 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1863 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1864 = v599 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1866 = v1864 < v1;
   const bool v1867 = v1865 && v1866;
   if (v1867) {
@@ -2114,11 +2114,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1872 = v1871 + v1864;
     out[v1872] = v1870;
   }
-  const uint v1873 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1873 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1874 = v600 + v1873;
-  const uint v1875 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1875 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1876 = v599 + v1875;
-  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1878 = v1876 < v1;
   const bool v1879 = v1877 && v1878;
   if (v1879) {
@@ -2129,11 +2129,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1884 = v1883 + v1876;
     out[v1884] = v1882;
   }
-  const uint v1885 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1885 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1886 = v600 + v1885;
-  const uint v1887 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1887 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1888 = v599 + v1887;
-  const bool v1889 = v1886 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1889 = v1886 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1890 = v1888 < v1;
   const bool v1891 = v1889 && v1890;
   if (v1891) {
@@ -2144,11 +2144,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1896 = v1895 + v1888;
     out[v1896] = v1894;
   }
-  const uint v1897 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1897 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1898 = v600 + v1897;
-  const uint v1899 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1899 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1900 = v599 + v1899;
-  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1902 = v1900 < v1;
   const bool v1903 = v1901 && v1902;
   if (v1903) {
@@ -2159,11 +2159,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1908 = v1907 + v1900;
     out[v1908] = v1906;
   }
-  const uint v1909 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1909 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1910 = v600 + v1909;
-  const uint v1911 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1911 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1912 = v599 + v1911;
-  const bool v1913 = v1910 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1913 = v1910 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1914 = v1912 < v1;
   const bool v1915 = v1913 && v1914;
   if (v1915) {
@@ -2174,11 +2174,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1920 = v1919 + v1912;
     out[v1920] = v1918;
   }
-  const uint v1921 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1921 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1922 = v600 + v1921;
-  const uint v1923 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1923 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1924 = v599 + v1923;
-  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1926 = v1924 < v1;
   const bool v1927 = v1925 && v1926;
   if (v1927) {
@@ -2189,11 +2189,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1932 = v1931 + v1924;
     out[v1932] = v1930;
   }
-  const uint v1933 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1933 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1934 = v600 + v1933;
-  const uint v1935 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1935 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1936 = v599 + v1935;
-  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1938 = v1936 < v1;
   const bool v1939 = v1937 && v1938;
   if (v1939) {
@@ -2204,11 +2204,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1944 = v1943 + v1936;
     out[v1944] = v1942;
   }
-  const uint v1945 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1945 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1946 = v600 + v1945;
-  const uint v1947 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1947 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1948 = v599 + v1947;
-  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1950 = v1948 < v1;
   const bool v1951 = v1949 && v1950;
   if (v1951) {
@@ -2219,11 +2219,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1956 = v1955 + v1948;
     out[v1956] = v1954;
   }
-  const uint v1957 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1957 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1958 = v600 + v1957;
-  const uint v1959 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1959 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1960 = v599 + v1959;
-  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1962 = v1960 < v1;
   const bool v1963 = v1961 && v1962;
   if (v1963) {
@@ -2234,11 +2234,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1968 = v1967 + v1960;
     out[v1968] = v1966;
   }
-  const uint v1969 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1969 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1970 = v600 + v1969;
-  const uint v1971 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1971 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1972 = v599 + v1971;
-  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1974 = v1972 < v1;
   const bool v1975 = v1973 && v1974;
   if (v1975) {
@@ -2249,11 +2249,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1980 = v1979 + v1972;
     out[v1980] = v1978;
   }
-  const uint v1981 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1981 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1982 = v600 + v1981;
-  const uint v1983 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1983 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1984 = v599 + v1983;
-  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1986 = v1984 < v1;
   const bool v1987 = v1985 && v1986;
   if (v1987) {
@@ -2264,11 +2264,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1992 = v1991 + v1984;
     out[v1992] = v1990;
   }
-  const uint v1993 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1993 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1994 = v600 + v1993;
-  const uint v1995 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1995 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1996 = v599 + v1995;
-  const bool v1997 = v1994 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1997 = v1994 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1998 = v1996 < v1;
   const bool v1999 = v1997 && v1998;
   if (v1999) {
@@ -2279,11 +2279,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2004 = v2003 + v1996;
     out[v2004] = v2002;
   }
-  const uint v2005 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2005 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2006 = v600 + v2005;
-  const uint v2007 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2007 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2008 = v599 + v2007;
-  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2010 = v2008 < v1;
   const bool v2011 = v2009 && v2010;
   if (v2011) {
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2016 = v2015 + v2008;
     out[v2016] = v2014;
   }
-  const uint v2017 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2017 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2018 = v600 + v2017;
-  const uint v2019 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2019 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2020 = v599 + v2019;
-  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2022 = v2020 < v1;
   const bool v2023 = v2021 && v2022;
   if (v2023) {
@@ -2309,11 +2309,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2028 = v2027 + v2020;
     out[v2028] = v2026;
   }
-  const uint v2029 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2029 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2030 = v600 + v2029;
-  const uint v2031 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2031 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2032 = v599 + v2031;
-  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2034 = v2032 < v1;
   const bool v2035 = v2033 && v2034;
   if (v2035) {
@@ -2324,11 +2324,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2040 = v2039 + v2032;
     out[v2040] = v2038;
   }
-  const uint v2041 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2041 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2042 = v600 + v2041;
-  const uint v2043 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2043 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2044 = v599 + v2043;
-  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2046 = v2044 < v1;
   const bool v2047 = v2045 && v2046;
   if (v2047) {
@@ -2339,11 +2339,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2052 = v2051 + v2044;
     out[v2052] = v2050;
   }
-  const uint v2053 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2053 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2054 = v600 + v2053;
-  const uint v2055 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2055 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2056 = v599 + v2055;
-  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2058 = v2056 < v1;
   const bool v2059 = v2057 && v2058;
   if (v2059) {
@@ -2354,11 +2354,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2064 = v2063 + v2056;
     out[v2064] = v2062;
   }
-  const uint v2065 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2065 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2066 = v600 + v2065;
-  const uint v2067 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2067 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2068 = v599 + v2067;
-  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2070 = v2068 < v1;
   const bool v2071 = v2069 && v2070;
   if (v2071) {
@@ -2369,11 +2369,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2076 = v2075 + v2068;
     out[v2076] = v2074;
   }
-  const uint v2077 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2077 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2078 = v600 + v2077;
-  const uint v2079 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2079 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2080 = v599 + v2079;
-  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2082 = v2080 < v1;
   const bool v2083 = v2081 && v2082;
   if (v2083) {
@@ -2384,11 +2384,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2088 = v2087 + v2080;
     out[v2088] = v2086;
   }
-  const uint v2089 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2089 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2090 = v600 + v2089;
-  const uint v2091 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2091 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2092 = v599 + v2091;
-  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2094 = v2092 < v1;
   const bool v2095 = v2093 && v2094;
   if (v2095) {
@@ -2399,11 +2399,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2100 = v2099 + v2092;
     out[v2100] = v2098;
   }
-  const uint v2101 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2101 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2102 = v600 + v2101;
-  const uint v2103 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2103 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2104 = v599 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2106 = v2104 < v1;
   const bool v2107 = v2105 && v2106;
   if (v2107) {
@@ -2414,11 +2414,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2112 = v2111 + v2104;
     out[v2112] = v2110;
   }
-  const uint v2113 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2113 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2114 = v600 + v2113;
-  const uint v2115 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2115 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2116 = v599 + v2115;
-  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2118 = v2116 < v1;
   const bool v2119 = v2117 && v2118;
   if (v2119) {
@@ -2429,11 +2429,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2124 = v2123 + v2116;
     out[v2124] = v2122;
   }
-  const uint v2125 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2125 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2126 = v600 + v2125;
-  const uint v2127 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2127 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2128 = v599 + v2127;
-  const bool v2129 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2129 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2130 = v2128 < v1;
   const bool v2131 = v2129 && v2130;
   if (v2131) {

@@ -105,20 +105,20 @@ kernel void iron_gemm_mxfp4_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v26 = v25 << 7u;
-  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v31 = v30 << 6u;
-  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v35 = v34 << 6u;
-  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v37, float(0.0f));
-  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v39, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v45 = v44 == 0u;
-  if (v45) {  // kernels/gemm/gemm_tiles.hpp:259
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:260
     const uint v3566 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v3569 = v3566 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
     const uint v3572 = v3566 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -175,14 +175,14 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v4398 = min(v4386, v3682);  // kernels/gemm/quant_b.hpp:138
     const uint v4403 = v4398 * v3688;  // kernels/gemm/quant_b.hpp:71
     const uint v4410 = v4398 * v3695;  // kernels/gemm/quant_b.hpp:72
-    const uint v4622 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v4628 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v4622 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v4628 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v3558 = 0u; v3558 < v2; v3558 += 32u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (uint v3558 = 0u; v3558 < v2; v3558 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
       const uint v3560 = v3558 >> 5u;
       const uint v3562 = v3560 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3564 = v3562 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v3564 = v3562 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
       const uint v3576 = v3558 + v3573;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v3577 = v3576 < v2;
       const bool v3578 = v3575 && v3577;
@@ -739,21 +739,21 @@ kernel void iron_gemm_mxfp4_bf16(
       const float v4607 = v4390 ? v4584 : 0.0f;
       const bfloat v4608 = bfloat(v4607);
       *(threadgroup iron_bf16x8*)(shm1 + v3660) = iron_bf16x8{{bfloat4(v4587, v4590, v4593, v4596), bfloat4(v4599, v4602, v4605, v4608)}};  // kernels/gemm/quant_b.hpp:146
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4623 = v3564 + v4622;  // kernels/gemm/gemm_tiles.hpp:250
+      const uint v4623 = v3564 + v4622;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v39, shm0, long(v4623), long(40u));
-      const uint v4629 = v3564 + v4628;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v4629 = v3564 + v4628;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v41, shm1, long(v4629), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v4636 = v4623 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v4636 = v4623 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v39, shm0, long(v4636), long(40u));
-      const uint v4642 = v4629 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v4642 = v4629 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v41, shm1, long(v4642), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
     const uint v1143 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v1144 = iron_tid.x;
@@ -804,12 +804,12 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v1917 = v1905 * v1202;  // kernels/gemm/quant_b.hpp:72
     const uint v2118 = v1888 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v2120 = v2118 + v1892;
-    const uint v2127 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v2133 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v2141 = v2127 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v2147 = v2133 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v2127 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2133 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v2141 = v2127 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2147 = v2133 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v1142 = 0u; v1142 < v2; v1142 += 32u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (uint v1142 = 0u; v1142 < v2; v1142 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (uint v1146 = v1144; v1146 < 4096u; v1146 += v1143) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v1148 = v1146 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v1150 = v1146 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -1352,23 +1352,23 @@ kernel void iron_gemm_mxfp4_bf16(
       const float v2114 = v1897 ? v2091 : 0.0f;
       const bfloat v2115 = bfloat(v2114);
       *(threadgroup iron_bf16x8*)(shm1 + v2120) = iron_bf16x8{{bfloat4(v2094, v2097, v2100, v2103), bfloat4(v2106, v2109, v2112, v2115)}};  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load<false>(v39, shm0, long(v2127), long(40u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v41, shm1, long(v2133), long(40u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v39, shm0, long(v2141), long(40u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v41, shm1, long(v2147), long(40u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:256
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load<false>(v39, shm0, long(v2127), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v41, shm1, long(v2133), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v39, shm0, long(v2141), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v41, shm1, long(v2147), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:257
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v2148 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v2148 = v26 + v35;  // kernels/gemm/gemm_tiles.hpp:280
   const uint v2149 = v22 + v31;
-  const uint v2150 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2150 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2151 = v2149 + v2150;
-  const uint v2152 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2152 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2153 = v2148 + v2152;
-  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2155 = v2153 < v1;
   const bool v2156 = v2154 && v2155;
   if (v2156) {
@@ -1378,11 +1378,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2160 = v2159 + v2153;
     out[v2160] = v2158;
   }
-  const uint v2161 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2161 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2162 = v2149 + v2161;
-  const uint v2163 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2163 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2164 = v2148 + v2163;
-  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2166 = v2164 < v1;
   const bool v2167 = v2165 && v2166;
   if (v2167) {
@@ -1392,11 +1392,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2171 = v2170 + v2164;
     out[v2171] = v2169;
   }
-  const uint v2172 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2172 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2173 = v2149 + v2172;
-  const uint v2174 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2174 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2175 = v2148 + v2174;
-  const bool v2176 = v2173 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2176 = v2173 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2177 = v2175 < v1;
   const bool v2178 = v2176 && v2177;
   if (v2178) {
@@ -1406,11 +1406,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2182 = v2181 + v2175;
     out[v2182] = v2180;
   }
-  const uint v2183 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2183 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2184 = v2149 + v2183;
-  const uint v2185 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2185 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2186 = v2148 + v2185;
-  const bool v2187 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2187 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2188 = v2186 < v1;
   const bool v2189 = v2187 && v2188;
   if (v2189) {
@@ -1420,11 +1420,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2193 = v2192 + v2186;
     out[v2193] = v2191;
   }
-  const uint v2194 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2194 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2195 = v2149 + v2194;
-  const uint v2196 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2196 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2197 = v2148 + v2196;
-  const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2199 = v2197 < v1;
   const bool v2200 = v2198 && v2199;
   if (v2200) {
@@ -1434,11 +1434,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2204 = v2203 + v2197;
     out[v2204] = v2202;
   }
-  const uint v2205 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2205 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2206 = v2149 + v2205;
-  const uint v2207 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2207 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2208 = v2148 + v2207;
-  const bool v2209 = v2206 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2209 = v2206 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2210 = v2208 < v1;
   const bool v2211 = v2209 && v2210;
   if (v2211) {
@@ -1448,11 +1448,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2215 = v2214 + v2208;
     out[v2215] = v2213;
   }
-  const uint v2216 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2216 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2217 = v2149 + v2216;
-  const uint v2218 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2218 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2219 = v2148 + v2218;
-  const bool v2220 = v2217 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2220 = v2217 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2221 = v2219 < v1;
   const bool v2222 = v2220 && v2221;
   if (v2222) {
@@ -1462,11 +1462,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2226 = v2225 + v2219;
     out[v2226] = v2224;
   }
-  const uint v2227 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2227 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2228 = v2149 + v2227;
-  const uint v2229 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2229 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2230 = v2148 + v2229;
-  const bool v2231 = v2228 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2231 = v2228 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2232 = v2230 < v1;
   const bool v2233 = v2231 && v2232;
   if (v2233) {
@@ -1476,11 +1476,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2237 = v2236 + v2230;
     out[v2237] = v2235;
   }
-  const uint v2238 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2238 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2239 = v2149 + v2238;
-  const uint v2240 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2240 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2241 = v2148 + v2240;
-  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -1490,11 +1490,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2248 = v2247 + v2241;
     out[v2248] = v2246;
   }
-  const uint v2249 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2249 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2250 = v2149 + v2249;
-  const uint v2251 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2251 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2252 = v2148 + v2251;
-  const bool v2253 = v2250 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2253 = v2250 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2254 = v2252 < v1;
   const bool v2255 = v2253 && v2254;
   if (v2255) {
@@ -1504,11 +1504,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2259 = v2258 + v2252;
     out[v2259] = v2257;
   }
-  const uint v2260 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2260 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2261 = v2149 + v2260;
-  const uint v2262 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2262 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2263 = v2148 + v2262;
-  const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2265 = v2263 < v1;
   const bool v2266 = v2264 && v2265;
   if (v2266) {
@@ -1518,11 +1518,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2270 = v2269 + v2263;
     out[v2270] = v2268;
   }
-  const uint v2271 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2271 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2272 = v2149 + v2271;
-  const uint v2273 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2273 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2274 = v2148 + v2273;
-  const bool v2275 = v2272 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2275 = v2272 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2276 = v2274 < v1;
   const bool v2277 = v2275 && v2276;
   if (v2277) {
@@ -1532,11 +1532,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2281 = v2280 + v2274;
     out[v2281] = v2279;
   }
-  const uint v2282 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2282 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2283 = v2149 + v2282;
-  const uint v2284 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2284 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2285 = v2148 + v2284;
-  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2286 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2287 = v2285 < v1;
   const bool v2288 = v2286 && v2287;
   if (v2288) {
@@ -1546,11 +1546,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2292 = v2291 + v2285;
     out[v2292] = v2290;
   }
-  const uint v2293 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2293 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2294 = v2149 + v2293;
-  const uint v2295 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2295 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2296 = v2148 + v2295;
-  const bool v2297 = v2294 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2297 = v2294 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2298 = v2296 < v1;
   const bool v2299 = v2297 && v2298;
   if (v2299) {
@@ -1560,11 +1560,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2303 = v2302 + v2296;
     out[v2303] = v2301;
   }
-  const uint v2304 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2304 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2305 = v2149 + v2304;
-  const uint v2306 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2306 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2307 = v2148 + v2306;
-  const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2309 = v2307 < v1;
   const bool v2310 = v2308 && v2309;
   if (v2310) {
@@ -1574,11 +1574,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2314 = v2313 + v2307;
     out[v2314] = v2312;
   }
-  const uint v2315 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2315 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2316 = v2149 + v2315;
-  const uint v2317 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2317 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2318 = v2148 + v2317;
-  const bool v2319 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2319 = v2316 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2320 = v2318 < v1;
   const bool v2321 = v2319 && v2320;
   if (v2321) {
@@ -1588,11 +1588,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2325 = v2324 + v2318;
     out[v2325] = v2323;
   }
-  const uint v2326 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2326 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2327 = v2149 + v2326;
-  const uint v2328 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2328 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2329 = v2148 + v2328;
-  const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2331 = v2329 < v1;
   const bool v2332 = v2330 && v2331;
   if (v2332) {
@@ -1602,11 +1602,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2336 = v2335 + v2329;
     out[v2336] = v2334;
   }
-  const uint v2337 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2337 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2338 = v2149 + v2337;
-  const uint v2339 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2339 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2340 = v2148 + v2339;
-  const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2342 = v2340 < v1;
   const bool v2343 = v2341 && v2342;
   if (v2343) {
@@ -1616,11 +1616,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2347 = v2346 + v2340;
     out[v2347] = v2345;
   }
-  const uint v2348 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2348 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2349 = v2149 + v2348;
-  const uint v2350 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2350 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2351 = v2148 + v2350;
-  const bool v2352 = v2349 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2352 = v2349 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2353 = v2351 < v1;
   const bool v2354 = v2352 && v2353;
   if (v2354) {
@@ -1630,11 +1630,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2358 = v2357 + v2351;
     out[v2358] = v2356;
   }
-  const uint v2359 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2359 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2360 = v2149 + v2359;
-  const uint v2361 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2361 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2362 = v2148 + v2361;
-  const bool v2363 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2363 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2364 = v2362 < v1;
   const bool v2365 = v2363 && v2364;
   if (v2365) {
@@ -1644,11 +1644,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2369 = v2368 + v2362;
     out[v2369] = v2367;
   }
-  const uint v2370 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2370 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2371 = v2149 + v2370;
-  const uint v2372 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2372 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2373 = v2148 + v2372;
-  const bool v2374 = v2371 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2374 = v2371 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2375 = v2373 < v1;
   const bool v2376 = v2374 && v2375;
   if (v2376) {
@@ -1658,11 +1658,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2380 = v2379 + v2373;
     out[v2380] = v2378;
   }
-  const uint v2381 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2381 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2382 = v2149 + v2381;
-  const uint v2383 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2383 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2384 = v2148 + v2383;
-  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2386 = v2384 < v1;
   const bool v2387 = v2385 && v2386;
   if (v2387) {
@@ -1672,11 +1672,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2391 = v2390 + v2384;
     out[v2391] = v2389;
   }
-  const uint v2392 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2392 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2393 = v2149 + v2392;
-  const uint v2394 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2394 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2395 = v2148 + v2394;
-  const bool v2396 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2396 = v2393 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2397 = v2395 < v1;
   const bool v2398 = v2396 && v2397;
   if (v2398) {
@@ -1686,11 +1686,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2402 = v2401 + v2395;
     out[v2402] = v2400;
   }
-  const uint v2403 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2403 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2404 = v2149 + v2403;
-  const uint v2405 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2405 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2406 = v2148 + v2405;
-  const bool v2407 = v2404 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2407 = v2404 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2408 = v2406 < v1;
   const bool v2409 = v2407 && v2408;
   if (v2409) {
@@ -1700,11 +1700,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2413 = v2412 + v2406;
     out[v2413] = v2411;
   }
-  const uint v2414 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2414 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2415 = v2149 + v2414;
-  const uint v2416 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2416 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2417 = v2148 + v2416;
-  const bool v2418 = v2415 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2418 = v2415 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2419 = v2417 < v1;
   const bool v2420 = v2418 && v2419;
   if (v2420) {
@@ -1714,11 +1714,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2424 = v2423 + v2417;
     out[v2424] = v2422;
   }
-  const uint v2425 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2425 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2426 = v2149 + v2425;
-  const uint v2427 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2427 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2428 = v2148 + v2427;
-  const bool v2429 = v2426 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2429 = v2426 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2430 = v2428 < v1;
   const bool v2431 = v2429 && v2430;
   if (v2431) {
@@ -1728,11 +1728,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2435 = v2434 + v2428;
     out[v2435] = v2433;
   }
-  const uint v2436 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2436 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2437 = v2149 + v2436;
-  const uint v2438 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2438 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2439 = v2148 + v2438;
-  const bool v2440 = v2437 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2440 = v2437 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2441 = v2439 < v1;
   const bool v2442 = v2440 && v2441;
   if (v2442) {
@@ -1742,11 +1742,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2446 = v2445 + v2439;
     out[v2446] = v2444;
   }
-  const uint v2447 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2447 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2448 = v2149 + v2447;
-  const uint v2449 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2449 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2450 = v2148 + v2449;
-  const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2452 = v2450 < v1;
   const bool v2453 = v2451 && v2452;
   if (v2453) {
@@ -1756,11 +1756,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2457 = v2456 + v2450;
     out[v2457] = v2455;
   }
-  const uint v2458 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2458 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2459 = v2149 + v2458;
-  const uint v2460 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2460 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2461 = v2148 + v2460;
-  const bool v2462 = v2459 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2462 = v2459 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2463 = v2461 < v1;
   const bool v2464 = v2462 && v2463;
   if (v2464) {
@@ -1770,11 +1770,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2468 = v2467 + v2461;
     out[v2468] = v2466;
   }
-  const uint v2469 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2469 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2470 = v2149 + v2469;
-  const uint v2471 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2471 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2472 = v2148 + v2471;
-  const bool v2473 = v2470 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2473 = v2470 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2474 = v2472 < v1;
   const bool v2475 = v2473 && v2474;
   if (v2475) {
@@ -1784,11 +1784,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2479 = v2478 + v2472;
     out[v2479] = v2477;
   }
-  const uint v2480 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2480 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2481 = v2149 + v2480;
-  const uint v2482 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2482 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2483 = v2148 + v2482;
-  const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2485 = v2483 < v1;
   const bool v2486 = v2484 && v2485;
   if (v2486) {
@@ -1798,11 +1798,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2490 = v2489 + v2483;
     out[v2490] = v2488;
   }
-  const uint v2491 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2491 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2492 = v2149 + v2491;
-  const uint v2493 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2493 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2494 = v2148 + v2493;
-  const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2496 = v2494 < v1;
   const bool v2497 = v2495 && v2496;
   if (v2497) {
@@ -1812,11 +1812,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2501 = v2500 + v2494;
     out[v2501] = v2499;
   }
-  const uint v2502 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2502 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2503 = v2149 + v2502;
-  const uint v2504 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2504 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2505 = v2148 + v2504;
-  const bool v2506 = v2503 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2506 = v2503 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2507 = v2505 < v1;
   const bool v2508 = v2506 && v2507;
   if (v2508) {
@@ -1826,11 +1826,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2512 = v2511 + v2505;
     out[v2512] = v2510;
   }
-  const uint v2513 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2513 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2514 = v2149 + v2513;
-  const uint v2515 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2515 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2516 = v2148 + v2515;
-  const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2518 = v2516 < v1;
   const bool v2519 = v2517 && v2518;
   if (v2519) {
@@ -1840,11 +1840,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2523 = v2522 + v2516;
     out[v2523] = v2521;
   }
-  const uint v2524 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2524 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2525 = v2149 + v2524;
-  const uint v2526 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2526 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2527 = v2148 + v2526;
-  const bool v2528 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2528 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2529 = v2527 < v1;
   const bool v2530 = v2528 && v2529;
   if (v2530) {
@@ -1854,11 +1854,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2534 = v2533 + v2527;
     out[v2534] = v2532;
   }
-  const uint v2535 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2535 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2536 = v2149 + v2535;
-  const uint v2537 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2537 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2538 = v2148 + v2537;
-  const bool v2539 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2539 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2540 = v2538 < v1;
   const bool v2541 = v2539 && v2540;
   if (v2541) {
@@ -1868,11 +1868,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2545 = v2544 + v2538;
     out[v2545] = v2543;
   }
-  const uint v2546 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2546 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2547 = v2149 + v2546;
-  const uint v2548 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2548 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2549 = v2148 + v2548;
-  const bool v2550 = v2547 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2550 = v2547 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2551 = v2549 < v1;
   const bool v2552 = v2550 && v2551;
   if (v2552) {
@@ -1882,11 +1882,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2556 = v2555 + v2549;
     out[v2556] = v2554;
   }
-  const uint v2557 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2557 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2558 = v2149 + v2557;
-  const uint v2559 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2559 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2560 = v2148 + v2559;
-  const bool v2561 = v2558 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2561 = v2558 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2562 = v2560 < v1;
   const bool v2563 = v2561 && v2562;
   if (v2563) {
@@ -1896,11 +1896,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2567 = v2566 + v2560;
     out[v2567] = v2565;
   }
-  const uint v2568 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2568 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2569 = v2149 + v2568;
-  const uint v2570 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2570 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2571 = v2148 + v2570;
-  const bool v2572 = v2569 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2572 = v2569 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2573 = v2571 < v1;
   const bool v2574 = v2572 && v2573;
   if (v2574) {
@@ -1910,11 +1910,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2578 = v2577 + v2571;
     out[v2578] = v2576;
   }
-  const uint v2579 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2579 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2580 = v2149 + v2579;
-  const uint v2581 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2581 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2582 = v2148 + v2581;
-  const bool v2583 = v2580 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2583 = v2580 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2584 = v2582 < v1;
   const bool v2585 = v2583 && v2584;
   if (v2585) {
@@ -1924,11 +1924,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2589 = v2588 + v2582;
     out[v2589] = v2587;
   }
-  const uint v2590 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2590 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2591 = v2149 + v2590;
-  const uint v2592 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2592 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2593 = v2148 + v2592;
-  const bool v2594 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2594 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2595 = v2593 < v1;
   const bool v2596 = v2594 && v2595;
   if (v2596) {
@@ -1938,11 +1938,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2600 = v2599 + v2593;
     out[v2600] = v2598;
   }
-  const uint v2601 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2601 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2602 = v2149 + v2601;
-  const uint v2603 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2603 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2604 = v2148 + v2603;
-  const bool v2605 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2605 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2606 = v2604 < v1;
   const bool v2607 = v2605 && v2606;
   if (v2607) {
@@ -1952,11 +1952,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2611 = v2610 + v2604;
     out[v2611] = v2609;
   }
-  const uint v2612 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2612 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2613 = v2149 + v2612;
-  const uint v2614 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2614 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2615 = v2148 + v2614;
-  const bool v2616 = v2613 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2616 = v2613 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2617 = v2615 < v1;
   const bool v2618 = v2616 && v2617;
   if (v2618) {
@@ -1966,11 +1966,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2622 = v2621 + v2615;
     out[v2622] = v2620;
   }
-  const uint v2623 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2623 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2624 = v2149 + v2623;
-  const uint v2625 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2625 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2626 = v2148 + v2625;
-  const bool v2627 = v2624 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2627 = v2624 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2628 = v2626 < v1;
   const bool v2629 = v2627 && v2628;
   if (v2629) {
@@ -1980,11 +1980,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2633 = v2632 + v2626;
     out[v2633] = v2631;
   }
-  const uint v2634 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2634 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2635 = v2149 + v2634;
-  const uint v2636 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2636 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2637 = v2148 + v2636;
-  const bool v2638 = v2635 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2638 = v2635 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2639 = v2637 < v1;
   const bool v2640 = v2638 && v2639;
   if (v2640) {
@@ -1994,11 +1994,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2644 = v2643 + v2637;
     out[v2644] = v2642;
   }
-  const uint v2645 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2645 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2646 = v2149 + v2645;
-  const uint v2647 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2647 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2648 = v2148 + v2647;
-  const bool v2649 = v2646 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2649 = v2646 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2650 = v2648 < v1;
   const bool v2651 = v2649 && v2650;
   if (v2651) {
@@ -2008,11 +2008,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2655 = v2654 + v2648;
     out[v2655] = v2653;
   }
-  const uint v2656 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2656 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2657 = v2149 + v2656;
-  const uint v2658 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2658 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2659 = v2148 + v2658;
-  const bool v2660 = v2657 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2660 = v2657 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2661 = v2659 < v1;
   const bool v2662 = v2660 && v2661;
   if (v2662) {
@@ -2022,11 +2022,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2666 = v2665 + v2659;
     out[v2666] = v2664;
   }
-  const uint v2667 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2667 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2668 = v2149 + v2667;
-  const uint v2669 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2669 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2670 = v2148 + v2669;
-  const bool v2671 = v2668 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2671 = v2668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2672 = v2670 < v1;
   const bool v2673 = v2671 && v2672;
   if (v2673) {
@@ -2036,11 +2036,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2677 = v2676 + v2670;
     out[v2677] = v2675;
   }
-  const uint v2678 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2678 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2679 = v2149 + v2678;
-  const uint v2680 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2680 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2681 = v2148 + v2680;
-  const bool v2682 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2682 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2683 = v2681 < v1;
   const bool v2684 = v2682 && v2683;
   if (v2684) {
@@ -2050,11 +2050,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2688 = v2687 + v2681;
     out[v2688] = v2686;
   }
-  const uint v2689 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2689 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2690 = v2149 + v2689;
-  const uint v2691 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2691 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2692 = v2148 + v2691;
-  const bool v2693 = v2690 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2693 = v2690 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2694 = v2692 < v1;
   const bool v2695 = v2693 && v2694;
   if (v2695) {
@@ -2064,11 +2064,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2699 = v2698 + v2692;
     out[v2699] = v2697;
   }
-  const uint v2700 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2700 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2701 = v2149 + v2700;
-  const uint v2702 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2702 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2703 = v2148 + v2702;
-  const bool v2704 = v2701 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2704 = v2701 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2705 = v2703 < v1;
   const bool v2706 = v2704 && v2705;
   if (v2706) {
@@ -2078,11 +2078,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2710 = v2709 + v2703;
     out[v2710] = v2708;
   }
-  const uint v2711 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2711 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2712 = v2149 + v2711;
-  const uint v2713 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2713 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2714 = v2148 + v2713;
-  const bool v2715 = v2712 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2715 = v2712 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2716 = v2714 < v1;
   const bool v2717 = v2715 && v2716;
   if (v2717) {
@@ -2092,11 +2092,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2721 = v2720 + v2714;
     out[v2721] = v2719;
   }
-  const uint v2722 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2722 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2723 = v2149 + v2722;
-  const uint v2724 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2724 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2725 = v2148 + v2724;
-  const bool v2726 = v2723 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2726 = v2723 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2727 = v2725 < v1;
   const bool v2728 = v2726 && v2727;
   if (v2728) {
@@ -2106,11 +2106,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2732 = v2731 + v2725;
     out[v2732] = v2730;
   }
-  const uint v2733 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2733 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2734 = v2149 + v2733;
-  const uint v2735 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2735 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2736 = v2148 + v2735;
-  const bool v2737 = v2734 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2737 = v2734 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2738 = v2736 < v1;
   const bool v2739 = v2737 && v2738;
   if (v2739) {
@@ -2120,11 +2120,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2743 = v2742 + v2736;
     out[v2743] = v2741;
   }
-  const uint v2744 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2744 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2745 = v2149 + v2744;
-  const uint v2746 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2746 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2747 = v2148 + v2746;
-  const bool v2748 = v2745 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2748 = v2745 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2749 = v2747 < v1;
   const bool v2750 = v2748 && v2749;
   if (v2750) {
@@ -2134,11 +2134,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2754 = v2753 + v2747;
     out[v2754] = v2752;
   }
-  const uint v2755 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2755 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2756 = v2149 + v2755;
-  const uint v2757 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2757 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2758 = v2148 + v2757;
-  const bool v2759 = v2756 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2759 = v2756 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2760 = v2758 < v1;
   const bool v2761 = v2759 && v2760;
   if (v2761) {
@@ -2148,11 +2148,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2765 = v2764 + v2758;
     out[v2765] = v2763;
   }
-  const uint v2766 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2766 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2767 = v2149 + v2766;
-  const uint v2768 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2768 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2769 = v2148 + v2768;
-  const bool v2770 = v2767 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2770 = v2767 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2771 = v2769 < v1;
   const bool v2772 = v2770 && v2771;
   if (v2772) {
@@ -2162,11 +2162,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2776 = v2775 + v2769;
     out[v2776] = v2774;
   }
-  const uint v2777 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2777 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2778 = v2149 + v2777;
-  const uint v2779 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2779 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2780 = v2148 + v2779;
-  const bool v2781 = v2778 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2781 = v2778 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2782 = v2780 < v1;
   const bool v2783 = v2781 && v2782;
   if (v2783) {
@@ -2176,11 +2176,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2787 = v2786 + v2780;
     out[v2787] = v2785;
   }
-  const uint v2788 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2788 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2789 = v2149 + v2788;
-  const uint v2790 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2790 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2791 = v2148 + v2790;
-  const bool v2792 = v2789 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2792 = v2789 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2793 = v2791 < v1;
   const bool v2794 = v2792 && v2793;
   if (v2794) {
@@ -2190,11 +2190,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2798 = v2797 + v2791;
     out[v2798] = v2796;
   }
-  const uint v2799 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2799 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2800 = v2149 + v2799;
-  const uint v2801 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2801 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2802 = v2148 + v2801;
-  const bool v2803 = v2800 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2803 = v2800 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2804 = v2802 < v1;
   const bool v2805 = v2803 && v2804;
   if (v2805) {
@@ -2204,11 +2204,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2809 = v2808 + v2802;
     out[v2809] = v2807;
   }
-  const uint v2810 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2810 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2811 = v2149 + v2810;
-  const uint v2812 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2812 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2813 = v2148 + v2812;
-  const bool v2814 = v2811 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2814 = v2811 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2815 = v2813 < v1;
   const bool v2816 = v2814 && v2815;
   if (v2816) {
@@ -2218,11 +2218,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2820 = v2819 + v2813;
     out[v2820] = v2818;
   }
-  const uint v2821 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2821 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2822 = v2149 + v2821;
-  const uint v2823 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2823 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2824 = v2148 + v2823;
-  const bool v2825 = v2822 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2825 = v2822 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2826 = v2824 < v1;
   const bool v2827 = v2825 && v2826;
   if (v2827) {
@@ -2232,11 +2232,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2831 = v2830 + v2824;
     out[v2831] = v2829;
   }
-  const uint v2832 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2832 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2833 = v2149 + v2832;
-  const uint v2834 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2834 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2835 = v2148 + v2834;
-  const bool v2836 = v2833 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2836 = v2833 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2837 = v2835 < v1;
   const bool v2838 = v2836 && v2837;
   if (v2838) {
@@ -2246,11 +2246,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2842 = v2841 + v2835;
     out[v2842] = v2840;
   }
-  const uint v2843 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2843 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2844 = v2149 + v2843;
-  const uint v2845 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2845 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2846 = v2148 + v2845;
-  const bool v2847 = v2844 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2847 = v2844 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2848 = v2846 < v1;
   const bool v2849 = v2847 && v2848;
   if (v2849) {
@@ -2260,11 +2260,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2853 = v2852 + v2846;
     out[v2853] = v2851;
   }
-  const uint v2854 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2854 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2855 = v2149 + v2854;
-  const uint v2856 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2856 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2857 = v2148 + v2856;
-  const bool v2858 = v2855 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2858 = v2855 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2859 = v2857 < v1;
   const bool v2860 = v2858 && v2859;
   if (v2860) {
@@ -2274,11 +2274,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2864 = v2863 + v2857;
     out[v2864] = v2862;
   }
-  const uint v2865 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2865 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2866 = v2149 + v2865;
-  const uint v2867 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2867 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2868 = v2148 + v2867;
-  const bool v2869 = v2866 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2869 = v2866 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2870 = v2868 < v1;
   const bool v2871 = v2869 && v2870;
   if (v2871) {
@@ -2288,11 +2288,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2875 = v2874 + v2868;
     out[v2875] = v2873;
   }
-  const uint v2876 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2876 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2877 = v2149 + v2876;
-  const uint v2878 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2878 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2879 = v2148 + v2878;
-  const bool v2880 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2880 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2881 = v2879 < v1;
   const bool v2882 = v2880 && v2881;
   if (v2882) {
@@ -2302,11 +2302,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2886 = v2885 + v2879;
     out[v2886] = v2884;
   }
-  const uint v2887 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2887 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2888 = v2149 + v2887;
-  const uint v2889 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2889 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2890 = v2148 + v2889;
-  const bool v2891 = v2888 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2891 = v2888 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2892 = v2890 < v1;
   const bool v2893 = v2891 && v2892;
   if (v2893) {
@@ -2316,11 +2316,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2897 = v2896 + v2890;
     out[v2897] = v2895;
   }
-  const uint v2898 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2898 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2899 = v2149 + v2898;
-  const uint v2900 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2900 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2901 = v2148 + v2900;
-  const bool v2902 = v2899 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2902 = v2899 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2903 = v2901 < v1;
   const bool v2904 = v2902 && v2903;
   if (v2904) {
@@ -2330,11 +2330,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2908 = v2907 + v2901;
     out[v2908] = v2906;
   }
-  const uint v2909 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2909 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2910 = v2149 + v2909;
-  const uint v2911 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2911 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2912 = v2148 + v2911;
-  const bool v2913 = v2910 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2913 = v2910 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2914 = v2912 < v1;
   const bool v2915 = v2913 && v2914;
   if (v2915) {
@@ -2344,11 +2344,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2919 = v2918 + v2912;
     out[v2919] = v2917;
   }
-  const uint v2920 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2920 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2921 = v2149 + v2920;
-  const uint v2922 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2922 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2923 = v2148 + v2922;
-  const bool v2924 = v2921 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2924 = v2921 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2925 = v2923 < v1;
   const bool v2926 = v2924 && v2925;
   if (v2926) {
@@ -2358,11 +2358,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2930 = v2929 + v2923;
     out[v2930] = v2928;
   }
-  const uint v2931 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2931 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2932 = v2149 + v2931;
-  const uint v2933 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2933 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2934 = v2148 + v2933;
-  const bool v2935 = v2932 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2935 = v2932 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2936 = v2934 < v1;
   const bool v2937 = v2935 && v2936;
   if (v2937) {
@@ -2372,11 +2372,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2941 = v2940 + v2934;
     out[v2941] = v2939;
   }
-  const uint v2942 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2942 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2943 = v2149 + v2942;
-  const uint v2944 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2944 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2945 = v2148 + v2944;
-  const bool v2946 = v2943 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2946 = v2943 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2947 = v2945 < v1;
   const bool v2948 = v2946 && v2947;
   if (v2948) {
@@ -2386,11 +2386,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2952 = v2951 + v2945;
     out[v2952] = v2950;
   }
-  const uint v2953 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2953 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2954 = v2149 + v2953;
-  const uint v2955 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2955 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2956 = v2148 + v2955;
-  const bool v2957 = v2954 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2957 = v2954 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2958 = v2956 < v1;
   const bool v2959 = v2957 && v2958;
   if (v2959) {
@@ -2400,11 +2400,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2963 = v2962 + v2956;
     out[v2963] = v2961;
   }
-  const uint v2964 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2964 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2965 = v2149 + v2964;
-  const uint v2966 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2966 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2967 = v2148 + v2966;
-  const bool v2968 = v2965 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2968 = v2965 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2969 = v2967 < v1;
   const bool v2970 = v2968 && v2969;
   if (v2970) {
@@ -2414,11 +2414,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2974 = v2973 + v2967;
     out[v2974] = v2972;
   }
-  const uint v2975 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2975 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2976 = v2149 + v2975;
-  const uint v2977 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2977 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2978 = v2148 + v2977;
-  const bool v2979 = v2976 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2979 = v2976 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2980 = v2978 < v1;
   const bool v2981 = v2979 && v2980;
   if (v2981) {
@@ -2428,11 +2428,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2985 = v2984 + v2978;
     out[v2985] = v2983;
   }
-  const uint v2986 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2986 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2987 = v2149 + v2986;
-  const uint v2988 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2988 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2989 = v2148 + v2988;
-  const bool v2990 = v2987 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2990 = v2987 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2991 = v2989 < v1;
   const bool v2992 = v2990 && v2991;
   if (v2992) {
@@ -2442,11 +2442,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2996 = v2995 + v2989;
     out[v2996] = v2994;
   }
-  const uint v2997 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2997 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2998 = v2149 + v2997;
-  const uint v2999 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2999 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3000 = v2148 + v2999;
-  const bool v3001 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3001 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3002 = v3000 < v1;
   const bool v3003 = v3001 && v3002;
   if (v3003) {
@@ -2456,11 +2456,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3007 = v3006 + v3000;
     out[v3007] = v3005;
   }
-  const uint v3008 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3008 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3009 = v2149 + v3008;
-  const uint v3010 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3010 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3011 = v2148 + v3010;
-  const bool v3012 = v3009 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3012 = v3009 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3013 = v3011 < v1;
   const bool v3014 = v3012 && v3013;
   if (v3014) {
@@ -2470,11 +2470,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3018 = v3017 + v3011;
     out[v3018] = v3016;
   }
-  const uint v3019 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3019 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3020 = v2149 + v3019;
-  const uint v3021 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3021 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3022 = v2148 + v3021;
-  const bool v3023 = v3020 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3023 = v3020 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3024 = v3022 < v1;
   const bool v3025 = v3023 && v3024;
   if (v3025) {
@@ -2484,11 +2484,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3029 = v3028 + v3022;
     out[v3029] = v3027;
   }
-  const uint v3030 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3030 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3031 = v2149 + v3030;
-  const uint v3032 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3032 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3033 = v2148 + v3032;
-  const bool v3034 = v3031 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3034 = v3031 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3035 = v3033 < v1;
   const bool v3036 = v3034 && v3035;
   if (v3036) {
@@ -2498,11 +2498,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3040 = v3039 + v3033;
     out[v3040] = v3038;
   }
-  const uint v3041 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3041 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3042 = v2149 + v3041;
-  const uint v3043 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3043 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3044 = v2148 + v3043;
-  const bool v3045 = v3042 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3045 = v3042 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3046 = v3044 < v1;
   const bool v3047 = v3045 && v3046;
   if (v3047) {
@@ -2512,11 +2512,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3051 = v3050 + v3044;
     out[v3051] = v3049;
   }
-  const uint v3052 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3052 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3053 = v2149 + v3052;
-  const uint v3054 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3054 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3055 = v2148 + v3054;
-  const bool v3056 = v3053 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3056 = v3053 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3057 = v3055 < v1;
   const bool v3058 = v3056 && v3057;
   if (v3058) {
@@ -2526,11 +2526,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3062 = v3061 + v3055;
     out[v3062] = v3060;
   }
-  const uint v3063 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3063 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3064 = v2149 + v3063;
-  const uint v3065 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3065 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3066 = v2148 + v3065;
-  const bool v3067 = v3064 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3067 = v3064 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3068 = v3066 < v1;
   const bool v3069 = v3067 && v3068;
   if (v3069) {
@@ -2540,11 +2540,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3073 = v3072 + v3066;
     out[v3073] = v3071;
   }
-  const uint v3074 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3074 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3075 = v2149 + v3074;
-  const uint v3076 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3076 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3077 = v2148 + v3076;
-  const bool v3078 = v3075 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3078 = v3075 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3079 = v3077 < v1;
   const bool v3080 = v3078 && v3079;
   if (v3080) {
@@ -2554,11 +2554,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3084 = v3083 + v3077;
     out[v3084] = v3082;
   }
-  const uint v3085 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3085 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3086 = v2149 + v3085;
-  const uint v3087 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3087 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3088 = v2148 + v3087;
-  const bool v3089 = v3086 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3089 = v3086 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3090 = v3088 < v1;
   const bool v3091 = v3089 && v3090;
   if (v3091) {
@@ -2568,11 +2568,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3095 = v3094 + v3088;
     out[v3095] = v3093;
   }
-  const uint v3096 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3096 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3097 = v2149 + v3096;
-  const uint v3098 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3098 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3099 = v2148 + v3098;
-  const bool v3100 = v3097 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3100 = v3097 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3101 = v3099 < v1;
   const bool v3102 = v3100 && v3101;
   if (v3102) {
@@ -2582,11 +2582,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3106 = v3105 + v3099;
     out[v3106] = v3104;
   }
-  const uint v3107 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3107 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3108 = v2149 + v3107;
-  const uint v3109 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3109 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3110 = v2148 + v3109;
-  const bool v3111 = v3108 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3111 = v3108 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3112 = v3110 < v1;
   const bool v3113 = v3111 && v3112;
   if (v3113) {
@@ -2596,11 +2596,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3117 = v3116 + v3110;
     out[v3117] = v3115;
   }
-  const uint v3118 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3118 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3119 = v2149 + v3118;
-  const uint v3120 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3120 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3121 = v2148 + v3120;
-  const bool v3122 = v3119 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3122 = v3119 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3123 = v3121 < v1;
   const bool v3124 = v3122 && v3123;
   if (v3124) {
@@ -2610,11 +2610,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3128 = v3127 + v3121;
     out[v3128] = v3126;
   }
-  const uint v3129 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3129 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3130 = v2149 + v3129;
-  const uint v3131 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3131 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3132 = v2148 + v3131;
-  const bool v3133 = v3130 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3133 = v3130 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3134 = v3132 < v1;
   const bool v3135 = v3133 && v3134;
   if (v3135) {
@@ -2624,11 +2624,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3139 = v3138 + v3132;
     out[v3139] = v3137;
   }
-  const uint v3140 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3140 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3141 = v2149 + v3140;
-  const uint v3142 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3142 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3143 = v2148 + v3142;
-  const bool v3144 = v3141 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3144 = v3141 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3145 = v3143 < v1;
   const bool v3146 = v3144 && v3145;
   if (v3146) {
@@ -2638,11 +2638,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3150 = v3149 + v3143;
     out[v3150] = v3148;
   }
-  const uint v3151 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3151 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3152 = v2149 + v3151;
-  const uint v3153 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3153 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3154 = v2148 + v3153;
-  const bool v3155 = v3152 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3155 = v3152 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3156 = v3154 < v1;
   const bool v3157 = v3155 && v3156;
   if (v3157) {
@@ -2652,11 +2652,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3161 = v3160 + v3154;
     out[v3161] = v3159;
   }
-  const uint v3162 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3162 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3163 = v2149 + v3162;
-  const uint v3164 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3164 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3165 = v2148 + v3164;
-  const bool v3166 = v3163 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3166 = v3163 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3167 = v3165 < v1;
   const bool v3168 = v3166 && v3167;
   if (v3168) {
@@ -2666,11 +2666,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3172 = v3171 + v3165;
     out[v3172] = v3170;
   }
-  const uint v3173 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3173 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3174 = v2149 + v3173;
-  const uint v3175 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3175 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3176 = v2148 + v3175;
-  const bool v3177 = v3174 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3177 = v3174 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3178 = v3176 < v1;
   const bool v3179 = v3177 && v3178;
   if (v3179) {
@@ -2680,11 +2680,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3183 = v3182 + v3176;
     out[v3183] = v3181;
   }
-  const uint v3184 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3184 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3185 = v2149 + v3184;
-  const uint v3186 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3186 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3187 = v2148 + v3186;
-  const bool v3188 = v3185 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3188 = v3185 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3189 = v3187 < v1;
   const bool v3190 = v3188 && v3189;
   if (v3190) {
@@ -2694,11 +2694,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3194 = v3193 + v3187;
     out[v3194] = v3192;
   }
-  const uint v3195 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3195 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3196 = v2149 + v3195;
-  const uint v3197 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3197 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3198 = v2148 + v3197;
-  const bool v3199 = v3196 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3199 = v3196 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3200 = v3198 < v1;
   const bool v3201 = v3199 && v3200;
   if (v3201) {
@@ -2708,11 +2708,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3205 = v3204 + v3198;
     out[v3205] = v3203;
   }
-  const uint v3206 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3206 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3207 = v2149 + v3206;
-  const uint v3208 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3208 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3209 = v2148 + v3208;
-  const bool v3210 = v3207 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3210 = v3207 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3211 = v3209 < v1;
   const bool v3212 = v3210 && v3211;
   if (v3212) {
@@ -2722,11 +2722,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3216 = v3215 + v3209;
     out[v3216] = v3214;
   }
-  const uint v3217 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3217 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3218 = v2149 + v3217;
-  const uint v3219 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3219 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3220 = v2148 + v3219;
-  const bool v3221 = v3218 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3221 = v3218 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3222 = v3220 < v1;
   const bool v3223 = v3221 && v3222;
   if (v3223) {
@@ -2736,11 +2736,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3227 = v3226 + v3220;
     out[v3227] = v3225;
   }
-  const uint v3228 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3228 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3229 = v2149 + v3228;
-  const uint v3230 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3230 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3231 = v2148 + v3230;
-  const bool v3232 = v3229 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3232 = v3229 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3233 = v3231 < v1;
   const bool v3234 = v3232 && v3233;
   if (v3234) {
@@ -2750,11 +2750,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3238 = v3237 + v3231;
     out[v3238] = v3236;
   }
-  const uint v3239 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3239 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3240 = v2149 + v3239;
-  const uint v3241 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3241 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3242 = v2148 + v3241;
-  const bool v3243 = v3240 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3243 = v3240 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3244 = v3242 < v1;
   const bool v3245 = v3243 && v3244;
   if (v3245) {
@@ -2764,11 +2764,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3249 = v3248 + v3242;
     out[v3249] = v3247;
   }
-  const uint v3250 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3250 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3251 = v2149 + v3250;
-  const uint v3252 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3252 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3253 = v2148 + v3252;
-  const bool v3254 = v3251 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3254 = v3251 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3255 = v3253 < v1;
   const bool v3256 = v3254 && v3255;
   if (v3256) {
@@ -2778,11 +2778,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3260 = v3259 + v3253;
     out[v3260] = v3258;
   }
-  const uint v3261 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3261 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3262 = v2149 + v3261;
-  const uint v3263 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3263 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3264 = v2148 + v3263;
-  const bool v3265 = v3262 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3265 = v3262 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3266 = v3264 < v1;
   const bool v3267 = v3265 && v3266;
   if (v3267) {
@@ -2792,11 +2792,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3271 = v3270 + v3264;
     out[v3271] = v3269;
   }
-  const uint v3272 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3272 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3273 = v2149 + v3272;
-  const uint v3274 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3274 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3275 = v2148 + v3274;
-  const bool v3276 = v3273 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3276 = v3273 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3277 = v3275 < v1;
   const bool v3278 = v3276 && v3277;
   if (v3278) {
@@ -2806,11 +2806,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3282 = v3281 + v3275;
     out[v3282] = v3280;
   }
-  const uint v3283 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3283 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3284 = v2149 + v3283;
-  const uint v3285 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3285 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3286 = v2148 + v3285;
-  const bool v3287 = v3284 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3287 = v3284 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3288 = v3286 < v1;
   const bool v3289 = v3287 && v3288;
   if (v3289) {
@@ -2820,11 +2820,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3293 = v3292 + v3286;
     out[v3293] = v3291;
   }
-  const uint v3294 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3294 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3295 = v2149 + v3294;
-  const uint v3296 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3296 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3297 = v2148 + v3296;
-  const bool v3298 = v3295 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3298 = v3295 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3299 = v3297 < v1;
   const bool v3300 = v3298 && v3299;
   if (v3300) {
@@ -2834,11 +2834,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3304 = v3303 + v3297;
     out[v3304] = v3302;
   }
-  const uint v3305 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3305 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3306 = v2149 + v3305;
-  const uint v3307 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3307 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3308 = v2148 + v3307;
-  const bool v3309 = v3306 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3309 = v3306 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3310 = v3308 < v1;
   const bool v3311 = v3309 && v3310;
   if (v3311) {
@@ -2848,11 +2848,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3315 = v3314 + v3308;
     out[v3315] = v3313;
   }
-  const uint v3316 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3316 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3317 = v2149 + v3316;
-  const uint v3318 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3318 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3319 = v2148 + v3318;
-  const bool v3320 = v3317 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3320 = v3317 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3321 = v3319 < v1;
   const bool v3322 = v3320 && v3321;
   if (v3322) {
@@ -2862,11 +2862,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3326 = v3325 + v3319;
     out[v3326] = v3324;
   }
-  const uint v3327 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3327 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3328 = v2149 + v3327;
-  const uint v3329 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3329 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3330 = v2148 + v3329;
-  const bool v3331 = v3328 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3331 = v3328 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3332 = v3330 < v1;
   const bool v3333 = v3331 && v3332;
   if (v3333) {
@@ -2876,11 +2876,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3337 = v3336 + v3330;
     out[v3337] = v3335;
   }
-  const uint v3338 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3338 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3339 = v2149 + v3338;
-  const uint v3340 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3340 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3341 = v2148 + v3340;
-  const bool v3342 = v3339 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3342 = v3339 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3343 = v3341 < v1;
   const bool v3344 = v3342 && v3343;
   if (v3344) {
@@ -2890,11 +2890,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3348 = v3347 + v3341;
     out[v3348] = v3346;
   }
-  const uint v3349 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3349 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3350 = v2149 + v3349;
-  const uint v3351 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3351 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3352 = v2148 + v3351;
-  const bool v3353 = v3350 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3353 = v3350 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3354 = v3352 < v1;
   const bool v3355 = v3353 && v3354;
   if (v3355) {
@@ -2904,11 +2904,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3359 = v3358 + v3352;
     out[v3359] = v3357;
   }
-  const uint v3360 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3360 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3361 = v2149 + v3360;
-  const uint v3362 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3362 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3363 = v2148 + v3362;
-  const bool v3364 = v3361 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3364 = v3361 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3365 = v3363 < v1;
   const bool v3366 = v3364 && v3365;
   if (v3366) {
@@ -2918,11 +2918,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3370 = v3369 + v3363;
     out[v3370] = v3368;
   }
-  const uint v3371 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3371 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3372 = v2149 + v3371;
-  const uint v3373 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3373 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3374 = v2148 + v3373;
-  const bool v3375 = v3372 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3375 = v3372 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3376 = v3374 < v1;
   const bool v3377 = v3375 && v3376;
   if (v3377) {
@@ -2932,11 +2932,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3381 = v3380 + v3374;
     out[v3381] = v3379;
   }
-  const uint v3382 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3382 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3383 = v2149 + v3382;
-  const uint v3384 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3384 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3385 = v2148 + v3384;
-  const bool v3386 = v3383 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3386 = v3383 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3387 = v3385 < v1;
   const bool v3388 = v3386 && v3387;
   if (v3388) {
@@ -2946,11 +2946,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3392 = v3391 + v3385;
     out[v3392] = v3390;
   }
-  const uint v3393 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3393 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3394 = v2149 + v3393;
-  const uint v3395 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3395 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3396 = v2148 + v3395;
-  const bool v3397 = v3394 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3397 = v3394 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3398 = v3396 < v1;
   const bool v3399 = v3397 && v3398;
   if (v3399) {
@@ -2960,11 +2960,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3403 = v3402 + v3396;
     out[v3403] = v3401;
   }
-  const uint v3404 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3404 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3405 = v2149 + v3404;
-  const uint v3406 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3406 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3407 = v2148 + v3406;
-  const bool v3408 = v3405 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3408 = v3405 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3409 = v3407 < v1;
   const bool v3410 = v3408 && v3409;
   if (v3410) {
@@ -2974,11 +2974,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3414 = v3413 + v3407;
     out[v3414] = v3412;
   }
-  const uint v3415 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3415 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3416 = v2149 + v3415;
-  const uint v3417 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3417 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3418 = v2148 + v3417;
-  const bool v3419 = v3416 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3419 = v3416 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3420 = v3418 < v1;
   const bool v3421 = v3419 && v3420;
   if (v3421) {
@@ -2988,11 +2988,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3425 = v3424 + v3418;
     out[v3425] = v3423;
   }
-  const uint v3426 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3426 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3427 = v2149 + v3426;
-  const uint v3428 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3428 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3429 = v2148 + v3428;
-  const bool v3430 = v3427 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3430 = v3427 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3431 = v3429 < v1;
   const bool v3432 = v3430 && v3431;
   if (v3432) {
@@ -3002,11 +3002,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3436 = v3435 + v3429;
     out[v3436] = v3434;
   }
-  const uint v3437 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3437 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3438 = v2149 + v3437;
-  const uint v3439 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3439 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3440 = v2148 + v3439;
-  const bool v3441 = v3438 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3441 = v3438 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3442 = v3440 < v1;
   const bool v3443 = v3441 && v3442;
   if (v3443) {
@@ -3016,11 +3016,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3447 = v3446 + v3440;
     out[v3447] = v3445;
   }
-  const uint v3448 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3448 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3449 = v2149 + v3448;
-  const uint v3450 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3450 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3451 = v2148 + v3450;
-  const bool v3452 = v3449 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3452 = v3449 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3453 = v3451 < v1;
   const bool v3454 = v3452 && v3453;
   if (v3454) {
@@ -3030,11 +3030,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3458 = v3457 + v3451;
     out[v3458] = v3456;
   }
-  const uint v3459 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3459 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3460 = v2149 + v3459;
-  const uint v3461 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3461 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3462 = v2148 + v3461;
-  const bool v3463 = v3460 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3463 = v3460 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3464 = v3462 < v1;
   const bool v3465 = v3463 && v3464;
   if (v3465) {
@@ -3044,11 +3044,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3469 = v3468 + v3462;
     out[v3469] = v3467;
   }
-  const uint v3470 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3470 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3471 = v2149 + v3470;
-  const uint v3472 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3472 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3473 = v2148 + v3472;
-  const bool v3474 = v3471 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3474 = v3471 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3475 = v3473 < v1;
   const bool v3476 = v3474 && v3475;
   if (v3476) {
@@ -3058,11 +3058,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3480 = v3479 + v3473;
     out[v3480] = v3478;
   }
-  const uint v3481 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3481 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3482 = v2149 + v3481;
-  const uint v3483 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3483 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3484 = v2148 + v3483;
-  const bool v3485 = v3482 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3485 = v3482 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3486 = v3484 < v1;
   const bool v3487 = v3485 && v3486;
   if (v3487) {
@@ -3072,11 +3072,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3491 = v3490 + v3484;
     out[v3491] = v3489;
   }
-  const uint v3492 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3492 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3493 = v2149 + v3492;
-  const uint v3494 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3494 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3495 = v2148 + v3494;
-  const bool v3496 = v3493 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3496 = v3493 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3497 = v3495 < v1;
   const bool v3498 = v3496 && v3497;
   if (v3498) {
@@ -3086,11 +3086,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3502 = v3501 + v3495;
     out[v3502] = v3500;
   }
-  const uint v3503 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3503 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3504 = v2149 + v3503;
-  const uint v3505 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3505 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3506 = v2148 + v3505;
-  const bool v3507 = v3504 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3507 = v3504 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3508 = v3506 < v1;
   const bool v3509 = v3507 && v3508;
   if (v3509) {
@@ -3100,11 +3100,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3513 = v3512 + v3506;
     out[v3513] = v3511;
   }
-  const uint v3514 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3514 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3515 = v2149 + v3514;
-  const uint v3516 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3516 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3517 = v2148 + v3516;
-  const bool v3518 = v3515 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3518 = v3515 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3519 = v3517 < v1;
   const bool v3520 = v3518 && v3519;
   if (v3520) {
@@ -3114,11 +3114,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3524 = v3523 + v3517;
     out[v3524] = v3522;
   }
-  const uint v3525 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3525 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3526 = v2149 + v3525;
-  const uint v3527 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3527 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3528 = v2148 + v3527;
-  const bool v3529 = v3526 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3529 = v3526 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3530 = v3528 < v1;
   const bool v3531 = v3529 && v3530;
   if (v3531) {
@@ -3128,11 +3128,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3535 = v3534 + v3528;
     out[v3535] = v3533;
   }
-  const uint v3536 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3536 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3537 = v2149 + v3536;
-  const uint v3538 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3538 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3539 = v2148 + v3538;
-  const bool v3540 = v3537 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3540 = v3537 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3541 = v3539 < v1;
   const bool v3542 = v3540 && v3541;
   if (v3542) {
@@ -3142,11 +3142,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3546 = v3545 + v3539;
     out[v3546] = v3544;
   }
-  const uint v3547 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v3547 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v3548 = v2149 + v3547;
-  const uint v3549 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v3549 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v3550 = v2148 + v3549;
-  const bool v3551 = v3548 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v3551 = v3548 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v3552 = v3550 < v1;
   const bool v3553 = v3551 && v3552;
   if (v3553) {

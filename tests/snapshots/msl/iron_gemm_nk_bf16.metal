@@ -101,20 +101,20 @@ kernel void iron_gemm_nk_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:260
   if (v62) {
     const uint v2161 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v2164 = v2161 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -204,14 +204,14 @@ kernel void iron_gemm_nk_bf16(
     const uint v2531 = v28 + v2332;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2532 = v2531 < v1;
     const uint v2537 = v2531 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2553 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v2559 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v2553 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2559 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v2153 = 0u; v2153 < v2; v2153 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (uint v2153 = 0u; v2153 < v2; v2153 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const uint v2155 = v2153 >> 6u;
       const uint v2157 = v2155 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2159 = v2157 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v2159 = v2157 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
       const uint v2171 = v2153 + v2168;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2172 = v2171 < v2;
       const bool v2173 = v2170 && v2172;
@@ -356,44 +356,44 @@ kernel void iron_gemm_nk_bf16(
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2351 + e] = v2535 ? b[v2541 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2554 = v2159 + v2553;  // kernels/gemm/gemm_tiles.hpp:250
+      const uint v2554 = v2159 + v2553;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v2554), long(64u));
-      const uint v2560 = v2159 + v2559;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v2560 = v2159 + v2559;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v43, shm1, long(v2560), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v2567 = v2554 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2567 = v2554 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v2567), long(64u));
-      const uint v2573 = v2560 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v2573 = v2560 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v43, shm1, long(v2573), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v2579 = v2554 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2579 = v2554 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v2579), long(64u));
-      const uint v2585 = v2560 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v2585 = v2560 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v43, shm1, long(v2585), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v2591 = v2554 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2591 = v2554 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v2591), long(64u));
-      const uint v2597 = v2560 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v2597 = v2560 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v43, shm1, long(v2597), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
     const uint v513 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v514 = iron_tid.x;
-    const uint v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (uint v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -439,29 +439,29 @@ kernel void iron_gemm_nk_bf16(
           shm1[v563] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load<false>(v41, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v43, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v43, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v43, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v43, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load<false>(v41, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
   const uint v616 = v24 + v33;
-  const uint v617 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v617 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v618 = v616 + v617;
-  const uint v619 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v619 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v620 = v615 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
@@ -472,11 +472,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v628 = v627 + v620;
     out[v628] = v626;
   }
-  const uint v629 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v629 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v630 = v616 + v629;
-  const uint v631 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v631 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v632 = v615 + v631;
-  const bool v633 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v633 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v634 = v632 < v1;
   const bool v635 = v633 && v634;
   if (v635) {
@@ -487,11 +487,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v640 = v639 + v632;
     out[v640] = v638;
   }
-  const uint v641 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v641 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v642 = v616 + v641;
-  const uint v643 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v643 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v644 = v615 + v643;
-  const bool v645 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v645 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v646 = v644 < v1;
   const bool v647 = v645 && v646;
   if (v647) {
@@ -502,11 +502,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v652 = v651 + v644;
     out[v652] = v650;
   }
-  const uint v653 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v653 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v654 = v616 + v653;
-  const uint v655 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v655 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v656 = v615 + v655;
-  const bool v657 = v654 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v657 = v654 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v658 = v656 < v1;
   const bool v659 = v657 && v658;
   if (v659) {
@@ -517,11 +517,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v664 = v663 + v656;
     out[v664] = v662;
   }
-  const uint v665 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v665 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v666 = v616 + v665;
-  const uint v667 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v667 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v668 = v615 + v667;
-  const bool v669 = v666 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v669 = v666 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v670 = v668 < v1;
   const bool v671 = v669 && v670;
   if (v671) {
@@ -532,11 +532,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v676 = v675 + v668;
     out[v676] = v674;
   }
-  const uint v677 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v677 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v678 = v616 + v677;
-  const uint v679 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v679 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v680 = v615 + v679;
-  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v682 = v680 < v1;
   const bool v683 = v681 && v682;
   if (v683) {
@@ -547,11 +547,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v688 = v687 + v680;
     out[v688] = v686;
   }
-  const uint v689 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v689 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v690 = v616 + v689;
-  const uint v691 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v691 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v692 = v615 + v691;
-  const bool v693 = v690 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v693 = v690 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v694 = v692 < v1;
   const bool v695 = v693 && v694;
   if (v695) {
@@ -562,11 +562,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v700 = v699 + v692;
     out[v700] = v698;
   }
-  const uint v701 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v701 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v702 = v616 + v701;
-  const uint v703 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v703 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v704 = v615 + v703;
-  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v706 = v704 < v1;
   const bool v707 = v705 && v706;
   if (v707) {
@@ -577,11 +577,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v712 = v711 + v704;
     out[v712] = v710;
   }
-  const uint v713 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v713 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v714 = v616 + v713;
-  const uint v715 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v715 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v716 = v615 + v715;
-  const bool v717 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v718 = v716 < v1;
   const bool v719 = v717 && v718;
   if (v719) {
@@ -592,11 +592,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v724 = v723 + v716;
     out[v724] = v722;
   }
-  const uint v725 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v725 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v726 = v616 + v725;
-  const uint v727 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v727 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v728 = v615 + v727;
-  const bool v729 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v729 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v730 = v728 < v1;
   const bool v731 = v729 && v730;
   if (v731) {
@@ -607,11 +607,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v736 = v735 + v728;
     out[v736] = v734;
   }
-  const uint v737 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v737 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v738 = v616 + v737;
-  const uint v739 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v739 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v740 = v615 + v739;
-  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v741 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v742 = v740 < v1;
   const bool v743 = v741 && v742;
   if (v743) {
@@ -622,11 +622,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v748 = v747 + v740;
     out[v748] = v746;
   }
-  const uint v749 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v749 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v750 = v616 + v749;
-  const uint v751 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v751 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v752 = v615 + v751;
-  const bool v753 = v750 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v753 = v750 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v754 = v752 < v1;
   const bool v755 = v753 && v754;
   if (v755) {
@@ -637,11 +637,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v760 = v759 + v752;
     out[v760] = v758;
   }
-  const uint v761 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v761 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v762 = v616 + v761;
-  const uint v763 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v763 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v764 = v615 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v765 = v762 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v766 = v764 < v1;
   const bool v767 = v765 && v766;
   if (v767) {
@@ -652,11 +652,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v772 = v771 + v764;
     out[v772] = v770;
   }
-  const uint v773 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v773 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v774 = v616 + v773;
-  const uint v775 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v775 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v776 = v615 + v775;
-  const bool v777 = v774 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v777 = v774 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v778 = v776 < v1;
   const bool v779 = v777 && v778;
   if (v779) {
@@ -667,11 +667,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v784 = v783 + v776;
     out[v784] = v782;
   }
-  const uint v785 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v785 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v786 = v616 + v785;
-  const uint v787 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v787 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v788 = v615 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v790 = v788 < v1;
   const bool v791 = v789 && v790;
   if (v791) {
@@ -682,11 +682,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v796 = v795 + v788;
     out[v796] = v794;
   }
-  const uint v797 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v797 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v798 = v616 + v797;
-  const uint v799 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v799 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v800 = v615 + v799;
-  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v802 = v800 < v1;
   const bool v803 = v801 && v802;
   if (v803) {
@@ -697,11 +697,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v808 = v807 + v800;
     out[v808] = v806;
   }
-  const uint v809 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v809 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v810 = v616 + v809;
-  const uint v811 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v811 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v812 = v615 + v811;
-  const bool v813 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v813 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v814 = v812 < v1;
   const bool v815 = v813 && v814;
   if (v815) {
@@ -712,11 +712,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v820 = v819 + v812;
     out[v820] = v818;
   }
-  const uint v821 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v821 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v822 = v616 + v821;
-  const uint v823 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v823 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v824 = v615 + v823;
-  const bool v825 = v822 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v825 = v822 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v826 = v824 < v1;
   const bool v827 = v825 && v826;
   if (v827) {
@@ -727,11 +727,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v832 = v831 + v824;
     out[v832] = v830;
   }
-  const uint v833 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v833 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v834 = v616 + v833;
-  const uint v835 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v835 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v836 = v615 + v835;
-  const bool v837 = v834 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v837 = v834 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v838 = v836 < v1;
   const bool v839 = v837 && v838;
   if (v839) {
@@ -742,11 +742,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v844 = v843 + v836;
     out[v844] = v842;
   }
-  const uint v845 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v845 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v846 = v616 + v845;
-  const uint v847 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v847 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v848 = v615 + v847;
-  const bool v849 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v849 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v850 = v848 < v1;
   const bool v851 = v849 && v850;
   if (v851) {
@@ -757,11 +757,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v856 = v855 + v848;
     out[v856] = v854;
   }
-  const uint v857 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v857 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v858 = v616 + v857;
-  const uint v859 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v859 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v860 = v615 + v859;
-  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v861 = v858 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v862 = v860 < v1;
   const bool v863 = v861 && v862;
   if (v863) {
@@ -772,11 +772,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v868 = v867 + v860;
     out[v868] = v866;
   }
-  const uint v869 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v869 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v870 = v616 + v869;
-  const uint v871 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v871 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v872 = v615 + v871;
-  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v874 = v872 < v1;
   const bool v875 = v873 && v874;
   if (v875) {
@@ -787,11 +787,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v880 = v879 + v872;
     out[v880] = v878;
   }
-  const uint v881 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v881 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v882 = v616 + v881;
-  const uint v883 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v883 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v884 = v615 + v883;
-  const bool v885 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v885 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v886 = v884 < v1;
   const bool v887 = v885 && v886;
   if (v887) {
@@ -802,11 +802,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v892 = v891 + v884;
     out[v892] = v890;
   }
-  const uint v893 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v893 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v894 = v616 + v893;
-  const uint v895 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v895 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v896 = v615 + v895;
-  const bool v897 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v897 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v898 = v896 < v1;
   const bool v899 = v897 && v898;
   if (v899) {
@@ -817,11 +817,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v904 = v903 + v896;
     out[v904] = v902;
   }
-  const uint v905 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v905 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v906 = v616 + v905;
-  const uint v907 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v907 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v908 = v615 + v907;
-  const bool v909 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v909 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v910 = v908 < v1;
   const bool v911 = v909 && v910;
   if (v911) {
@@ -832,11 +832,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v916 = v915 + v908;
     out[v916] = v914;
   }
-  const uint v917 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v917 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v918 = v616 + v917;
-  const uint v919 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v919 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v920 = v615 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v922 = v920 < v1;
   const bool v923 = v921 && v922;
   if (v923) {
@@ -847,11 +847,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v928 = v927 + v920;
     out[v928] = v926;
   }
-  const uint v929 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v929 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v930 = v616 + v929;
-  const uint v931 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v931 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v932 = v615 + v931;
-  const bool v933 = v930 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v933 = v930 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v934 = v932 < v1;
   const bool v935 = v933 && v934;
   if (v935) {
@@ -862,11 +862,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v940 = v939 + v932;
     out[v940] = v938;
   }
-  const uint v941 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v941 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v942 = v616 + v941;
-  const uint v943 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v943 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v944 = v615 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v946 = v944 < v1;
   const bool v947 = v945 && v946;
   if (v947) {
@@ -877,11 +877,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v952 = v951 + v944;
     out[v952] = v950;
   }
-  const uint v953 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v953 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v954 = v616 + v953;
-  const uint v955 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v955 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v956 = v615 + v955;
-  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v958 = v956 < v1;
   const bool v959 = v957 && v958;
   if (v959) {
@@ -892,11 +892,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v964 = v963 + v956;
     out[v964] = v962;
   }
-  const uint v965 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v965 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v966 = v616 + v965;
-  const uint v967 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v967 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v968 = v615 + v967;
-  const bool v969 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v969 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v970 = v968 < v1;
   const bool v971 = v969 && v970;
   if (v971) {
@@ -907,11 +907,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v976 = v975 + v968;
     out[v976] = v974;
   }
-  const uint v977 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v977 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v978 = v616 + v977;
-  const uint v979 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v979 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v980 = v615 + v979;
-  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v981 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v982 = v980 < v1;
   const bool v983 = v981 && v982;
   if (v983) {
@@ -922,11 +922,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v988 = v987 + v980;
     out[v988] = v986;
   }
-  const uint v989 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v989 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v990 = v616 + v989;
-  const uint v991 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v991 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v992 = v615 + v991;
-  const bool v993 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v993 = v990 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v994 = v992 < v1;
   const bool v995 = v993 && v994;
   if (v995) {
@@ -937,11 +937,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1000 = v999 + v992;
     out[v1000] = v998;
   }
-  const uint v1001 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1001 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1002 = v616 + v1001;
-  const uint v1003 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1003 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1004 = v615 + v1003;
-  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1006 = v1004 < v1;
   const bool v1007 = v1005 && v1006;
   if (v1007) {
@@ -952,11 +952,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1012 = v1011 + v1004;
     out[v1012] = v1010;
   }
-  const uint v1013 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1013 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1014 = v616 + v1013;
-  const uint v1015 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1015 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1016 = v615 + v1015;
-  const bool v1017 = v1014 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1017 = v1014 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1018 = v1016 < v1;
   const bool v1019 = v1017 && v1018;
   if (v1019) {
@@ -967,11 +967,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1024 = v1023 + v1016;
     out[v1024] = v1022;
   }
-  const uint v1025 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1025 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1026 = v616 + v1025;
-  const uint v1027 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1027 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1028 = v615 + v1027;
-  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1030 = v1028 < v1;
   const bool v1031 = v1029 && v1030;
   if (v1031) {
@@ -982,11 +982,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1036 = v1035 + v1028;
     out[v1036] = v1034;
   }
-  const uint v1037 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1037 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1038 = v616 + v1037;
-  const uint v1039 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1039 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1040 = v615 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
@@ -997,11 +997,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1048 = v1047 + v1040;
     out[v1048] = v1046;
   }
-  const uint v1049 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1049 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1050 = v616 + v1049;
-  const uint v1051 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1051 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1052 = v615 + v1051;
-  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1054 = v1052 < v1;
   const bool v1055 = v1053 && v1054;
   if (v1055) {
@@ -1012,11 +1012,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1060 = v1059 + v1052;
     out[v1060] = v1058;
   }
-  const uint v1061 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1061 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1062 = v616 + v1061;
-  const uint v1063 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1063 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1064 = v615 + v1063;
-  const bool v1065 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1065 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1066 = v1064 < v1;
   const bool v1067 = v1065 && v1066;
   if (v1067) {
@@ -1027,11 +1027,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1072 = v1071 + v1064;
     out[v1072] = v1070;
   }
-  const uint v1073 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1073 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1074 = v616 + v1073;
-  const uint v1075 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1075 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1076 = v615 + v1075;
-  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1078 = v1076 < v1;
   const bool v1079 = v1077 && v1078;
   if (v1079) {
@@ -1042,11 +1042,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1084 = v1083 + v1076;
     out[v1084] = v1082;
   }
-  const uint v1085 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1085 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1086 = v616 + v1085;
-  const uint v1087 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1087 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1088 = v615 + v1087;
-  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1090 = v1088 < v1;
   const bool v1091 = v1089 && v1090;
   if (v1091) {
@@ -1057,11 +1057,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1096 = v1095 + v1088;
     out[v1096] = v1094;
   }
-  const uint v1097 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1097 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1098 = v616 + v1097;
-  const uint v1099 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1099 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1100 = v615 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1102 = v1100 < v1;
   const bool v1103 = v1101 && v1102;
   if (v1103) {
@@ -1072,11 +1072,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1108 = v1107 + v1100;
     out[v1108] = v1106;
   }
-  const uint v1109 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1109 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1110 = v616 + v1109;
-  const uint v1111 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1111 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1112 = v615 + v1111;
-  const bool v1113 = v1110 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1113 = v1110 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1114 = v1112 < v1;
   const bool v1115 = v1113 && v1114;
   if (v1115) {
@@ -1087,11 +1087,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1120 = v1119 + v1112;
     out[v1120] = v1118;
   }
-  const uint v1121 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1121 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1122 = v616 + v1121;
-  const uint v1123 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1123 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1124 = v615 + v1123;
-  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1126 = v1124 < v1;
   const bool v1127 = v1125 && v1126;
   if (v1127) {
@@ -1102,11 +1102,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1132 = v1131 + v1124;
     out[v1132] = v1130;
   }
-  const uint v1133 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1133 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1134 = v616 + v1133;
-  const uint v1135 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1135 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1136 = v615 + v1135;
-  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1138 = v1136 < v1;
   const bool v1139 = v1137 && v1138;
   if (v1139) {
@@ -1117,11 +1117,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1144 = v1143 + v1136;
     out[v1144] = v1142;
   }
-  const uint v1145 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1145 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1146 = v616 + v1145;
-  const uint v1147 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1147 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1148 = v615 + v1147;
-  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1150 = v1148 < v1;
   const bool v1151 = v1149 && v1150;
   if (v1151) {
@@ -1132,11 +1132,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1156 = v1155 + v1148;
     out[v1156] = v1154;
   }
-  const uint v1157 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1157 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1158 = v616 + v1157;
-  const uint v1159 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1159 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1160 = v615 + v1159;
-  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1161 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1162 = v1160 < v1;
   const bool v1163 = v1161 && v1162;
   if (v1163) {
@@ -1147,11 +1147,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1168 = v1167 + v1160;
     out[v1168] = v1166;
   }
-  const uint v1169 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1169 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1170 = v616 + v1169;
-  const uint v1171 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1171 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1172 = v615 + v1171;
-  const bool v1173 = v1170 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1173 = v1170 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1174 = v1172 < v1;
   const bool v1175 = v1173 && v1174;
   if (v1175) {
@@ -1162,11 +1162,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1180 = v1179 + v1172;
     out[v1180] = v1178;
   }
-  const uint v1181 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1181 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1182 = v616 + v1181;
-  const uint v1183 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1183 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1184 = v615 + v1183;
-  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1186 = v1184 < v1;
   const bool v1187 = v1185 && v1186;
   if (v1187) {
@@ -1177,11 +1177,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1192 = v1191 + v1184;
     out[v1192] = v1190;
   }
-  const uint v1193 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1193 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1194 = v616 + v1193;
-  const uint v1195 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1195 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1196 = v615 + v1195;
-  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1198 = v1196 < v1;
   const bool v1199 = v1197 && v1198;
   if (v1199) {
@@ -1192,11 +1192,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1204 = v1203 + v1196;
     out[v1204] = v1202;
   }
-  const uint v1205 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1205 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1206 = v616 + v1205;
-  const uint v1207 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1207 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1208 = v615 + v1207;
-  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1210 = v1208 < v1;
   const bool v1211 = v1209 && v1210;
   if (v1211) {
@@ -1207,11 +1207,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1216 = v1215 + v1208;
     out[v1216] = v1214;
   }
-  const uint v1217 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1217 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1218 = v616 + v1217;
-  const uint v1219 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1219 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1220 = v615 + v1219;
-  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1222 = v1220 < v1;
   const bool v1223 = v1221 && v1222;
   if (v1223) {
@@ -1222,11 +1222,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1228 = v1227 + v1220;
     out[v1228] = v1226;
   }
-  const uint v1229 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1229 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1230 = v616 + v1229;
-  const uint v1231 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1231 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1232 = v615 + v1231;
-  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1234 = v1232 < v1;
   const bool v1235 = v1233 && v1234;
   if (v1235) {
@@ -1237,11 +1237,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1240 = v1239 + v1232;
     out[v1240] = v1238;
   }
-  const uint v1241 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1241 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1242 = v616 + v1241;
-  const uint v1243 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1243 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1244 = v615 + v1243;
-  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1246 = v1244 < v1;
   const bool v1247 = v1245 && v1246;
   if (v1247) {
@@ -1252,11 +1252,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1252 = v1251 + v1244;
     out[v1252] = v1250;
   }
-  const uint v1253 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1253 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1254 = v616 + v1253;
-  const uint v1255 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1255 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1256 = v615 + v1255;
-  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1258 = v1256 < v1;
   const bool v1259 = v1257 && v1258;
   if (v1259) {
@@ -1267,11 +1267,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1264 = v1263 + v1256;
     out[v1264] = v1262;
   }
-  const uint v1265 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1265 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1266 = v616 + v1265;
-  const uint v1267 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1267 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1268 = v615 + v1267;
-  const bool v1269 = v1266 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1269 = v1266 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1270 = v1268 < v1;
   const bool v1271 = v1269 && v1270;
   if (v1271) {
@@ -1282,11 +1282,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1276 = v1275 + v1268;
     out[v1276] = v1274;
   }
-  const uint v1277 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1277 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1278 = v616 + v1277;
-  const uint v1279 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1279 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1280 = v615 + v1279;
-  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1282 = v1280 < v1;
   const bool v1283 = v1281 && v1282;
   if (v1283) {
@@ -1297,11 +1297,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1288 = v1287 + v1280;
     out[v1288] = v1286;
   }
-  const uint v1289 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1289 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1290 = v616 + v1289;
-  const uint v1291 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1291 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1292 = v615 + v1291;
-  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1294 = v1292 < v1;
   const bool v1295 = v1293 && v1294;
   if (v1295) {
@@ -1312,11 +1312,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1300 = v1299 + v1292;
     out[v1300] = v1298;
   }
-  const uint v1301 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1301 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1302 = v616 + v1301;
-  const uint v1303 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1303 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1304 = v615 + v1303;
-  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1306 = v1304 < v1;
   const bool v1307 = v1305 && v1306;
   if (v1307) {
@@ -1327,11 +1327,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1312 = v1311 + v1304;
     out[v1312] = v1310;
   }
-  const uint v1313 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1313 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1314 = v616 + v1313;
-  const uint v1315 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1315 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1316 = v615 + v1315;
-  const bool v1317 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1317 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1318 = v1316 < v1;
   const bool v1319 = v1317 && v1318;
   if (v1319) {
@@ -1342,11 +1342,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1324 = v1323 + v1316;
     out[v1324] = v1322;
   }
-  const uint v1325 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1325 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1326 = v616 + v1325;
-  const uint v1327 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1327 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1328 = v615 + v1327;
-  const bool v1329 = v1326 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1329 = v1326 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1330 = v1328 < v1;
   const bool v1331 = v1329 && v1330;
   if (v1331) {
@@ -1357,11 +1357,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1336 = v1335 + v1328;
     out[v1336] = v1334;
   }
-  const uint v1337 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1337 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1338 = v616 + v1337;
-  const uint v1339 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1339 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1340 = v615 + v1339;
-  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1342 = v1340 < v1;
   const bool v1343 = v1341 && v1342;
   if (v1343) {
@@ -1372,11 +1372,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1348 = v1347 + v1340;
     out[v1348] = v1346;
   }
-  const uint v1349 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1349 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1350 = v616 + v1349;
-  const uint v1351 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1351 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1352 = v615 + v1351;
-  const bool v1353 = v1350 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1353 = v1350 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1354 = v1352 < v1;
   const bool v1355 = v1353 && v1354;
   if (v1355) {
@@ -1387,11 +1387,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1360 = v1359 + v1352;
     out[v1360] = v1358;
   }
-  const uint v1361 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1361 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1362 = v616 + v1361;
-  const uint v1363 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1363 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1364 = v615 + v1363;
-  const bool v1365 = v1362 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1365 = v1362 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1366 = v1364 < v1;
   const bool v1367 = v1365 && v1366;
   if (v1367) {
@@ -1402,11 +1402,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1372 = v1371 + v1364;
     out[v1372] = v1370;
   }
-  const uint v1373 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1373 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1374 = v616 + v1373;
-  const uint v1375 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1375 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1376 = v615 + v1375;
-  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1378 = v1376 < v1;
   const bool v1379 = v1377 && v1378;
   if (v1379) {
@@ -1417,11 +1417,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1384 = v1383 + v1376;
     out[v1384] = v1382;
   }
-  const uint v1385 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1385 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1386 = v616 + v1385;
-  const uint v1387 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1387 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1388 = v615 + v1387;
-  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1390 = v1388 < v1;
   const bool v1391 = v1389 && v1390;
   if (v1391) {
@@ -1432,11 +1432,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1396 = v1395 + v1388;
     out[v1396] = v1394;
   }
-  const uint v1397 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1397 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1398 = v616 + v1397;
-  const uint v1399 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1399 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1400 = v615 + v1399;
-  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1402 = v1400 < v1;
   const bool v1403 = v1401 && v1402;
   if (v1403) {
@@ -1447,11 +1447,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1408 = v1407 + v1400;
     out[v1408] = v1406;
   }
-  const uint v1409 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1409 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1410 = v616 + v1409;
-  const uint v1411 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1411 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1412 = v615 + v1411;
-  const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1414 = v1412 < v1;
   const bool v1415 = v1413 && v1414;
   if (v1415) {
@@ -1462,11 +1462,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1420 = v1419 + v1412;
     out[v1420] = v1418;
   }
-  const uint v1421 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1421 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1422 = v616 + v1421;
-  const uint v1423 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1423 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1424 = v615 + v1423;
-  const bool v1425 = v1422 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1425 = v1422 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1426 = v1424 < v1;
   const bool v1427 = v1425 && v1426;
   if (v1427) {
@@ -1477,11 +1477,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1432 = v1431 + v1424;
     out[v1432] = v1430;
   }
-  const uint v1433 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1433 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1434 = v616 + v1433;
-  const uint v1435 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1435 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1436 = v615 + v1435;
-  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1438 = v1436 < v1;
   const bool v1439 = v1437 && v1438;
   if (v1439) {
@@ -1492,11 +1492,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1444 = v1443 + v1436;
     out[v1444] = v1442;
   }
-  const uint v1445 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1445 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1446 = v616 + v1445;
-  const uint v1447 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1447 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1448 = v615 + v1447;
-  const bool v1449 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1449 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1450 = v1448 < v1;
   const bool v1451 = v1449 && v1450;
   if (v1451) {
@@ -1507,11 +1507,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1456 = v1455 + v1448;
     out[v1456] = v1454;
   }
-  const uint v1457 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1457 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1458 = v616 + v1457;
-  const uint v1459 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1459 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1460 = v615 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1462 = v1460 < v1;
   const bool v1463 = v1461 && v1462;
   if (v1463) {
@@ -1522,11 +1522,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1468 = v1467 + v1460;
     out[v1468] = v1466;
   }
-  const uint v1469 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1469 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1470 = v616 + v1469;
-  const uint v1471 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1471 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1472 = v615 + v1471;
-  const bool v1473 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1473 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1474 = v1472 < v1;
   const bool v1475 = v1473 && v1474;
   if (v1475) {
@@ -1537,11 +1537,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1480 = v1479 + v1472;
     out[v1480] = v1478;
   }
-  const uint v1481 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1481 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1482 = v616 + v1481;
-  const uint v1483 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1483 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1484 = v615 + v1483;
-  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1486 = v1484 < v1;
   const bool v1487 = v1485 && v1486;
   if (v1487) {
@@ -1552,11 +1552,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1492 = v1491 + v1484;
     out[v1492] = v1490;
   }
-  const uint v1493 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1493 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1494 = v616 + v1493;
-  const uint v1495 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1495 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1496 = v615 + v1495;
-  const bool v1497 = v1494 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1497 = v1494 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1498 = v1496 < v1;
   const bool v1499 = v1497 && v1498;
   if (v1499) {
@@ -1567,11 +1567,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1504 = v1503 + v1496;
     out[v1504] = v1502;
   }
-  const uint v1505 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1505 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1506 = v616 + v1505;
-  const uint v1507 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1507 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1508 = v615 + v1507;
-  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1510 = v1508 < v1;
   const bool v1511 = v1509 && v1510;
   if (v1511) {
@@ -1582,11 +1582,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1516 = v1515 + v1508;
     out[v1516] = v1514;
   }
-  const uint v1517 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1517 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1518 = v616 + v1517;
-  const uint v1519 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1519 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1520 = v615 + v1519;
-  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1522 = v1520 < v1;
   const bool v1523 = v1521 && v1522;
   if (v1523) {
@@ -1597,11 +1597,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1528 = v1527 + v1520;
     out[v1528] = v1526;
   }
-  const uint v1529 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1529 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1530 = v616 + v1529;
-  const uint v1531 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1531 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1532 = v615 + v1531;
-  const bool v1533 = v1530 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1533 = v1530 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1534 = v1532 < v1;
   const bool v1535 = v1533 && v1534;
   if (v1535) {
@@ -1612,11 +1612,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1540 = v1539 + v1532;
     out[v1540] = v1538;
   }
-  const uint v1541 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1541 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1542 = v616 + v1541;
-  const uint v1543 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1543 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1544 = v615 + v1543;
-  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1546 = v1544 < v1;
   const bool v1547 = v1545 && v1546;
   if (v1547) {
@@ -1627,11 +1627,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1552 = v1551 + v1544;
     out[v1552] = v1550;
   }
-  const uint v1553 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1553 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1554 = v616 + v1553;
-  const uint v1555 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1555 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1556 = v615 + v1555;
-  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1558 = v1556 < v1;
   const bool v1559 = v1557 && v1558;
   if (v1559) {
@@ -1642,11 +1642,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1564 = v1563 + v1556;
     out[v1564] = v1562;
   }
-  const uint v1565 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1565 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1566 = v616 + v1565;
-  const uint v1567 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1567 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1568 = v615 + v1567;
-  const bool v1569 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1569 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1570 = v1568 < v1;
   const bool v1571 = v1569 && v1570;
   if (v1571) {
@@ -1657,11 +1657,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1576 = v1575 + v1568;
     out[v1576] = v1574;
   }
-  const uint v1577 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1577 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1578 = v616 + v1577;
-  const uint v1579 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1579 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1580 = v615 + v1579;
-  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1582 = v1580 < v1;
   const bool v1583 = v1581 && v1582;
   if (v1583) {
@@ -1672,11 +1672,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1588 = v1587 + v1580;
     out[v1588] = v1586;
   }
-  const uint v1589 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1589 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1590 = v616 + v1589;
-  const uint v1591 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1591 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1592 = v615 + v1591;
-  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1594 = v1592 < v1;
   const bool v1595 = v1593 && v1594;
   if (v1595) {
@@ -1687,11 +1687,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1600 = v1599 + v1592;
     out[v1600] = v1598;
   }
-  const uint v1601 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1601 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1602 = v616 + v1601;
-  const uint v1603 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1603 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1604 = v615 + v1603;
-  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1606 = v1604 < v1;
   const bool v1607 = v1605 && v1606;
   if (v1607) {
@@ -1702,11 +1702,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1612 = v1611 + v1604;
     out[v1612] = v1610;
   }
-  const uint v1613 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1613 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1614 = v616 + v1613;
-  const uint v1615 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1615 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1616 = v615 + v1615;
-  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1618 = v1616 < v1;
   const bool v1619 = v1617 && v1618;
   if (v1619) {
@@ -1717,11 +1717,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1624 = v1623 + v1616;
     out[v1624] = v1622;
   }
-  const uint v1625 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1625 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1626 = v616 + v1625;
-  const uint v1627 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1627 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1628 = v615 + v1627;
-  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1630 = v1628 < v1;
   const bool v1631 = v1629 && v1630;
   if (v1631) {
@@ -1732,11 +1732,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1636 = v1635 + v1628;
     out[v1636] = v1634;
   }
-  const uint v1637 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1637 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1638 = v616 + v1637;
-  const uint v1639 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1639 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1640 = v615 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1642 = v1640 < v1;
   const bool v1643 = v1641 && v1642;
   if (v1643) {
@@ -1747,11 +1747,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1648 = v1647 + v1640;
     out[v1648] = v1646;
   }
-  const uint v1649 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1649 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1650 = v616 + v1649;
-  const uint v1651 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1651 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1652 = v615 + v1651;
-  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1654 = v1652 < v1;
   const bool v1655 = v1653 && v1654;
   if (v1655) {
@@ -1762,11 +1762,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1660 = v1659 + v1652;
     out[v1660] = v1658;
   }
-  const uint v1661 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1661 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1662 = v616 + v1661;
-  const uint v1663 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1663 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1664 = v615 + v1663;
-  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1666 = v1664 < v1;
   const bool v1667 = v1665 && v1666;
   if (v1667) {
@@ -1777,11 +1777,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1672 = v1671 + v1664;
     out[v1672] = v1670;
   }
-  const uint v1673 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1673 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1674 = v616 + v1673;
-  const uint v1675 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1675 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1676 = v615 + v1675;
-  const bool v1677 = v1674 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1677 = v1674 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1678 = v1676 < v1;
   const bool v1679 = v1677 && v1678;
   if (v1679) {
@@ -1792,11 +1792,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1684 = v1683 + v1676;
     out[v1684] = v1682;
   }
-  const uint v1685 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1685 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1686 = v616 + v1685;
-  const uint v1687 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1687 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1688 = v615 + v1687;
-  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1690 = v1688 < v1;
   const bool v1691 = v1689 && v1690;
   if (v1691) {
@@ -1807,11 +1807,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1696 = v1695 + v1688;
     out[v1696] = v1694;
   }
-  const uint v1697 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1697 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1698 = v616 + v1697;
-  const uint v1699 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1699 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1700 = v615 + v1699;
-  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1702 = v1700 < v1;
   const bool v1703 = v1701 && v1702;
   if (v1703) {
@@ -1822,11 +1822,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1708 = v1707 + v1700;
     out[v1708] = v1706;
   }
-  const uint v1709 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1709 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1710 = v616 + v1709;
-  const uint v1711 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1711 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1712 = v615 + v1711;
-  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1714 = v1712 < v1;
   const bool v1715 = v1713 && v1714;
   if (v1715) {
@@ -1837,11 +1837,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1720 = v1719 + v1712;
     out[v1720] = v1718;
   }
-  const uint v1721 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1721 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1722 = v616 + v1721;
-  const uint v1723 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1723 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1724 = v615 + v1723;
-  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1726 = v1724 < v1;
   const bool v1727 = v1725 && v1726;
   if (v1727) {
@@ -1852,11 +1852,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1732 = v1731 + v1724;
     out[v1732] = v1730;
   }
-  const uint v1733 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1733 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1734 = v616 + v1733;
-  const uint v1735 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1735 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1736 = v615 + v1735;
-  const bool v1737 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1737 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1738 = v1736 < v1;
   const bool v1739 = v1737 && v1738;
   if (v1739) {
@@ -1867,11 +1867,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1744 = v1743 + v1736;
     out[v1744] = v1742;
   }
-  const uint v1745 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1745 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1746 = v616 + v1745;
-  const uint v1747 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1747 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1748 = v615 + v1747;
-  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1750 = v1748 < v1;
   const bool v1751 = v1749 && v1750;
   if (v1751) {
@@ -1882,11 +1882,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1756 = v1755 + v1748;
     out[v1756] = v1754;
   }
-  const uint v1757 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1757 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1758 = v616 + v1757;
-  const uint v1759 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1759 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1760 = v615 + v1759;
-  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1762 = v1760 < v1;
   const bool v1763 = v1761 && v1762;
   if (v1763) {
@@ -1897,11 +1897,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1768 = v1767 + v1760;
     out[v1768] = v1766;
   }
-  const uint v1769 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1769 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1770 = v616 + v1769;
-  const uint v1771 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1771 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1772 = v615 + v1771;
-  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1774 = v1772 < v1;
   const bool v1775 = v1773 && v1774;
   if (v1775) {
@@ -1912,11 +1912,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1780 = v1779 + v1772;
     out[v1780] = v1778;
   }
-  const uint v1781 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1781 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1782 = v616 + v1781;
-  const uint v1783 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1783 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1784 = v615 + v1783;
-  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1786 = v1784 < v1;
   const bool v1787 = v1785 && v1786;
   if (v1787) {
@@ -1927,11 +1927,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1792 = v1791 + v1784;
     out[v1792] = v1790;
   }
-  const uint v1793 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1793 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1794 = v616 + v1793;
-  const uint v1795 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1795 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1796 = v615 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1798 = v1796 < v1;
   const bool v1799 = v1797 && v1798;
   if (v1799) {
@@ -1942,11 +1942,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1804 = v1803 + v1796;
     out[v1804] = v1802;
   }
-  const uint v1805 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1805 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1806 = v616 + v1805;
-  const uint v1807 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1807 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1808 = v615 + v1807;
-  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1810 = v1808 < v1;
   const bool v1811 = v1809 && v1810;
   if (v1811) {
@@ -1957,11 +1957,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1816 = v1815 + v1808;
     out[v1816] = v1814;
   }
-  const uint v1817 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1817 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1818 = v616 + v1817;
-  const uint v1819 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1819 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1820 = v615 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1822 = v1820 < v1;
   const bool v1823 = v1821 && v1822;
   if (v1823) {
@@ -1972,11 +1972,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1828 = v1827 + v1820;
     out[v1828] = v1826;
   }
-  const uint v1829 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1829 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1830 = v616 + v1829;
-  const uint v1831 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1831 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1832 = v615 + v1831;
-  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1834 = v1832 < v1;
   const bool v1835 = v1833 && v1834;
   if (v1835) {
@@ -1987,11 +1987,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1840 = v1839 + v1832;
     out[v1840] = v1838;
   }
-  const uint v1841 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1841 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1842 = v616 + v1841;
-  const uint v1843 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1843 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1844 = v615 + v1843;
-  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1846 = v1844 < v1;
   const bool v1847 = v1845 && v1846;
   if (v1847) {
@@ -2002,11 +2002,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1852 = v1851 + v1844;
     out[v1852] = v1850;
   }
-  const uint v1853 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1853 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1854 = v616 + v1853;
-  const uint v1855 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1855 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1856 = v615 + v1855;
-  const bool v1857 = v1854 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1857 = v1854 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1858 = v1856 < v1;
   const bool v1859 = v1857 && v1858;
   if (v1859) {
@@ -2017,11 +2017,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1864 = v1863 + v1856;
     out[v1864] = v1862;
   }
-  const uint v1865 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1865 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1866 = v616 + v1865;
-  const uint v1867 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1867 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1868 = v615 + v1867;
-  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1870 = v1868 < v1;
   const bool v1871 = v1869 && v1870;
   if (v1871) {
@@ -2032,11 +2032,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1876 = v1875 + v1868;
     out[v1876] = v1874;
   }
-  const uint v1877 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1877 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1878 = v616 + v1877;
-  const uint v1879 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1879 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1880 = v615 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1882 = v1880 < v1;
   const bool v1883 = v1881 && v1882;
   if (v1883) {
@@ -2047,11 +2047,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1888 = v1887 + v1880;
     out[v1888] = v1886;
   }
-  const uint v1889 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1889 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1890 = v616 + v1889;
-  const uint v1891 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1891 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1892 = v615 + v1891;
-  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1894 = v1892 < v1;
   const bool v1895 = v1893 && v1894;
   if (v1895) {
@@ -2062,11 +2062,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1900 = v1899 + v1892;
     out[v1900] = v1898;
   }
-  const uint v1901 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1901 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1902 = v616 + v1901;
-  const uint v1903 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1903 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1904 = v615 + v1903;
-  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1906 = v1904 < v1;
   const bool v1907 = v1905 && v1906;
   if (v1907) {
@@ -2077,11 +2077,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1912 = v1911 + v1904;
     out[v1912] = v1910;
   }
-  const uint v1913 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1913 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1914 = v616 + v1913;
-  const uint v1915 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1915 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1916 = v615 + v1915;
-  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1918 = v1916 < v1;
   const bool v1919 = v1917 && v1918;
   if (v1919) {
@@ -2092,11 +2092,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1924 = v1923 + v1916;
     out[v1924] = v1922;
   }
-  const uint v1925 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1925 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1926 = v616 + v1925;
-  const uint v1927 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1927 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1928 = v615 + v1927;
-  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1930 = v1928 < v1;
   const bool v1931 = v1929 && v1930;
   if (v1931) {
@@ -2107,11 +2107,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1936 = v1935 + v1928;
     out[v1936] = v1934;
   }
-  const uint v1937 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1937 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1938 = v616 + v1937;
-  const uint v1939 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1939 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1940 = v615 + v1939;
-  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1942 = v1940 < v1;
   const bool v1943 = v1941 && v1942;
   if (v1943) {
@@ -2122,11 +2122,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1948 = v1947 + v1940;
     out[v1948] = v1946;
   }
-  const uint v1949 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1949 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1950 = v616 + v1949;
-  const uint v1951 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1951 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1952 = v615 + v1951;
-  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1954 = v1952 < v1;
   const bool v1955 = v1953 && v1954;
   if (v1955) {
@@ -2137,11 +2137,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1960 = v1959 + v1952;
     out[v1960] = v1958;
   }
-  const uint v1961 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1961 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1962 = v616 + v1961;
-  const uint v1963 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1963 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1964 = v615 + v1963;
-  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1966 = v1964 < v1;
   const bool v1967 = v1965 && v1966;
   if (v1967) {
@@ -2152,11 +2152,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1972 = v1971 + v1964;
     out[v1972] = v1970;
   }
-  const uint v1973 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1973 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1974 = v616 + v1973;
-  const uint v1975 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1975 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1976 = v615 + v1975;
-  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1978 = v1976 < v1;
   const bool v1979 = v1977 && v1978;
   if (v1979) {
@@ -2167,11 +2167,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1984 = v1983 + v1976;
     out[v1984] = v1982;
   }
-  const uint v1985 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1985 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1986 = v616 + v1985;
-  const uint v1987 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1987 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1988 = v615 + v1987;
-  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1990 = v1988 < v1;
   const bool v1991 = v1989 && v1990;
   if (v1991) {
@@ -2182,11 +2182,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1996 = v1995 + v1988;
     out[v1996] = v1994;
   }
-  const uint v1997 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1997 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1998 = v616 + v1997;
-  const uint v1999 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1999 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2000 = v615 + v1999;
-  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2002 = v2000 < v1;
   const bool v2003 = v2001 && v2002;
   if (v2003) {
@@ -2197,11 +2197,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2008 = v2007 + v2000;
     out[v2008] = v2006;
   }
-  const uint v2009 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2009 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2010 = v616 + v2009;
-  const uint v2011 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2011 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2012 = v615 + v2011;
-  const bool v2013 = v2010 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2013 = v2010 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2014 = v2012 < v1;
   const bool v2015 = v2013 && v2014;
   if (v2015) {
@@ -2212,11 +2212,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2020 = v2019 + v2012;
     out[v2020] = v2018;
   }
-  const uint v2021 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2021 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2022 = v616 + v2021;
-  const uint v2023 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2023 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2024 = v615 + v2023;
-  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2026 = v2024 < v1;
   const bool v2027 = v2025 && v2026;
   if (v2027) {
@@ -2227,11 +2227,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2032 = v2031 + v2024;
     out[v2032] = v2030;
   }
-  const uint v2033 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2033 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2034 = v616 + v2033;
-  const uint v2035 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2035 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2036 = v615 + v2035;
-  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2038 = v2036 < v1;
   const bool v2039 = v2037 && v2038;
   if (v2039) {
@@ -2242,11 +2242,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2044 = v2043 + v2036;
     out[v2044] = v2042;
   }
-  const uint v2045 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2045 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2046 = v616 + v2045;
-  const uint v2047 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2047 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2048 = v615 + v2047;
-  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2050 = v2048 < v1;
   const bool v2051 = v2049 && v2050;
   if (v2051) {
@@ -2257,11 +2257,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2056 = v2055 + v2048;
     out[v2056] = v2054;
   }
-  const uint v2057 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2057 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2058 = v616 + v2057;
-  const uint v2059 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2059 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2060 = v615 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2062 = v2060 < v1;
   const bool v2063 = v2061 && v2062;
   if (v2063) {
@@ -2272,11 +2272,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2068 = v2067 + v2060;
     out[v2068] = v2066;
   }
-  const uint v2069 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2069 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2070 = v616 + v2069;
-  const uint v2071 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2071 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2072 = v615 + v2071;
-  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2074 = v2072 < v1;
   const bool v2075 = v2073 && v2074;
   if (v2075) {
@@ -2287,11 +2287,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2080 = v2079 + v2072;
     out[v2080] = v2078;
   }
-  const uint v2081 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2081 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2082 = v616 + v2081;
-  const uint v2083 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2083 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2084 = v615 + v2083;
-  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2086 = v2084 < v1;
   const bool v2087 = v2085 && v2086;
   if (v2087) {
@@ -2302,11 +2302,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2092 = v2091 + v2084;
     out[v2092] = v2090;
   }
-  const uint v2093 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2093 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2094 = v616 + v2093;
-  const uint v2095 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2095 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2096 = v615 + v2095;
-  const bool v2097 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2097 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2098 = v2096 < v1;
   const bool v2099 = v2097 && v2098;
   if (v2099) {
@@ -2317,11 +2317,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2104 = v2103 + v2096;
     out[v2104] = v2102;
   }
-  const uint v2105 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2105 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2106 = v616 + v2105;
-  const uint v2107 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2107 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2108 = v615 + v2107;
-  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2110 = v2108 < v1;
   const bool v2111 = v2109 && v2110;
   if (v2111) {
@@ -2332,11 +2332,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2116 = v2115 + v2108;
     out[v2116] = v2114;
   }
-  const uint v2117 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2117 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2118 = v616 + v2117;
-  const uint v2119 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2119 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2120 = v615 + v2119;
-  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2122 = v2120 < v1;
   const bool v2123 = v2121 && v2122;
   if (v2123) {
@@ -2347,11 +2347,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2128 = v2127 + v2120;
     out[v2128] = v2126;
   }
-  const uint v2129 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2129 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2130 = v616 + v2129;
-  const uint v2131 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2131 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2132 = v615 + v2131;
-  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2134 = v2132 < v1;
   const bool v2135 = v2133 && v2134;
   if (v2135) {
@@ -2362,11 +2362,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2140 = v2139 + v2132;
     out[v2140] = v2138;
   }
-  const uint v2141 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2141 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2142 = v616 + v2141;
-  const uint v2143 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2143 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2144 = v615 + v2143;
-  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2146 = v2144 < v1;
   const bool v2147 = v2145 && v2146;
   if (v2147) {

@@ -103,22 +103,22 @@ kernel void iron_gemm_residual_kn_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
   const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:160
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:260
   if (v62) {
     const uint v2401 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v2404 = v2401 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -232,13 +232,13 @@ kernel void iron_gemm_residual_kn_bf16(
     const uint v2773 = v28 + v2770;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2774 = v2773 < v1;
     const uint v2783 = v2766 << 7u;  // kernels/gemm/gemm_tiles.hpp:83
-    const uint v2793 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v2793 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
 
-    for (uint v2393 = 0u; v2393 < v2; v2393 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (uint v2393 = 0u; v2393 < v2; v2393 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const uint v2395 = v2393 >> 6u;
       const uint v2397 = v2395 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2399 = v2397 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v2399 = v2397 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
       const uint v2411 = v2393 + v2408;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2412 = v2411 < v2;
       const bool v2413 = v2410 && v2412;
@@ -423,46 +423,46 @@ kernel void iron_gemm_residual_kn_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2785 + e] = v2775 ? b[v2781 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2794 = v2399 + v2793;  // kernels/gemm/gemm_tiles.hpp:250
+      const uint v2794 = v2399 + v2793;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v2794), long(64u));
-      const uint v2799 = v2399 + v37;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2799 = v2399 + v37;  // kernels/gemm/gemm_tiles.hpp:253
       iron_frag_load<false>(v43, shm1, long(v2799), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v2805 = v2794 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2805 = v2794 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v2805), long(64u));
-      const uint v2808 = v2399 + 2048u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2808 = v2399 + 2048u;  // kernels/gemm/gemm_tiles.hpp:253
       const uint v2809 = v2808 + v37;
       iron_frag_load<false>(v43, shm1, long(v2809), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v2815 = v2794 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2815 = v2794 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v2815), long(64u));
-      const uint v2818 = v2399 + 4096u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2818 = v2399 + 4096u;  // kernels/gemm/gemm_tiles.hpp:253
       const uint v2819 = v2818 + v37;
       iron_frag_load<false>(v43, shm1, long(v2819), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v2825 = v2794 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2825 = v2794 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v2825), long(64u));
-      const uint v2828 = v2399 + 6144u;  // kernels/gemm/gemm_tiles.hpp:252
+      const uint v2828 = v2399 + 6144u;  // kernels/gemm/gemm_tiles.hpp:253
       const uint v2829 = v2828 + v37;
       iron_frag_load<false>(v43, shm1, long(v2829), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
     const uint v505 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v506 = iron_tid.x;
-    const uint v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
+    const uint v562 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
     const uint v574 = v562 + 16u;
-    const uint v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:252
-    const uint v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:252
+    const uint v578 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:253
+    const uint v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v588 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:253
+    const uint v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v598 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:253
 
-    for (uint v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (uint v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (uint v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -508,29 +508,29 @@ kernel void iron_gemm_residual_kn_bf16(
           shm1[v555] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load<false>(v41, shm0, long(v562), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v43, shm1, long(v578), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v43, shm1, long(v588), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<false>(v43, shm1, long(v598), long(128u));  // kernels/gemm/gemm_tiles.hpp:252
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load<false>(v41, shm0, long(v562), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v43, shm1, long(v578), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v43, shm1, long(v588), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<false>(v43, shm1, long(v598), long(128u));  // kernels/gemm/gemm_tiles.hpp:253
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v599 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
   const uint v600 = v24 + v33;
-  const uint v601 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v601 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v602 = v600 + v601;
-  const uint v603 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v603 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v604 = v599 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v606 = v604 < v1;
   const bool v607 = v605 && v606;
   if (v607) {
@@ -543,11 +543,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v614 = bfloat(v613);
     out[v610] = v614;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v615 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v615 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v616 = v600 + v615;
-  const uint v617 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v617 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v618 = v599 + v617;
-  const bool v619 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v619 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v620 = v618 < v1;
   const bool v621 = v619 && v620;
   if (v621) {
@@ -560,11 +560,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v628 = bfloat(v627);
     out[v624] = v628;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v629 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v629 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v630 = v600 + v629;
-  const uint v631 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v631 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v632 = v599 + v631;
-  const bool v633 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v633 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v634 = v632 < v1;
   const bool v635 = v633 && v634;
   if (v635) {
@@ -577,11 +577,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v642 = bfloat(v641);
     out[v638] = v642;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v643 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v643 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v644 = v600 + v643;
-  const uint v645 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v645 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v646 = v599 + v645;
-  const bool v647 = v644 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v647 = v644 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v648 = v646 < v1;
   const bool v649 = v647 && v648;
   if (v649) {
@@ -594,11 +594,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v656 = bfloat(v655);
     out[v652] = v656;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v657 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v657 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v658 = v600 + v657;
-  const uint v659 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v659 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v660 = v599 + v659;
-  const bool v661 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v661 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v662 = v660 < v1;
   const bool v663 = v661 && v662;
   if (v663) {
@@ -611,11 +611,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v670 = bfloat(v669);
     out[v666] = v670;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v671 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v671 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v672 = v600 + v671;
-  const uint v673 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v673 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v674 = v599 + v673;
-  const bool v675 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v675 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v676 = v674 < v1;
   const bool v677 = v675 && v676;
   if (v677) {
@@ -628,11 +628,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v684 = bfloat(v683);
     out[v680] = v684;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v685 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v685 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v686 = v600 + v685;
-  const uint v687 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v687 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v688 = v599 + v687;
-  const bool v689 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v689 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -645,11 +645,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v698 = bfloat(v697);
     out[v694] = v698;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v699 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v699 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v700 = v600 + v699;
-  const uint v701 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v701 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v702 = v599 + v701;
-  const bool v703 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v703 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v704 = v702 < v1;
   const bool v705 = v703 && v704;
   if (v705) {
@@ -662,11 +662,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v712 = bfloat(v711);
     out[v708] = v712;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v713 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v713 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v714 = v600 + v713;
-  const uint v715 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v715 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v716 = v599 + v715;
-  const bool v717 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v718 = v716 < v1;
   const bool v719 = v717 && v718;
   if (v719) {
@@ -679,11 +679,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v726 = bfloat(v725);
     out[v722] = v726;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v727 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v727 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v728 = v600 + v727;
-  const uint v729 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v729 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v730 = v599 + v729;
-  const bool v731 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v731 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v732 = v730 < v1;
   const bool v733 = v731 && v732;
   if (v733) {
@@ -696,11 +696,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v740 = bfloat(v739);
     out[v736] = v740;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v741 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v741 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v742 = v600 + v741;
-  const uint v743 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v743 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v744 = v599 + v743;
-  const bool v745 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v745 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v746 = v744 < v1;
   const bool v747 = v745 && v746;
   if (v747) {
@@ -713,11 +713,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v754 = bfloat(v753);
     out[v750] = v754;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v755 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v755 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v756 = v600 + v755;
-  const uint v757 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v757 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v758 = v599 + v757;
-  const bool v759 = v756 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v759 = v756 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v760 = v758 < v1;
   const bool v761 = v759 && v760;
   if (v761) {
@@ -730,11 +730,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v768 = bfloat(v767);
     out[v764] = v768;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v769 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v769 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v770 = v600 + v769;
-  const uint v771 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v771 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v772 = v599 + v771;
-  const bool v773 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v773 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v774 = v772 < v1;
   const bool v775 = v773 && v774;
   if (v775) {
@@ -747,11 +747,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v782 = bfloat(v781);
     out[v778] = v782;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v783 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v783 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v784 = v600 + v783;
-  const uint v785 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v785 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v786 = v599 + v785;
-  const bool v787 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v787 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v788 = v786 < v1;
   const bool v789 = v787 && v788;
   if (v789) {
@@ -764,11 +764,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v796 = bfloat(v795);
     out[v792] = v796;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v797 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v797 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v798 = v600 + v797;
-  const uint v799 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v799 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v800 = v599 + v799;
-  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v802 = v800 < v1;
   const bool v803 = v801 && v802;
   if (v803) {
@@ -781,11 +781,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v810 = bfloat(v809);
     out[v806] = v810;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v811 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v811 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v812 = v600 + v811;
-  const uint v813 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v813 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v814 = v599 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v816 = v814 < v1;
   const bool v817 = v815 && v816;
   if (v817) {
@@ -798,11 +798,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v824 = bfloat(v823);
     out[v820] = v824;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v825 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v825 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v826 = v600 + v825;
-  const uint v827 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v827 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v828 = v599 + v827;
-  const bool v829 = v826 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v829 = v826 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v830 = v828 < v1;
   const bool v831 = v829 && v830;
   if (v831) {
@@ -815,11 +815,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v838 = bfloat(v837);
     out[v834] = v838;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v839 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v839 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v840 = v600 + v839;
-  const uint v841 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v841 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v842 = v599 + v841;
-  const bool v843 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v843 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v844 = v842 < v1;
   const bool v845 = v843 && v844;
   if (v845) {
@@ -832,11 +832,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v852 = bfloat(v851);
     out[v848] = v852;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v853 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v853 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v854 = v600 + v853;
-  const uint v855 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v855 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v856 = v599 + v855;
-  const bool v857 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v857 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v858 = v856 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
@@ -849,11 +849,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v866 = bfloat(v865);
     out[v862] = v866;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v867 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v867 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v868 = v600 + v867;
-  const uint v869 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v869 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v870 = v599 + v869;
-  const bool v871 = v868 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v871 = v868 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v872 = v870 < v1;
   const bool v873 = v871 && v872;
   if (v873) {
@@ -866,11 +866,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v880 = bfloat(v879);
     out[v876] = v880;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v881 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v881 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v882 = v600 + v881;
-  const uint v883 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v883 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v884 = v599 + v883;
-  const bool v885 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v885 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v886 = v884 < v1;
   const bool v887 = v885 && v886;
   if (v887) {
@@ -883,11 +883,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v894 = bfloat(v893);
     out[v890] = v894;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v895 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v895 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v896 = v600 + v895;
-  const uint v897 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v897 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v898 = v599 + v897;
-  const bool v899 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v899 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v900 = v898 < v1;
   const bool v901 = v899 && v900;
   if (v901) {
@@ -900,11 +900,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v908 = bfloat(v907);
     out[v904] = v908;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v909 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v909 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v910 = v600 + v909;
-  const uint v911 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v911 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v912 = v599 + v911;
-  const bool v913 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v913 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v914 = v912 < v1;
   const bool v915 = v913 && v914;
   if (v915) {
@@ -917,11 +917,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v922 = bfloat(v921);
     out[v918] = v922;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v923 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v923 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v924 = v600 + v923;
-  const uint v925 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v925 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v926 = v599 + v925;
-  const bool v927 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v927 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v928 = v926 < v1;
   const bool v929 = v927 && v928;
   if (v929) {
@@ -934,11 +934,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v936 = bfloat(v935);
     out[v932] = v936;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v937 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v937 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v938 = v600 + v937;
-  const uint v939 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v939 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v940 = v599 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v942 = v940 < v1;
   const bool v943 = v941 && v942;
   if (v943) {
@@ -951,11 +951,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v950 = bfloat(v949);
     out[v946] = v950;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v951 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v951 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v952 = v600 + v951;
-  const uint v953 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v953 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v954 = v599 + v953;
-  const bool v955 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v955 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v956 = v954 < v1;
   const bool v957 = v955 && v956;
   if (v957) {
@@ -968,11 +968,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v964 = bfloat(v963);
     out[v960] = v964;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v965 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v965 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v966 = v600 + v965;
-  const uint v967 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v967 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v968 = v599 + v967;
-  const bool v969 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v969 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v970 = v968 < v1;
   const bool v971 = v969 && v970;
   if (v971) {
@@ -985,11 +985,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v978 = bfloat(v977);
     out[v974] = v978;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v979 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v979 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v980 = v600 + v979;
-  const uint v981 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v981 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v982 = v599 + v981;
-  const bool v983 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v983 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v984 = v982 < v1;
   const bool v985 = v983 && v984;
   if (v985) {
@@ -1002,11 +1002,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v992 = bfloat(v991);
     out[v988] = v992;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v993 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v993 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v994 = v600 + v993;
-  const uint v995 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v995 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v996 = v599 + v995;
-  const bool v997 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v997 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v998 = v996 < v1;
   const bool v999 = v997 && v998;
   if (v999) {
@@ -1019,11 +1019,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1006 = bfloat(v1005);
     out[v1002] = v1006;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1007 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1007 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1008 = v600 + v1007;
-  const uint v1009 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1009 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1010 = v599 + v1009;
-  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1012 = v1010 < v1;
   const bool v1013 = v1011 && v1012;
   if (v1013) {
@@ -1036,11 +1036,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1020 = bfloat(v1019);
     out[v1016] = v1020;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1021 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1021 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1022 = v600 + v1021;
-  const uint v1023 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1023 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1024 = v599 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -1053,11 +1053,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1034 = bfloat(v1033);
     out[v1030] = v1034;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1035 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1035 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1036 = v600 + v1035;
-  const uint v1037 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1037 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1038 = v599 + v1037;
-  const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1040 = v1038 < v1;
   const bool v1041 = v1039 && v1040;
   if (v1041) {
@@ -1070,11 +1070,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1048 = bfloat(v1047);
     out[v1044] = v1048;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1049 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1049 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1050 = v600 + v1049;
-  const uint v1051 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1051 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1052 = v599 + v1051;
-  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1054 = v1052 < v1;
   const bool v1055 = v1053 && v1054;
   if (v1055) {
@@ -1087,11 +1087,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1062 = bfloat(v1061);
     out[v1058] = v1062;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1063 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1063 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1064 = v600 + v1063;
-  const uint v1065 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1065 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1066 = v599 + v1065;
-  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1068 = v1066 < v1;
   const bool v1069 = v1067 && v1068;
   if (v1069) {
@@ -1104,11 +1104,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1076 = bfloat(v1075);
     out[v1072] = v1076;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1077 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1077 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1078 = v600 + v1077;
-  const uint v1079 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1079 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1080 = v599 + v1079;
-  const bool v1081 = v1078 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1081 = v1078 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1082 = v1080 < v1;
   const bool v1083 = v1081 && v1082;
   if (v1083) {
@@ -1121,11 +1121,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1090 = bfloat(v1089);
     out[v1086] = v1090;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1091 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1091 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1092 = v600 + v1091;
-  const uint v1093 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1093 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1094 = v599 + v1093;
-  const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1096 = v1094 < v1;
   const bool v1097 = v1095 && v1096;
   if (v1097) {
@@ -1138,11 +1138,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1104 = bfloat(v1103);
     out[v1100] = v1104;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1105 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1105 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1106 = v600 + v1105;
-  const uint v1107 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1107 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1108 = v599 + v1107;
-  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1109 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1110 = v1108 < v1;
   const bool v1111 = v1109 && v1110;
   if (v1111) {
@@ -1155,11 +1155,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1118 = bfloat(v1117);
     out[v1114] = v1118;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1119 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1119 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1120 = v600 + v1119;
-  const uint v1121 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1121 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1122 = v599 + v1121;
-  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1124 = v1122 < v1;
   const bool v1125 = v1123 && v1124;
   if (v1125) {
@@ -1172,11 +1172,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1132 = bfloat(v1131);
     out[v1128] = v1132;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1133 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1133 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1134 = v600 + v1133;
-  const uint v1135 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1135 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1136 = v599 + v1135;
-  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1138 = v1136 < v1;
   const bool v1139 = v1137 && v1138;
   if (v1139) {
@@ -1189,11 +1189,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1146 = bfloat(v1145);
     out[v1142] = v1146;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1147 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1147 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1148 = v600 + v1147;
-  const uint v1149 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1149 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1150 = v599 + v1149;
-  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1152 = v1150 < v1;
   const bool v1153 = v1151 && v1152;
   if (v1153) {
@@ -1206,11 +1206,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1160 = bfloat(v1159);
     out[v1156] = v1160;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1161 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1161 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1162 = v600 + v1161;
-  const uint v1163 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1163 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1164 = v599 + v1163;
-  const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1166 = v1164 < v1;
   const bool v1167 = v1165 && v1166;
   if (v1167) {
@@ -1223,11 +1223,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1174 = bfloat(v1173);
     out[v1170] = v1174;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1175 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1175 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1176 = v600 + v1175;
-  const uint v1177 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1177 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1178 = v599 + v1177;
-  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1180 = v1178 < v1;
   const bool v1181 = v1179 && v1180;
   if (v1181) {
@@ -1240,11 +1240,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1188 = bfloat(v1187);
     out[v1184] = v1188;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1189 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1189 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1190 = v600 + v1189;
-  const uint v1191 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1191 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1192 = v599 + v1191;
-  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1194 = v1192 < v1;
   const bool v1195 = v1193 && v1194;
   if (v1195) {
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1202 = bfloat(v1201);
     out[v1198] = v1202;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1203 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1203 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1204 = v600 + v1203;
-  const uint v1205 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1205 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1206 = v599 + v1205;
-  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1208 = v1206 < v1;
   const bool v1209 = v1207 && v1208;
   if (v1209) {
@@ -1274,11 +1274,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1216 = bfloat(v1215);
     out[v1212] = v1216;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1217 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1217 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1218 = v600 + v1217;
-  const uint v1219 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1219 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1220 = v599 + v1219;
-  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1221 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1222 = v1220 < v1;
   const bool v1223 = v1221 && v1222;
   if (v1223) {
@@ -1291,11 +1291,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1230 = bfloat(v1229);
     out[v1226] = v1230;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1231 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1231 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1232 = v600 + v1231;
-  const uint v1233 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1233 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1234 = v599 + v1233;
-  const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1236 = v1234 < v1;
   const bool v1237 = v1235 && v1236;
   if (v1237) {
@@ -1308,11 +1308,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1244 = bfloat(v1243);
     out[v1240] = v1244;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1245 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1245 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1246 = v600 + v1245;
-  const uint v1247 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1247 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1248 = v599 + v1247;
-  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1250 = v1248 < v1;
   const bool v1251 = v1249 && v1250;
   if (v1251) {
@@ -1325,11 +1325,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1258 = bfloat(v1257);
     out[v1254] = v1258;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1259 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1259 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1260 = v600 + v1259;
-  const uint v1261 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1261 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1262 = v599 + v1261;
-  const bool v1263 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1263 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1264 = v1262 < v1;
   const bool v1265 = v1263 && v1264;
   if (v1265) {
@@ -1342,11 +1342,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1272 = bfloat(v1271);
     out[v1268] = v1272;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1273 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1273 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1274 = v600 + v1273;
-  const uint v1275 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1275 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1276 = v599 + v1275;
-  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1278 = v1276 < v1;
   const bool v1279 = v1277 && v1278;
   if (v1279) {
@@ -1359,11 +1359,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1286 = bfloat(v1285);
     out[v1282] = v1286;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1287 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1287 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1288 = v600 + v1287;
-  const uint v1289 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1289 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1290 = v599 + v1289;
-  const bool v1291 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1291 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1292 = v1290 < v1;
   const bool v1293 = v1291 && v1292;
   if (v1293) {
@@ -1376,11 +1376,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1300 = bfloat(v1299);
     out[v1296] = v1300;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1301 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1301 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1302 = v600 + v1301;
-  const uint v1303 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1303 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1304 = v599 + v1303;
-  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1305 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1306 = v1304 < v1;
   const bool v1307 = v1305 && v1306;
   if (v1307) {
@@ -1393,11 +1393,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1314 = bfloat(v1313);
     out[v1310] = v1314;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1315 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1315 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1316 = v600 + v1315;
-  const uint v1317 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1317 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1318 = v599 + v1317;
-  const bool v1319 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1319 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1320 = v1318 < v1;
   const bool v1321 = v1319 && v1320;
   if (v1321) {
@@ -1410,11 +1410,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1328 = bfloat(v1327);
     out[v1324] = v1328;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1329 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1329 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1330 = v600 + v1329;
-  const uint v1331 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1331 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1332 = v599 + v1331;
-  const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1334 = v1332 < v1;
   const bool v1335 = v1333 && v1334;
   if (v1335) {
@@ -1427,11 +1427,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1342 = bfloat(v1341);
     out[v1338] = v1342;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1343 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1343 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1344 = v600 + v1343;
-  const uint v1345 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1345 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1346 = v599 + v1345;
-  const bool v1347 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1347 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1348 = v1346 < v1;
   const bool v1349 = v1347 && v1348;
   if (v1349) {
@@ -1444,11 +1444,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1356 = bfloat(v1355);
     out[v1352] = v1356;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1357 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1357 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1358 = v600 + v1357;
-  const uint v1359 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1359 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1360 = v599 + v1359;
-  const bool v1361 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1361 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1362 = v1360 < v1;
   const bool v1363 = v1361 && v1362;
   if (v1363) {
@@ -1461,11 +1461,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1370 = bfloat(v1369);
     out[v1366] = v1370;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1371 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1371 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1372 = v600 + v1371;
-  const uint v1373 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1373 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1374 = v599 + v1373;
-  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1376 = v1374 < v1;
   const bool v1377 = v1375 && v1376;
   if (v1377) {
@@ -1478,11 +1478,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1384 = bfloat(v1383);
     out[v1380] = v1384;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1385 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1385 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1386 = v600 + v1385;
-  const uint v1387 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1387 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1388 = v599 + v1387;
-  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1390 = v1388 < v1;
   const bool v1391 = v1389 && v1390;
   if (v1391) {
@@ -1495,11 +1495,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1398 = bfloat(v1397);
     out[v1394] = v1398;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1399 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1399 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1400 = v600 + v1399;
-  const uint v1401 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1401 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1402 = v599 + v1401;
-  const bool v1403 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1403 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1404 = v1402 < v1;
   const bool v1405 = v1403 && v1404;
   if (v1405) {
@@ -1512,11 +1512,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1412 = bfloat(v1411);
     out[v1408] = v1412;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1413 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1413 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1414 = v600 + v1413;
-  const uint v1415 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1415 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1416 = v599 + v1415;
-  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1418 = v1416 < v1;
   const bool v1419 = v1417 && v1418;
   if (v1419) {
@@ -1529,11 +1529,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1426 = bfloat(v1425);
     out[v1422] = v1426;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1427 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1427 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1428 = v600 + v1427;
-  const uint v1429 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1429 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1430 = v599 + v1429;
-  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1432 = v1430 < v1;
   const bool v1433 = v1431 && v1432;
   if (v1433) {
@@ -1546,11 +1546,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1440 = bfloat(v1439);
     out[v1436] = v1440;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1441 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1441 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1442 = v600 + v1441;
-  const uint v1443 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1443 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1444 = v599 + v1443;
-  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1446 = v1444 < v1;
   const bool v1447 = v1445 && v1446;
   if (v1447) {
@@ -1563,11 +1563,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1454 = bfloat(v1453);
     out[v1450] = v1454;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1455 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1455 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1456 = v600 + v1455;
-  const uint v1457 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1457 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1458 = v599 + v1457;
-  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1460 = v1458 < v1;
   const bool v1461 = v1459 && v1460;
   if (v1461) {
@@ -1580,11 +1580,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1468 = bfloat(v1467);
     out[v1464] = v1468;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1469 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1469 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1470 = v600 + v1469;
-  const uint v1471 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1471 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1472 = v599 + v1471;
-  const bool v1473 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1473 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1474 = v1472 < v1;
   const bool v1475 = v1473 && v1474;
   if (v1475) {
@@ -1597,11 +1597,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1482 = bfloat(v1481);
     out[v1478] = v1482;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1483 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1483 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1484 = v600 + v1483;
-  const uint v1485 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1485 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1486 = v599 + v1485;
-  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1488 = v1486 < v1;
   const bool v1489 = v1487 && v1488;
   if (v1489) {
@@ -1614,11 +1614,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1496 = bfloat(v1495);
     out[v1492] = v1496;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1497 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1497 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1498 = v600 + v1497;
-  const uint v1499 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1499 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1500 = v599 + v1499;
-  const bool v1501 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1501 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1502 = v1500 < v1;
   const bool v1503 = v1501 && v1502;
   if (v1503) {
@@ -1631,11 +1631,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1510 = bfloat(v1509);
     out[v1506] = v1510;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1511 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1511 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1512 = v600 + v1511;
-  const uint v1513 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1513 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1514 = v599 + v1513;
-  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1516 = v1514 < v1;
   const bool v1517 = v1515 && v1516;
   if (v1517) {
@@ -1648,11 +1648,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1524 = bfloat(v1523);
     out[v1520] = v1524;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1525 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1525 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1526 = v600 + v1525;
-  const uint v1527 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1527 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1528 = v599 + v1527;
-  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1530 = v1528 < v1;
   const bool v1531 = v1529 && v1530;
   if (v1531) {
@@ -1665,11 +1665,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1538 = bfloat(v1537);
     out[v1534] = v1538;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1539 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1539 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1540 = v600 + v1539;
-  const uint v1541 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1541 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1542 = v599 + v1541;
-  const bool v1543 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1543 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1544 = v1542 < v1;
   const bool v1545 = v1543 && v1544;
   if (v1545) {
@@ -1682,11 +1682,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1552 = bfloat(v1551);
     out[v1548] = v1552;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1553 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1553 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1554 = v600 + v1553;
-  const uint v1555 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1555 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1556 = v599 + v1555;
-  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1558 = v1556 < v1;
   const bool v1559 = v1557 && v1558;
   if (v1559) {
@@ -1699,11 +1699,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1566 = bfloat(v1565);
     out[v1562] = v1566;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1567 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1567 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1568 = v600 + v1567;
-  const uint v1569 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1569 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1570 = v599 + v1569;
-  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1572 = v1570 < v1;
   const bool v1573 = v1571 && v1572;
   if (v1573) {
@@ -1716,11 +1716,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1580 = bfloat(v1579);
     out[v1576] = v1580;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1581 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1581 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1582 = v600 + v1581;
-  const uint v1583 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1583 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1584 = v599 + v1583;
-  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1585 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1586 = v1584 < v1;
   const bool v1587 = v1585 && v1586;
   if (v1587) {
@@ -1733,11 +1733,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1594 = bfloat(v1593);
     out[v1590] = v1594;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1595 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1595 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1596 = v600 + v1595;
-  const uint v1597 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1597 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1598 = v599 + v1597;
-  const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1600 = v1598 < v1;
   const bool v1601 = v1599 && v1600;
   if (v1601) {
@@ -1750,11 +1750,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1608 = bfloat(v1607);
     out[v1604] = v1608;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1609 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1609 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1610 = v600 + v1609;
-  const uint v1611 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1611 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1612 = v599 + v1611;
-  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1614 = v1612 < v1;
   const bool v1615 = v1613 && v1614;
   if (v1615) {
@@ -1767,11 +1767,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1622 = bfloat(v1621);
     out[v1618] = v1622;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1623 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1623 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1624 = v600 + v1623;
-  const uint v1625 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1625 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1626 = v599 + v1625;
-  const bool v1627 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1627 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1628 = v1626 < v1;
   const bool v1629 = v1627 && v1628;
   if (v1629) {
@@ -1784,11 +1784,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1636 = bfloat(v1635);
     out[v1632] = v1636;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1637 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1637 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1638 = v600 + v1637;
-  const uint v1639 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1639 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1640 = v599 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1642 = v1640 < v1;
   const bool v1643 = v1641 && v1642;
   if (v1643) {
@@ -1801,11 +1801,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1650 = bfloat(v1649);
     out[v1646] = v1650;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1651 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1651 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1652 = v600 + v1651;
-  const uint v1653 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1653 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1654 = v599 + v1653;
-  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1655 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1656 = v1654 < v1;
   const bool v1657 = v1655 && v1656;
   if (v1657) {
@@ -1818,11 +1818,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1664 = bfloat(v1663);
     out[v1660] = v1664;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1665 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1665 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1666 = v600 + v1665;
-  const uint v1667 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1667 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1668 = v599 + v1667;
-  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1670 = v1668 < v1;
   const bool v1671 = v1669 && v1670;
   if (v1671) {
@@ -1835,11 +1835,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1678 = bfloat(v1677);
     out[v1674] = v1678;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1679 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1679 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1680 = v600 + v1679;
-  const uint v1681 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1681 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1682 = v599 + v1681;
-  const bool v1683 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1683 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1684 = v1682 < v1;
   const bool v1685 = v1683 && v1684;
   if (v1685) {
@@ -1852,11 +1852,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1692 = bfloat(v1691);
     out[v1688] = v1692;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1693 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1693 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1694 = v600 + v1693;
-  const uint v1695 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1695 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1696 = v599 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1698 = v1696 < v1;
   const bool v1699 = v1697 && v1698;
   if (v1699) {
@@ -1869,11 +1869,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1706 = bfloat(v1705);
     out[v1702] = v1706;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1707 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1707 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1708 = v600 + v1707;
-  const uint v1709 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1709 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1710 = v599 + v1709;
-  const bool v1711 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1711 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1712 = v1710 < v1;
   const bool v1713 = v1711 && v1712;
   if (v1713) {
@@ -1886,11 +1886,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1720 = bfloat(v1719);
     out[v1716] = v1720;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1721 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1721 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1722 = v600 + v1721;
-  const uint v1723 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1723 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1724 = v599 + v1723;
-  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1726 = v1724 < v1;
   const bool v1727 = v1725 && v1726;
   if (v1727) {
@@ -1903,11 +1903,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1734 = bfloat(v1733);
     out[v1730] = v1734;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1735 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1735 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1736 = v600 + v1735;
-  const uint v1737 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1737 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1738 = v599 + v1737;
-  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1740 = v1738 < v1;
   const bool v1741 = v1739 && v1740;
   if (v1741) {
@@ -1920,11 +1920,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1748 = bfloat(v1747);
     out[v1744] = v1748;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1749 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1749 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1750 = v600 + v1749;
-  const uint v1751 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1751 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1752 = v599 + v1751;
-  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1754 = v1752 < v1;
   const bool v1755 = v1753 && v1754;
   if (v1755) {
@@ -1937,11 +1937,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1762 = bfloat(v1761);
     out[v1758] = v1762;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1763 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1763 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1764 = v600 + v1763;
-  const uint v1765 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1765 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1766 = v599 + v1765;
-  const bool v1767 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1767 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1768 = v1766 < v1;
   const bool v1769 = v1767 && v1768;
   if (v1769) {
@@ -1954,11 +1954,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1776 = bfloat(v1775);
     out[v1772] = v1776;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1777 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1777 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1778 = v600 + v1777;
-  const uint v1779 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1779 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1780 = v599 + v1779;
-  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1782 = v1780 < v1;
   const bool v1783 = v1781 && v1782;
   if (v1783) {
@@ -1971,11 +1971,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1790 = bfloat(v1789);
     out[v1786] = v1790;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1791 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1791 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1792 = v600 + v1791;
-  const uint v1793 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1793 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1794 = v599 + v1793;
-  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1796 = v1794 < v1;
   const bool v1797 = v1795 && v1796;
   if (v1797) {
@@ -1988,11 +1988,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1804 = bfloat(v1803);
     out[v1800] = v1804;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1805 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1805 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1806 = v600 + v1805;
-  const uint v1807 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1807 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1808 = v599 + v1807;
-  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1810 = v1808 < v1;
   const bool v1811 = v1809 && v1810;
   if (v1811) {
@@ -2005,11 +2005,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1818 = bfloat(v1817);
     out[v1814] = v1818;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1819 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1819 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1820 = v600 + v1819;
-  const uint v1821 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1821 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1822 = v599 + v1821;
-  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1824 = v1822 < v1;
   const bool v1825 = v1823 && v1824;
   if (v1825) {
@@ -2022,11 +2022,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1832 = bfloat(v1831);
     out[v1828] = v1832;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1833 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1833 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1834 = v600 + v1833;
-  const uint v1835 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1835 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1836 = v599 + v1835;
-  const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1838 = v1836 < v1;
   const bool v1839 = v1837 && v1838;
   if (v1839) {
@@ -2039,11 +2039,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1846 = bfloat(v1845);
     out[v1842] = v1846;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1847 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1847 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1848 = v600 + v1847;
-  const uint v1849 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1849 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1850 = v599 + v1849;
-  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1852 = v1850 < v1;
   const bool v1853 = v1851 && v1852;
   if (v1853) {
@@ -2056,11 +2056,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1860 = bfloat(v1859);
     out[v1856] = v1860;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1861 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1861 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1862 = v600 + v1861;
-  const uint v1863 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1863 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1864 = v599 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1866 = v1864 < v1;
   const bool v1867 = v1865 && v1866;
   if (v1867) {
@@ -2073,11 +2073,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1874 = bfloat(v1873);
     out[v1870] = v1874;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1875 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1875 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1876 = v600 + v1875;
-  const uint v1877 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1877 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1878 = v599 + v1877;
-  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1880 = v1878 < v1;
   const bool v1881 = v1879 && v1880;
   if (v1881) {
@@ -2090,11 +2090,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1888 = bfloat(v1887);
     out[v1884] = v1888;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1889 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1889 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1890 = v600 + v1889;
-  const uint v1891 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1891 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1892 = v599 + v1891;
-  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1894 = v1892 < v1;
   const bool v1895 = v1893 && v1894;
   if (v1895) {
@@ -2107,11 +2107,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1902 = bfloat(v1901);
     out[v1898] = v1902;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1903 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1903 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1904 = v600 + v1903;
-  const uint v1905 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1905 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1906 = v599 + v1905;
-  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1908 = v1906 < v1;
   const bool v1909 = v1907 && v1908;
   if (v1909) {
@@ -2124,11 +2124,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1916 = bfloat(v1915);
     out[v1912] = v1916;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1917 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1917 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1918 = v600 + v1917;
-  const uint v1919 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1919 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1920 = v599 + v1919;
-  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1922 = v1920 < v1;
   const bool v1923 = v1921 && v1922;
   if (v1923) {
@@ -2141,11 +2141,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1930 = bfloat(v1929);
     out[v1926] = v1930;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1931 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1931 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1932 = v600 + v1931;
-  const uint v1933 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1933 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1934 = v599 + v1933;
-  const bool v1935 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1935 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1936 = v1934 < v1;
   const bool v1937 = v1935 && v1936;
   if (v1937) {
@@ -2158,11 +2158,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1944 = bfloat(v1943);
     out[v1940] = v1944;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1945 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1945 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1946 = v600 + v1945;
-  const uint v1947 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1947 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1948 = v599 + v1947;
-  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1950 = v1948 < v1;
   const bool v1951 = v1949 && v1950;
   if (v1951) {
@@ -2175,11 +2175,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1958 = bfloat(v1957);
     out[v1954] = v1958;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1959 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1959 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1960 = v600 + v1959;
-  const uint v1961 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1961 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1962 = v599 + v1961;
-  const bool v1963 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1963 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1964 = v1962 < v1;
   const bool v1965 = v1963 && v1964;
   if (v1965) {
@@ -2192,11 +2192,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1972 = bfloat(v1971);
     out[v1968] = v1972;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1973 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1973 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1974 = v600 + v1973;
-  const uint v1975 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1975 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1976 = v599 + v1975;
-  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1978 = v1976 < v1;
   const bool v1979 = v1977 && v1978;
   if (v1979) {
@@ -2209,11 +2209,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1986 = bfloat(v1985);
     out[v1982] = v1986;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1987 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1987 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1988 = v600 + v1987;
-  const uint v1989 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1989 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1990 = v599 + v1989;
-  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1992 = v1990 < v1;
   const bool v1993 = v1991 && v1992;
   if (v1993) {
@@ -2226,11 +2226,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2000 = bfloat(v1999);
     out[v1996] = v2000;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2001 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2001 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2002 = v600 + v2001;
-  const uint v2003 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2003 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2004 = v599 + v2003;
-  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2006 = v2004 < v1;
   const bool v2007 = v2005 && v2006;
   if (v2007) {
@@ -2243,11 +2243,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2014 = bfloat(v2013);
     out[v2010] = v2014;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2015 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2015 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2016 = v600 + v2015;
-  const uint v2017 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2017 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2018 = v599 + v2017;
-  const bool v2019 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2019 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2020 = v2018 < v1;
   const bool v2021 = v2019 && v2020;
   if (v2021) {
@@ -2260,11 +2260,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2028 = bfloat(v2027);
     out[v2024] = v2028;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2029 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2029 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2030 = v600 + v2029;
-  const uint v2031 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2031 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2032 = v599 + v2031;
-  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2034 = v2032 < v1;
   const bool v2035 = v2033 && v2034;
   if (v2035) {
@@ -2277,11 +2277,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2042 = bfloat(v2041);
     out[v2038] = v2042;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2043 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2043 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2044 = v600 + v2043;
-  const uint v2045 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2045 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2046 = v599 + v2045;
-  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2048 = v2046 < v1;
   const bool v2049 = v2047 && v2048;
   if (v2049) {
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2056 = bfloat(v2055);
     out[v2052] = v2056;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2057 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2057 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2058 = v600 + v2057;
-  const uint v2059 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2059 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2060 = v599 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2062 = v2060 < v1;
   const bool v2063 = v2061 && v2062;
   if (v2063) {
@@ -2311,11 +2311,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2070 = bfloat(v2069);
     out[v2066] = v2070;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2071 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2071 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2072 = v600 + v2071;
-  const uint v2073 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2073 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2074 = v599 + v2073;
-  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2076 = v2074 < v1;
   const bool v2077 = v2075 && v2076;
   if (v2077) {
@@ -2328,11 +2328,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2084 = bfloat(v2083);
     out[v2080] = v2084;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2085 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2085 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2086 = v600 + v2085;
-  const uint v2087 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2087 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2088 = v599 + v2087;
-  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2090 = v2088 < v1;
   const bool v2091 = v2089 && v2090;
   if (v2091) {
@@ -2345,11 +2345,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2098 = bfloat(v2097);
     out[v2094] = v2098;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2099 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2099 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2100 = v600 + v2099;
-  const uint v2101 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2101 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2102 = v599 + v2101;
-  const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2104 = v2102 < v1;
   const bool v2105 = v2103 && v2104;
   if (v2105) {
@@ -2362,11 +2362,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2112 = bfloat(v2111);
     out[v2108] = v2112;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2113 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2113 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2114 = v600 + v2113;
-  const uint v2115 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2115 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2116 = v599 + v2115;
-  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2118 = v2116 < v1;
   const bool v2119 = v2117 && v2118;
   if (v2119) {
@@ -2379,11 +2379,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2126 = bfloat(v2125);
     out[v2122] = v2126;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2127 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2127 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2128 = v600 + v2127;
-  const uint v2129 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2129 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2130 = v599 + v2129;
-  const bool v2131 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2131 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2132 = v2130 < v1;
   const bool v2133 = v2131 && v2132;
   if (v2133) {
@@ -2396,11 +2396,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2140 = bfloat(v2139);
     out[v2136] = v2140;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2141 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2141 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2142 = v600 + v2141;
-  const uint v2143 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2143 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2144 = v599 + v2143;
-  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2146 = v2144 < v1;
   const bool v2147 = v2145 && v2146;
   if (v2147) {
@@ -2413,11 +2413,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2154 = bfloat(v2153);
     out[v2150] = v2154;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2155 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2155 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2156 = v600 + v2155;
-  const uint v2157 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2157 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2158 = v599 + v2157;
-  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2160 = v2158 < v1;
   const bool v2161 = v2159 && v2160;
   if (v2161) {
@@ -2430,11 +2430,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2168 = bfloat(v2167);
     out[v2164] = v2168;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2169 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2169 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2170 = v600 + v2169;
-  const uint v2171 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2171 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2172 = v599 + v2171;
-  const bool v2173 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2173 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2174 = v2172 < v1;
   const bool v2175 = v2173 && v2174;
   if (v2175) {
@@ -2447,11 +2447,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2182 = bfloat(v2181);
     out[v2178] = v2182;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2183 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2183 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2184 = v600 + v2183;
-  const uint v2185 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2185 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2186 = v599 + v2185;
-  const bool v2187 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2187 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2188 = v2186 < v1;
   const bool v2189 = v2187 && v2188;
   if (v2189) {
@@ -2464,11 +2464,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2196 = bfloat(v2195);
     out[v2192] = v2196;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2197 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2197 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2198 = v600 + v2197;
-  const uint v2199 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2199 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2200 = v599 + v2199;
-  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2202 = v2200 < v1;
   const bool v2203 = v2201 && v2202;
   if (v2203) {
@@ -2481,11 +2481,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2210 = bfloat(v2209);
     out[v2206] = v2210;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2211 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2211 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2212 = v600 + v2211;
-  const uint v2213 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2213 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2214 = v599 + v2213;
-  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2216 = v2214 < v1;
   const bool v2217 = v2215 && v2216;
   if (v2217) {
@@ -2498,11 +2498,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2224 = bfloat(v2223);
     out[v2220] = v2224;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2225 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2225 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2226 = v600 + v2225;
-  const uint v2227 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2227 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2228 = v599 + v2227;
-  const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2230 = v2228 < v1;
   const bool v2231 = v2229 && v2230;
   if (v2231) {
@@ -2515,11 +2515,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2238 = bfloat(v2237);
     out[v2234] = v2238;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2239 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2239 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2240 = v600 + v2239;
-  const uint v2241 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2241 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2242 = v599 + v2241;
-  const bool v2243 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2243 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2244 = v2242 < v1;
   const bool v2245 = v2243 && v2244;
   if (v2245) {
@@ -2532,11 +2532,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2252 = bfloat(v2251);
     out[v2248] = v2252;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2253 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2253 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2254 = v600 + v2253;
-  const uint v2255 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2255 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2256 = v599 + v2255;
-  const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2258 = v2256 < v1;
   const bool v2259 = v2257 && v2258;
   if (v2259) {
@@ -2549,11 +2549,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2266 = bfloat(v2265);
     out[v2262] = v2266;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2267 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2267 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2268 = v600 + v2267;
-  const uint v2269 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2269 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2270 = v599 + v2269;
-  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2271 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2272 = v2270 < v1;
   const bool v2273 = v2271 && v2272;
   if (v2273) {
@@ -2566,11 +2566,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2280 = bfloat(v2279);
     out[v2276] = v2280;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2281 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2281 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2282 = v600 + v2281;
-  const uint v2283 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2283 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2284 = v599 + v2283;
-  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2286 = v2284 < v1;
   const bool v2287 = v2285 && v2286;
   if (v2287) {
@@ -2583,11 +2583,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2294 = bfloat(v2293);
     out[v2290] = v2294;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2295 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2295 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2296 = v600 + v2295;
-  const uint v2297 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2297 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2298 = v599 + v2297;
-  const bool v2299 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2299 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2300 = v2298 < v1;
   const bool v2301 = v2299 && v2300;
   if (v2301) {
@@ -2600,11 +2600,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2308 = bfloat(v2307);
     out[v2304] = v2308;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2309 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2309 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2310 = v600 + v2309;
-  const uint v2311 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2311 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2312 = v599 + v2311;
-  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2314 = v2312 < v1;
   const bool v2315 = v2313 && v2314;
   if (v2315) {
@@ -2617,11 +2617,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2322 = bfloat(v2321);
     out[v2318] = v2322;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2323 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2323 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2324 = v600 + v2323;
-  const uint v2325 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2325 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2326 = v599 + v2325;
-  const bool v2327 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2327 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2328 = v2326 < v1;
   const bool v2329 = v2327 && v2328;
   if (v2329) {
@@ -2634,11 +2634,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2336 = bfloat(v2335);
     out[v2332] = v2336;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2337 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2337 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2338 = v600 + v2337;
-  const uint v2339 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2339 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2340 = v599 + v2339;
-  const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2342 = v2340 < v1;
   const bool v2343 = v2341 && v2342;
   if (v2343) {
@@ -2651,11 +2651,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2350 = bfloat(v2349);
     out[v2346] = v2350;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2351 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2351 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2352 = v600 + v2351;
-  const uint v2353 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2353 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2354 = v599 + v2353;
-  const bool v2355 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2355 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2356 = v2354 < v1;
   const bool v2357 = v2355 && v2356;
   if (v2357) {
@@ -2668,11 +2668,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2364 = bfloat(v2363);
     out[v2360] = v2364;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2365 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2365 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2366 = v600 + v2365;
-  const uint v2367 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2367 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2368 = v599 + v2367;
-  const bool v2369 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2369 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2370 = v2368 < v1;
   const bool v2371 = v2369 && v2370;
   if (v2371) {
@@ -2685,11 +2685,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2378 = bfloat(v2377);
     out[v2374] = v2378;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2379 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2379 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2380 = v600 + v2379;
-  const uint v2381 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2381 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2382 = v599 + v2381;
-  const bool v2383 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2383 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2384 = v2382 < v1;
   const bool v2385 = v2383 && v2384;
   if (v2385) {

@@ -103,20 +103,20 @@ kernel void iron_gemm_residual_nk_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:244
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:245
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:245
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:246
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:246
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:247
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:259
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:260
   if (v62) {
     const uint v2417 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v2420 = v2417 >> 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -206,14 +206,14 @@ kernel void iron_gemm_residual_nk_bf16(
     const uint v2787 = v28 + v2588;  // kernels/gemm/gemm_tiles.hpp:81
     const bool v2788 = v2787 < v1;
     const uint v2793 = v2787 * v2;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2809 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v2815 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v2809 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v2815 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v2409 = 0u; v2409 < v2; v2409 += 64u) {  // kernels/gemm/gemm_tiles.hpp:266
+    for (uint v2409 = 0u; v2409 < v2; v2409 += 64u) {  // kernels/gemm/gemm_tiles.hpp:267
       const uint v2411 = v2409 >> 6u;
       const uint v2413 = v2411 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2415 = v2413 << 13u;  // kernels/gemm/gemm_tiles.hpp:263
+      const uint v2415 = v2413 << 13u;  // kernels/gemm/gemm_tiles.hpp:264
       const uint v2427 = v2409 + v2424;  // kernels/gemm/gemm_tiles.hpp:81
       const bool v2428 = v2427 < v2;
       const bool v2429 = v2426 && v2428;
@@ -358,44 +358,44 @@ kernel void iron_gemm_residual_nk_bf16(
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:83
         shm1[v2607 + e] = v2791 ? b[v2797 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2810 = v2415 + v2809;  // kernels/gemm/gemm_tiles.hpp:250
+      const uint v2810 = v2415 + v2809;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v2810), long(64u));
-      const uint v2816 = v2415 + v2815;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v2816 = v2415 + v2815;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v43, shm1, long(v2816), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v2823 = v2810 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2823 = v2810 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v2823), long(64u));
-      const uint v2829 = v2816 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v2829 = v2816 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v43, shm1, long(v2829), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v2835 = v2810 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2835 = v2810 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v2835), long(64u));
-      const uint v2841 = v2816 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v2841 = v2816 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v43, shm1, long(v2841), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      const uint v2847 = v2810 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      const uint v2847 = v2810 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
       iron_frag_load<false>(v41, shm0, long(v2847), long(64u));
-      const uint v2853 = v2816 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v2853 = v2816 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
       iron_frag_load<true>(v43, shm1, long(v2853), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
   } else {
     const uint v513 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v514 = iron_tid.x;
-    const uint v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:254
-    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:250
-    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:254
+    const uint v570 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v576 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:255
+    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:251
+    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:255
 
-    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:271
+    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:272
       for (uint v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -441,29 +441,29 @@ kernel void iron_gemm_residual_nk_bf16(
           shm1[v563] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-      iron_frag_load<false>(v41, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v43, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v43, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v43, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      iron_frag_load<false>(v41, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:250
-      iron_frag_load<true>(v43, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:254
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:256
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+      iron_frag_load<false>(v41, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      iron_frag_load<false>(v41, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:251
+      iron_frag_load<true>(v43, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:255
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:257
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
     }
   }
-  const uint v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:279
+  const uint v615 = v28 + v37;  // kernels/gemm/gemm_tiles.hpp:280
   const uint v616 = v24 + v33;
-  const uint v617 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v617 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v618 = v616 + v617;
-  const uint v619 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v619 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v620 = v615 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
@@ -476,11 +476,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v630 = bfloat(v629);
     out[v626] = v630;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v631 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v631 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v632 = v616 + v631;
-  const uint v633 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v633 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v634 = v615 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v635 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v636 = v634 < v1;
   const bool v637 = v635 && v636;
   if (v637) {
@@ -493,11 +493,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v644 = bfloat(v643);
     out[v640] = v644;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v645 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v645 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v646 = v616 + v645;
-  const uint v647 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v647 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v648 = v615 + v647;
-  const bool v649 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v649 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v650 = v648 < v1;
   const bool v651 = v649 && v650;
   if (v651) {
@@ -510,11 +510,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v658 = bfloat(v657);
     out[v654] = v658;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v659 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v659 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v660 = v616 + v659;
-  const uint v661 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v661 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v662 = v615 + v661;
-  const bool v663 = v660 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v663 = v660 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v664 = v662 < v1;
   const bool v665 = v663 && v664;
   if (v665) {
@@ -527,11 +527,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v672 = bfloat(v671);
     out[v668] = v672;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v673 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v673 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v674 = v616 + v673;
-  const uint v675 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v675 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v676 = v615 + v675;
-  const bool v677 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v677 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v678 = v676 < v1;
   const bool v679 = v677 && v678;
   if (v679) {
@@ -544,11 +544,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v686 = bfloat(v685);
     out[v682] = v686;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v687 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v687 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v688 = v616 + v687;
-  const uint v689 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v689 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v690 = v615 + v689;
-  const bool v691 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v691 = v688 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v692 = v690 < v1;
   const bool v693 = v691 && v692;
   if (v693) {
@@ -561,11 +561,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v700 = bfloat(v699);
     out[v696] = v700;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v701 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v701 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v702 = v616 + v701;
-  const uint v703 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v703 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v704 = v615 + v703;
-  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v705 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v706 = v704 < v1;
   const bool v707 = v705 && v706;
   if (v707) {
@@ -578,11 +578,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v714 = bfloat(v713);
     out[v710] = v714;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v715 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v715 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v716 = v616 + v715;
-  const uint v717 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v717 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v718 = v615 + v717;
-  const bool v719 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v719 = v716 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v720 = v718 < v1;
   const bool v721 = v719 && v720;
   if (v721) {
@@ -595,11 +595,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v728 = bfloat(v727);
     out[v724] = v728;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v729 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v729 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v730 = v616 + v729;
-  const uint v731 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v731 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v732 = v615 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v734 = v732 < v1;
   const bool v735 = v733 && v734;
   if (v735) {
@@ -612,11 +612,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v742 = bfloat(v741);
     out[v738] = v742;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v743 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v743 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v744 = v616 + v743;
-  const uint v745 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v745 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v746 = v615 + v745;
-  const bool v747 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v747 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v748 = v746 < v1;
   const bool v749 = v747 && v748;
   if (v749) {
@@ -629,11 +629,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v756 = bfloat(v755);
     out[v752] = v756;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v757 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v757 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v758 = v616 + v757;
-  const uint v759 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v759 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v760 = v615 + v759;
-  const bool v761 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v761 = v758 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v762 = v760 < v1;
   const bool v763 = v761 && v762;
   if (v763) {
@@ -646,11 +646,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v770 = bfloat(v769);
     out[v766] = v770;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v771 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v771 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v772 = v616 + v771;
-  const uint v773 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v773 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v774 = v615 + v773;
-  const bool v775 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v775 = v772 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v776 = v774 < v1;
   const bool v777 = v775 && v776;
   if (v777) {
@@ -663,11 +663,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v784 = bfloat(v783);
     out[v780] = v784;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v785 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v785 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v786 = v616 + v785;
-  const uint v787 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v787 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v788 = v615 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v790 = v788 < v1;
   const bool v791 = v789 && v790;
   if (v791) {
@@ -680,11 +680,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v798 = bfloat(v797);
     out[v794] = v798;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v799 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v799 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v800 = v616 + v799;
-  const uint v801 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v801 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v802 = v615 + v801;
-  const bool v803 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v803 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v804 = v802 < v1;
   const bool v805 = v803 && v804;
   if (v805) {
@@ -697,11 +697,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v812 = bfloat(v811);
     out[v808] = v812;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v813 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v813 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v814 = v616 + v813;
-  const uint v815 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v815 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v816 = v615 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v818 = v816 < v1;
   const bool v819 = v817 && v818;
   if (v819) {
@@ -714,11 +714,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v826 = bfloat(v825);
     out[v822] = v826;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v827 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v827 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v828 = v616 + v827;
-  const uint v829 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v829 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v830 = v615 + v829;
-  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v831 = v828 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v832 = v830 < v1;
   const bool v833 = v831 && v832;
   if (v833) {
@@ -731,11 +731,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v840 = bfloat(v839);
     out[v836] = v840;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v841 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v841 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v842 = v616 + v841;
-  const uint v843 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v843 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v844 = v615 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v845 = v842 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v846 = v844 < v1;
   const bool v847 = v845 && v846;
   if (v847) {
@@ -748,11 +748,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v854 = bfloat(v853);
     out[v850] = v854;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v855 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v855 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v856 = v616 + v855;
-  const uint v857 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v857 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v858 = v615 + v857;
-  const bool v859 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v859 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v860 = v858 < v1;
   const bool v861 = v859 && v860;
   if (v861) {
@@ -765,11 +765,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v868 = bfloat(v867);
     out[v864] = v868;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v869 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v869 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v870 = v616 + v869;
-  const uint v871 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v871 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v872 = v615 + v871;
-  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v873 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v874 = v872 < v1;
   const bool v875 = v873 && v874;
   if (v875) {
@@ -782,11 +782,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v882 = bfloat(v881);
     out[v878] = v882;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v883 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v883 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v884 = v616 + v883;
-  const uint v885 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v885 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v886 = v615 + v885;
-  const bool v887 = v884 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v887 = v884 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v888 = v886 < v1;
   const bool v889 = v887 && v888;
   if (v889) {
@@ -799,11 +799,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v896 = bfloat(v895);
     out[v892] = v896;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v897 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v897 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v898 = v616 + v897;
-  const uint v899 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v899 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v900 = v615 + v899;
-  const bool v901 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v901 = v898 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v902 = v900 < v1;
   const bool v903 = v901 && v902;
   if (v903) {
@@ -816,11 +816,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v910 = bfloat(v909);
     out[v906] = v910;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v911 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v911 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v912 = v616 + v911;
-  const uint v913 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v913 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v914 = v615 + v913;
-  const bool v915 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v915 = v912 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v916 = v914 < v1;
   const bool v917 = v915 && v916;
   if (v917) {
@@ -833,11 +833,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v924 = bfloat(v923);
     out[v920] = v924;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v925 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v925 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v926 = v616 + v925;
-  const uint v927 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v927 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v928 = v615 + v927;
-  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v929 = v926 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v930 = v928 < v1;
   const bool v931 = v929 && v930;
   if (v931) {
@@ -850,11 +850,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v938 = bfloat(v937);
     out[v934] = v938;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v939 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v939 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v940 = v616 + v939;
-  const uint v941 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v941 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v942 = v615 + v941;
-  const bool v943 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v943 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v944 = v942 < v1;
   const bool v945 = v943 && v944;
   if (v945) {
@@ -867,11 +867,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v952 = bfloat(v951);
     out[v948] = v952;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v953 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v953 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v954 = v616 + v953;
-  const uint v955 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v955 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v956 = v615 + v955;
-  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v957 = v954 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v958 = v956 < v1;
   const bool v959 = v957 && v958;
   if (v959) {
@@ -884,11 +884,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v966 = bfloat(v965);
     out[v962] = v966;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v967 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v967 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v968 = v616 + v967;
-  const uint v969 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v969 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v970 = v615 + v969;
-  const bool v971 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v971 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v972 = v970 < v1;
   const bool v973 = v971 && v972;
   if (v973) {
@@ -901,11 +901,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v980 = bfloat(v979);
     out[v976] = v980;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v981 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v981 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v982 = v616 + v981;
-  const uint v983 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v983 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v984 = v615 + v983;
-  const bool v985 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v985 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v986 = v984 < v1;
   const bool v987 = v985 && v986;
   if (v987) {
@@ -918,11 +918,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v994 = bfloat(v993);
     out[v990] = v994;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v995 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v995 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v996 = v616 + v995;
-  const uint v997 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v997 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v998 = v615 + v997;
-  const bool v999 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v999 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1000 = v998 < v1;
   const bool v1001 = v999 && v1000;
   if (v1001) {
@@ -935,11 +935,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1008 = bfloat(v1007);
     out[v1004] = v1008;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1009 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1009 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1010 = v616 + v1009;
-  const uint v1011 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1011 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1012 = v615 + v1011;
-  const bool v1013 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1013 = v1010 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1014 = v1012 < v1;
   const bool v1015 = v1013 && v1014;
   if (v1015) {
@@ -952,11 +952,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1022 = bfloat(v1021);
     out[v1018] = v1022;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1023 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1023 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1024 = v616 + v1023;
-  const uint v1025 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1025 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1026 = v615 + v1025;
-  const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1028 = v1026 < v1;
   const bool v1029 = v1027 && v1028;
   if (v1029) {
@@ -969,11 +969,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1036 = bfloat(v1035);
     out[v1032] = v1036;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1037 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1037 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1038 = v616 + v1037;
-  const uint v1039 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1039 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1040 = v615 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
@@ -986,11 +986,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1050 = bfloat(v1049);
     out[v1046] = v1050;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1051 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1051 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1052 = v616 + v1051;
-  const uint v1053 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1053 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1054 = v615 + v1053;
-  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1056 = v1054 < v1;
   const bool v1057 = v1055 && v1056;
   if (v1057) {
@@ -1003,11 +1003,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1064 = bfloat(v1063);
     out[v1060] = v1064;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1065 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1065 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1066 = v616 + v1065;
-  const uint v1067 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1067 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1068 = v615 + v1067;
-  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1070 = v1068 < v1;
   const bool v1071 = v1069 && v1070;
   if (v1071) {
@@ -1020,11 +1020,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1078 = bfloat(v1077);
     out[v1074] = v1078;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1079 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1079 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1080 = v616 + v1079;
-  const uint v1081 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1081 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1082 = v615 + v1081;
-  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1083 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1084 = v1082 < v1;
   const bool v1085 = v1083 && v1084;
   if (v1085) {
@@ -1037,11 +1037,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1092 = bfloat(v1091);
     out[v1088] = v1092;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1093 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1093 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1094 = v616 + v1093;
-  const uint v1095 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1095 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1096 = v615 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1098 = v1096 < v1;
   const bool v1099 = v1097 && v1098;
   if (v1099) {
@@ -1054,11 +1054,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1106 = bfloat(v1105);
     out[v1102] = v1106;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1107 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1107 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1108 = v616 + v1107;
-  const uint v1109 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1109 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1110 = v615 + v1109;
-  const bool v1111 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1111 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1112 = v1110 < v1;
   const bool v1113 = v1111 && v1112;
   if (v1113) {
@@ -1071,11 +1071,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1120 = bfloat(v1119);
     out[v1116] = v1120;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1121 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1121 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1122 = v616 + v1121;
-  const uint v1123 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1123 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1124 = v615 + v1123;
-  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1126 = v1124 < v1;
   const bool v1127 = v1125 && v1126;
   if (v1127) {
@@ -1088,11 +1088,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1134 = bfloat(v1133);
     out[v1130] = v1134;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1135 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1135 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1136 = v616 + v1135;
-  const uint v1137 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1137 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1138 = v615 + v1137;
-  const bool v1139 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1139 = v1136 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1140 = v1138 < v1;
   const bool v1141 = v1139 && v1140;
   if (v1141) {
@@ -1105,11 +1105,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1148 = bfloat(v1147);
     out[v1144] = v1148;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1149 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1149 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1150 = v616 + v1149;
-  const uint v1151 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1151 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1152 = v615 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1154 = v1152 < v1;
   const bool v1155 = v1153 && v1154;
   if (v1155) {
@@ -1122,11 +1122,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1162 = bfloat(v1161);
     out[v1158] = v1162;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1163 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1163 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1164 = v616 + v1163;
-  const uint v1165 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1165 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1166 = v615 + v1165;
-  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1168 = v1166 < v1;
   const bool v1169 = v1167 && v1168;
   if (v1169) {
@@ -1139,11 +1139,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1176 = bfloat(v1175);
     out[v1172] = v1176;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1177 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1177 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1178 = v616 + v1177;
-  const uint v1179 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1179 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1180 = v615 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1182 = v1180 < v1;
   const bool v1183 = v1181 && v1182;
   if (v1183) {
@@ -1156,11 +1156,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1190 = bfloat(v1189);
     out[v1186] = v1190;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1191 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1191 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1192 = v616 + v1191;
-  const uint v1193 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1193 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1194 = v615 + v1193;
-  const bool v1195 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1195 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1196 = v1194 < v1;
   const bool v1197 = v1195 && v1196;
   if (v1197) {
@@ -1173,11 +1173,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1204 = bfloat(v1203);
     out[v1200] = v1204;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1205 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1205 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1206 = v616 + v1205;
-  const uint v1207 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1207 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1208 = v615 + v1207;
-  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1210 = v1208 < v1;
   const bool v1211 = v1209 && v1210;
   if (v1211) {
@@ -1190,11 +1190,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1218 = bfloat(v1217);
     out[v1214] = v1218;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1219 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1219 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1220 = v616 + v1219;
-  const uint v1221 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1221 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1222 = v615 + v1221;
-  const bool v1223 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1223 = v1220 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1224 = v1222 < v1;
   const bool v1225 = v1223 && v1224;
   if (v1225) {
@@ -1207,11 +1207,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1232 = bfloat(v1231);
     out[v1228] = v1232;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1233 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1233 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1234 = v616 + v1233;
-  const uint v1235 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1235 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1236 = v615 + v1235;
-  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1238 = v1236 < v1;
   const bool v1239 = v1237 && v1238;
   if (v1239) {
@@ -1224,11 +1224,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1246 = bfloat(v1245);
     out[v1242] = v1246;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1247 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1247 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1248 = v616 + v1247;
-  const uint v1249 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1249 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1250 = v615 + v1249;
-  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1251 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1252 = v1250 < v1;
   const bool v1253 = v1251 && v1252;
   if (v1253) {
@@ -1241,11 +1241,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1260 = bfloat(v1259);
     out[v1256] = v1260;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1261 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1261 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1262 = v616 + v1261;
-  const uint v1263 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1263 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1264 = v615 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1266 = v1264 < v1;
   const bool v1267 = v1265 && v1266;
   if (v1267) {
@@ -1258,11 +1258,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1274 = bfloat(v1273);
     out[v1270] = v1274;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1275 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1275 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1276 = v616 + v1275;
-  const uint v1277 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1277 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1278 = v615 + v1277;
-  const bool v1279 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1279 = v1276 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1280 = v1278 < v1;
   const bool v1281 = v1279 && v1280;
   if (v1281) {
@@ -1275,11 +1275,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1288 = bfloat(v1287);
     out[v1284] = v1288;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1289 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1289 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1290 = v616 + v1289;
-  const uint v1291 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1291 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1292 = v615 + v1291;
-  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1294 = v1292 < v1;
   const bool v1295 = v1293 && v1294;
   if (v1295) {
@@ -1292,11 +1292,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1302 = bfloat(v1301);
     out[v1298] = v1302;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1303 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1303 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1304 = v616 + v1303;
-  const uint v1305 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1305 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1306 = v615 + v1305;
-  const bool v1307 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1307 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1308 = v1306 < v1;
   const bool v1309 = v1307 && v1308;
   if (v1309) {
@@ -1309,11 +1309,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1316 = bfloat(v1315);
     out[v1312] = v1316;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1317 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1317 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1318 = v616 + v1317;
-  const uint v1319 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1319 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1320 = v615 + v1319;
-  const bool v1321 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1321 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1322 = v1320 < v1;
   const bool v1323 = v1321 && v1322;
   if (v1323) {
@@ -1326,11 +1326,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1330 = bfloat(v1329);
     out[v1326] = v1330;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1331 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1331 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1332 = v616 + v1331;
-  const uint v1333 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1333 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1334 = v615 + v1333;
-  const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1335 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1336 = v1334 < v1;
   const bool v1337 = v1335 && v1336;
   if (v1337) {
@@ -1343,11 +1343,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1344 = bfloat(v1343);
     out[v1340] = v1344;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1345 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1345 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1346 = v616 + v1345;
-  const uint v1347 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1347 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1348 = v615 + v1347;
-  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1350 = v1348 < v1;
   const bool v1351 = v1349 && v1350;
   if (v1351) {
@@ -1360,11 +1360,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1358 = bfloat(v1357);
     out[v1354] = v1358;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1359 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1359 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1360 = v616 + v1359;
-  const uint v1361 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1361 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1362 = v615 + v1361;
-  const bool v1363 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1363 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1364 = v1362 < v1;
   const bool v1365 = v1363 && v1364;
   if (v1365) {
@@ -1377,11 +1377,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1372 = bfloat(v1371);
     out[v1368] = v1372;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1373 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1373 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1374 = v616 + v1373;
-  const uint v1375 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1375 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1376 = v615 + v1375;
-  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1377 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1378 = v1376 < v1;
   const bool v1379 = v1377 && v1378;
   if (v1379) {
@@ -1394,11 +1394,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1386 = bfloat(v1385);
     out[v1382] = v1386;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1387 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1387 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1388 = v616 + v1387;
-  const uint v1389 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1389 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1390 = v615 + v1389;
-  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1392 = v1390 < v1;
   const bool v1393 = v1391 && v1392;
   if (v1393) {
@@ -1411,11 +1411,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1400 = bfloat(v1399);
     out[v1396] = v1400;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1401 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1401 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1402 = v616 + v1401;
-  const uint v1403 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1403 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1404 = v615 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1406 = v1404 < v1;
   const bool v1407 = v1405 && v1406;
   if (v1407) {
@@ -1428,11 +1428,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1414 = bfloat(v1413);
     out[v1410] = v1414;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1415 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1415 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1416 = v616 + v1415;
-  const uint v1417 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1417 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1418 = v615 + v1417;
-  const bool v1419 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1419 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1420 = v1418 < v1;
   const bool v1421 = v1419 && v1420;
   if (v1421) {
@@ -1445,11 +1445,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1428 = bfloat(v1427);
     out[v1424] = v1428;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1429 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1429 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1430 = v616 + v1429;
-  const uint v1431 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1431 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1432 = v615 + v1431;
-  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1434 = v1432 < v1;
   const bool v1435 = v1433 && v1434;
   if (v1435) {
@@ -1462,11 +1462,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1442 = bfloat(v1441);
     out[v1438] = v1442;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1443 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1443 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1444 = v616 + v1443;
-  const uint v1445 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1445 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1446 = v615 + v1445;
-  const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1447 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1448 = v1446 < v1;
   const bool v1449 = v1447 && v1448;
   if (v1449) {
@@ -1479,11 +1479,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1456 = bfloat(v1455);
     out[v1452] = v1456;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1457 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1457 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1458 = v616 + v1457;
-  const uint v1459 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1459 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1460 = v615 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1462 = v1460 < v1;
   const bool v1463 = v1461 && v1462;
   if (v1463) {
@@ -1496,11 +1496,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1470 = bfloat(v1469);
     out[v1466] = v1470;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1471 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1471 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1472 = v616 + v1471;
-  const uint v1473 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1473 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1474 = v615 + v1473;
-  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1476 = v1474 < v1;
   const bool v1477 = v1475 && v1476;
   if (v1477) {
@@ -1513,11 +1513,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1484 = bfloat(v1483);
     out[v1480] = v1484;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1485 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1485 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1486 = v616 + v1485;
-  const uint v1487 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1487 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1488 = v615 + v1487;
-  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1490 = v1488 < v1;
   const bool v1491 = v1489 && v1490;
   if (v1491) {
@@ -1530,11 +1530,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1498 = bfloat(v1497);
     out[v1494] = v1498;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1499 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1499 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1500 = v616 + v1499;
-  const uint v1501 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1501 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1502 = v615 + v1501;
-  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1504 = v1502 < v1;
   const bool v1505 = v1503 && v1504;
   if (v1505) {
@@ -1547,11 +1547,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1512 = bfloat(v1511);
     out[v1508] = v1512;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1513 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1513 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1514 = v616 + v1513;
-  const uint v1515 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1515 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1516 = v615 + v1515;
-  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1518 = v1516 < v1;
   const bool v1519 = v1517 && v1518;
   if (v1519) {
@@ -1564,11 +1564,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1526 = bfloat(v1525);
     out[v1522] = v1526;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1527 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1527 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1528 = v616 + v1527;
-  const uint v1529 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1529 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1530 = v615 + v1529;
-  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1532 = v1530 < v1;
   const bool v1533 = v1531 && v1532;
   if (v1533) {
@@ -1581,11 +1581,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1540 = bfloat(v1539);
     out[v1536] = v1540;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1541 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1541 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1542 = v616 + v1541;
-  const uint v1543 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1543 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1544 = v615 + v1543;
-  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1546 = v1544 < v1;
   const bool v1547 = v1545 && v1546;
   if (v1547) {
@@ -1598,11 +1598,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1554 = bfloat(v1553);
     out[v1550] = v1554;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1555 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1555 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1556 = v616 + v1555;
-  const uint v1557 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1557 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1558 = v615 + v1557;
-  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1559 = v1556 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1560 = v1558 < v1;
   const bool v1561 = v1559 && v1560;
   if (v1561) {
@@ -1615,11 +1615,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1568 = bfloat(v1567);
     out[v1564] = v1568;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1569 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1569 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1570 = v616 + v1569;
-  const uint v1571 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1571 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1572 = v615 + v1571;
-  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1574 = v1572 < v1;
   const bool v1575 = v1573 && v1574;
   if (v1575) {
@@ -1632,11 +1632,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1582 = bfloat(v1581);
     out[v1578] = v1582;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1583 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1583 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1584 = v616 + v1583;
-  const uint v1585 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1585 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1586 = v615 + v1585;
-  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1588 = v1586 < v1;
   const bool v1589 = v1587 && v1588;
   if (v1589) {
@@ -1649,11 +1649,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1596 = bfloat(v1595);
     out[v1592] = v1596;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1597 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1597 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1598 = v616 + v1597;
-  const uint v1599 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1599 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1600 = v615 + v1599;
-  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1602 = v1600 < v1;
   const bool v1603 = v1601 && v1602;
   if (v1603) {
@@ -1666,11 +1666,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1610 = bfloat(v1609);
     out[v1606] = v1610;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1611 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1611 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1612 = v616 + v1611;
-  const uint v1613 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1613 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1614 = v615 + v1613;
-  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1616 = v1614 < v1;
   const bool v1617 = v1615 && v1616;
   if (v1617) {
@@ -1683,11 +1683,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1624 = bfloat(v1623);
     out[v1620] = v1624;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1625 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1625 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1626 = v616 + v1625;
-  const uint v1627 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1627 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1628 = v615 + v1627;
-  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1630 = v1628 < v1;
   const bool v1631 = v1629 && v1630;
   if (v1631) {
@@ -1700,11 +1700,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1638 = bfloat(v1637);
     out[v1634] = v1638;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1639 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1639 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1640 = v616 + v1639;
-  const uint v1641 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1641 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1642 = v615 + v1641;
-  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1644 = v1642 < v1;
   const bool v1645 = v1643 && v1644;
   if (v1645) {
@@ -1717,11 +1717,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1652 = bfloat(v1651);
     out[v1648] = v1652;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1653 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1653 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1654 = v616 + v1653;
-  const uint v1655 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1655 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1656 = v615 + v1655;
-  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1658 = v1656 < v1;
   const bool v1659 = v1657 && v1658;
   if (v1659) {
@@ -1734,11 +1734,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1666 = bfloat(v1665);
     out[v1662] = v1666;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1667 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1667 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1668 = v616 + v1667;
-  const uint v1669 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1669 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1670 = v615 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1672 = v1670 < v1;
   const bool v1673 = v1671 && v1672;
   if (v1673) {
@@ -1751,11 +1751,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1680 = bfloat(v1679);
     out[v1676] = v1680;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1681 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1681 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1682 = v616 + v1681;
-  const uint v1683 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1683 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1684 = v615 + v1683;
-  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1686 = v1684 < v1;
   const bool v1687 = v1685 && v1686;
   if (v1687) {
@@ -1768,11 +1768,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1694 = bfloat(v1693);
     out[v1690] = v1694;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1695 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1695 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1696 = v616 + v1695;
-  const uint v1697 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1697 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1698 = v615 + v1697;
-  const bool v1699 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1699 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1700 = v1698 < v1;
   const bool v1701 = v1699 && v1700;
   if (v1701) {
@@ -1785,11 +1785,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1708 = bfloat(v1707);
     out[v1704] = v1708;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1709 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1709 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1710 = v616 + v1709;
-  const uint v1711 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1711 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1712 = v615 + v1711;
-  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1714 = v1712 < v1;
   const bool v1715 = v1713 && v1714;
   if (v1715) {
@@ -1802,11 +1802,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1722 = bfloat(v1721);
     out[v1718] = v1722;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1723 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1723 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1724 = v616 + v1723;
-  const uint v1725 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1725 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1726 = v615 + v1725;
-  const bool v1727 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1727 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1728 = v1726 < v1;
   const bool v1729 = v1727 && v1728;
   if (v1729) {
@@ -1819,11 +1819,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1736 = bfloat(v1735);
     out[v1732] = v1736;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1737 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1737 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1738 = v616 + v1737;
-  const uint v1739 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1739 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1740 = v615 + v1739;
-  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1742 = v1740 < v1;
   const bool v1743 = v1741 && v1742;
   if (v1743) {
@@ -1836,11 +1836,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1750 = bfloat(v1749);
     out[v1746] = v1750;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1751 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1751 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1752 = v616 + v1751;
-  const uint v1753 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1753 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1754 = v615 + v1753;
-  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1756 = v1754 < v1;
   const bool v1757 = v1755 && v1756;
   if (v1757) {
@@ -1853,11 +1853,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1764 = bfloat(v1763);
     out[v1760] = v1764;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1765 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1765 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1766 = v616 + v1765;
-  const uint v1767 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1767 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1768 = v615 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1770 = v1768 < v1;
   const bool v1771 = v1769 && v1770;
   if (v1771) {
@@ -1870,11 +1870,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1778 = bfloat(v1777);
     out[v1774] = v1778;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1779 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1779 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1780 = v616 + v1779;
-  const uint v1781 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1781 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1782 = v615 + v1781;
-  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1784 = v1782 < v1;
   const bool v1785 = v1783 && v1784;
   if (v1785) {
@@ -1887,11 +1887,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1792 = bfloat(v1791);
     out[v1788] = v1792;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1793 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1793 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1794 = v616 + v1793;
-  const uint v1795 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1795 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1796 = v615 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1798 = v1796 < v1;
   const bool v1799 = v1797 && v1798;
   if (v1799) {
@@ -1904,11 +1904,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1806 = bfloat(v1805);
     out[v1802] = v1806;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1807 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1807 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1808 = v616 + v1807;
-  const uint v1809 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1809 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1810 = v615 + v1809;
-  const bool v1811 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1811 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1812 = v1810 < v1;
   const bool v1813 = v1811 && v1812;
   if (v1813) {
@@ -1921,11 +1921,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1820 = bfloat(v1819);
     out[v1816] = v1820;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1821 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1821 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1822 = v616 + v1821;
-  const uint v1823 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1823 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1824 = v615 + v1823;
-  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1826 = v1824 < v1;
   const bool v1827 = v1825 && v1826;
   if (v1827) {
@@ -1938,11 +1938,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1834 = bfloat(v1833);
     out[v1830] = v1834;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1835 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1835 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1836 = v616 + v1835;
-  const uint v1837 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1837 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1838 = v615 + v1837;
-  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1840 = v1838 < v1;
   const bool v1841 = v1839 && v1840;
   if (v1841) {
@@ -1955,11 +1955,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1848 = bfloat(v1847);
     out[v1844] = v1848;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1849 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1849 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1850 = v616 + v1849;
-  const uint v1851 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1851 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1852 = v615 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1854 = v1852 < v1;
   const bool v1855 = v1853 && v1854;
   if (v1855) {
@@ -1972,11 +1972,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1862 = bfloat(v1861);
     out[v1858] = v1862;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1863 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1863 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1864 = v616 + v1863;
-  const uint v1865 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1865 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1866 = v615 + v1865;
-  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1868 = v1866 < v1;
   const bool v1869 = v1867 && v1868;
   if (v1869) {
@@ -1989,11 +1989,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1876 = bfloat(v1875);
     out[v1872] = v1876;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1877 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1877 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1878 = v616 + v1877;
-  const uint v1879 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1879 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1880 = v615 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1882 = v1880 < v1;
   const bool v1883 = v1881 && v1882;
   if (v1883) {
@@ -2006,11 +2006,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1890 = bfloat(v1889);
     out[v1886] = v1890;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1891 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1891 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1892 = v616 + v1891;
-  const uint v1893 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1893 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1894 = v615 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1896 = v1894 < v1;
   const bool v1897 = v1895 && v1896;
   if (v1897) {
@@ -2023,11 +2023,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1904 = bfloat(v1903);
     out[v1900] = v1904;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1905 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1905 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1906 = v616 + v1905;
-  const uint v1907 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1907 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1908 = v615 + v1907;
-  const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1910 = v1908 < v1;
   const bool v1911 = v1909 && v1910;
   if (v1911) {
@@ -2040,11 +2040,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1918 = bfloat(v1917);
     out[v1914] = v1918;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1919 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1919 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1920 = v616 + v1919;
-  const uint v1921 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1921 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1922 = v615 + v1921;
-  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1923 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1924 = v1922 < v1;
   const bool v1925 = v1923 && v1924;
   if (v1925) {
@@ -2057,11 +2057,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1932 = bfloat(v1931);
     out[v1928] = v1932;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1933 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1933 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1934 = v616 + v1933;
-  const uint v1935 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1935 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1936 = v615 + v1935;
-  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1938 = v1936 < v1;
   const bool v1939 = v1937 && v1938;
   if (v1939) {
@@ -2074,11 +2074,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1946 = bfloat(v1945);
     out[v1942] = v1946;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1947 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1947 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1948 = v616 + v1947;
-  const uint v1949 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1949 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1950 = v615 + v1949;
-  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1952 = v1950 < v1;
   const bool v1953 = v1951 && v1952;
   if (v1953) {
@@ -2091,11 +2091,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1960 = bfloat(v1959);
     out[v1956] = v1960;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1961 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1961 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1962 = v616 + v1961;
-  const uint v1963 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1963 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1964 = v615 + v1963;
-  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1966 = v1964 < v1;
   const bool v1967 = v1965 && v1966;
   if (v1967) {
@@ -2108,11 +2108,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1974 = bfloat(v1973);
     out[v1970] = v1974;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1975 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1975 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1976 = v616 + v1975;
-  const uint v1977 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1977 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1978 = v615 + v1977;
-  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1980 = v1978 < v1;
   const bool v1981 = v1979 && v1980;
   if (v1981) {
@@ -2125,11 +2125,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v1988 = bfloat(v1987);
     out[v1984] = v1988;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1989 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v1989 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v1990 = v616 + v1989;
-  const uint v1991 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v1991 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v1992 = v615 + v1991;
-  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v1994 = v1992 < v1;
   const bool v1995 = v1993 && v1994;
   if (v1995) {
@@ -2142,11 +2142,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2002 = bfloat(v2001);
     out[v1998] = v2002;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2003 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2003 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2004 = v616 + v2003;
-  const uint v2005 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2005 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2006 = v615 + v2005;
-  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2008 = v2006 < v1;
   const bool v2009 = v2007 && v2008;
   if (v2009) {
@@ -2159,11 +2159,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2016 = bfloat(v2015);
     out[v2012] = v2016;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2017 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2017 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2018 = v616 + v2017;
-  const uint v2019 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2019 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2020 = v615 + v2019;
-  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2022 = v2020 < v1;
   const bool v2023 = v2021 && v2022;
   if (v2023) {
@@ -2176,11 +2176,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2030 = bfloat(v2029);
     out[v2026] = v2030;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2031 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2031 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2032 = v616 + v2031;
-  const uint v2033 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2033 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2034 = v615 + v2033;
-  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2036 = v2034 < v1;
   const bool v2037 = v2035 && v2036;
   if (v2037) {
@@ -2193,11 +2193,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2044 = bfloat(v2043);
     out[v2040] = v2044;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2045 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2045 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2046 = v616 + v2045;
-  const uint v2047 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2047 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2048 = v615 + v2047;
-  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2050 = v2048 < v1;
   const bool v2051 = v2049 && v2050;
   if (v2051) {
@@ -2210,11 +2210,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2058 = bfloat(v2057);
     out[v2054] = v2058;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2059 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2059 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2060 = v616 + v2059;
-  const uint v2061 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2061 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2062 = v615 + v2061;
-  const bool v2063 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2063 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2064 = v2062 < v1;
   const bool v2065 = v2063 && v2064;
   if (v2065) {
@@ -2227,11 +2227,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2072 = bfloat(v2071);
     out[v2068] = v2072;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2073 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2073 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2074 = v616 + v2073;
-  const uint v2075 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2075 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2076 = v615 + v2075;
-  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2078 = v2076 < v1;
   const bool v2079 = v2077 && v2078;
   if (v2079) {
@@ -2244,11 +2244,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2086 = bfloat(v2085);
     out[v2082] = v2086;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2087 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2087 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2088 = v616 + v2087;
-  const uint v2089 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2089 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2090 = v615 + v2089;
-  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2092 = v2090 < v1;
   const bool v2093 = v2091 && v2092;
   if (v2093) {
@@ -2261,11 +2261,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2100 = bfloat(v2099);
     out[v2096] = v2100;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2101 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2101 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2102 = v616 + v2101;
-  const uint v2103 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2103 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2104 = v615 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2106 = v2104 < v1;
   const bool v2107 = v2105 && v2106;
   if (v2107) {
@@ -2278,11 +2278,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2114 = bfloat(v2113);
     out[v2110] = v2114;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2115 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2115 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2116 = v616 + v2115;
-  const uint v2117 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2117 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2118 = v615 + v2117;
-  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2120 = v2118 < v1;
   const bool v2121 = v2119 && v2120;
   if (v2121) {
@@ -2295,11 +2295,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2128 = bfloat(v2127);
     out[v2124] = v2128;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2129 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2129 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2130 = v616 + v2129;
-  const uint v2131 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2131 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2132 = v615 + v2131;
-  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2134 = v2132 < v1;
   const bool v2135 = v2133 && v2134;
   if (v2135) {
@@ -2312,11 +2312,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2142 = bfloat(v2141);
     out[v2138] = v2142;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2143 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2143 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2144 = v616 + v2143;
-  const uint v2145 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2145 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2146 = v615 + v2145;
-  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2148 = v2146 < v1;
   const bool v2149 = v2147 && v2148;
   if (v2149) {
@@ -2329,11 +2329,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2156 = bfloat(v2155);
     out[v2152] = v2156;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2157 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2157 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2158 = v616 + v2157;
-  const uint v2159 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2159 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2160 = v615 + v2159;
-  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2162 = v2160 < v1;
   const bool v2163 = v2161 && v2162;
   if (v2163) {
@@ -2346,11 +2346,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2170 = bfloat(v2169);
     out[v2166] = v2170;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2171 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2171 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2172 = v616 + v2171;
-  const uint v2173 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2173 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2174 = v615 + v2173;
-  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2175 = v2172 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2176 = v2174 < v1;
   const bool v2177 = v2175 && v2176;
   if (v2177) {
@@ -2363,11 +2363,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2184 = bfloat(v2183);
     out[v2180] = v2184;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2185 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2185 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2186 = v616 + v2185;
-  const uint v2187 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2187 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2188 = v615 + v2187;
-  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2190 = v2188 < v1;
   const bool v2191 = v2189 && v2190;
   if (v2191) {
@@ -2380,11 +2380,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2198 = bfloat(v2197);
     out[v2194] = v2198;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2199 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2199 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2200 = v616 + v2199;
-  const uint v2201 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2201 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2202 = v615 + v2201;
-  const bool v2203 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2203 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2204 = v2202 < v1;
   const bool v2205 = v2203 && v2204;
   if (v2205) {
@@ -2397,11 +2397,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2212 = bfloat(v2211);
     out[v2208] = v2212;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2213 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2213 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2214 = v616 + v2213;
-  const uint v2215 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2215 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2216 = v615 + v2215;
-  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2218 = v2216 < v1;
   const bool v2219 = v2217 && v2218;
   if (v2219) {
@@ -2414,11 +2414,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2226 = bfloat(v2225);
     out[v2222] = v2226;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2227 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2227 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2228 = v616 + v2227;
-  const uint v2229 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2229 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2230 = v615 + v2229;
-  const bool v2231 = v2228 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2231 = v2228 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2232 = v2230 < v1;
   const bool v2233 = v2231 && v2232;
   if (v2233) {
@@ -2431,11 +2431,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2240 = bfloat(v2239);
     out[v2236] = v2240;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2241 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2241 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2242 = v616 + v2241;
-  const uint v2243 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2243 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2244 = v615 + v2243;
-  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2246 = v2244 < v1;
   const bool v2247 = v2245 && v2246;
   if (v2247) {
@@ -2448,11 +2448,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2254 = bfloat(v2253);
     out[v2250] = v2254;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2255 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2255 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2256 = v616 + v2255;
-  const uint v2257 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2257 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2258 = v615 + v2257;
-  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2259 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2260 = v2258 < v1;
   const bool v2261 = v2259 && v2260;
   if (v2261) {
@@ -2465,11 +2465,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2268 = bfloat(v2267);
     out[v2264] = v2268;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2269 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2269 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2270 = v616 + v2269;
-  const uint v2271 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2271 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2272 = v615 + v2271;
-  const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2274 = v2272 < v1;
   const bool v2275 = v2273 && v2274;
   if (v2275) {
@@ -2482,11 +2482,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2282 = bfloat(v2281);
     out[v2278] = v2282;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2283 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2283 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2284 = v616 + v2283;
-  const uint v2285 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2285 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2286 = v615 + v2285;
-  const bool v2287 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2287 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2288 = v2286 < v1;
   const bool v2289 = v2287 && v2288;
   if (v2289) {
@@ -2499,11 +2499,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2296 = bfloat(v2295);
     out[v2292] = v2296;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2297 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2297 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2298 = v616 + v2297;
-  const uint v2299 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2299 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2300 = v615 + v2299;
-  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2302 = v2300 < v1;
   const bool v2303 = v2301 && v2302;
   if (v2303) {
@@ -2516,11 +2516,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2310 = bfloat(v2309);
     out[v2306] = v2310;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2311 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2311 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2312 = v616 + v2311;
-  const uint v2313 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2313 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2314 = v615 + v2313;
-  const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2316 = v2314 < v1;
   const bool v2317 = v2315 && v2316;
   if (v2317) {
@@ -2533,11 +2533,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2324 = bfloat(v2323);
     out[v2320] = v2324;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2325 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2325 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2326 = v616 + v2325;
-  const uint v2327 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2327 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2328 = v615 + v2327;
-  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2330 = v2328 < v1;
   const bool v2331 = v2329 && v2330;
   if (v2331) {
@@ -2550,11 +2550,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2338 = bfloat(v2337);
     out[v2334] = v2338;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2339 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2339 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2340 = v616 + v2339;
-  const uint v2341 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2341 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2342 = v615 + v2341;
-  const bool v2343 = v2340 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2343 = v2340 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2344 = v2342 < v1;
   const bool v2345 = v2343 && v2344;
   if (v2345) {
@@ -2567,11 +2567,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2352 = bfloat(v2351);
     out[v2348] = v2352;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2353 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2353 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2354 = v616 + v2353;
-  const uint v2355 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2355 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2356 = v615 + v2355;
-  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2358 = v2356 < v1;
   const bool v2359 = v2357 && v2358;
   if (v2359) {
@@ -2584,11 +2584,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2366 = bfloat(v2365);
     out[v2362] = v2366;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2367 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2367 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2368 = v616 + v2367;
-  const uint v2369 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2369 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2370 = v615 + v2369;
-  const bool v2371 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2371 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2372 = v2370 < v1;
   const bool v2373 = v2371 && v2372;
   if (v2373) {
@@ -2601,11 +2601,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2380 = bfloat(v2379);
     out[v2376] = v2380;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2381 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2381 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2382 = v616 + v2381;
-  const uint v2383 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2383 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2384 = v615 + v2383;
-  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2386 = v2384 < v1;
   const bool v2387 = v2385 && v2386;
   if (v2387) {
@@ -2618,11 +2618,11 @@ kernel void iron_gemm_residual_nk_bf16(
     const bfloat v2394 = bfloat(v2393);
     out[v2390] = v2394;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2395 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+  const uint v2395 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
   const uint v2396 = v616 + v2395;
-  const uint v2397 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+  const uint v2397 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
   const uint v2398 = v615 + v2397;
-  const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:297
+  const bool v2399 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:298
   const bool v2400 = v2398 < v1;
   const bool v2401 = v2399 && v2400;
   if (v2401) {

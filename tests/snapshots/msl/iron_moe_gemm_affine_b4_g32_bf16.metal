@@ -168,20 +168,20 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:167
     const uint v79 = v1 * v2;
     const uint v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:113
-    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
     const uint v86 = v85 << 6u;
-    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
     const uint v90 = v89 << 6u;
-    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:244
+    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:245
     iron_frag_fill(v92, float(0.0f));
-    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:245
+    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:246
     iron_frag_fill(v94, bfloat(bfloat(0.0f)));
-    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:246
+    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:247
     iron_frag_fill(v96, bfloat(bfloat(0.0f)));
-    const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+    const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
     const bool v100 = v99 == 0u;
-    if (v100) {  // kernels/gemm/gemm_tiles.hpp:259
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:260
       const uint v3710 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
       const uint v3713 = v3710 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
       const uint v3716 = v3710 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -238,14 +238,14 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
       const uint v4329 = min(v4317, v3826);  // kernels/gemm/quant_b.hpp:138
       const uint v4334 = v4329 * v3832;  // kernels/gemm/quant_b.hpp:35
       const uint v4343 = v4329 * v3841;  // kernels/gemm/quant_b.hpp:38
-      const uint v4482 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-      const uint v4488 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v4482 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v4488 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
 
-      for (uint v3702 = 0u; v3702 < v3; v3702 += 32u) {  // kernels/gemm/gemm_tiles.hpp:266
+      for (uint v3702 = 0u; v3702 < v3; v3702 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
         const uint v3704 = v3702 >> 5u;
         const uint v3706 = v3704 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3708 = v3706 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+        const uint v3708 = v3706 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
         const uint v3720 = v3702 + v3717;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v3721 = v3720 < v3;
         const bool v3722 = v3719 && v3721;
@@ -594,21 +594,21 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         const float v4467 = v4321 ? v4444 : 0.0f;
         const bfloat v4468 = bfloat(v4467);
         *(threadgroup iron_bf16x8*)(shm1 + v3804) = iron_bf16x8{{bfloat4(v4447, v4450, v4453, v4456), bfloat4(v4459, v4462, v4465, v4468)}};  // kernels/gemm/quant_b.hpp:146
-        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4483 = v3708 + v4482;  // kernels/gemm/gemm_tiles.hpp:250
+        const uint v4483 = v3708 + v4482;  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_load<false>(v94, shm0, long(v4483), long(40u));
-        const uint v4489 = v3708 + v4488;  // kernels/gemm/gemm_tiles.hpp:254
+        const uint v4489 = v3708 + v4488;  // kernels/gemm/gemm_tiles.hpp:255
         iron_frag_load<true>(v96, shm1, long(v4489), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:256
-        const uint v4496 = v4483 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
+        const uint v4496 = v4483 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_load<false>(v94, shm0, long(v4496), long(40u));
-        const uint v4502 = v4489 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+        const uint v4502 = v4489 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
         iron_frag_load<true>(v96, shm1, long(v4502), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
     } else {
       const uint v914 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
       const uint v915 = iron_tid.x;
@@ -659,12 +659,12 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
       const uint v1477 = v1463 * v975;  // kernels/gemm/quant_b.hpp:38
       const uint v1605 = v1446 * 40u;  // kernels/gemm/quant_b.hpp:146
       const uint v1607 = v1605 + v1450;
-      const uint v1614 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-      const uint v1620 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
-      const uint v1628 = v1614 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-      const uint v1634 = v1620 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v1614 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v1620 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v1628 = v1614 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v1634 = v1620 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
 
-      for (uint v913 = 0u; v913 < v3; v913 += 32u) {  // kernels/gemm/gemm_tiles.hpp:271
+      for (uint v913 = 0u; v913 < v3; v913 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
         for (uint v917 = v915; v917 < 4096u; v917 += v914) {  // kernels/gemm/gemm_tiles.hpp:95
           const uint v919 = v917 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
           const uint v921 = v917 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -999,23 +999,23 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         const float v1601 = v1455 ? v1578 : 0.0f;
         const bfloat v1602 = bfloat(v1601);
         *(threadgroup iron_bf16x8*)(shm1 + v1607) = iron_bf16x8{{bfloat4(v1581, v1584, v1587, v1590), bfloat4(v1593, v1596, v1599, v1602)}};  // kernels/gemm/quant_b.hpp:146
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-        iron_frag_load<false>(v94, shm0, long(v1614), long(40u));  // kernels/gemm/gemm_tiles.hpp:250
-        iron_frag_load<true>(v96, shm1, long(v1620), long(40u));  // kernels/gemm/gemm_tiles.hpp:254
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:256
-        iron_frag_load<false>(v94, shm0, long(v1628), long(40u));  // kernels/gemm/gemm_tiles.hpp:250
-        iron_frag_load<true>(v96, shm1, long(v1634), long(40u));  // kernels/gemm/gemm_tiles.hpp:254
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:256
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load<false>(v94, shm0, long(v1614), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load<true>(v96, shm1, long(v1620), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
+        iron_frag_load<false>(v94, shm0, long(v1628), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load<true>(v96, shm1, long(v1634), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
       }
     }
-    const uint v1635 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:279
+    const uint v1635 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:280
     const uint v1636 = v75 + v86;
-    const uint v1637 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1637 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1638 = v1636 + v1637;
-    const uint v1639 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1639 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1640 = v1635 + v1639;
-    const bool v1641 = v1638 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1641 = v1638 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1642 = v1640 < v79;
     const bool v1643 = v1641 && v1642;
     if (v1643) {
@@ -1031,11 +1031,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1652] = v1649;
       }
     }
-    const uint v1653 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1653 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1654 = v1636 + v1653;
-    const uint v1655 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1655 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1656 = v1635 + v1655;
-    const bool v1657 = v1654 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1657 = v1654 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1658 = v1656 < v79;
     const bool v1659 = v1657 && v1658;
     if (v1659) {
@@ -1051,11 +1051,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1668] = v1665;
       }
     }
-    const uint v1669 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1669 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1670 = v1636 + v1669;
-    const uint v1671 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1671 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1672 = v1635 + v1671;
-    const bool v1673 = v1670 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1673 = v1670 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1674 = v1672 < v79;
     const bool v1675 = v1673 && v1674;
     if (v1675) {
@@ -1071,11 +1071,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1684] = v1681;
       }
     }
-    const uint v1685 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1685 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1686 = v1636 + v1685;
-    const uint v1687 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1687 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1688 = v1635 + v1687;
-    const bool v1689 = v1686 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1689 = v1686 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1690 = v1688 < v79;
     const bool v1691 = v1689 && v1690;
     if (v1691) {
@@ -1091,11 +1091,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1700] = v1697;
       }
     }
-    const uint v1701 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1701 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1702 = v1636 + v1701;
-    const uint v1703 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1703 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1704 = v1635 + v1703;
-    const bool v1705 = v1702 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1705 = v1702 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1706 = v1704 < v79;
     const bool v1707 = v1705 && v1706;
     if (v1707) {
@@ -1111,11 +1111,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1716] = v1713;
       }
     }
-    const uint v1717 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1717 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1718 = v1636 + v1717;
-    const uint v1719 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1719 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1720 = v1635 + v1719;
-    const bool v1721 = v1718 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1721 = v1718 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1722 = v1720 < v79;
     const bool v1723 = v1721 && v1722;
     if (v1723) {
@@ -1131,11 +1131,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1732] = v1729;
       }
     }
-    const uint v1733 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1733 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1734 = v1636 + v1733;
-    const uint v1735 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1735 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1736 = v1635 + v1735;
-    const bool v1737 = v1734 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1737 = v1734 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1738 = v1736 < v79;
     const bool v1739 = v1737 && v1738;
     if (v1739) {
@@ -1151,11 +1151,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1748] = v1745;
       }
     }
-    const uint v1749 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1749 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1750 = v1636 + v1749;
-    const uint v1751 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1751 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1752 = v1635 + v1751;
-    const bool v1753 = v1750 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1753 = v1750 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1754 = v1752 < v79;
     const bool v1755 = v1753 && v1754;
     if (v1755) {
@@ -1171,11 +1171,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1764] = v1761;
       }
     }
-    const uint v1765 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1765 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1766 = v1636 + v1765;
-    const uint v1767 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1767 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1768 = v1635 + v1767;
-    const bool v1769 = v1766 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1769 = v1766 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1770 = v1768 < v79;
     const bool v1771 = v1769 && v1770;
     if (v1771) {
@@ -1191,11 +1191,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1780] = v1777;
       }
     }
-    const uint v1781 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1781 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1782 = v1636 + v1781;
-    const uint v1783 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1783 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1784 = v1635 + v1783;
-    const bool v1785 = v1782 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1785 = v1782 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1786 = v1784 < v79;
     const bool v1787 = v1785 && v1786;
     if (v1787) {
@@ -1211,11 +1211,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1796] = v1793;
       }
     }
-    const uint v1797 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1797 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1798 = v1636 + v1797;
-    const uint v1799 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1799 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1800 = v1635 + v1799;
-    const bool v1801 = v1798 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1801 = v1798 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1802 = v1800 < v79;
     const bool v1803 = v1801 && v1802;
     if (v1803) {
@@ -1231,11 +1231,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1812] = v1809;
       }
     }
-    const uint v1813 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1813 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1814 = v1636 + v1813;
-    const uint v1815 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1815 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1816 = v1635 + v1815;
-    const bool v1817 = v1814 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1817 = v1814 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1818 = v1816 < v79;
     const bool v1819 = v1817 && v1818;
     if (v1819) {
@@ -1251,11 +1251,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1828] = v1825;
       }
     }
-    const uint v1829 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1829 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1830 = v1636 + v1829;
-    const uint v1831 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1831 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1832 = v1635 + v1831;
-    const bool v1833 = v1830 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1833 = v1830 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1834 = v1832 < v79;
     const bool v1835 = v1833 && v1834;
     if (v1835) {
@@ -1271,11 +1271,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1844] = v1841;
       }
     }
-    const uint v1845 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1845 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1846 = v1636 + v1845;
-    const uint v1847 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1847 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1848 = v1635 + v1847;
-    const bool v1849 = v1846 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1849 = v1846 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1850 = v1848 < v79;
     const bool v1851 = v1849 && v1850;
     if (v1851) {
@@ -1291,11 +1291,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1860] = v1857;
       }
     }
-    const uint v1861 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1861 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1862 = v1636 + v1861;
-    const uint v1863 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1863 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1864 = v1635 + v1863;
-    const bool v1865 = v1862 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1865 = v1862 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1866 = v1864 < v79;
     const bool v1867 = v1865 && v1866;
     if (v1867) {
@@ -1311,11 +1311,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1876] = v1873;
       }
     }
-    const uint v1877 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1877 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1878 = v1636 + v1877;
-    const uint v1879 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1879 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1880 = v1635 + v1879;
-    const bool v1881 = v1878 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1881 = v1878 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1882 = v1880 < v79;
     const bool v1883 = v1881 && v1882;
     if (v1883) {
@@ -1331,11 +1331,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1892] = v1889;
       }
     }
-    const uint v1893 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1893 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1894 = v1636 + v1893;
-    const uint v1895 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1895 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1896 = v1635 + v1895;
-    const bool v1897 = v1894 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1897 = v1894 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1898 = v1896 < v79;
     const bool v1899 = v1897 && v1898;
     if (v1899) {
@@ -1351,11 +1351,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1908] = v1905;
       }
     }
-    const uint v1909 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1909 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1910 = v1636 + v1909;
-    const uint v1911 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1911 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1912 = v1635 + v1911;
-    const bool v1913 = v1910 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1913 = v1910 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1914 = v1912 < v79;
     const bool v1915 = v1913 && v1914;
     if (v1915) {
@@ -1371,11 +1371,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1924] = v1921;
       }
     }
-    const uint v1925 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1925 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1926 = v1636 + v1925;
-    const uint v1927 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1927 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1928 = v1635 + v1927;
-    const bool v1929 = v1926 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1929 = v1926 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1930 = v1928 < v79;
     const bool v1931 = v1929 && v1930;
     if (v1931) {
@@ -1391,11 +1391,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1940] = v1937;
       }
     }
-    const uint v1941 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1941 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1942 = v1636 + v1941;
-    const uint v1943 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1943 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1944 = v1635 + v1943;
-    const bool v1945 = v1942 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1945 = v1942 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1946 = v1944 < v79;
     const bool v1947 = v1945 && v1946;
     if (v1947) {
@@ -1411,11 +1411,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1956] = v1953;
       }
     }
-    const uint v1957 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1957 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1958 = v1636 + v1957;
-    const uint v1959 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1959 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1960 = v1635 + v1959;
-    const bool v1961 = v1958 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1961 = v1958 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1962 = v1960 < v79;
     const bool v1963 = v1961 && v1962;
     if (v1963) {
@@ -1431,11 +1431,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1972] = v1969;
       }
     }
-    const uint v1973 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1973 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1974 = v1636 + v1973;
-    const uint v1975 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1975 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1976 = v1635 + v1975;
-    const bool v1977 = v1974 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1977 = v1974 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1978 = v1976 < v79;
     const bool v1979 = v1977 && v1978;
     if (v1979) {
@@ -1451,11 +1451,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v1988] = v1985;
       }
     }
-    const uint v1989 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v1989 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v1990 = v1636 + v1989;
-    const uint v1991 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v1991 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v1992 = v1635 + v1991;
-    const bool v1993 = v1990 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v1993 = v1990 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v1994 = v1992 < v79;
     const bool v1995 = v1993 && v1994;
     if (v1995) {
@@ -1471,11 +1471,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2004] = v2001;
       }
     }
-    const uint v2005 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2005 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2006 = v1636 + v2005;
-    const uint v2007 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2007 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2008 = v1635 + v2007;
-    const bool v2009 = v2006 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2009 = v2006 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2010 = v2008 < v79;
     const bool v2011 = v2009 && v2010;
     if (v2011) {
@@ -1491,11 +1491,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2020] = v2017;
       }
     }
-    const uint v2021 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2021 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2022 = v1636 + v2021;
-    const uint v2023 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2023 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2024 = v1635 + v2023;
-    const bool v2025 = v2022 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2025 = v2022 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2026 = v2024 < v79;
     const bool v2027 = v2025 && v2026;
     if (v2027) {
@@ -1511,11 +1511,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2036] = v2033;
       }
     }
-    const uint v2037 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2037 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2038 = v1636 + v2037;
-    const uint v2039 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2039 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2040 = v1635 + v2039;
-    const bool v2041 = v2038 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2041 = v2038 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2042 = v2040 < v79;
     const bool v2043 = v2041 && v2042;
     if (v2043) {
@@ -1531,11 +1531,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2052] = v2049;
       }
     }
-    const uint v2053 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2053 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2054 = v1636 + v2053;
-    const uint v2055 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2055 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2056 = v1635 + v2055;
-    const bool v2057 = v2054 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2057 = v2054 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2058 = v2056 < v79;
     const bool v2059 = v2057 && v2058;
     if (v2059) {
@@ -1551,11 +1551,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2068] = v2065;
       }
     }
-    const uint v2069 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2069 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2070 = v1636 + v2069;
-    const uint v2071 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2071 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2072 = v1635 + v2071;
-    const bool v2073 = v2070 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2073 = v2070 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2074 = v2072 < v79;
     const bool v2075 = v2073 && v2074;
     if (v2075) {
@@ -1571,11 +1571,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2084] = v2081;
       }
     }
-    const uint v2085 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2085 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2086 = v1636 + v2085;
-    const uint v2087 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2087 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2088 = v1635 + v2087;
-    const bool v2089 = v2086 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2089 = v2086 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2090 = v2088 < v79;
     const bool v2091 = v2089 && v2090;
     if (v2091) {
@@ -1591,11 +1591,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2100] = v2097;
       }
     }
-    const uint v2101 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2101 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2102 = v1636 + v2101;
-    const uint v2103 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2103 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2104 = v1635 + v2103;
-    const bool v2105 = v2102 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2105 = v2102 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2106 = v2104 < v79;
     const bool v2107 = v2105 && v2106;
     if (v2107) {
@@ -1611,11 +1611,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2116] = v2113;
       }
     }
-    const uint v2117 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2117 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2118 = v1636 + v2117;
-    const uint v2119 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2119 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2120 = v1635 + v2119;
-    const bool v2121 = v2118 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2121 = v2118 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2122 = v2120 < v79;
     const bool v2123 = v2121 && v2122;
     if (v2123) {
@@ -1631,11 +1631,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2132] = v2129;
       }
     }
-    const uint v2133 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2133 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2134 = v1636 + v2133;
-    const uint v2135 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2135 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2136 = v1635 + v2135;
-    const bool v2137 = v2134 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2137 = v2134 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2138 = v2136 < v79;
     const bool v2139 = v2137 && v2138;
     if (v2139) {
@@ -1651,11 +1651,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2148] = v2145;
       }
     }
-    const uint v2149 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2149 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2150 = v1636 + v2149;
-    const uint v2151 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2151 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2152 = v1635 + v2151;
-    const bool v2153 = v2150 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2153 = v2150 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2154 = v2152 < v79;
     const bool v2155 = v2153 && v2154;
     if (v2155) {
@@ -1671,11 +1671,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2164] = v2161;
       }
     }
-    const uint v2165 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2165 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2166 = v1636 + v2165;
-    const uint v2167 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2167 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2168 = v1635 + v2167;
-    const bool v2169 = v2166 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2169 = v2166 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2170 = v2168 < v79;
     const bool v2171 = v2169 && v2170;
     if (v2171) {
@@ -1691,11 +1691,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2180] = v2177;
       }
     }
-    const uint v2181 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2181 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2182 = v1636 + v2181;
-    const uint v2183 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2183 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2184 = v1635 + v2183;
-    const bool v2185 = v2182 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2185 = v2182 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2186 = v2184 < v79;
     const bool v2187 = v2185 && v2186;
     if (v2187) {
@@ -1711,11 +1711,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2196] = v2193;
       }
     }
-    const uint v2197 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2197 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2198 = v1636 + v2197;
-    const uint v2199 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2199 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2200 = v1635 + v2199;
-    const bool v2201 = v2198 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2201 = v2198 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2202 = v2200 < v79;
     const bool v2203 = v2201 && v2202;
     if (v2203) {
@@ -1731,11 +1731,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2212] = v2209;
       }
     }
-    const uint v2213 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2213 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2214 = v1636 + v2213;
-    const uint v2215 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2215 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2216 = v1635 + v2215;
-    const bool v2217 = v2214 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2217 = v2214 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2218 = v2216 < v79;
     const bool v2219 = v2217 && v2218;
     if (v2219) {
@@ -1751,11 +1751,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2228] = v2225;
       }
     }
-    const uint v2229 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2229 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2230 = v1636 + v2229;
-    const uint v2231 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2231 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2232 = v1635 + v2231;
-    const bool v2233 = v2230 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2233 = v2230 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2234 = v2232 < v79;
     const bool v2235 = v2233 && v2234;
     if (v2235) {
@@ -1771,11 +1771,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2244] = v2241;
       }
     }
-    const uint v2245 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2245 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2246 = v1636 + v2245;
-    const uint v2247 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2247 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2248 = v1635 + v2247;
-    const bool v2249 = v2246 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2249 = v2246 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2250 = v2248 < v79;
     const bool v2251 = v2249 && v2250;
     if (v2251) {
@@ -1791,11 +1791,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2260] = v2257;
       }
     }
-    const uint v2261 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2261 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2262 = v1636 + v2261;
-    const uint v2263 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2263 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2264 = v1635 + v2263;
-    const bool v2265 = v2262 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2265 = v2262 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2266 = v2264 < v79;
     const bool v2267 = v2265 && v2266;
     if (v2267) {
@@ -1811,11 +1811,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2276] = v2273;
       }
     }
-    const uint v2277 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2277 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2278 = v1636 + v2277;
-    const uint v2279 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2279 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2280 = v1635 + v2279;
-    const bool v2281 = v2278 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2281 = v2278 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2282 = v2280 < v79;
     const bool v2283 = v2281 && v2282;
     if (v2283) {
@@ -1831,11 +1831,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2292] = v2289;
       }
     }
-    const uint v2293 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2293 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2294 = v1636 + v2293;
-    const uint v2295 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2295 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2296 = v1635 + v2295;
-    const bool v2297 = v2294 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2297 = v2294 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2298 = v2296 < v79;
     const bool v2299 = v2297 && v2298;
     if (v2299) {
@@ -1851,11 +1851,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2308] = v2305;
       }
     }
-    const uint v2309 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2309 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2310 = v1636 + v2309;
-    const uint v2311 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2311 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2312 = v1635 + v2311;
-    const bool v2313 = v2310 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2313 = v2310 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2314 = v2312 < v79;
     const bool v2315 = v2313 && v2314;
     if (v2315) {
@@ -1871,11 +1871,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2324] = v2321;
       }
     }
-    const uint v2325 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2325 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2326 = v1636 + v2325;
-    const uint v2327 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2327 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2328 = v1635 + v2327;
-    const bool v2329 = v2326 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2329 = v2326 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2330 = v2328 < v79;
     const bool v2331 = v2329 && v2330;
     if (v2331) {
@@ -1891,11 +1891,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2340] = v2337;
       }
     }
-    const uint v2341 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2341 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2342 = v1636 + v2341;
-    const uint v2343 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2343 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2344 = v1635 + v2343;
-    const bool v2345 = v2342 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2345 = v2342 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2346 = v2344 < v79;
     const bool v2347 = v2345 && v2346;
     if (v2347) {
@@ -1911,11 +1911,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2356] = v2353;
       }
     }
-    const uint v2357 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2357 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2358 = v1636 + v2357;
-    const uint v2359 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2359 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2360 = v1635 + v2359;
-    const bool v2361 = v2358 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2361 = v2358 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2362 = v2360 < v79;
     const bool v2363 = v2361 && v2362;
     if (v2363) {
@@ -1931,11 +1931,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2372] = v2369;
       }
     }
-    const uint v2373 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2373 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2374 = v1636 + v2373;
-    const uint v2375 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2375 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2376 = v1635 + v2375;
-    const bool v2377 = v2374 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2377 = v2374 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2378 = v2376 < v79;
     const bool v2379 = v2377 && v2378;
     if (v2379) {
@@ -1951,11 +1951,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2388] = v2385;
       }
     }
-    const uint v2389 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2389 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2390 = v1636 + v2389;
-    const uint v2391 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2391 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2392 = v1635 + v2391;
-    const bool v2393 = v2390 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2393 = v2390 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2394 = v2392 < v79;
     const bool v2395 = v2393 && v2394;
     if (v2395) {
@@ -1971,11 +1971,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2404] = v2401;
       }
     }
-    const uint v2405 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2405 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2406 = v1636 + v2405;
-    const uint v2407 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2407 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2408 = v1635 + v2407;
-    const bool v2409 = v2406 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2409 = v2406 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2410 = v2408 < v79;
     const bool v2411 = v2409 && v2410;
     if (v2411) {
@@ -1991,11 +1991,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2420] = v2417;
       }
     }
-    const uint v2421 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2421 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2422 = v1636 + v2421;
-    const uint v2423 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2423 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2424 = v1635 + v2423;
-    const bool v2425 = v2422 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2425 = v2422 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2426 = v2424 < v79;
     const bool v2427 = v2425 && v2426;
     if (v2427) {
@@ -2011,11 +2011,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2436] = v2433;
       }
     }
-    const uint v2437 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2437 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2438 = v1636 + v2437;
-    const uint v2439 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2439 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2440 = v1635 + v2439;
-    const bool v2441 = v2438 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2441 = v2438 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2442 = v2440 < v79;
     const bool v2443 = v2441 && v2442;
     if (v2443) {
@@ -2031,11 +2031,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2452] = v2449;
       }
     }
-    const uint v2453 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2453 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2454 = v1636 + v2453;
-    const uint v2455 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2455 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2456 = v1635 + v2455;
-    const bool v2457 = v2454 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2457 = v2454 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2458 = v2456 < v79;
     const bool v2459 = v2457 && v2458;
     if (v2459) {
@@ -2051,11 +2051,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2468] = v2465;
       }
     }
-    const uint v2469 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2469 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2470 = v1636 + v2469;
-    const uint v2471 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2471 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2472 = v1635 + v2471;
-    const bool v2473 = v2470 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2473 = v2470 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2474 = v2472 < v79;
     const bool v2475 = v2473 && v2474;
     if (v2475) {
@@ -2071,11 +2071,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2484] = v2481;
       }
     }
-    const uint v2485 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2485 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2486 = v1636 + v2485;
-    const uint v2487 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2487 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2488 = v1635 + v2487;
-    const bool v2489 = v2486 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2489 = v2486 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2490 = v2488 < v79;
     const bool v2491 = v2489 && v2490;
     if (v2491) {
@@ -2091,11 +2091,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2500] = v2497;
       }
     }
-    const uint v2501 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2501 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2502 = v1636 + v2501;
-    const uint v2503 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2503 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2504 = v1635 + v2503;
-    const bool v2505 = v2502 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2505 = v2502 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2506 = v2504 < v79;
     const bool v2507 = v2505 && v2506;
     if (v2507) {
@@ -2111,11 +2111,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2516] = v2513;
       }
     }
-    const uint v2517 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2517 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2518 = v1636 + v2517;
-    const uint v2519 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2519 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2520 = v1635 + v2519;
-    const bool v2521 = v2518 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2521 = v2518 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2522 = v2520 < v79;
     const bool v2523 = v2521 && v2522;
     if (v2523) {
@@ -2131,11 +2131,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2532] = v2529;
       }
     }
-    const uint v2533 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2533 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2534 = v1636 + v2533;
-    const uint v2535 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2535 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2536 = v1635 + v2535;
-    const bool v2537 = v2534 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2537 = v2534 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2538 = v2536 < v79;
     const bool v2539 = v2537 && v2538;
     if (v2539) {
@@ -2151,11 +2151,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2548] = v2545;
       }
     }
-    const uint v2549 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2549 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2550 = v1636 + v2549;
-    const uint v2551 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2551 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2552 = v1635 + v2551;
-    const bool v2553 = v2550 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2553 = v2550 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2554 = v2552 < v79;
     const bool v2555 = v2553 && v2554;
     if (v2555) {
@@ -2171,11 +2171,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2564] = v2561;
       }
     }
-    const uint v2565 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2565 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2566 = v1636 + v2565;
-    const uint v2567 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2567 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2568 = v1635 + v2567;
-    const bool v2569 = v2566 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2569 = v2566 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2570 = v2568 < v79;
     const bool v2571 = v2569 && v2570;
     if (v2571) {
@@ -2191,11 +2191,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2580] = v2577;
       }
     }
-    const uint v2581 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2581 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2582 = v1636 + v2581;
-    const uint v2583 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2583 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2584 = v1635 + v2583;
-    const bool v2585 = v2582 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2585 = v2582 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2586 = v2584 < v79;
     const bool v2587 = v2585 && v2586;
     if (v2587) {
@@ -2211,11 +2211,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2596] = v2593;
       }
     }
-    const uint v2597 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2597 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2598 = v1636 + v2597;
-    const uint v2599 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2599 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2600 = v1635 + v2599;
-    const bool v2601 = v2598 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2601 = v2598 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2602 = v2600 < v79;
     const bool v2603 = v2601 && v2602;
     if (v2603) {
@@ -2231,11 +2231,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2612] = v2609;
       }
     }
-    const uint v2613 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2613 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2614 = v1636 + v2613;
-    const uint v2615 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2615 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2616 = v1635 + v2615;
-    const bool v2617 = v2614 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2617 = v2614 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2618 = v2616 < v79;
     const bool v2619 = v2617 && v2618;
     if (v2619) {
@@ -2251,11 +2251,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2628] = v2625;
       }
     }
-    const uint v2629 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2629 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2630 = v1636 + v2629;
-    const uint v2631 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2631 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2632 = v1635 + v2631;
-    const bool v2633 = v2630 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2633 = v2630 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2634 = v2632 < v79;
     const bool v2635 = v2633 && v2634;
     if (v2635) {
@@ -2271,11 +2271,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2644] = v2641;
       }
     }
-    const uint v2645 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2645 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2646 = v1636 + v2645;
-    const uint v2647 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2647 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2648 = v1635 + v2647;
-    const bool v2649 = v2646 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2649 = v2646 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2650 = v2648 < v79;
     const bool v2651 = v2649 && v2650;
     if (v2651) {
@@ -2291,11 +2291,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2660] = v2657;
       }
     }
-    const uint v2661 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2661 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2662 = v1636 + v2661;
-    const uint v2663 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2663 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2664 = v1635 + v2663;
-    const bool v2665 = v2662 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2665 = v2662 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2666 = v2664 < v79;
     const bool v2667 = v2665 && v2666;
     if (v2667) {
@@ -2311,11 +2311,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2676] = v2673;
       }
     }
-    const uint v2677 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2677 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2678 = v1636 + v2677;
-    const uint v2679 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2679 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2680 = v1635 + v2679;
-    const bool v2681 = v2678 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2681 = v2678 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2682 = v2680 < v79;
     const bool v2683 = v2681 && v2682;
     if (v2683) {
@@ -2331,11 +2331,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2692] = v2689;
       }
     }
-    const uint v2693 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2693 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2694 = v1636 + v2693;
-    const uint v2695 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2695 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2696 = v1635 + v2695;
-    const bool v2697 = v2694 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2697 = v2694 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2698 = v2696 < v79;
     const bool v2699 = v2697 && v2698;
     if (v2699) {
@@ -2351,11 +2351,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2708] = v2705;
       }
     }
-    const uint v2709 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2709 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2710 = v1636 + v2709;
-    const uint v2711 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2711 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2712 = v1635 + v2711;
-    const bool v2713 = v2710 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2713 = v2710 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2714 = v2712 < v79;
     const bool v2715 = v2713 && v2714;
     if (v2715) {
@@ -2371,11 +2371,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2724] = v2721;
       }
     }
-    const uint v2725 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2725 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2726 = v1636 + v2725;
-    const uint v2727 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2727 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2728 = v1635 + v2727;
-    const bool v2729 = v2726 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2729 = v2726 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2730 = v2728 < v79;
     const bool v2731 = v2729 && v2730;
     if (v2731) {
@@ -2391,11 +2391,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2740] = v2737;
       }
     }
-    const uint v2741 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2741 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2742 = v1636 + v2741;
-    const uint v2743 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2743 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2744 = v1635 + v2743;
-    const bool v2745 = v2742 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2745 = v2742 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2746 = v2744 < v79;
     const bool v2747 = v2745 && v2746;
     if (v2747) {
@@ -2411,11 +2411,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2756] = v2753;
       }
     }
-    const uint v2757 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2757 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2758 = v1636 + v2757;
-    const uint v2759 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2759 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2760 = v1635 + v2759;
-    const bool v2761 = v2758 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2761 = v2758 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2762 = v2760 < v79;
     const bool v2763 = v2761 && v2762;
     if (v2763) {
@@ -2431,11 +2431,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2772] = v2769;
       }
     }
-    const uint v2773 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2773 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2774 = v1636 + v2773;
-    const uint v2775 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2775 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2776 = v1635 + v2775;
-    const bool v2777 = v2774 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2777 = v2774 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2778 = v2776 < v79;
     const bool v2779 = v2777 && v2778;
     if (v2779) {
@@ -2451,11 +2451,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2788] = v2785;
       }
     }
-    const uint v2789 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2789 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2790 = v1636 + v2789;
-    const uint v2791 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2791 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2792 = v1635 + v2791;
-    const bool v2793 = v2790 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2793 = v2790 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2794 = v2792 < v79;
     const bool v2795 = v2793 && v2794;
     if (v2795) {
@@ -2471,11 +2471,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2804] = v2801;
       }
     }
-    const uint v2805 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2805 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2806 = v1636 + v2805;
-    const uint v2807 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2807 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2808 = v1635 + v2807;
-    const bool v2809 = v2806 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2809 = v2806 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2810 = v2808 < v79;
     const bool v2811 = v2809 && v2810;
     if (v2811) {
@@ -2491,11 +2491,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2820] = v2817;
       }
     }
-    const uint v2821 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2821 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2822 = v1636 + v2821;
-    const uint v2823 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2823 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2824 = v1635 + v2823;
-    const bool v2825 = v2822 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2825 = v2822 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2826 = v2824 < v79;
     const bool v2827 = v2825 && v2826;
     if (v2827) {
@@ -2511,11 +2511,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2836] = v2833;
       }
     }
-    const uint v2837 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2837 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2838 = v1636 + v2837;
-    const uint v2839 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2839 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2840 = v1635 + v2839;
-    const bool v2841 = v2838 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2841 = v2838 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2842 = v2840 < v79;
     const bool v2843 = v2841 && v2842;
     if (v2843) {
@@ -2531,11 +2531,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2852] = v2849;
       }
     }
-    const uint v2853 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2853 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2854 = v1636 + v2853;
-    const uint v2855 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2855 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2856 = v1635 + v2855;
-    const bool v2857 = v2854 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2857 = v2854 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2858 = v2856 < v79;
     const bool v2859 = v2857 && v2858;
     if (v2859) {
@@ -2551,11 +2551,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2868] = v2865;
       }
     }
-    const uint v2869 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2869 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2870 = v1636 + v2869;
-    const uint v2871 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2871 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2872 = v1635 + v2871;
-    const bool v2873 = v2870 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2873 = v2870 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2874 = v2872 < v79;
     const bool v2875 = v2873 && v2874;
     if (v2875) {
@@ -2571,11 +2571,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2884] = v2881;
       }
     }
-    const uint v2885 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2885 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2886 = v1636 + v2885;
-    const uint v2887 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2887 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2888 = v1635 + v2887;
-    const bool v2889 = v2886 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2889 = v2886 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2890 = v2888 < v79;
     const bool v2891 = v2889 && v2890;
     if (v2891) {
@@ -2591,11 +2591,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2900] = v2897;
       }
     }
-    const uint v2901 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2901 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2902 = v1636 + v2901;
-    const uint v2903 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2903 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2904 = v1635 + v2903;
-    const bool v2905 = v2902 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2905 = v2902 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2906 = v2904 < v79;
     const bool v2907 = v2905 && v2906;
     if (v2907) {
@@ -2611,11 +2611,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2916] = v2913;
       }
     }
-    const uint v2917 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2917 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2918 = v1636 + v2917;
-    const uint v2919 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2919 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2920 = v1635 + v2919;
-    const bool v2921 = v2918 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2921 = v2918 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2922 = v2920 < v79;
     const bool v2923 = v2921 && v2922;
     if (v2923) {
@@ -2631,11 +2631,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2932] = v2929;
       }
     }
-    const uint v2933 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2933 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2934 = v1636 + v2933;
-    const uint v2935 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2935 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2936 = v1635 + v2935;
-    const bool v2937 = v2934 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2937 = v2934 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2938 = v2936 < v79;
     const bool v2939 = v2937 && v2938;
     if (v2939) {
@@ -2651,11 +2651,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2948] = v2945;
       }
     }
-    const uint v2949 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2949 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2950 = v1636 + v2949;
-    const uint v2951 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2951 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2952 = v1635 + v2951;
-    const bool v2953 = v2950 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2953 = v2950 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2954 = v2952 < v79;
     const bool v2955 = v2953 && v2954;
     if (v2955) {
@@ -2671,11 +2671,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2964] = v2961;
       }
     }
-    const uint v2965 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2965 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2966 = v1636 + v2965;
-    const uint v2967 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2967 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2968 = v1635 + v2967;
-    const bool v2969 = v2966 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2969 = v2966 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2970 = v2968 < v79;
     const bool v2971 = v2969 && v2970;
     if (v2971) {
@@ -2691,11 +2691,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2980] = v2977;
       }
     }
-    const uint v2981 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2981 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2982 = v1636 + v2981;
-    const uint v2983 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2983 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2984 = v1635 + v2983;
-    const bool v2985 = v2982 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2985 = v2982 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2986 = v2984 < v79;
     const bool v2987 = v2985 && v2986;
     if (v2987) {
@@ -2711,11 +2711,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v2996] = v2993;
       }
     }
-    const uint v2997 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2997 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2998 = v1636 + v2997;
-    const uint v2999 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2999 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3000 = v1635 + v2999;
-    const bool v3001 = v2998 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3001 = v2998 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3002 = v3000 < v79;
     const bool v3003 = v3001 && v3002;
     if (v3003) {
@@ -2731,11 +2731,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3012] = v3009;
       }
     }
-    const uint v3013 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3013 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3014 = v1636 + v3013;
-    const uint v3015 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3015 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3016 = v1635 + v3015;
-    const bool v3017 = v3014 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3017 = v3014 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3018 = v3016 < v79;
     const bool v3019 = v3017 && v3018;
     if (v3019) {
@@ -2751,11 +2751,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3028] = v3025;
       }
     }
-    const uint v3029 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3029 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3030 = v1636 + v3029;
-    const uint v3031 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3031 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3032 = v1635 + v3031;
-    const bool v3033 = v3030 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3033 = v3030 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3034 = v3032 < v79;
     const bool v3035 = v3033 && v3034;
     if (v3035) {
@@ -2771,11 +2771,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3044] = v3041;
       }
     }
-    const uint v3045 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3045 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3046 = v1636 + v3045;
-    const uint v3047 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3047 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3048 = v1635 + v3047;
-    const bool v3049 = v3046 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3049 = v3046 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3050 = v3048 < v79;
     const bool v3051 = v3049 && v3050;
     if (v3051) {
@@ -2791,11 +2791,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3060] = v3057;
       }
     }
-    const uint v3061 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3061 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3062 = v1636 + v3061;
-    const uint v3063 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3063 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3064 = v1635 + v3063;
-    const bool v3065 = v3062 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3065 = v3062 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3066 = v3064 < v79;
     const bool v3067 = v3065 && v3066;
     if (v3067) {
@@ -2811,11 +2811,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3076] = v3073;
       }
     }
-    const uint v3077 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3077 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3078 = v1636 + v3077;
-    const uint v3079 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3079 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3080 = v1635 + v3079;
-    const bool v3081 = v3078 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3081 = v3078 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3082 = v3080 < v79;
     const bool v3083 = v3081 && v3082;
     if (v3083) {
@@ -2831,11 +2831,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3092] = v3089;
       }
     }
-    const uint v3093 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3093 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3094 = v1636 + v3093;
-    const uint v3095 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3095 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3096 = v1635 + v3095;
-    const bool v3097 = v3094 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3097 = v3094 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3098 = v3096 < v79;
     const bool v3099 = v3097 && v3098;
     if (v3099) {
@@ -2851,11 +2851,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3108] = v3105;
       }
     }
-    const uint v3109 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3109 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3110 = v1636 + v3109;
-    const uint v3111 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3111 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3112 = v1635 + v3111;
-    const bool v3113 = v3110 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3113 = v3110 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3114 = v3112 < v79;
     const bool v3115 = v3113 && v3114;
     if (v3115) {
@@ -2871,11 +2871,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3124] = v3121;
       }
     }
-    const uint v3125 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3125 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3126 = v1636 + v3125;
-    const uint v3127 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3127 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3128 = v1635 + v3127;
-    const bool v3129 = v3126 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3129 = v3126 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3130 = v3128 < v79;
     const bool v3131 = v3129 && v3130;
     if (v3131) {
@@ -2891,11 +2891,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3140] = v3137;
       }
     }
-    const uint v3141 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3141 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3142 = v1636 + v3141;
-    const uint v3143 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3143 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3144 = v1635 + v3143;
-    const bool v3145 = v3142 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3145 = v3142 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3146 = v3144 < v79;
     const bool v3147 = v3145 && v3146;
     if (v3147) {
@@ -2911,11 +2911,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3156] = v3153;
       }
     }
-    const uint v3157 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3157 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3158 = v1636 + v3157;
-    const uint v3159 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3159 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3160 = v1635 + v3159;
-    const bool v3161 = v3158 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3161 = v3158 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3162 = v3160 < v79;
     const bool v3163 = v3161 && v3162;
     if (v3163) {
@@ -2931,11 +2931,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3172] = v3169;
       }
     }
-    const uint v3173 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3173 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3174 = v1636 + v3173;
-    const uint v3175 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3175 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3176 = v1635 + v3175;
-    const bool v3177 = v3174 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3177 = v3174 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3178 = v3176 < v79;
     const bool v3179 = v3177 && v3178;
     if (v3179) {
@@ -2951,11 +2951,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3188] = v3185;
       }
     }
-    const uint v3189 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3189 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3190 = v1636 + v3189;
-    const uint v3191 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3191 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3192 = v1635 + v3191;
-    const bool v3193 = v3190 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3193 = v3190 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3194 = v3192 < v79;
     const bool v3195 = v3193 && v3194;
     if (v3195) {
@@ -2971,11 +2971,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3204] = v3201;
       }
     }
-    const uint v3205 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3205 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3206 = v1636 + v3205;
-    const uint v3207 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3207 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3208 = v1635 + v3207;
-    const bool v3209 = v3206 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3209 = v3206 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3210 = v3208 < v79;
     const bool v3211 = v3209 && v3210;
     if (v3211) {
@@ -2991,11 +2991,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3220] = v3217;
       }
     }
-    const uint v3221 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3221 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3222 = v1636 + v3221;
-    const uint v3223 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3223 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3224 = v1635 + v3223;
-    const bool v3225 = v3222 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3225 = v3222 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3226 = v3224 < v79;
     const bool v3227 = v3225 && v3226;
     if (v3227) {
@@ -3011,11 +3011,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3236] = v3233;
       }
     }
-    const uint v3237 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3237 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3238 = v1636 + v3237;
-    const uint v3239 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3239 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3240 = v1635 + v3239;
-    const bool v3241 = v3238 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3241 = v3238 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3242 = v3240 < v79;
     const bool v3243 = v3241 && v3242;
     if (v3243) {
@@ -3031,11 +3031,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3252] = v3249;
       }
     }
-    const uint v3253 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3253 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3254 = v1636 + v3253;
-    const uint v3255 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3255 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3256 = v1635 + v3255;
-    const bool v3257 = v3254 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3257 = v3254 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3258 = v3256 < v79;
     const bool v3259 = v3257 && v3258;
     if (v3259) {
@@ -3051,11 +3051,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3268] = v3265;
       }
     }
-    const uint v3269 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3269 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3270 = v1636 + v3269;
-    const uint v3271 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3271 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3272 = v1635 + v3271;
-    const bool v3273 = v3270 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3273 = v3270 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3274 = v3272 < v79;
     const bool v3275 = v3273 && v3274;
     if (v3275) {
@@ -3071,11 +3071,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3284] = v3281;
       }
     }
-    const uint v3285 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3285 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3286 = v1636 + v3285;
-    const uint v3287 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3287 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3288 = v1635 + v3287;
-    const bool v3289 = v3286 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3289 = v3286 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3290 = v3288 < v79;
     const bool v3291 = v3289 && v3290;
     if (v3291) {
@@ -3091,11 +3091,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3300] = v3297;
       }
     }
-    const uint v3301 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3301 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3302 = v1636 + v3301;
-    const uint v3303 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3303 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3304 = v1635 + v3303;
-    const bool v3305 = v3302 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3305 = v3302 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3306 = v3304 < v79;
     const bool v3307 = v3305 && v3306;
     if (v3307) {
@@ -3111,11 +3111,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3316] = v3313;
       }
     }
-    const uint v3317 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3317 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3318 = v1636 + v3317;
-    const uint v3319 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3319 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3320 = v1635 + v3319;
-    const bool v3321 = v3318 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3321 = v3318 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3322 = v3320 < v79;
     const bool v3323 = v3321 && v3322;
     if (v3323) {
@@ -3131,11 +3131,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3332] = v3329;
       }
     }
-    const uint v3333 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3333 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3334 = v1636 + v3333;
-    const uint v3335 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3335 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3336 = v1635 + v3335;
-    const bool v3337 = v3334 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3337 = v3334 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3338 = v3336 < v79;
     const bool v3339 = v3337 && v3338;
     if (v3339) {
@@ -3151,11 +3151,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3348] = v3345;
       }
     }
-    const uint v3349 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3349 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3350 = v1636 + v3349;
-    const uint v3351 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3351 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3352 = v1635 + v3351;
-    const bool v3353 = v3350 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3353 = v3350 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3354 = v3352 < v79;
     const bool v3355 = v3353 && v3354;
     if (v3355) {
@@ -3171,11 +3171,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3364] = v3361;
       }
     }
-    const uint v3365 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3365 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3366 = v1636 + v3365;
-    const uint v3367 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3367 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3368 = v1635 + v3367;
-    const bool v3369 = v3366 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3369 = v3366 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3370 = v3368 < v79;
     const bool v3371 = v3369 && v3370;
     if (v3371) {
@@ -3191,11 +3191,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3380] = v3377;
       }
     }
-    const uint v3381 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3381 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3382 = v1636 + v3381;
-    const uint v3383 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3383 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3384 = v1635 + v3383;
-    const bool v3385 = v3382 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3385 = v3382 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3386 = v3384 < v79;
     const bool v3387 = v3385 && v3386;
     if (v3387) {
@@ -3211,11 +3211,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3396] = v3393;
       }
     }
-    const uint v3397 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3397 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3398 = v1636 + v3397;
-    const uint v3399 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3399 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3400 = v1635 + v3399;
-    const bool v3401 = v3398 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3401 = v3398 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3402 = v3400 < v79;
     const bool v3403 = v3401 && v3402;
     if (v3403) {
@@ -3231,11 +3231,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3412] = v3409;
       }
     }
-    const uint v3413 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3413 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3414 = v1636 + v3413;
-    const uint v3415 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3415 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3416 = v1635 + v3415;
-    const bool v3417 = v3414 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3417 = v3414 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3418 = v3416 < v79;
     const bool v3419 = v3417 && v3418;
     if (v3419) {
@@ -3251,11 +3251,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3428] = v3425;
       }
     }
-    const uint v3429 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3429 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3430 = v1636 + v3429;
-    const uint v3431 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3431 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3432 = v1635 + v3431;
-    const bool v3433 = v3430 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3433 = v3430 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3434 = v3432 < v79;
     const bool v3435 = v3433 && v3434;
     if (v3435) {
@@ -3271,11 +3271,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3444] = v3441;
       }
     }
-    const uint v3445 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3445 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3446 = v1636 + v3445;
-    const uint v3447 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3447 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3448 = v1635 + v3447;
-    const bool v3449 = v3446 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3449 = v3446 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3450 = v3448 < v79;
     const bool v3451 = v3449 && v3450;
     if (v3451) {
@@ -3291,11 +3291,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3460] = v3457;
       }
     }
-    const uint v3461 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3461 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3462 = v1636 + v3461;
-    const uint v3463 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3463 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3464 = v1635 + v3463;
-    const bool v3465 = v3462 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3465 = v3462 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3466 = v3464 < v79;
     const bool v3467 = v3465 && v3466;
     if (v3467) {
@@ -3311,11 +3311,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3476] = v3473;
       }
     }
-    const uint v3477 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3477 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3478 = v1636 + v3477;
-    const uint v3479 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3479 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3480 = v1635 + v3479;
-    const bool v3481 = v3478 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3481 = v3478 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3482 = v3480 < v79;
     const bool v3483 = v3481 && v3482;
     if (v3483) {
@@ -3331,11 +3331,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3492] = v3489;
       }
     }
-    const uint v3493 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3493 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3494 = v1636 + v3493;
-    const uint v3495 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3495 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3496 = v1635 + v3495;
-    const bool v3497 = v3494 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3497 = v3494 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3498 = v3496 < v79;
     const bool v3499 = v3497 && v3498;
     if (v3499) {
@@ -3351,11 +3351,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3508] = v3505;
       }
     }
-    const uint v3509 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3509 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3510 = v1636 + v3509;
-    const uint v3511 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3511 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3512 = v1635 + v3511;
-    const bool v3513 = v3510 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3513 = v3510 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3514 = v3512 < v79;
     const bool v3515 = v3513 && v3514;
     if (v3515) {
@@ -3371,11 +3371,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3524] = v3521;
       }
     }
-    const uint v3525 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3525 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3526 = v1636 + v3525;
-    const uint v3527 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3527 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3528 = v1635 + v3527;
-    const bool v3529 = v3526 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3529 = v3526 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3530 = v3528 < v79;
     const bool v3531 = v3529 && v3530;
     if (v3531) {
@@ -3391,11 +3391,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3540] = v3537;
       }
     }
-    const uint v3541 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3541 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3542 = v1636 + v3541;
-    const uint v3543 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3543 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3544 = v1635 + v3543;
-    const bool v3545 = v3542 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3545 = v3542 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3546 = v3544 < v79;
     const bool v3547 = v3545 && v3546;
     if (v3547) {
@@ -3411,11 +3411,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3556] = v3553;
       }
     }
-    const uint v3557 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3557 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3558 = v1636 + v3557;
-    const uint v3559 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3559 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3560 = v1635 + v3559;
-    const bool v3561 = v3558 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3561 = v3558 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3562 = v3560 < v79;
     const bool v3563 = v3561 && v3562;
     if (v3563) {
@@ -3431,11 +3431,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3572] = v3569;
       }
     }
-    const uint v3573 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3573 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3574 = v1636 + v3573;
-    const uint v3575 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3575 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3576 = v1635 + v3575;
-    const bool v3577 = v3574 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3577 = v3574 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3578 = v3576 < v79;
     const bool v3579 = v3577 && v3578;
     if (v3579) {
@@ -3451,11 +3451,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3588] = v3585;
       }
     }
-    const uint v3589 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3589 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3590 = v1636 + v3589;
-    const uint v3591 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3591 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3592 = v1635 + v3591;
-    const bool v3593 = v3590 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3593 = v3590 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3594 = v3592 < v79;
     const bool v3595 = v3593 && v3594;
     if (v3595) {
@@ -3471,11 +3471,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3604] = v3601;
       }
     }
-    const uint v3605 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3605 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3606 = v1636 + v3605;
-    const uint v3607 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3607 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3608 = v1635 + v3607;
-    const bool v3609 = v3606 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3609 = v3606 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3610 = v3608 < v79;
     const bool v3611 = v3609 && v3610;
     if (v3611) {
@@ -3491,11 +3491,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3620] = v3617;
       }
     }
-    const uint v3621 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3621 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3622 = v1636 + v3621;
-    const uint v3623 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3623 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3624 = v1635 + v3623;
-    const bool v3625 = v3622 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3625 = v3622 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3626 = v3624 < v79;
     const bool v3627 = v3625 && v3626;
     if (v3627) {
@@ -3511,11 +3511,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3636] = v3633;
       }
     }
-    const uint v3637 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3637 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3638 = v1636 + v3637;
-    const uint v3639 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3639 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3640 = v1635 + v3639;
-    const bool v3641 = v3638 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3641 = v3638 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3642 = v3640 < v79;
     const bool v3643 = v3641 && v3642;
     if (v3643) {
@@ -3531,11 +3531,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3652] = v3649;
       }
     }
-    const uint v3653 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3653 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3654 = v1636 + v3653;
-    const uint v3655 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3655 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3656 = v1635 + v3655;
-    const bool v3657 = v3654 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3657 = v3654 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3658 = v3656 < v79;
     const bool v3659 = v3657 && v3658;
     if (v3659) {
@@ -3551,11 +3551,11 @@ kernel void iron_moe_gemm_affine_b4_g32_bf16(
         out[v3668] = v3665;
       }
     }
-    const uint v3669 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3669 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3670 = v1636 + v3669;
-    const uint v3671 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3671 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3672 = v1635 + v3671;
-    const bool v3673 = v3670 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3673 = v3670 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3674 = v3672 < v79;
     const bool v3675 = v3673 && v3674;
     if (v3675) {

@@ -166,20 +166,20 @@ kernel void iron_moe_gemm_mxfp4_bf16(
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:186
     const uint v79 = v1 * v2;
     const uint v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:113
-    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:240
-    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:242
     const uint v86 = v85 << 6u;
-    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:242
+    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:243
     const uint v90 = v89 << 6u;
-    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:244
+    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:245
     iron_frag_fill(v92, float(0.0f));
-    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:245
+    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:246
     iron_frag_fill(v94, bfloat(bfloat(0.0f)));
-    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:246
+    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:247
     iron_frag_fill(v96, bfloat(bfloat(0.0f)));
-    const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:202
+    const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:203
     const bool v100 = v99 == 0u;
-    if (v100) {  // kernels/gemm/gemm_tiles.hpp:259
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:260
       const uint v4278 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:78
       const uint v4281 = v4278 >> 2u;  // kernels/gemm/gemm_tiles.hpp:79
       const uint v4284 = v4278 & 3u;  // kernels/gemm/gemm_tiles.hpp:80
@@ -236,14 +236,14 @@ kernel void iron_moe_gemm_mxfp4_bf16(
       const uint v5110 = min(v5098, v4394);  // kernels/gemm/quant_b.hpp:138
       const uint v5115 = v5110 * v4400;  // kernels/gemm/quant_b.hpp:71
       const uint v5122 = v5110 * v4407;  // kernels/gemm/quant_b.hpp:72
-      const uint v5334 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-      const uint v5340 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v5334 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v5340 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
 
-      for (uint v4270 = 0u; v4270 < v3; v4270 += 32u) {  // kernels/gemm/gemm_tiles.hpp:266
+      for (uint v4270 = 0u; v4270 < v3; v4270 += 32u) {  // kernels/gemm/gemm_tiles.hpp:267
         const uint v4272 = v4270 >> 5u;
         const uint v4274 = v4272 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4276 = v4274 * 5120u;  // kernels/gemm/gemm_tiles.hpp:263
+        const uint v4276 = v4274 * 5120u;  // kernels/gemm/gemm_tiles.hpp:264
         const uint v4288 = v4270 + v4285;  // kernels/gemm/gemm_tiles.hpp:81
         const bool v4289 = v4288 < v3;
         const bool v4290 = v4287 && v4289;
@@ -800,21 +800,21 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         const float v5319 = v5102 ? v5296 : 0.0f;
         const bfloat v5320 = bfloat(v5319);
         *(threadgroup iron_bf16x8*)(shm1 + v4372) = iron_bf16x8{{bfloat4(v5299, v5302, v5305, v5308), bfloat4(v5311, v5314, v5317, v5320)}};  // kernels/gemm/quant_b.hpp:146
-        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:266
+        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:267
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v5335 = v4276 + v5334;  // kernels/gemm/gemm_tiles.hpp:250
+        const uint v5335 = v4276 + v5334;  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_load<false>(v94, shm0, long(v5335), long(40u));
-        const uint v5341 = v4276 + v5340;  // kernels/gemm/gemm_tiles.hpp:254
+        const uint v5341 = v4276 + v5340;  // kernels/gemm/gemm_tiles.hpp:255
         iron_frag_load<true>(v96, shm1, long(v5341), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:256
-        const uint v5348 = v5335 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
+        const uint v5348 = v5335 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
         iron_frag_load<false>(v94, shm0, long(v5348), long(40u));
-        const uint v5354 = v5341 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+        const uint v5354 = v5341 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
         iron_frag_load<true>(v96, shm1, long(v5354), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:256
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:266
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:267
     } else {
       const uint v1198 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
       const uint v1199 = iron_tid.x;
@@ -865,12 +865,12 @@ kernel void iron_moe_gemm_mxfp4_bf16(
       const uint v1972 = v1960 * v1257;  // kernels/gemm/quant_b.hpp:72
       const uint v2173 = v1943 * 40u;  // kernels/gemm/quant_b.hpp:146
       const uint v2175 = v2173 + v1947;
-      const uint v2182 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:250
-      const uint v2188 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:254
-      const uint v2196 = v2182 + 16u;  // kernels/gemm/gemm_tiles.hpp:250
-      const uint v2202 = v2188 + 16u;  // kernels/gemm/gemm_tiles.hpp:254
+      const uint v2182 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v2188 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:255
+      const uint v2196 = v2182 + 16u;  // kernels/gemm/gemm_tiles.hpp:251
+      const uint v2202 = v2188 + 16u;  // kernels/gemm/gemm_tiles.hpp:255
 
-      for (uint v1197 = 0u; v1197 < v3; v1197 += 32u) {  // kernels/gemm/gemm_tiles.hpp:271
+      for (uint v1197 = 0u; v1197 < v3; v1197 += 32u) {  // kernels/gemm/gemm_tiles.hpp:272
         for (uint v1201 = v1199; v1201 < 4096u; v1201 += v1198) {  // kernels/gemm/gemm_tiles.hpp:95
           const uint v1203 = v1201 >> 5u;  // kernels/gemm/gemm_tiles.hpp:96
           const uint v1205 = v1201 & 31u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -1413,23 +1413,23 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         const float v2169 = v1952 ? v2146 : 0.0f;
         const bfloat v2170 = bfloat(v2169);
         *(threadgroup iron_bf16x8*)(shm1 + v2175) = iron_bf16x8{{bfloat4(v2149, v2152, v2155, v2158), bfloat4(v2161, v2164, v2167, v2170)}};  // kernels/gemm/quant_b.hpp:146
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:274
-        iron_frag_load<false>(v94, shm0, long(v2182), long(40u));  // kernels/gemm/gemm_tiles.hpp:250
-        iron_frag_load<true>(v96, shm1, long(v2188), long(40u));  // kernels/gemm/gemm_tiles.hpp:254
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:256
-        iron_frag_load<false>(v94, shm0, long(v2196), long(40u));  // kernels/gemm/gemm_tiles.hpp:250
-        iron_frag_load<true>(v96, shm1, long(v2202), long(40u));  // kernels/gemm/gemm_tiles.hpp:254
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:256
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:276
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load<false>(v94, shm0, long(v2182), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load<true>(v96, shm1, long(v2188), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
+        iron_frag_load<false>(v94, shm0, long(v2196), long(40u));  // kernels/gemm/gemm_tiles.hpp:251
+        iron_frag_load<true>(v96, shm1, long(v2202), long(40u));  // kernels/gemm/gemm_tiles.hpp:255
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:257
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:277
       }
     }
-    const uint v2203 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:279
+    const uint v2203 = v80 + v90;  // kernels/gemm/gemm_tiles.hpp:280
     const uint v2204 = v75 + v86;
-    const uint v2205 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2205 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2206 = v2204 + v2205;
-    const uint v2207 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2207 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2208 = v2203 + v2207;
-    const bool v2209 = v2206 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2209 = v2206 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2210 = v2208 < v79;
     const bool v2211 = v2209 && v2210;
     if (v2211) {
@@ -1445,11 +1445,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2220] = v2217;
       }
     }
-    const uint v2221 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2221 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2222 = v2204 + v2221;
-    const uint v2223 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2223 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2224 = v2203 + v2223;
-    const bool v2225 = v2222 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2225 = v2222 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2226 = v2224 < v79;
     const bool v2227 = v2225 && v2226;
     if (v2227) {
@@ -1465,11 +1465,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2236] = v2233;
       }
     }
-    const uint v2237 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2237 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2238 = v2204 + v2237;
-    const uint v2239 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2239 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2240 = v2203 + v2239;
-    const bool v2241 = v2238 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2241 = v2238 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2242 = v2240 < v79;
     const bool v2243 = v2241 && v2242;
     if (v2243) {
@@ -1485,11 +1485,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2252] = v2249;
       }
     }
-    const uint v2253 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2253 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2254 = v2204 + v2253;
-    const uint v2255 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2255 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2256 = v2203 + v2255;
-    const bool v2257 = v2254 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2257 = v2254 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2258 = v2256 < v79;
     const bool v2259 = v2257 && v2258;
     if (v2259) {
@@ -1505,11 +1505,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2268] = v2265;
       }
     }
-    const uint v2269 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2269 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2270 = v2204 + v2269;
-    const uint v2271 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2271 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2272 = v2203 + v2271;
-    const bool v2273 = v2270 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2273 = v2270 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2274 = v2272 < v79;
     const bool v2275 = v2273 && v2274;
     if (v2275) {
@@ -1525,11 +1525,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2284] = v2281;
       }
     }
-    const uint v2285 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2285 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2286 = v2204 + v2285;
-    const uint v2287 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2287 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2288 = v2203 + v2287;
-    const bool v2289 = v2286 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2289 = v2286 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2290 = v2288 < v79;
     const bool v2291 = v2289 && v2290;
     if (v2291) {
@@ -1545,11 +1545,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2300] = v2297;
       }
     }
-    const uint v2301 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2301 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2302 = v2204 + v2301;
-    const uint v2303 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2303 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2304 = v2203 + v2303;
-    const bool v2305 = v2302 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2305 = v2302 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2306 = v2304 < v79;
     const bool v2307 = v2305 && v2306;
     if (v2307) {
@@ -1565,11 +1565,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2316] = v2313;
       }
     }
-    const uint v2317 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2317 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2318 = v2204 + v2317;
-    const uint v2319 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2319 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2320 = v2203 + v2319;
-    const bool v2321 = v2318 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2321 = v2318 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2322 = v2320 < v79;
     const bool v2323 = v2321 && v2322;
     if (v2323) {
@@ -1585,11 +1585,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2332] = v2329;
       }
     }
-    const uint v2333 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2333 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2334 = v2204 + v2333;
-    const uint v2335 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2335 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2336 = v2203 + v2335;
-    const bool v2337 = v2334 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2337 = v2334 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2338 = v2336 < v79;
     const bool v2339 = v2337 && v2338;
     if (v2339) {
@@ -1605,11 +1605,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2348] = v2345;
       }
     }
-    const uint v2349 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2349 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2350 = v2204 + v2349;
-    const uint v2351 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2351 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2352 = v2203 + v2351;
-    const bool v2353 = v2350 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2353 = v2350 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2354 = v2352 < v79;
     const bool v2355 = v2353 && v2354;
     if (v2355) {
@@ -1625,11 +1625,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2364] = v2361;
       }
     }
-    const uint v2365 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2365 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2366 = v2204 + v2365;
-    const uint v2367 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2367 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2368 = v2203 + v2367;
-    const bool v2369 = v2366 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2369 = v2366 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2370 = v2368 < v79;
     const bool v2371 = v2369 && v2370;
     if (v2371) {
@@ -1645,11 +1645,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2380] = v2377;
       }
     }
-    const uint v2381 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2381 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2382 = v2204 + v2381;
-    const uint v2383 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2383 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2384 = v2203 + v2383;
-    const bool v2385 = v2382 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2385 = v2382 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2386 = v2384 < v79;
     const bool v2387 = v2385 && v2386;
     if (v2387) {
@@ -1665,11 +1665,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2396] = v2393;
       }
     }
-    const uint v2397 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2397 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2398 = v2204 + v2397;
-    const uint v2399 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2399 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2400 = v2203 + v2399;
-    const bool v2401 = v2398 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2401 = v2398 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2402 = v2400 < v79;
     const bool v2403 = v2401 && v2402;
     if (v2403) {
@@ -1685,11 +1685,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2412] = v2409;
       }
     }
-    const uint v2413 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2413 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2414 = v2204 + v2413;
-    const uint v2415 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2415 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2416 = v2203 + v2415;
-    const bool v2417 = v2414 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2417 = v2414 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2418 = v2416 < v79;
     const bool v2419 = v2417 && v2418;
     if (v2419) {
@@ -1705,11 +1705,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2428] = v2425;
       }
     }
-    const uint v2429 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2429 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2430 = v2204 + v2429;
-    const uint v2431 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2431 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2432 = v2203 + v2431;
-    const bool v2433 = v2430 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2433 = v2430 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2434 = v2432 < v79;
     const bool v2435 = v2433 && v2434;
     if (v2435) {
@@ -1725,11 +1725,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2444] = v2441;
       }
     }
-    const uint v2445 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2445 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2446 = v2204 + v2445;
-    const uint v2447 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2447 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2448 = v2203 + v2447;
-    const bool v2449 = v2446 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2449 = v2446 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2450 = v2448 < v79;
     const bool v2451 = v2449 && v2450;
     if (v2451) {
@@ -1745,11 +1745,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2460] = v2457;
       }
     }
-    const uint v2461 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2461 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2462 = v2204 + v2461;
-    const uint v2463 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2463 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2464 = v2203 + v2463;
-    const bool v2465 = v2462 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2465 = v2462 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2466 = v2464 < v79;
     const bool v2467 = v2465 && v2466;
     if (v2467) {
@@ -1765,11 +1765,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2476] = v2473;
       }
     }
-    const uint v2477 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2477 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2478 = v2204 + v2477;
-    const uint v2479 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2479 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2480 = v2203 + v2479;
-    const bool v2481 = v2478 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2481 = v2478 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2482 = v2480 < v79;
     const bool v2483 = v2481 && v2482;
     if (v2483) {
@@ -1785,11 +1785,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2492] = v2489;
       }
     }
-    const uint v2493 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2493 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2494 = v2204 + v2493;
-    const uint v2495 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2495 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2496 = v2203 + v2495;
-    const bool v2497 = v2494 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2497 = v2494 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2498 = v2496 < v79;
     const bool v2499 = v2497 && v2498;
     if (v2499) {
@@ -1805,11 +1805,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2508] = v2505;
       }
     }
-    const uint v2509 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2509 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2510 = v2204 + v2509;
-    const uint v2511 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2511 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2512 = v2203 + v2511;
-    const bool v2513 = v2510 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2513 = v2510 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2514 = v2512 < v79;
     const bool v2515 = v2513 && v2514;
     if (v2515) {
@@ -1825,11 +1825,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2524] = v2521;
       }
     }
-    const uint v2525 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2525 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2526 = v2204 + v2525;
-    const uint v2527 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2527 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2528 = v2203 + v2527;
-    const bool v2529 = v2526 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2529 = v2526 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2530 = v2528 < v79;
     const bool v2531 = v2529 && v2530;
     if (v2531) {
@@ -1845,11 +1845,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2540] = v2537;
       }
     }
-    const uint v2541 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2541 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2542 = v2204 + v2541;
-    const uint v2543 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2543 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2544 = v2203 + v2543;
-    const bool v2545 = v2542 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2545 = v2542 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2546 = v2544 < v79;
     const bool v2547 = v2545 && v2546;
     if (v2547) {
@@ -1865,11 +1865,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2556] = v2553;
       }
     }
-    const uint v2557 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2557 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2558 = v2204 + v2557;
-    const uint v2559 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2559 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2560 = v2203 + v2559;
-    const bool v2561 = v2558 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2561 = v2558 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2562 = v2560 < v79;
     const bool v2563 = v2561 && v2562;
     if (v2563) {
@@ -1885,11 +1885,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2572] = v2569;
       }
     }
-    const uint v2573 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2573 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2574 = v2204 + v2573;
-    const uint v2575 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2575 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2576 = v2203 + v2575;
-    const bool v2577 = v2574 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2577 = v2574 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2578 = v2576 < v79;
     const bool v2579 = v2577 && v2578;
     if (v2579) {
@@ -1905,11 +1905,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2588] = v2585;
       }
     }
-    const uint v2589 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2589 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2590 = v2204 + v2589;
-    const uint v2591 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2591 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2592 = v2203 + v2591;
-    const bool v2593 = v2590 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2593 = v2590 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2594 = v2592 < v79;
     const bool v2595 = v2593 && v2594;
     if (v2595) {
@@ -1925,11 +1925,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2604] = v2601;
       }
     }
-    const uint v2605 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2605 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2606 = v2204 + v2605;
-    const uint v2607 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2607 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2608 = v2203 + v2607;
-    const bool v2609 = v2606 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2609 = v2606 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2610 = v2608 < v79;
     const bool v2611 = v2609 && v2610;
     if (v2611) {
@@ -1945,11 +1945,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2620] = v2617;
       }
     }
-    const uint v2621 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2621 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2622 = v2204 + v2621;
-    const uint v2623 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2623 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2624 = v2203 + v2623;
-    const bool v2625 = v2622 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2625 = v2622 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2626 = v2624 < v79;
     const bool v2627 = v2625 && v2626;
     if (v2627) {
@@ -1965,11 +1965,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2636] = v2633;
       }
     }
-    const uint v2637 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2637 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2638 = v2204 + v2637;
-    const uint v2639 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2639 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2640 = v2203 + v2639;
-    const bool v2641 = v2638 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2641 = v2638 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2642 = v2640 < v79;
     const bool v2643 = v2641 && v2642;
     if (v2643) {
@@ -1985,11 +1985,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2652] = v2649;
       }
     }
-    const uint v2653 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2653 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2654 = v2204 + v2653;
-    const uint v2655 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2655 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2656 = v2203 + v2655;
-    const bool v2657 = v2654 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2657 = v2654 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2658 = v2656 < v79;
     const bool v2659 = v2657 && v2658;
     if (v2659) {
@@ -2005,11 +2005,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2668] = v2665;
       }
     }
-    const uint v2669 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2669 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2670 = v2204 + v2669;
-    const uint v2671 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2671 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2672 = v2203 + v2671;
-    const bool v2673 = v2670 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2673 = v2670 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2674 = v2672 < v79;
     const bool v2675 = v2673 && v2674;
     if (v2675) {
@@ -2025,11 +2025,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2684] = v2681;
       }
     }
-    const uint v2685 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2685 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2686 = v2204 + v2685;
-    const uint v2687 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2687 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2688 = v2203 + v2687;
-    const bool v2689 = v2686 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2689 = v2686 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2690 = v2688 < v79;
     const bool v2691 = v2689 && v2690;
     if (v2691) {
@@ -2045,11 +2045,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2700] = v2697;
       }
     }
-    const uint v2701 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2701 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2702 = v2204 + v2701;
-    const uint v2703 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2703 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2704 = v2203 + v2703;
-    const bool v2705 = v2702 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2705 = v2702 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2706 = v2704 < v79;
     const bool v2707 = v2705 && v2706;
     if (v2707) {
@@ -2065,11 +2065,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2716] = v2713;
       }
     }
-    const uint v2717 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2717 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2718 = v2204 + v2717;
-    const uint v2719 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2719 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2720 = v2203 + v2719;
-    const bool v2721 = v2718 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2721 = v2718 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2722 = v2720 < v79;
     const bool v2723 = v2721 && v2722;
     if (v2723) {
@@ -2085,11 +2085,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2732] = v2729;
       }
     }
-    const uint v2733 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2733 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2734 = v2204 + v2733;
-    const uint v2735 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2735 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2736 = v2203 + v2735;
-    const bool v2737 = v2734 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2737 = v2734 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2738 = v2736 < v79;
     const bool v2739 = v2737 && v2738;
     if (v2739) {
@@ -2105,11 +2105,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2748] = v2745;
       }
     }
-    const uint v2749 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2749 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2750 = v2204 + v2749;
-    const uint v2751 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2751 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2752 = v2203 + v2751;
-    const bool v2753 = v2750 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2753 = v2750 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2754 = v2752 < v79;
     const bool v2755 = v2753 && v2754;
     if (v2755) {
@@ -2125,11 +2125,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2764] = v2761;
       }
     }
-    const uint v2765 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2765 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2766 = v2204 + v2765;
-    const uint v2767 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2767 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2768 = v2203 + v2767;
-    const bool v2769 = v2766 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2769 = v2766 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2770 = v2768 < v79;
     const bool v2771 = v2769 && v2770;
     if (v2771) {
@@ -2145,11 +2145,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2780] = v2777;
       }
     }
-    const uint v2781 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2781 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2782 = v2204 + v2781;
-    const uint v2783 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2783 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2784 = v2203 + v2783;
-    const bool v2785 = v2782 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2785 = v2782 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2786 = v2784 < v79;
     const bool v2787 = v2785 && v2786;
     if (v2787) {
@@ -2165,11 +2165,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2796] = v2793;
       }
     }
-    const uint v2797 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2797 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2798 = v2204 + v2797;
-    const uint v2799 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2799 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2800 = v2203 + v2799;
-    const bool v2801 = v2798 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2801 = v2798 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2802 = v2800 < v79;
     const bool v2803 = v2801 && v2802;
     if (v2803) {
@@ -2185,11 +2185,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2812] = v2809;
       }
     }
-    const uint v2813 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2813 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2814 = v2204 + v2813;
-    const uint v2815 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2815 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2816 = v2203 + v2815;
-    const bool v2817 = v2814 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2817 = v2814 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2818 = v2816 < v79;
     const bool v2819 = v2817 && v2818;
     if (v2819) {
@@ -2205,11 +2205,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2828] = v2825;
       }
     }
-    const uint v2829 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2829 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2830 = v2204 + v2829;
-    const uint v2831 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2831 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2832 = v2203 + v2831;
-    const bool v2833 = v2830 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2833 = v2830 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2834 = v2832 < v79;
     const bool v2835 = v2833 && v2834;
     if (v2835) {
@@ -2225,11 +2225,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2844] = v2841;
       }
     }
-    const uint v2845 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2845 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2846 = v2204 + v2845;
-    const uint v2847 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2847 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2848 = v2203 + v2847;
-    const bool v2849 = v2846 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2849 = v2846 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2850 = v2848 < v79;
     const bool v2851 = v2849 && v2850;
     if (v2851) {
@@ -2245,11 +2245,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2860] = v2857;
       }
     }
-    const uint v2861 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2861 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2862 = v2204 + v2861;
-    const uint v2863 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2863 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2864 = v2203 + v2863;
-    const bool v2865 = v2862 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2865 = v2862 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2866 = v2864 < v79;
     const bool v2867 = v2865 && v2866;
     if (v2867) {
@@ -2265,11 +2265,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2876] = v2873;
       }
     }
-    const uint v2877 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2877 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2878 = v2204 + v2877;
-    const uint v2879 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2879 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2880 = v2203 + v2879;
-    const bool v2881 = v2878 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2881 = v2878 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2882 = v2880 < v79;
     const bool v2883 = v2881 && v2882;
     if (v2883) {
@@ -2285,11 +2285,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2892] = v2889;
       }
     }
-    const uint v2893 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2893 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2894 = v2204 + v2893;
-    const uint v2895 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2895 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2896 = v2203 + v2895;
-    const bool v2897 = v2894 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2897 = v2894 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2898 = v2896 < v79;
     const bool v2899 = v2897 && v2898;
     if (v2899) {
@@ -2305,11 +2305,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2908] = v2905;
       }
     }
-    const uint v2909 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2909 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2910 = v2204 + v2909;
-    const uint v2911 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2911 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2912 = v2203 + v2911;
-    const bool v2913 = v2910 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2913 = v2910 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2914 = v2912 < v79;
     const bool v2915 = v2913 && v2914;
     if (v2915) {
@@ -2325,11 +2325,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2924] = v2921;
       }
     }
-    const uint v2925 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2925 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2926 = v2204 + v2925;
-    const uint v2927 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2927 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2928 = v2203 + v2927;
-    const bool v2929 = v2926 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2929 = v2926 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2930 = v2928 < v79;
     const bool v2931 = v2929 && v2930;
     if (v2931) {
@@ -2345,11 +2345,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2940] = v2937;
       }
     }
-    const uint v2941 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2941 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2942 = v2204 + v2941;
-    const uint v2943 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2943 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2944 = v2203 + v2943;
-    const bool v2945 = v2942 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2945 = v2942 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2946 = v2944 < v79;
     const bool v2947 = v2945 && v2946;
     if (v2947) {
@@ -2365,11 +2365,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2956] = v2953;
       }
     }
-    const uint v2957 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2957 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2958 = v2204 + v2957;
-    const uint v2959 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2959 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2960 = v2203 + v2959;
-    const bool v2961 = v2958 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2961 = v2958 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2962 = v2960 < v79;
     const bool v2963 = v2961 && v2962;
     if (v2963) {
@@ -2385,11 +2385,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2972] = v2969;
       }
     }
-    const uint v2973 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2973 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2974 = v2204 + v2973;
-    const uint v2975 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2975 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2976 = v2203 + v2975;
-    const bool v2977 = v2974 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2977 = v2974 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2978 = v2976 < v79;
     const bool v2979 = v2977 && v2978;
     if (v2979) {
@@ -2405,11 +2405,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2988] = v2985;
       }
     }
-    const uint v2989 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v2989 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v2990 = v2204 + v2989;
-    const uint v2991 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v2991 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v2992 = v2203 + v2991;
-    const bool v2993 = v2990 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v2993 = v2990 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v2994 = v2992 < v79;
     const bool v2995 = v2993 && v2994;
     if (v2995) {
@@ -2425,11 +2425,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3004] = v3001;
       }
     }
-    const uint v3005 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3005 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3006 = v2204 + v3005;
-    const uint v3007 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3007 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3008 = v2203 + v3007;
-    const bool v3009 = v3006 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3009 = v3006 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3010 = v3008 < v79;
     const bool v3011 = v3009 && v3010;
     if (v3011) {
@@ -2445,11 +2445,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3020] = v3017;
       }
     }
-    const uint v3021 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3021 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3022 = v2204 + v3021;
-    const uint v3023 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3023 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3024 = v2203 + v3023;
-    const bool v3025 = v3022 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3025 = v3022 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3026 = v3024 < v79;
     const bool v3027 = v3025 && v3026;
     if (v3027) {
@@ -2465,11 +2465,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3036] = v3033;
       }
     }
-    const uint v3037 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3037 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3038 = v2204 + v3037;
-    const uint v3039 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3039 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3040 = v2203 + v3039;
-    const bool v3041 = v3038 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3041 = v3038 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3042 = v3040 < v79;
     const bool v3043 = v3041 && v3042;
     if (v3043) {
@@ -2485,11 +2485,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3052] = v3049;
       }
     }
-    const uint v3053 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3053 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3054 = v2204 + v3053;
-    const uint v3055 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3055 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3056 = v2203 + v3055;
-    const bool v3057 = v3054 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3057 = v3054 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3058 = v3056 < v79;
     const bool v3059 = v3057 && v3058;
     if (v3059) {
@@ -2505,11 +2505,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3068] = v3065;
       }
     }
-    const uint v3069 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3069 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3070 = v2204 + v3069;
-    const uint v3071 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3071 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3072 = v2203 + v3071;
-    const bool v3073 = v3070 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3073 = v3070 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3074 = v3072 < v79;
     const bool v3075 = v3073 && v3074;
     if (v3075) {
@@ -2525,11 +2525,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3084] = v3081;
       }
     }
-    const uint v3085 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3085 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3086 = v2204 + v3085;
-    const uint v3087 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3087 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3088 = v2203 + v3087;
-    const bool v3089 = v3086 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3089 = v3086 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3090 = v3088 < v79;
     const bool v3091 = v3089 && v3090;
     if (v3091) {
@@ -2545,11 +2545,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3100] = v3097;
       }
     }
-    const uint v3101 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3101 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3102 = v2204 + v3101;
-    const uint v3103 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3103 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3104 = v2203 + v3103;
-    const bool v3105 = v3102 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3105 = v3102 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3106 = v3104 < v79;
     const bool v3107 = v3105 && v3106;
     if (v3107) {
@@ -2565,11 +2565,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3116] = v3113;
       }
     }
-    const uint v3117 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3117 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3118 = v2204 + v3117;
-    const uint v3119 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3119 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3120 = v2203 + v3119;
-    const bool v3121 = v3118 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3121 = v3118 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3122 = v3120 < v79;
     const bool v3123 = v3121 && v3122;
     if (v3123) {
@@ -2585,11 +2585,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3132] = v3129;
       }
     }
-    const uint v3133 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3133 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3134 = v2204 + v3133;
-    const uint v3135 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3135 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3136 = v2203 + v3135;
-    const bool v3137 = v3134 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3137 = v3134 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3138 = v3136 < v79;
     const bool v3139 = v3137 && v3138;
     if (v3139) {
@@ -2605,11 +2605,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3148] = v3145;
       }
     }
-    const uint v3149 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3149 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3150 = v2204 + v3149;
-    const uint v3151 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3151 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3152 = v2203 + v3151;
-    const bool v3153 = v3150 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3153 = v3150 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3154 = v3152 < v79;
     const bool v3155 = v3153 && v3154;
     if (v3155) {
@@ -2625,11 +2625,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3164] = v3161;
       }
     }
-    const uint v3165 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3165 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3166 = v2204 + v3165;
-    const uint v3167 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3167 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3168 = v2203 + v3167;
-    const bool v3169 = v3166 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3169 = v3166 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3170 = v3168 < v79;
     const bool v3171 = v3169 && v3170;
     if (v3171) {
@@ -2645,11 +2645,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3180] = v3177;
       }
     }
-    const uint v3181 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3181 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3182 = v2204 + v3181;
-    const uint v3183 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3183 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3184 = v2203 + v3183;
-    const bool v3185 = v3182 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3185 = v3182 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3186 = v3184 < v79;
     const bool v3187 = v3185 && v3186;
     if (v3187) {
@@ -2665,11 +2665,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3196] = v3193;
       }
     }
-    const uint v3197 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3197 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3198 = v2204 + v3197;
-    const uint v3199 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3199 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3200 = v2203 + v3199;
-    const bool v3201 = v3198 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3201 = v3198 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3202 = v3200 < v79;
     const bool v3203 = v3201 && v3202;
     if (v3203) {
@@ -2685,11 +2685,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3212] = v3209;
       }
     }
-    const uint v3213 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3213 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3214 = v2204 + v3213;
-    const uint v3215 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3215 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3216 = v2203 + v3215;
-    const bool v3217 = v3214 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3217 = v3214 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3218 = v3216 < v79;
     const bool v3219 = v3217 && v3218;
     if (v3219) {
@@ -2705,11 +2705,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3228] = v3225;
       }
     }
-    const uint v3229 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3229 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3230 = v2204 + v3229;
-    const uint v3231 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3231 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3232 = v2203 + v3231;
-    const bool v3233 = v3230 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3233 = v3230 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3234 = v3232 < v79;
     const bool v3235 = v3233 && v3234;
     if (v3235) {
@@ -2725,11 +2725,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3244] = v3241;
       }
     }
-    const uint v3245 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3245 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3246 = v2204 + v3245;
-    const uint v3247 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3247 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3248 = v2203 + v3247;
-    const bool v3249 = v3246 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3249 = v3246 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3250 = v3248 < v79;
     const bool v3251 = v3249 && v3250;
     if (v3251) {
@@ -2745,11 +2745,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3260] = v3257;
       }
     }
-    const uint v3261 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3261 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3262 = v2204 + v3261;
-    const uint v3263 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3263 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3264 = v2203 + v3263;
-    const bool v3265 = v3262 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3265 = v3262 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3266 = v3264 < v79;
     const bool v3267 = v3265 && v3266;
     if (v3267) {
@@ -2765,11 +2765,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3276] = v3273;
       }
     }
-    const uint v3277 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3277 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3278 = v2204 + v3277;
-    const uint v3279 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3279 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3280 = v2203 + v3279;
-    const bool v3281 = v3278 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3281 = v3278 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3282 = v3280 < v79;
     const bool v3283 = v3281 && v3282;
     if (v3283) {
@@ -2785,11 +2785,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3292] = v3289;
       }
     }
-    const uint v3293 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3293 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3294 = v2204 + v3293;
-    const uint v3295 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3295 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3296 = v2203 + v3295;
-    const bool v3297 = v3294 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3297 = v3294 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3298 = v3296 < v79;
     const bool v3299 = v3297 && v3298;
     if (v3299) {
@@ -2805,11 +2805,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3308] = v3305;
       }
     }
-    const uint v3309 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3309 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3310 = v2204 + v3309;
-    const uint v3311 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3311 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3312 = v2203 + v3311;
-    const bool v3313 = v3310 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3313 = v3310 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3314 = v3312 < v79;
     const bool v3315 = v3313 && v3314;
     if (v3315) {
@@ -2825,11 +2825,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3324] = v3321;
       }
     }
-    const uint v3325 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3325 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3326 = v2204 + v3325;
-    const uint v3327 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3327 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3328 = v2203 + v3327;
-    const bool v3329 = v3326 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3329 = v3326 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3330 = v3328 < v79;
     const bool v3331 = v3329 && v3330;
     if (v3331) {
@@ -2845,11 +2845,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3340] = v3337;
       }
     }
-    const uint v3341 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3341 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3342 = v2204 + v3341;
-    const uint v3343 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3343 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3344 = v2203 + v3343;
-    const bool v3345 = v3342 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3345 = v3342 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3346 = v3344 < v79;
     const bool v3347 = v3345 && v3346;
     if (v3347) {
@@ -2865,11 +2865,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3356] = v3353;
       }
     }
-    const uint v3357 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3357 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3358 = v2204 + v3357;
-    const uint v3359 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3359 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3360 = v2203 + v3359;
-    const bool v3361 = v3358 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3361 = v3358 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3362 = v3360 < v79;
     const bool v3363 = v3361 && v3362;
     if (v3363) {
@@ -2885,11 +2885,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3372] = v3369;
       }
     }
-    const uint v3373 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3373 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3374 = v2204 + v3373;
-    const uint v3375 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3375 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3376 = v2203 + v3375;
-    const bool v3377 = v3374 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3377 = v3374 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3378 = v3376 < v79;
     const bool v3379 = v3377 && v3378;
     if (v3379) {
@@ -2905,11 +2905,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3388] = v3385;
       }
     }
-    const uint v3389 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3389 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3390 = v2204 + v3389;
-    const uint v3391 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3391 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3392 = v2203 + v3391;
-    const bool v3393 = v3390 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3393 = v3390 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3394 = v3392 < v79;
     const bool v3395 = v3393 && v3394;
     if (v3395) {
@@ -2925,11 +2925,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3404] = v3401;
       }
     }
-    const uint v3405 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3405 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3406 = v2204 + v3405;
-    const uint v3407 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3407 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3408 = v2203 + v3407;
-    const bool v3409 = v3406 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3409 = v3406 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3410 = v3408 < v79;
     const bool v3411 = v3409 && v3410;
     if (v3411) {
@@ -2945,11 +2945,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3420] = v3417;
       }
     }
-    const uint v3421 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3421 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3422 = v2204 + v3421;
-    const uint v3423 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3423 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3424 = v2203 + v3423;
-    const bool v3425 = v3422 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3425 = v3422 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3426 = v3424 < v79;
     const bool v3427 = v3425 && v3426;
     if (v3427) {
@@ -2965,11 +2965,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3436] = v3433;
       }
     }
-    const uint v3437 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3437 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3438 = v2204 + v3437;
-    const uint v3439 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3439 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3440 = v2203 + v3439;
-    const bool v3441 = v3438 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3441 = v3438 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3442 = v3440 < v79;
     const bool v3443 = v3441 && v3442;
     if (v3443) {
@@ -2985,11 +2985,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3452] = v3449;
       }
     }
-    const uint v3453 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3453 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3454 = v2204 + v3453;
-    const uint v3455 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3455 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3456 = v2203 + v3455;
-    const bool v3457 = v3454 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3457 = v3454 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3458 = v3456 < v79;
     const bool v3459 = v3457 && v3458;
     if (v3459) {
@@ -3005,11 +3005,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3468] = v3465;
       }
     }
-    const uint v3469 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3469 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3470 = v2204 + v3469;
-    const uint v3471 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3471 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3472 = v2203 + v3471;
-    const bool v3473 = v3470 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3473 = v3470 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3474 = v3472 < v79;
     const bool v3475 = v3473 && v3474;
     if (v3475) {
@@ -3025,11 +3025,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3484] = v3481;
       }
     }
-    const uint v3485 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3485 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3486 = v2204 + v3485;
-    const uint v3487 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3487 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3488 = v2203 + v3487;
-    const bool v3489 = v3486 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3489 = v3486 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3490 = v3488 < v79;
     const bool v3491 = v3489 && v3490;
     if (v3491) {
@@ -3045,11 +3045,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3500] = v3497;
       }
     }
-    const uint v3501 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3501 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3502 = v2204 + v3501;
-    const uint v3503 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3503 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3504 = v2203 + v3503;
-    const bool v3505 = v3502 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3505 = v3502 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3506 = v3504 < v79;
     const bool v3507 = v3505 && v3506;
     if (v3507) {
@@ -3065,11 +3065,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3516] = v3513;
       }
     }
-    const uint v3517 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3517 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3518 = v2204 + v3517;
-    const uint v3519 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3519 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3520 = v2203 + v3519;
-    const bool v3521 = v3518 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3521 = v3518 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3522 = v3520 < v79;
     const bool v3523 = v3521 && v3522;
     if (v3523) {
@@ -3085,11 +3085,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3532] = v3529;
       }
     }
-    const uint v3533 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3533 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3534 = v2204 + v3533;
-    const uint v3535 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3535 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3536 = v2203 + v3535;
-    const bool v3537 = v3534 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3537 = v3534 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3538 = v3536 < v79;
     const bool v3539 = v3537 && v3538;
     if (v3539) {
@@ -3105,11 +3105,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3548] = v3545;
       }
     }
-    const uint v3549 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3549 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3550 = v2204 + v3549;
-    const uint v3551 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3551 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3552 = v2203 + v3551;
-    const bool v3553 = v3550 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3553 = v3550 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3554 = v3552 < v79;
     const bool v3555 = v3553 && v3554;
     if (v3555) {
@@ -3125,11 +3125,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3564] = v3561;
       }
     }
-    const uint v3565 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3565 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3566 = v2204 + v3565;
-    const uint v3567 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3567 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3568 = v2203 + v3567;
-    const bool v3569 = v3566 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3569 = v3566 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3570 = v3568 < v79;
     const bool v3571 = v3569 && v3570;
     if (v3571) {
@@ -3145,11 +3145,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3580] = v3577;
       }
     }
-    const uint v3581 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3581 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3582 = v2204 + v3581;
-    const uint v3583 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3583 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3584 = v2203 + v3583;
-    const bool v3585 = v3582 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3585 = v3582 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3586 = v3584 < v79;
     const bool v3587 = v3585 && v3586;
     if (v3587) {
@@ -3165,11 +3165,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3596] = v3593;
       }
     }
-    const uint v3597 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3597 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3598 = v2204 + v3597;
-    const uint v3599 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3599 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3600 = v2203 + v3599;
-    const bool v3601 = v3598 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3601 = v3598 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3602 = v3600 < v79;
     const bool v3603 = v3601 && v3602;
     if (v3603) {
@@ -3185,11 +3185,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3612] = v3609;
       }
     }
-    const uint v3613 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3613 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3614 = v2204 + v3613;
-    const uint v3615 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3615 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3616 = v2203 + v3615;
-    const bool v3617 = v3614 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3617 = v3614 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3618 = v3616 < v79;
     const bool v3619 = v3617 && v3618;
     if (v3619) {
@@ -3205,11 +3205,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3628] = v3625;
       }
     }
-    const uint v3629 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3629 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3630 = v2204 + v3629;
-    const uint v3631 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3631 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3632 = v2203 + v3631;
-    const bool v3633 = v3630 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3633 = v3630 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3634 = v3632 < v79;
     const bool v3635 = v3633 && v3634;
     if (v3635) {
@@ -3225,11 +3225,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3644] = v3641;
       }
     }
-    const uint v3645 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3645 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3646 = v2204 + v3645;
-    const uint v3647 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3647 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3648 = v2203 + v3647;
-    const bool v3649 = v3646 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3649 = v3646 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3650 = v3648 < v79;
     const bool v3651 = v3649 && v3650;
     if (v3651) {
@@ -3245,11 +3245,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3660] = v3657;
       }
     }
-    const uint v3661 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3661 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3662 = v2204 + v3661;
-    const uint v3663 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3663 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3664 = v2203 + v3663;
-    const bool v3665 = v3662 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3665 = v3662 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3666 = v3664 < v79;
     const bool v3667 = v3665 && v3666;
     if (v3667) {
@@ -3265,11 +3265,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3676] = v3673;
       }
     }
-    const uint v3677 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3677 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3678 = v2204 + v3677;
-    const uint v3679 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3679 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3680 = v2203 + v3679;
-    const bool v3681 = v3678 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3681 = v3678 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3682 = v3680 < v79;
     const bool v3683 = v3681 && v3682;
     if (v3683) {
@@ -3285,11 +3285,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3692] = v3689;
       }
     }
-    const uint v3693 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3693 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3694 = v2204 + v3693;
-    const uint v3695 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3695 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3696 = v2203 + v3695;
-    const bool v3697 = v3694 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3697 = v3694 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3698 = v3696 < v79;
     const bool v3699 = v3697 && v3698;
     if (v3699) {
@@ -3305,11 +3305,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3708] = v3705;
       }
     }
-    const uint v3709 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3709 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3710 = v2204 + v3709;
-    const uint v3711 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3711 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3712 = v2203 + v3711;
-    const bool v3713 = v3710 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3713 = v3710 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3714 = v3712 < v79;
     const bool v3715 = v3713 && v3714;
     if (v3715) {
@@ -3325,11 +3325,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3724] = v3721;
       }
     }
-    const uint v3725 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3725 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3726 = v2204 + v3725;
-    const uint v3727 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3727 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3728 = v2203 + v3727;
-    const bool v3729 = v3726 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3729 = v3726 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3730 = v3728 < v79;
     const bool v3731 = v3729 && v3730;
     if (v3731) {
@@ -3345,11 +3345,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3740] = v3737;
       }
     }
-    const uint v3741 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3741 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3742 = v2204 + v3741;
-    const uint v3743 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3743 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3744 = v2203 + v3743;
-    const bool v3745 = v3742 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3745 = v3742 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3746 = v3744 < v79;
     const bool v3747 = v3745 && v3746;
     if (v3747) {
@@ -3365,11 +3365,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3756] = v3753;
       }
     }
-    const uint v3757 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3757 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3758 = v2204 + v3757;
-    const uint v3759 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3759 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3760 = v2203 + v3759;
-    const bool v3761 = v3758 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3761 = v3758 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3762 = v3760 < v79;
     const bool v3763 = v3761 && v3762;
     if (v3763) {
@@ -3385,11 +3385,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3772] = v3769;
       }
     }
-    const uint v3773 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3773 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3774 = v2204 + v3773;
-    const uint v3775 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3775 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3776 = v2203 + v3775;
-    const bool v3777 = v3774 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3777 = v3774 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3778 = v3776 < v79;
     const bool v3779 = v3777 && v3778;
     if (v3779) {
@@ -3405,11 +3405,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3788] = v3785;
       }
     }
-    const uint v3789 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3789 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3790 = v2204 + v3789;
-    const uint v3791 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3791 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3792 = v2203 + v3791;
-    const bool v3793 = v3790 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3793 = v3790 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3794 = v3792 < v79;
     const bool v3795 = v3793 && v3794;
     if (v3795) {
@@ -3425,11 +3425,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3804] = v3801;
       }
     }
-    const uint v3805 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3805 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3806 = v2204 + v3805;
-    const uint v3807 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3807 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3808 = v2203 + v3807;
-    const bool v3809 = v3806 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3809 = v3806 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3810 = v3808 < v79;
     const bool v3811 = v3809 && v3810;
     if (v3811) {
@@ -3445,11 +3445,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3820] = v3817;
       }
     }
-    const uint v3821 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3821 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3822 = v2204 + v3821;
-    const uint v3823 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3823 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3824 = v2203 + v3823;
-    const bool v3825 = v3822 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3825 = v3822 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3826 = v3824 < v79;
     const bool v3827 = v3825 && v3826;
     if (v3827) {
@@ -3465,11 +3465,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3836] = v3833;
       }
     }
-    const uint v3837 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3837 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3838 = v2204 + v3837;
-    const uint v3839 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3839 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3840 = v2203 + v3839;
-    const bool v3841 = v3838 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3841 = v3838 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3842 = v3840 < v79;
     const bool v3843 = v3841 && v3842;
     if (v3843) {
@@ -3485,11 +3485,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3852] = v3849;
       }
     }
-    const uint v3853 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3853 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3854 = v2204 + v3853;
-    const uint v3855 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3855 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3856 = v2203 + v3855;
-    const bool v3857 = v3854 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3857 = v3854 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3858 = v3856 < v79;
     const bool v3859 = v3857 && v3858;
     if (v3859) {
@@ -3505,11 +3505,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3868] = v3865;
       }
     }
-    const uint v3869 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3869 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3870 = v2204 + v3869;
-    const uint v3871 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3871 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3872 = v2203 + v3871;
-    const bool v3873 = v3870 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3873 = v3870 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3874 = v3872 < v79;
     const bool v3875 = v3873 && v3874;
     if (v3875) {
@@ -3525,11 +3525,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3884] = v3881;
       }
     }
-    const uint v3885 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3885 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3886 = v2204 + v3885;
-    const uint v3887 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3887 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3888 = v2203 + v3887;
-    const bool v3889 = v3886 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3889 = v3886 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3890 = v3888 < v79;
     const bool v3891 = v3889 && v3890;
     if (v3891) {
@@ -3545,11 +3545,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3900] = v3897;
       }
     }
-    const uint v3901 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3901 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3902 = v2204 + v3901;
-    const uint v3903 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3903 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3904 = v2203 + v3903;
-    const bool v3905 = v3902 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3905 = v3902 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3906 = v3904 < v79;
     const bool v3907 = v3905 && v3906;
     if (v3907) {
@@ -3565,11 +3565,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3916] = v3913;
       }
     }
-    const uint v3917 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3917 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3918 = v2204 + v3917;
-    const uint v3919 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3919 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3920 = v2203 + v3919;
-    const bool v3921 = v3918 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3921 = v3918 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3922 = v3920 < v79;
     const bool v3923 = v3921 && v3922;
     if (v3923) {
@@ -3585,11 +3585,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3932] = v3929;
       }
     }
-    const uint v3933 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3933 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3934 = v2204 + v3933;
-    const uint v3935 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3935 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3936 = v2203 + v3935;
-    const bool v3937 = v3934 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3937 = v3934 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3938 = v3936 < v79;
     const bool v3939 = v3937 && v3938;
     if (v3939) {
@@ -3605,11 +3605,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3948] = v3945;
       }
     }
-    const uint v3949 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3949 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3950 = v2204 + v3949;
-    const uint v3951 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3951 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3952 = v2203 + v3951;
-    const bool v3953 = v3950 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3953 = v3950 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3954 = v3952 < v79;
     const bool v3955 = v3953 && v3954;
     if (v3955) {
@@ -3625,11 +3625,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3964] = v3961;
       }
     }
-    const uint v3965 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3965 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3966 = v2204 + v3965;
-    const uint v3967 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3967 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3968 = v2203 + v3967;
-    const bool v3969 = v3966 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3969 = v3966 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3970 = v3968 < v79;
     const bool v3971 = v3969 && v3970;
     if (v3971) {
@@ -3645,11 +3645,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3980] = v3977;
       }
     }
-    const uint v3981 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3981 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3982 = v2204 + v3981;
-    const uint v3983 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3983 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v3984 = v2203 + v3983;
-    const bool v3985 = v3982 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v3985 = v3982 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v3986 = v3984 < v79;
     const bool v3987 = v3985 && v3986;
     if (v3987) {
@@ -3665,11 +3665,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3996] = v3993;
       }
     }
-    const uint v3997 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v3997 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v3998 = v2204 + v3997;
-    const uint v3999 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v3999 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v4000 = v2203 + v3999;
-    const bool v4001 = v3998 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4001 = v3998 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4002 = v4000 < v79;
     const bool v4003 = v4001 && v4002;
     if (v4003) {
@@ -3685,11 +3685,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4012] = v4009;
       }
     }
-    const uint v4013 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v4013 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v4014 = v2204 + v4013;
-    const uint v4015 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v4015 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v4016 = v2203 + v4015;
-    const bool v4017 = v4014 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4017 = v4014 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4018 = v4016 < v79;
     const bool v4019 = v4017 && v4018;
     if (v4019) {
@@ -3705,11 +3705,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4028] = v4025;
       }
     }
-    const uint v4029 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v4029 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v4030 = v2204 + v4029;
-    const uint v4031 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v4031 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v4032 = v2203 + v4031;
-    const bool v4033 = v4030 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4033 = v4030 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4034 = v4032 < v79;
     const bool v4035 = v4033 && v4034;
     if (v4035) {
@@ -3725,11 +3725,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4044] = v4041;
       }
     }
-    const uint v4045 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v4045 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v4046 = v2204 + v4045;
-    const uint v4047 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v4047 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v4048 = v2203 + v4047;
-    const bool v4049 = v4046 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4049 = v4046 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4050 = v4048 < v79;
     const bool v4051 = v4049 && v4050;
     if (v4051) {
@@ -3745,11 +3745,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4060] = v4057;
       }
     }
-    const uint v4061 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v4061 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v4062 = v2204 + v4061;
-    const uint v4063 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v4063 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v4064 = v2203 + v4063;
-    const bool v4065 = v4062 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4065 = v4062 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4066 = v4064 < v79;
     const bool v4067 = v4065 && v4066;
     if (v4067) {
@@ -3765,11 +3765,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4076] = v4073;
       }
     }
-    const uint v4077 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v4077 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v4078 = v2204 + v4077;
-    const uint v4079 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v4079 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v4080 = v2203 + v4079;
-    const bool v4081 = v4078 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4081 = v4078 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4082 = v4080 < v79;
     const bool v4083 = v4081 && v4082;
     if (v4083) {
@@ -3785,11 +3785,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4092] = v4089;
       }
     }
-    const uint v4093 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v4093 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v4094 = v2204 + v4093;
-    const uint v4095 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v4095 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v4096 = v2203 + v4095;
-    const bool v4097 = v4094 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4097 = v4094 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4098 = v4096 < v79;
     const bool v4099 = v4097 && v4098;
     if (v4099) {
@@ -3805,11 +3805,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4108] = v4105;
       }
     }
-    const uint v4109 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v4109 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v4110 = v2204 + v4109;
-    const uint v4111 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v4111 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v4112 = v2203 + v4111;
-    const bool v4113 = v4110 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4113 = v4110 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4114 = v4112 < v79;
     const bool v4115 = v4113 && v4114;
     if (v4115) {
@@ -3825,11 +3825,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4124] = v4121;
       }
     }
-    const uint v4125 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v4125 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v4126 = v2204 + v4125;
-    const uint v4127 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v4127 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v4128 = v2203 + v4127;
-    const bool v4129 = v4126 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4129 = v4126 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4130 = v4128 < v79;
     const bool v4131 = v4129 && v4130;
     if (v4131) {
@@ -3845,11 +3845,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4140] = v4137;
       }
     }
-    const uint v4141 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v4141 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v4142 = v2204 + v4141;
-    const uint v4143 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v4143 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v4144 = v2203 + v4143;
-    const bool v4145 = v4142 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4145 = v4142 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4146 = v4144 < v79;
     const bool v4147 = v4145 && v4146;
     if (v4147) {
@@ -3865,11 +3865,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4156] = v4153;
       }
     }
-    const uint v4157 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v4157 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v4158 = v2204 + v4157;
-    const uint v4159 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v4159 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v4160 = v2203 + v4159;
-    const bool v4161 = v4158 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4161 = v4158 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4162 = v4160 < v79;
     const bool v4163 = v4161 && v4162;
     if (v4163) {
@@ -3885,11 +3885,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4172] = v4169;
       }
     }
-    const uint v4173 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v4173 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v4174 = v2204 + v4173;
-    const uint v4175 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v4175 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v4176 = v2203 + v4175;
-    const bool v4177 = v4174 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4177 = v4174 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4178 = v4176 < v79;
     const bool v4179 = v4177 && v4178;
     if (v4179) {
@@ -3905,11 +3905,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4188] = v4185;
       }
     }
-    const uint v4189 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v4189 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v4190 = v2204 + v4189;
-    const uint v4191 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v4191 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v4192 = v2203 + v4191;
-    const bool v4193 = v4190 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4193 = v4190 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4194 = v4192 < v79;
     const bool v4195 = v4193 && v4194;
     if (v4195) {
@@ -3925,11 +3925,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4204] = v4201;
       }
     }
-    const uint v4205 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v4205 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v4206 = v2204 + v4205;
-    const uint v4207 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v4207 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v4208 = v2203 + v4207;
-    const bool v4209 = v4206 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4209 = v4206 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4210 = v4208 < v79;
     const bool v4211 = v4209 && v4210;
     if (v4211) {
@@ -3945,11 +3945,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4220] = v4217;
       }
     }
-    const uint v4221 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v4221 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v4222 = v2204 + v4221;
-    const uint v4223 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v4223 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v4224 = v2203 + v4223;
-    const bool v4225 = v4222 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4225 = v4222 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4226 = v4224 < v79;
     const bool v4227 = v4225 && v4226;
     if (v4227) {
@@ -3965,11 +3965,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4236] = v4233;
       }
     }
-    const uint v4237 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:295
+    const uint v4237 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:296
     const uint v4238 = v2204 + v4237;
-    const uint v4239 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:296
+    const uint v4239 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:297
     const uint v4240 = v2203 + v4239;
-    const bool v4241 = v4238 < v76;  // kernels/gemm/gemm_tiles.hpp:297
+    const bool v4241 = v4238 < v76;  // kernels/gemm/gemm_tiles.hpp:298
     const bool v4242 = v4240 < v79;
     const bool v4243 = v4241 && v4242;
     if (v4243) {
