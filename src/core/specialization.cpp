@@ -80,7 +80,11 @@ std::optional<std::vector<bool>> SpecializationPlan::values(
       continue;
     }
     if (s.kind == OpKind::ConstexprRef) {
-      if (s.param < 0 || static_cast<std::size_t>(s.param) >= params.size()) return std::nullopt;
+      // A launch that gives no value of the parameter's type binds nothing; the guard says why.
+      if (s.param < 0 || static_cast<std::size_t>(s.param) >= params.size() ||
+          params[static_cast<std::size_t>(s.param)].type != s.type) {
+        return std::nullopt;
+      }
       at[i] = params[static_cast<std::size_t>(s.param)];
       continue;
     }

@@ -71,6 +71,10 @@ TEST(Specialization, ValuesAreTheConditionsForTheLaunchsArguments) {
 TEST(Specialization, NoValuesWhereAConditionHasNoSingleValue) {
   const SpecializationPlan plan(parse_kernel(kKernel));
   EXPECT_EQ(plan.values(params(16, 0)), std::nullopt) << "64 / 0";
+  std::vector<ScalarValue> wrong = params(16, 8);
+  wrong[1] = constant_value(DType::F32, 16.0, 0);
+  EXPECT_EQ(plan.values(wrong), std::nullopt) << "n given as an f32";
+  EXPECT_EQ(plan.values(std::vector<ScalarValue>(2)), std::nullopt) << "too few arguments";
 }
 
 TEST(Specialization, KernelsWithoutThemBindNothing) {

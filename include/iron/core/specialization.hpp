@@ -37,7 +37,8 @@ class SpecializationPlan {
 
   /// Each bindable specialization's value for a launch whose constexpr parameter i holds
   /// params[i] (entries of tensor parameters are ignored), or nullopt when one is not the single
-  /// value a device computes (a division by zero, a NaN): such a launch binds nothing.
+  /// value a device computes (a division by zero, a NaN) or a parameter it reads has no value of
+  /// its type in `params`: such a launch binds nothing.
   std::optional<std::vector<bool>> values(std::span<const ScalarValue> params) const;
 
  private:
