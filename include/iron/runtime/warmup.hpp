@@ -22,8 +22,9 @@ struct WarmupResult {
 };
 
 /// Compiles each traced kernel for a CUDA device of compute capability `sm` × 10 with the profile
-/// launches use (TargetProfile::cuda_device, so IRON_CUDA_MMA counts) and stores its cubin in the
-/// disk module cache under the key a launch looks up, `jobs` at a time; kernels already cached
+/// launches use (TargetProfile::cuda_device, so IRON_CUDA_MMA counts; its specializations bound
+/// to their usual values, ir::usual_specialization) and stores its cubin in the disk module cache
+/// under the key a launch with those values looks up, `jobs` at a time; kernels already cached
 /// are only checked. Needs NVRTC and a cache folder (module_store()), not a GPU. Never throws for
 /// one kernel (its error is in the result); throws iron::Error when there is no cache folder or
 /// no NVRTC. Results are in the order of `kernels`.
