@@ -15,6 +15,7 @@
 ///
 /// compiles, for CUDA, one module per value of the condition, each with its branch alone; the
 /// launch loads the one its arguments select (iron/core/specialization.hpp).
+#pragma once
 
 #include "iron/core/ir.hpp"
 #include "iron/dsl/expr.hpp"
