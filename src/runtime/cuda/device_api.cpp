@@ -6,7 +6,6 @@
 #include <array>
 #include <map>
 #include <mutex>
-#include <unordered_map>
 #include <utility>
 
 #include "cuda_backend.hpp"
