@@ -279,6 +279,7 @@ class Matcher {
         if (!operand_fits(op.args[i], access && i == 0, indices)) return false;
       }
       if (access) {
+        if (!has_vectors_of(op.type, target_)) return false;
         plan_.roles.push_back(op.kind == OpKind::Load ? Role::Load : Role::Store);
         ++accesses_;
       } else if (var_op) {

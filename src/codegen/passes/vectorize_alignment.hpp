@@ -5,9 +5,16 @@
 
 #include <unordered_map>
 
+#include "iron/codegen/target.hpp"
 #include "iron/core/ir.hpp"
 
 namespace iron::codegen {
+
+/// Whether `target` has vectors of elements of type t: not MSL of the 8-bit floats, which
+/// MSL holds as one-byte structs (no `uchar4`-like vector of them exists there).
+inline bool has_vectors_of(DType t, const TargetProfile& target) {
+  return !(is_f8(t) && target.kind == TargetKind::Msl);
+}
 
 /// Powers of two that divide integer values, as log2 (32: the value is zero, or every power
 /// divides it as far as 32-bit arithmetic can tell). Wrapping u32 and i32 arithmetic keeps every

@@ -70,7 +70,7 @@ class BlockPlanner {
     std::map<GroupKey, std::map<std::int64_t, std::size_t>> groups;  // offset -> position
     for (std::size_t i = 0; i < ops_.size(); ++i) {
       const Op& op = ops_[i];
-      if (!is_tensor_access(op) || op.lanes != 1) continue;
+      if (!is_tensor_access(op) || op.lanes != 1 || !has_vectors_of(op.type, target_)) continue;
       const auto [base, offset] = split_index(ir::AccessOp(op).index());
       if (offset < 0) continue;
       const GroupKey key{op.kind == OpKind::Store, op.param, op.type, base};
