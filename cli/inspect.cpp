@@ -128,6 +128,11 @@ int inspect(const InspectOptions& o) {
     }
     profile = codegen::TargetProfile::cuda(profile.cuda_sm, mma);
   }
+  if (o.usual && o.target == kIr && o.pass.empty() && !o.resources && !o.stats) {
+    throw UsageError(
+        "--usual binds specializations in compiled code: give it with --target, "
+        "--pass or --resources (the traced IR has them unbound)");
+  }
   if (o.usual) profile.specialization = ir::usual_specialization(traced);
   if (o.resources) {
     print_resources(traced, profile);

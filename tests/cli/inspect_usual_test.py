@@ -1,6 +1,6 @@
 """`iron inspect --usual`: the warpgroup GEMM's CUDA source for sm_90a with its specialization
 (k % 8 == 0) bound true holds one product call site and the TMA path, the unbound source both
-paths' product call sites; `--usual` with `--ir` is a usage error (exit 2).
+paths' product call sites; `--usual` on the traced IR is a usage error (exit 2).
 Usage: inspect_usual_test.py IRON_BINARY."""
 import subprocess
 import sys
@@ -27,4 +27,7 @@ assert len(usual) < len(unbound)
 code, _, err = run("--ir", "--usual")
 assert code == 2, (code, err)
 assert "--usual" in err, err
+code, _, err = run("--usual")
+assert code == 2, (code, err)
+assert "--target, --pass or --resources" in err, err
 print("ok")
