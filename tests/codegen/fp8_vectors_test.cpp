@@ -39,7 +39,8 @@ TEST(Fp8Vectors, MslKeepsTheLoopScalarAndCompiles) {
 
 TEST(Fp8Vectors, CudaStoresFourAtOnce) {
   const CompiledKernel cuda = compile_kernel(ir::parse_kernel(kConvert), TargetProfile::cuda(90));
-  EXPECT_NE(cuda.source.find("*reinterpret_cast<iron_f8e4m3x4*>(q + "), std::string::npos) << cuda.source;
+  EXPECT_NE(cuda.source.find("*reinterpret_cast<iron_f8e4m3x4*>(q + "), std::string::npos)
+      << cuda.source;
 }
 
 }  // namespace
