@@ -7,8 +7,6 @@
 #include <optional>
 #include <random>
 
-#include "iron/codegen/passes/lower_warpgroup_products.hpp"
-
 // The bench drives the CUDA driver directly, through the runtime's own CUDA layer.
 #include "../runtime/cuda/cuda_backend.hpp"
 #include "../runtime/cuda/cuda_module_cache.hpp"
@@ -225,10 +223,8 @@ int BenchDevice::prepare(const ir::Kernel& kernel, const std::vector<ResidentArg
     }
   }
   runtime::check_dispatch(kernel, guard_args, grid, impl_->device->limits);
-  codegen::TargetProfile profile =
-      codegen::TargetProfile::cuda_device(sm(), codegen::has_warpgroup_products(kernel));
-  profile.specialization = runtime::launch_specialization(ir::SpecializationPlan(kernel), args);
-  const codegen::CompiledKernel compiled = codegen::compile_kernel(kernel, profile);
+  const codegen::CompiledKernel compiled = codegen::compile_for_cuda_device(
+      kernel, sm(), runtime::launch_specialization(ir::SpecializationPlan(kernel), args));
   const CUmodule module = cuda::load_module(compiled, sm());
   CUfunction fn = nullptr;
   impl_->check(impl_->api().module_get_function(&fn, module, compiled.symbol.c_str()),

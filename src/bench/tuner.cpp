@@ -10,7 +10,6 @@
 #include <thread>
 
 #include "iron/codegen/compile.hpp"
-#include "iron/codegen/passes/lower_warpgroup_products.hpp"
 #include "iron/codegen/targets.hpp"
 #include "iron/core/error.hpp"
 #include "iron/core/size_expr.hpp"
@@ -199,10 +198,7 @@ class SameCode {
 /// The CUDA C++ a launch on compute capability `sm` × 10 compiles `kernel` into, for the
 /// usual specialization (the tuned shapes' launches bind it unless a shape is unusual).
 codegen::CompiledKernel cuda_code(const ir::Kernel& kernel, int sm) {
-  codegen::TargetProfile profile =
-      codegen::TargetProfile::cuda_device(sm, codegen::has_warpgroup_products(kernel));
-  profile.specialization = ir::usual_specialization(kernel);
-  return codegen::compile_kernel(kernel, profile);
+  return codegen::compile_for_cuda_device(kernel, sm, ir::usual_specialization(kernel));
 }
 
 std::string same_code_text(const TuneResult& result, std::size_t earlier) {
@@ -444,10 +440,8 @@ TuneResult check_configs(const TuneRequest& request, int sm,
         }
       }
       runtime::check_dispatch(kernel, args, grid, limits);
-      const auto profile =
-          codegen::TargetProfile::cuda_device(sm, codegen::has_warpgroup_products(kernel));
       const auto cubin =
-          runtime::compile_cubin(compiled.source, compiled.symbol, sm, profile.arch_specific());
+          runtime::compile_cubin(compiled.source, compiled.symbol, sm, compiled.arch_specific);
       if (const auto* f = cubin.resources.find(compiled.symbol)) {
         tried.resources = fmt::format("{} registers, {} B spilled", f->registers,
                                       f->spill_store_bytes + f->spill_load_bytes);

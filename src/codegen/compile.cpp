@@ -2,6 +2,7 @@
 #include "iron/codegen/compile.hpp"
 
 #include "iron/codegen/emit.hpp"
+#include "iron/codegen/passes/lower_warpgroup_products.hpp"
 #include "iron/codegen/targets.hpp"
 
 namespace iron::codegen {
@@ -16,6 +17,13 @@ CompiledKernel compile_kernel(const ir::Kernel& traced, const TargetProfile& tar
   out.profile = target.name;
   out.arch_specific = target.arch_specific();
   return out;
+}
+
+CompiledKernel compile_for_cuda_device(const ir::Kernel& traced, int sm,
+                                       const std::vector<bool>& specialization) {
+  TargetProfile profile = TargetProfile::cuda_device(sm, has_warpgroup_products(traced));
+  profile.specialization = specialization;
+  return compile_kernel(traced, profile);
 }
 
 }  // namespace iron::codegen

@@ -23,4 +23,10 @@ struct CompiledKernel {
 
 CompiledKernel compile_kernel(const ir::Kernel& traced, const TargetProfile& target);
 
+/// The code a launch on a CUDA device of compute capability `sm` × 10 loads: compile_kernel
+/// with TargetProfile::cuda_device's profile for the kernel (wgmma where it has warpgroup
+/// products) and its specializations bound to `specialization` (none when empty).
+CompiledKernel compile_for_cuda_device(const ir::Kernel& traced, int sm,
+                                       const std::vector<bool>& specialization);
+
 }  // namespace iron::codegen

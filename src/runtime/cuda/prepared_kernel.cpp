@@ -5,17 +5,14 @@
 
 #include "cuda_module_cache.hpp"
 #include "iron/codegen/compile.hpp"
-#include "iron/codegen/passes/lower_warpgroup_products.hpp"
 #include "iron/runtime/dispatch_guard.hpp"
 
 namespace iron::runtime::cuda {
 
 PreparedKernel prepare_kernel(const ir::Kernel& kernel, int sm,
                               const std::vector<bool>& specialization) {
-  codegen::TargetProfile profile =
-      codegen::TargetProfile::cuda_device(sm, codegen::has_warpgroup_products(kernel));
-  profile.specialization = specialization;
-  const codegen::CompiledKernel compiled = codegen::compile_kernel(kernel, profile);
+  const codegen::CompiledKernel compiled =
+      codegen::compile_for_cuda_device(kernel, sm, specialization);
   const CUmodule module = load_module(compiled, sm);
   const Driver& d = driver();
   PreparedKernel prepared{compiled.symbol, nullptr, 0, 0, compiled.lowered.tensor_maps};

@@ -11,7 +11,6 @@
 #include "cuda_backend.hpp"
 #include "cuda_module_cache.hpp"
 #include "iron/codegen/compile.hpp"
-#include "iron/codegen/passes/lower_warpgroup_products.hpp"
 #include "iron/core/error.hpp"
 #include "iron/core/specialization.hpp"
 #include "iron/runtime/compile_records.hpp"
@@ -31,10 +30,8 @@ WarmupResult warm_one(const ir::Kernel& kernel, int sm, const BlobStore& store) 
   const Clock::time_point start = Clock::now();
   WarmupResult result;
   try {
-    codegen::TargetProfile profile =
-        codegen::TargetProfile::cuda_device(sm, codegen::has_warpgroup_products(kernel));
-    profile.specialization = ir::usual_specialization(kernel);
-    const codegen::CompiledKernel compiled = codegen::compile_kernel(kernel, profile);
+    const codegen::CompiledKernel compiled =
+        codegen::compile_for_cuda_device(kernel, sm, ir::usual_specialization(kernel));
     result.symbol = compiled.symbol;
     const std::string key = cuda::module_key(compiled, sm);
     if (store.load(key).outcome != BlobStore::Loaded::Outcome::Hit) {
