@@ -51,7 +51,7 @@ for strategy in software wmma mmasync; do
     --filter 'iron_mma_probe|iron_fragment_|iron_swizzled_|iron_gemm|iron_wg_mma' || status=1
 done
 echo
-echo "## the SASS of the kernels with warpgroup products (sm_90a: HGMMA, no HMMA)"
+echo "## the SASS of the kernels with warpgroup products (sm_90a: HGMMA or QGMMA, no HMMA)"
 if build/iron device | grep -q 'sm_90a for kernels with warpgroup products'; then
   scripts/check_hopper_sass.sh build || status=1
 else
