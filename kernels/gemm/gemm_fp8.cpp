@@ -95,8 +95,11 @@ struct Fp8BlockScales {
   const Tensor<f32>& scale_b;
   Expr<u32> blocks_k;
 
-  Expr<f32> scale(const Expr<u32>& r, const Expr<u32>& col0, const Expr<u32>& kb) const {
-    return load(scale_a[r * blocks_k + kb]) * load(scale_b[col0 / kBlock * blocks_k + kb]);
+  Expr<f32> row_scale(const Expr<u32>& r, const Expr<u32>& kb) const {
+    return load(scale_a[r * blocks_k + kb]);
+  }
+  Expr<f32> column_scale(const Expr<u32>& col0, const Expr<u32>& kb) const {
+    return load(scale_b[col0 / kBlock * blocks_k + kb]);
   }
 };
 
@@ -371,6 +374,9 @@ IRON_TEST(iron_gemm_fp8_blockwise_e4m3_nk, unaligned_k_70x130x200, BF16) {
 }
 IRON_TEST(iron_gemm_fp8_blockwise_e4m3_nk, tuned_quarter_129x200x400, BF16) {
   return blockwise_setup(129, 200, 400, true, dt, rng, {{"bm", 64}, {"bn", 64}, {"stages", 6}});
+}
+IRON_TEST(iron_gemm_fp8_blockwise_e4m3_nk, two_warpgroups_200x136x392, BF16) {
+  return blockwise_setup(200, 136, 392, false, dt, rng, {{"bm", 128}, {"stages", 3}});
 }
 
 // The square product of the fp8 target (against Iron's own bf16 iron_gemm_warpgroup_nk at the

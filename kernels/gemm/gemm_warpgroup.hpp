@@ -157,8 +157,9 @@ struct NoBlockScales {};
 /// else step by step, each element converted to R on its way in (exactly: R holds every T
 /// value). STAGED: the sums reach the epilogue through shared memory (staged_epilogue), else each
 /// lane hands over the elements it holds. WHOLE_TILES as staged_epilogue.
-/// With `blocks` (a type with kBlock, a multiple of the step, and scale(r, col0, kb)), the sum is
-/// instead Σ_kb blocks.scale(r, col0, kb) · Σ_{p in block kb} a[r, p] · b[c, p]: each block's
+/// With `blocks` (a type with kBlock, a multiple of the step, row_scale(r, kb) and
+/// column_scale(col0, kb)), the sum is instead Σ_kb blocks.row_scale(r, kb) ·
+/// blocks.column_scale(col0, kb) · Σ_{p in block kb} a[r, p] · b[c, p]: each block's
 /// products accumulate apart and are folded in, scaled, once the block's last step is
 /// multiplied (so lag is 0).
 template <std::uint32_t BM, std::uint32_t BN, bool STAGED, bool WHOLE_TILES, class T, class R,
@@ -187,13 +188,20 @@ void product(const Rings<R, BM, BN, RING>& rings, std::uint32_t stages, std::uin
     static_assert(Blocks::kBlock % kStep == 0, "a block of k is whole steps");
     block.emplace();
   }
-  // Folds `block` into acc with each row's scale of block kb, and empties it.
+  // Folds `block` into acc with each row's scale of block kb, and empties it. A lane's rows'
+  // scales are loaded once into a row vector (a lane holds two rows of a 16-row fragment), the
+  // tile's column scale once.
   const auto fold = [&](const Expr<u32>& kb) {
     if constexpr (kBlockScaled) {
       auto rows = row0 + group * 64u + simdgroup_id() % 4u * 16u;
+      FragAcc<16, 8> row_scales;
+      row_scales.map([&](const Expr<f32>&, const Expr<u32>& r, const Expr<u32>&) {
+        return blocks.row_scale(min(rows + r, m - 1u), kb);  // rows past m are never written
+      });
+      auto column_scale = blocks.column_scale(col0, kb);
       for (std::uint32_t slot = 0; slot < FragAcc<16, BN>::elements; ++slot) {
-        auto r = min(rows + block->row(slot), m - 1u);  // rows past m are never written
-        acc.set(slot, acc.get(slot) + block->get(slot) * blocks.scale(r, col0, kb));
+        auto scale = block->row_value(row_scales, slot) * column_scale;
+        acc.set(slot, acc.get(slot) + block->get(slot) * scale);
         block->set(slot, 0.0f);
       }
     }

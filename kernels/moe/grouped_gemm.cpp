@@ -189,7 +189,8 @@ IRON_KERNEL(iron_moe_gemm_mxfp4, (Tensor<T> x_sorted, Tensor<u32> packed, Tensor
 
 namespace {
 
-constexpr std::uint32_t kFp8TileRows = 64;   ///< rows of the fp8 form's tiles: one warpgroup
+/// Rows of the fp8 form's tiles by default (knob "bm": 64, one multiplying warpgroup, or 128, two).
+constexpr std::uint32_t kFp8TileRows = 64;
 constexpr std::uint32_t kFp8TileCols = 128;  ///< its columns: one block of the weight's rows
 constexpr std::uint32_t kFp8Block = 128;     ///< k (and weight rows) per block scale
 
@@ -204,9 +205,12 @@ struct ExpertBlockScales {
   Expr<u32> blocks_n;
   Expr<u32> blocks_k;
 
-  Expr<f32> scale(const Expr<u32>& r, const Expr<u32>& col0, const Expr<u32>& kb) const {
+  Expr<f32> row_scale(const Expr<u32>& r, const Expr<u32>& kb) const {
+    return load(scale_x[r * blocks_k + kb]);
+  }
+  Expr<f32> column_scale(const Expr<u32>& col0, const Expr<u32>& kb) const {
     auto weight_block = expert * blocks_n + (col0 - first) / kBlock;
-    return load(scale_x[r * blocks_k + kb]) * load(scale_w[weight_block * blocks_k + kb]);
+    return load(scale_w[weight_block * blocks_k + kb]);
   }
 };
 
@@ -216,16 +220,17 @@ IRON_KERNEL(iron_moe_gemm_fp8_blockwise_e4m3,
             (Tensor<f8e4m3> x_sorted, Tensor<f32> scale_x, Tensor<f8e4m3> w, Tensor<f32> scale_w,
              Tensor<u32> offsets, Out<T> out, Constexpr<u32> rows, Constexpr<u32> experts,
              Constexpr<u32> n, Constexpr<u32> k)) {
-  const gemm::warpgroup::Shape shape{kFp8TileRows, kFp8TileCols, gemm::warpgroup::kWideStages, 0,
+  const std::uint32_t tile_rows = tuned("bm");
+  const gemm::warpgroup::Shape shape{tile_rows, kFp8TileCols, gemm::warpgroup::kWideStages, 0,
                                      gemm::kBandRows};
-  declare_grouped(kFp8TileCols, gemm::warpgroup::threads_of(kFp8TileRows), kFp8TileRows);
+  declare_grouped(kFp8TileCols, gemm::warpgroup::threads_of(tile_rows), tile_rows);
   layout(x_sorted, "[rows, k]");
   layout(scale_x, "[rows, ceil_div(k, 128)]");
   layout(w, "[experts, n, k]");
   layout(scale_w, "[experts, ceil_div(n, 128), ceil_div(k, 128)]");
   layout(offsets, "[experts + 1]");
   layout(out, "[rows, n]");
-  const auto [tile, col0] = grouped_tile(offsets, experts, rows, kFp8TileCols, kFp8TileRows);
+  const auto [tile, col0] = grouped_tile(offsets, experts, rows, kFp8TileCols, tile_rows);
   IRON_IF(tile.expert < experts) {
     auto first = tile.expert * n;
     const ExpertBlockScales blocks{scale_x,
@@ -238,7 +243,7 @@ IRON_KERNEL(iron_moe_gemm_fp8_blockwise_e4m3,
         x_sorted, w, rows, experts * n, k, tile.row0, first + col0,
         store_expert_rows(out, tile.row_end, first, n), shape, blocks);
   }
-  IRON_ELSE { moe::zero_tile(out, tile.row0, rows, col0, n, kFp8TileRows, kFp8TileCols); }
+  IRON_ELSE { moe::zero_tile(out, tile.row0, rows, col0, n, tile_rows, kFp8TileCols); }
 }
 
 namespace {
@@ -259,7 +264,11 @@ IRON_GEOMETRY(iron_moe_gemm) {
              : grouped_geometry(q, gemm::warpgroup::kBN, gemm::warpgroup::kThreads);
 }
 IRON_GEOMETRY(iron_moe_gemm_fp8_blockwise_e4m3) {
-  return grouped_geometry(q, kFp8TileCols, gemm::warpgroup::threads_of(kFp8TileRows), kFp8TileRows);
+  const std::uint32_t tile_rows = tuned("bm");
+  return grouped_geometry(q, kFp8TileCols, gemm::warpgroup::threads_of(tile_rows), tile_rows);
+}
+IRON_TUNING(iron_moe_gemm_fp8_blockwise_e4m3) {
+  return TuningSpace{}.knob("bm", {kFp8TileRows, 2 * kFp8TileRows});
 }
 IRON_GEOMETRY(iron_moe_gemm_affine_b4_g32) {
   return grouped_geometry(q, gemm::kBN, gemm::kThreads);
@@ -324,8 +333,8 @@ Routing routing_of(const std::vector<std::uint32_t>& ids, std::size_t experts) {
 testing::TestSetup grouped_setup(const std::string& kernel, const Routing& g,
                                  const std::vector<float>& x, std::size_t n, std::size_t k,
                                  const ProductExpected& want, const testing::Tolerance& tolerance,
-                                 DType dt) {
-  testing::TestSetup setup(kernel, dt);
+                                 DType dt, const dsl::TuningConfig& config = {}) {
+  testing::TestSetup setup(kernel, dt, config);
   setup.input("x_sorted", x)
       .input_u32("offsets", g.read.empty() ? g.offsets : g.read)
       .output("out", g.rows * n)
@@ -387,7 +396,8 @@ testing::TestSetup mxfp4_setup(const Routing& g, std::size_t n, std::size_t k, D
 /// weight's per 128×128 block): EXACT as fp8_operand's with power-of-two scales. The oracle
 /// scales each product by its two blocks' scales; the bound is iron_gemm_fp8_blockwise's.
 testing::TestSetup fp8_blockwise_setup(const Routing& g, std::size_t n, std::size_t k, bool exact,
-                                       DType dt, testing::Rng& rng) {
+                                       DType dt, testing::Rng& rng,
+                                       const dsl::TuningConfig& config = {}) {
   constexpr std::size_t kBlock = 128;
   const std::size_t blocks_k = (k + kBlock - 1) / kBlock;
   const std::size_t blocks_n = (n + kBlock - 1) / kBlock;
@@ -409,7 +419,7 @@ testing::TestSetup fp8_blockwise_setup(const Routing& g, std::size_t n, std::siz
       exact ? 0.0 : gamma_of(std::min<std::size_t>(k, kBlock), kFp8SumRoundoff);
   const double bound = (block_error + tol::gamma(2 * blocks_k + 2)) * want.s;
   auto setup = grouped_setup("iron_moe_gemm_fp8_blockwise_e4m3", g, x, n, k, want,
-                             tol::stored(dt, bound, tol::gamma(1)), dt);
+                             tol::stored(dt, bound, tol::gamma(1)), dt, config);
   setup.input("scale_x", scale_x).input("w", w).input("scale_w", scale_w);
   return setup.grid(testing::geometry_grid(setup));
 }
@@ -532,6 +542,11 @@ IRON_TEST(iron_moe_gemm_fp8_blockwise_e4m3, dropped_rows_are_zeros, BF16) {
 }
 IRON_TEST(iron_moe_gemm_fp8_blockwise_e4m3, one_expert_k20, BF16) {
   return fp8_blockwise_setup(routing_of(random_routing(33, 1, 1, rng), 1), 33, 20, false, dt, rng);
+}
+// 128-row tiles (two multiplying warpgroups): experts of more and fewer rows than a tile.
+IRON_TEST(iron_moe_gemm_fp8_blockwise_e4m3, tiles_of_128_rows, BF16) {
+  return fp8_blockwise_setup(routing_of(random_routing(150, 4, 2, rng), 4), 136, 264, false, dt,
+                             rng, {{"bm", 128}});
 }
 
 IRON_TEST(iron_moe_gemm_affine_b4_g32, top2_of_8, F32, F16, BF16) {

@@ -20,10 +20,14 @@
 ///   ceil(cols / 128)]` f32
 ///
 /// ## Dispatch
-/// Reduction: a simdgroup per group, 4 elements a lane (a lane's 4 consecutive elements), the
-/// amax by simd_max. Groups of threads of any multiple of 32 up to 1024. b128x128: a group of
-/// exactly 256 threads per block (64 elements a thread, consecutive threads on consecutive
-/// columns), the amax by reduce_max; a grid of ceil(cols / 128) × ceil(rows / 128).
+/// Reduction: 16 lanes a group (8 consecutive elements a lane, read in 16-byte loads), a
+/// simdgroup taking 4 groups in two rounds whose loads are issued together; the amax by four
+/// shuffles. Groups of threads of any multiple of 32 up to 1024. b128x128: a group of exactly 256
+/// threads per block, the block held in registers (thread t: 8 consecutive columns, (t % 16) · 8
+/// …, of rows t / 16 + 16 j), read once, the amax by reduce_max; a grid of ceil(cols / 128) ×
+/// ceil(rows / 128). A width that is not a multiple of 8 takes an element-by-element path that
+/// reads the block twice.
+#include <array>
 #include <iron/iron.hpp>
 
 namespace iron::kernels {
@@ -31,36 +35,85 @@ using namespace iron::dsl;
 
 namespace {
 constexpr std::uint32_t kGroup = 128;  ///< elements sharing a scale
-constexpr std::uint32_t kPerLane = kGroup / 32;
 constexpr float kLargestE4M3 = 448.0f;
+/// Elements a thread holds of a group or a weight block's row: 16 bytes of a 16-bit T.
+constexpr std::uint32_t kPiece = 8;
+/// Lanes that share an activation group (kGroup / kPiece), and the groups a simdgroup takes:
+/// two at a time (one a half), kRounds times, every round's loads issued before any reduction.
+constexpr std::uint32_t kLanesAGroup = kGroup / kPiece;
+constexpr std::uint32_t kRounds = 2;
+constexpr std::uint32_t kGroupsASimdgroup = 32 / kLanesAGroup * kRounds;
+
+/// The kPiece elements of `t` from `first` (a multiple of kPiece), as f32, in 16-byte loads.
+template <class T>
+std::array<Expr<f32>, kPiece> load_piece(const Tensor<T>& t, const Expr<u32>& first) {
+  constexpr std::size_t kW = 16 / lane_bytes<T>();
+  std::array<Expr<f32>, kPiece> values;
+  for (std::uint32_t a = 0; a < kPiece; a += kW) {
+    const auto lanes = load_lanes<kW>(t[first + a]);
+    for (std::size_t i = 0; i < kW; ++i) values[a + i] = cast<f32>(lanes[i]);
+  }
+  return values;
+}
+
+/// The largest |v| of `values`.
+Expr<f32> piece_amax(const std::array<Expr<f32>, kPiece>& values) {
+  Expr<f32> amax = abs(values[0]);
+  for (std::uint32_t i = 1; i < kPiece; ++i) amax = max(amax, abs(values[i]));
+  return amax;
+}
+
+/// The scale of a group or block whose largest |x| is `peak`: peak / 448, 1 for all zeros.
+Expr<f32> scale_of(const Expr<f32>& peak) {
+  return select(peak > 0.0f, peak / kLargestE4M3, Expr<f32>(1.0f));
+}
+
+/// q[first …] = e4m3(values / scale), element by element (the compiler joins the stores where
+/// the target has vectors of the 8-bit type).
+void store_piece(const Out<f8e4m3>& q, const Expr<u32>& first,
+                 const std::array<Expr<f32>, kPiece>& values, const Expr<f32>& scale) {
+  for (std::uint32_t i = 0; i < kPiece; ++i) store(q[first + i], cast<f8e4m3>(values[i] / scale));
+}
 }  // namespace
 
 IRON_KERNEL(iron_quantize_fp8_e4m3_g128,
             (Tensor<T> x, Out<f8e4m3> q, Out<f32> scales, Constexpr<u32> blocks)) {
   dispatch(reduction, {multiple_of(32), at_least(32), at_most(1024)});
-  grid("[ceil_div(blocks * 32, tpg), 1, 1]");
+  grid("[ceil_div(blocks * 8, tpg), 1, 1]");
   layout(x, "[blocks * 128]");
   layout(q, "[blocks * 128]");
   layout(scales, "[blocks]");
-  auto group = program_id<0>() * simdgroup_count() + simdgroup_id();
-  IRON_IF(group < blocks) {
-    auto first = group * kGroup + lane_id() * kPerLane;
-    Var<f32> amax = 0.0f;
-    for (std::uint32_t i = 0; i < kPerLane; ++i) {
-      amax = max(Expr<f32>(amax), abs(cast<f32>(load(x[first + i]))));
+  auto first_group = (program_id<0>() * simdgroup_count() + simdgroup_id()) * kGroupsASimdgroup +
+                     lane_id() / kLanesAGroup;
+  auto offset = lane_id() % kLanesAGroup * kPiece;
+  // Every round's loads first (a group past the end reads group 0 and stores nothing), then
+  // each group's amax over its 16 lanes: the shuffles run in every lane.
+  std::array<std::array<Expr<f32>, kPiece>, kRounds> pieces;
+  for (std::uint32_t j = 0; j < kRounds; ++j) {
+    auto group = first_group + j * (32 / kLanesAGroup);
+    pieces[j] = load_piece(x, select(group < blocks, group * kGroup + offset, Expr<u32>(0u)));
+  }
+  for (std::uint32_t j = 0; j < kRounds; ++j) {
+    auto group = first_group + j * (32 / kLanesAGroup);
+    Expr<f32> peak = piece_amax(pieces[j]);
+    for (std::uint32_t m = kLanesAGroup / 2; m >= 1; m /= 2) {
+      peak = max(peak, simd_shuffle_xor(peak, Expr<u32>(m)));
     }
-    auto peak = simd_max(Expr<f32>(amax));
-    auto scale = select(peak > 0.0f, peak / kLargestE4M3, Expr<f32>(1.0f));
-    for (std::uint32_t i = 0; i < kPerLane; ++i) {
-      store(q[first + i], cast<f8e4m3>(cast<f32>(load(x[first + i])) / scale));
+    auto scale = scale_of(peak);
+    IRON_IF(group < blocks) {
+      store_piece(q, group * kGroup + offset, pieces[j], scale);
+      IRON_IF(offset == 0u) { store(scales[group], scale); }
     }
-    IRON_IF(lane_id() == 0u) { store(scales[group], scale); }
   }
 }
 
 namespace {
 constexpr std::uint32_t kWeightBlock = 128;    ///< rows and columns of a weight block
 constexpr std::uint32_t kWeightThreads = 256;  ///< threads a weight block
+/// Threads along a block's row (a piece each), and the rows a thread holds (kBlockRows apart).
+constexpr std::uint32_t kRowThreads = kWeightBlock / kPiece;
+constexpr std::uint32_t kBlockRows = kWeightThreads / kRowThreads;
+constexpr std::uint32_t kPiecesAThread = kWeightBlock / kBlockRows;
 }  // namespace
 
 IRON_KERNEL(iron_quantize_fp8_e4m3_b128x128, (Tensor<T> w, Out<f8e4m3> q, Out<f32> scales,
@@ -72,21 +125,49 @@ IRON_KERNEL(iron_quantize_fp8_e4m3_b128x128, (Tensor<T> w, Out<f8e4m3> q, Out<f3
   layout(scales, "[ceil_div(rows, 128), ceil_div(cols, 128)]");
   auto row0 = program_id<1>() * kWeightBlock;
   auto col0 = program_id<0>() * kWeightBlock;
-  // Calls body(index) for each element of the block inside w.
-  const auto each = [&](auto&& body) {
-    for (auto v : range(thread_id<0>(), kWeightBlock * kWeightBlock, kWeightThreads)) {
-      auto r = row0 + v / kWeightBlock;
-      auto c = col0 + v % kWeightBlock;
-      IRON_IF(r < rows && c < cols) { body(r * cols + c); }
+  const auto write_scale = [&](const Expr<f32>& scale) {
+    IRON_IF(thread_id<0>() == 0u) {
+      store(scales[program_id<1>() * grid_groups<0>() + program_id<0>()], scale);
     }
   };
-  Var<f32> amax = 0.0f;
-  each([&](const Expr<u32>& i) { amax = max(Expr<f32>(amax), abs(cast<f32>(load(w[i])))); });
-  auto peak = reduce_max(Expr<f32>(amax));
-  auto scale = select(peak > 0.0f, peak / kLargestE4M3, Expr<f32>(1.0f));
-  each([&](const Expr<u32>& i) { store(q[i], cast<f8e4m3>(cast<f32>(load(w[i])) / scale)); });
-  IRON_IF(thread_id<0>() == 0u) {
-    store(scales[program_id<1>() * grid_groups<0>() + program_id<0>()], scale);
+  IRON_IF(specialized(cols % kPiece == 0u)) {
+    // The block in registers: thread t holds the pieces of columns col0 + (t % 16) · 8 … in rows
+    // t / 16 + 16 j; a piece lies wholly inside w or wholly outside it (cols % 8 == 0).
+    auto c = col0 + thread_id<0>() % kRowThreads * kPiece;
+    std::array<std::array<Expr<f32>, kPiece>, kPiecesAThread> pieces;
+    std::array<Expr<bool>, kPiecesAThread> inside;
+    std::array<Expr<u32>, kPiecesAThread> first;
+    Expr<f32> amax = 0.0f;
+    for (std::uint32_t j = 0; j < kPiecesAThread; ++j) {
+      auto r = row0 + thread_id<0>() / kRowThreads + j * kBlockRows;
+      inside[j] = r < rows && c < cols;
+      // r · cols + c, written as a multiple of kPiece so that the stores' alignment is plain.
+      first[j] = select(inside[j], (r * (cols / kPiece) + c / kPiece) * kPiece, Expr<u32>(0u));
+      pieces[j] = load_piece(w, first[j]);
+    }
+    for (std::uint32_t j = 0; j < kPiecesAThread; ++j) {
+      amax = max(amax, select(inside[j], piece_amax(pieces[j]), Expr<f32>(0.0f)));
+    }
+    auto scale = scale_of(reduce_max(amax));
+    for (std::uint32_t j = 0; j < kPiecesAThread; ++j) {
+      IRON_IF(inside[j]) { store_piece(q, first[j], pieces[j], scale); }
+    }
+    write_scale(scale);
+  }
+  IRON_ELSE {
+    // Any width: element by element, w read twice.
+    const auto each = [&](auto&& body) {
+      for (auto v : range(thread_id<0>(), kWeightBlock * kWeightBlock, kWeightThreads)) {
+        auto r = row0 + v / kWeightBlock;
+        auto c = col0 + v % kWeightBlock;
+        IRON_IF(r < rows && c < cols) { body(r * cols + c); }
+      }
+    };
+    Var<f32> amax = 0.0f;
+    each([&](const Expr<u32>& i) { amax = max(Expr<f32>(amax), abs(cast<f32>(load(w[i])))); });
+    auto scale = scale_of(reduce_max(Expr<f32>(amax)));
+    each([&](const Expr<u32>& i) { store(q[i], cast<f8e4m3>(cast<f32>(load(w[i])) / scale)); });
+    write_scale(scale);
   }
 }
 
@@ -98,8 +179,9 @@ IRON_GEOMETRY(iron_quantize_fp8_e4m3_b128x128) {
 
 IRON_GEOMETRY(iron_quantize_fp8_e4m3_g128) {
   const std::uint64_t groups = std::max<std::uint64_t>(q.constant("blocks"), 1);
-  const std::uint32_t tpg = q.threads_per_group(whole_simdgroups(32 * groups, 256));
-  return Geometry::per_row((32 * groups + tpg - 1) / tpg, tpg);
+  const std::uint64_t lanes = (groups + kGroupsASimdgroup - 1) / kGroupsASimdgroup * 32;
+  const std::uint32_t tpg = q.threads_per_group(whole_simdgroups(lanes, 256));
+  return Geometry::per_row((lanes + tpg - 1) / tpg, tpg);
 }
 
 }  // namespace iron::kernels

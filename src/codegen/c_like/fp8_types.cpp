@@ -20,6 +20,7 @@ struct Format {
   const char* quanta_per_unit;  // 2^(bias + mant - 1): subnormal quanta in 1.0
   const char* quantum;          // 2^(1 - bias - mant)
   bool infinities;
+  const char* ptx;  // the format's name in PTX conversions
 };
 
 constexpr Format kE4M3{"iron_f8e4m3",
@@ -31,7 +32,8 @@ constexpr Format kE4M3{"iron_f8e4m3",
                        "0.015625f",
                        "512.0f",
                        "0.001953125f",
-                       false};
+                       false,
+                       "e4m3"};
 constexpr Format kE5M2{"iron_f8e5m2",
                        "e5m2 (IEEE-like, largest finite 57344)",
                        2,
@@ -41,7 +43,21 @@ constexpr Format kE5M2{"iron_f8e5m2",
                        "6.103515625e-05f",
                        "65536.0f",
                        "1.52587890625e-05f",
-                       true};
+                       true,
+                       "e5m2"};
+
+/// On CUDA devices with the instruction (sm_89 and later), the conversion of f in one
+/// `cvt.rn.satfinite` (nearest even, saturated to the finite range, as the arithmetic below;
+/// its NaN given f's sign, as the arithmetic's): a dozen instructions fewer an element.
+std::string instruction_path(const Format& f) {
+  return fmt::format(R"(#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  unsigned short pair;
+  asm("cvt.rn.satfinite.{ptx}x2.f32 %0, %1, %2;" : "=h"(pair) : "f"(0.0f), "f"(f));
+  return static_cast<unsigned char>(ax > 0x7F800000u ? sign | 0x7Fu : pair & 0xFFu);
+#else
+)",
+                     fmt::arg("ptx", f.ptx));
+}
 
 std::string format_text(const Format& f, const Fp8Spelling& s) {
   const unsigned drop = 23 - f.mant;
@@ -61,7 +77,7 @@ std::string format_text(const Format& f, const Fp8Spelling& s) {
 // f to nearest even, saturated to the finite range; NaN stays NaN.
 {q} {b} {name}_bits(float f) {{
   const {u} sign = ({as_uint}(f) >> 24) & 0x80u, ax = {as_uint}(f) & 0x7FFFFFFFu;
-  const float a = {as_float}(ax);
+{instruction}  const float a = {as_float}(ax);
   {u} r;
   if (ax > 0x7F800000u) r = 0x7Fu;
   else if (a >= {largest}) r = {largest_bits}u;
@@ -71,7 +87,7 @@ std::string format_text(const Format& f, const Fp8Spelling& s) {
     r = (((t >> 23) - {rebias}u) << {mant}u) | ((t >> {drop}u) & {mmask}u);
   }}
   return static_cast<{b}>(sign | r);
-}}
+{instruction_end}}}
 struct {name} {{
   {b} bits;
   {name}() = default;
@@ -102,7 +118,9 @@ struct {name} {{
       fmt::arg("largest_bits", fmt::format("0x{:02X}", f.largest_bits)),
       fmt::arg("smallest_normal", f.smallest_normal), fmt::arg("rint", s.rint),
       fmt::arg("quanta", f.quanta_per_unit),
-      fmt::arg("half_ulp", fmt::format("0x{:X}", (1u << (drop - 1)) - 1)));
+      fmt::arg("half_ulp", fmt::format("0x{:X}", (1u << (drop - 1)) - 1)),
+      fmt::arg("instruction", s.conversion_instruction ? instruction_path(f) : ""),
+      fmt::arg("instruction_end", s.conversion_instruction ? "#endif\n" : ""));
 }
 
 }  // namespace

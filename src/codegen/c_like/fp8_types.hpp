@@ -18,6 +18,9 @@ struct Fp8Spelling {
   std::string_view uint_type;  ///< "unsigned int", "uint"
   std::string_view byte_type;  ///< "unsigned char", "uchar"
   std::string_view rint;       ///< round to nearest even: "rintf", "rint"
+  /// Whether f32 → 8-bit float may use the conversion instruction where the device has one
+  /// (CUDA: `cvt.rn.satfinite.{e4m3,e5m2}x2.f32` on sm_89 and later, chosen by __CUDA_ARCH__).
+  bool conversion_instruction = false;
 };
 
 /// The definitions of iron_f8e4m3 and iron_f8e5m2 (those asked for): the struct, explicitly

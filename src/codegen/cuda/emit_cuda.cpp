@@ -21,7 +21,8 @@ constexpr c_like::Fp8Spelling kCudaFp8{"__device__ __forceinline__",
                                        "__uint_as_float",
                                        "unsigned int",
                                        "unsigned char",
-                                       "rintf"};
+                                       "rintf",
+                                       true};
 
 /// The toolkit headers (wmma only), or the prelude's own f16/bf16 types; the 8-bit floats' own.
 std::string includes(const ir::Kernel& kernel, const cuda::CudaDialect& dialect, bool wmma) {

@@ -108,6 +108,11 @@ __device__ __forceinline__ float iron_f8e5m2_value(unsigned int bits) {
 // f to nearest even, saturated to the finite range; NaN stays NaN.
 __device__ __forceinline__ unsigned char iron_f8e5m2_bits(float f) {
   const unsigned int sign = (__float_as_uint(f) >> 24) & 0x80u, ax = __float_as_uint(f) & 0x7FFFFFFFu;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  unsigned short pair;
+  asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(pair) : "f"(0.0f), "f"(f));
+  return static_cast<unsigned char>(ax > 0x7F800000u ? sign | 0x7Fu : pair & 0xFFu);
+#else
   const float a = __uint_as_float(ax);
   unsigned int r;
   if (ax > 0x7F800000u) r = 0x7Fu;
@@ -118,6 +123,7 @@ __device__ __forceinline__ unsigned char iron_f8e5m2_bits(float f) {
     r = (((t >> 23) - 112u) << 2u) | ((t >> 21u) & 3u);
   }
   return static_cast<unsigned char>(sign | r);
+#endif
 }
 struct iron_f8e5m2 {
   unsigned char bits;
@@ -347,15 +353,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
   const unsigned int v26 = v25 << 7u;
   const unsigned int v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v30 = v29 << 8u;
-  const unsigned int v216 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:178
+  const unsigned int v216 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:179
   const unsigned int v217 = v216 >> 2u;
-  const bool v220 = v216 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:179
-  iron_frag<float, 2, 16, 128> v224;  // kernels/gemm/gemm_warpgroup.hpp:184
+  const bool v220 = v216 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:180
+  iron_frag<float, 2, 16, 128> v224;  // kernels/gemm/gemm_warpgroup.hpp:185
   iron_frag_fill(v224, 0.0f);
   const unsigned int v228 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
   const unsigned int v229 = threadIdx.x;
 
-  for (unsigned int v227 = 0u; v227 < v2; v227 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+  for (unsigned int v227 = 0u; v227 < v2; v227 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
     for (unsigned int v231 = v229; v231 < 8192u; v231 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
       const unsigned int v233 = v231 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
       const unsigned int v235 = v231 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -403,9 +409,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
         shm4[(v280 ^ (((v280 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
-    if (v220) {  // kernels/gemm/gemm_warpgroup.hpp:217
-      const unsigned int v288 = v217 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:224
+    if (v220) {  // kernels/gemm/gemm_warpgroup.hpp:225
+      const unsigned int v288 = v217 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
       const unsigned int v289 = v288 << 6u;
       const unsigned int v2053 = v216 & 3u;
       const unsigned int v2055 = v2053 << 4u;
@@ -443,18 +449,18 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
       iron_frag_load_shared<true, 6, 3>(v2095, shm4, 48u, 64u);
       iron_frag_mma_sync(v224, v2093, v2095);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:218
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:226
   }
-  const unsigned int v294 = v216 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:243
+  const unsigned int v294 = v216 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:251
   const unsigned int v295 = v294 << 4u;
   const unsigned int v297 = v217 << 6u;
   const unsigned int v298 = v26 + v297;
   const unsigned int v299 = v298 + v295;
-  const unsigned int v300 = static_cast<unsigned int>(v224.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v300 = static_cast<unsigned int>(v224.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v301 = v299 + v300;
-  const unsigned int v302 = static_cast<unsigned int>(v224.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v302 = static_cast<unsigned int>(v224.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v303 = v30 + v302;
-  const bool v304 = v301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v304 = v301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v305 = v220 && v304;
   const bool v306 = v303 < v1;
   const bool v307 = v305 && v306;
@@ -466,11 +472,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v312 = v311 + v303;
     out[v312] = v310;
   }
-  const unsigned int v313 = static_cast<unsigned int>(v224.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v313 = static_cast<unsigned int>(v224.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v314 = v299 + v313;
-  const unsigned int v315 = static_cast<unsigned int>(v224.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v315 = static_cast<unsigned int>(v224.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v316 = v30 + v315;
-  const bool v317 = v314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v317 = v314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v318 = v220 && v317;
   const bool v319 = v316 < v1;
   const bool v320 = v318 && v319;
@@ -482,11 +488,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v325 = v324 + v316;
     out[v325] = v323;
   }
-  const unsigned int v326 = static_cast<unsigned int>(v224.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v326 = static_cast<unsigned int>(v224.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v327 = v299 + v326;
-  const unsigned int v328 = static_cast<unsigned int>(v224.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v328 = static_cast<unsigned int>(v224.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v329 = v30 + v328;
-  const bool v330 = v327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v330 = v327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v331 = v220 && v330;
   const bool v332 = v329 < v1;
   const bool v333 = v331 && v332;
@@ -498,11 +504,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v338 = v337 + v329;
     out[v338] = v336;
   }
-  const unsigned int v339 = static_cast<unsigned int>(v224.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v339 = static_cast<unsigned int>(v224.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v340 = v299 + v339;
-  const unsigned int v341 = static_cast<unsigned int>(v224.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v341 = static_cast<unsigned int>(v224.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v342 = v30 + v341;
-  const bool v343 = v340 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v343 = v340 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v344 = v220 && v343;
   const bool v345 = v342 < v1;
   const bool v346 = v344 && v345;
@@ -514,11 +520,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v351 = v350 + v342;
     out[v351] = v349;
   }
-  const unsigned int v352 = static_cast<unsigned int>(v224.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v352 = static_cast<unsigned int>(v224.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v353 = v299 + v352;
-  const unsigned int v354 = static_cast<unsigned int>(v224.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v354 = static_cast<unsigned int>(v224.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v355 = v30 + v354;
-  const bool v356 = v353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v356 = v353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v357 = v220 && v356;
   const bool v358 = v355 < v1;
   const bool v359 = v357 && v358;
@@ -530,11 +536,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v364 = v363 + v355;
     out[v364] = v362;
   }
-  const unsigned int v365 = static_cast<unsigned int>(v224.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v365 = static_cast<unsigned int>(v224.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v366 = v299 + v365;
-  const unsigned int v367 = static_cast<unsigned int>(v224.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v367 = static_cast<unsigned int>(v224.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v368 = v30 + v367;
-  const bool v369 = v366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v369 = v366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v370 = v220 && v369;
   const bool v371 = v368 < v1;
   const bool v372 = v370 && v371;
@@ -546,11 +552,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v377 = v376 + v368;
     out[v377] = v375;
   }
-  const unsigned int v378 = static_cast<unsigned int>(v224.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v378 = static_cast<unsigned int>(v224.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v379 = v299 + v378;
-  const unsigned int v380 = static_cast<unsigned int>(v224.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v380 = static_cast<unsigned int>(v224.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v381 = v30 + v380;
-  const bool v382 = v379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v382 = v379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v383 = v220 && v382;
   const bool v384 = v381 < v1;
   const bool v385 = v383 && v384;
@@ -562,11 +568,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v390 = v389 + v381;
     out[v390] = v388;
   }
-  const unsigned int v391 = static_cast<unsigned int>(v224.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v391 = static_cast<unsigned int>(v224.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v392 = v299 + v391;
-  const unsigned int v393 = static_cast<unsigned int>(v224.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v393 = static_cast<unsigned int>(v224.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v394 = v30 + v393;
-  const bool v395 = v392 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v395 = v392 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v396 = v220 && v395;
   const bool v397 = v394 < v1;
   const bool v398 = v396 && v397;
@@ -578,11 +584,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v403 = v402 + v394;
     out[v403] = v401;
   }
-  const unsigned int v404 = static_cast<unsigned int>(v224.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v404 = static_cast<unsigned int>(v224.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v405 = v299 + v404;
-  const unsigned int v406 = static_cast<unsigned int>(v224.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v406 = static_cast<unsigned int>(v224.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v407 = v30 + v406;
-  const bool v408 = v405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v408 = v405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v409 = v220 && v408;
   const bool v410 = v407 < v1;
   const bool v411 = v409 && v410;
@@ -594,11 +600,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v416 = v415 + v407;
     out[v416] = v414;
   }
-  const unsigned int v417 = static_cast<unsigned int>(v224.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v417 = static_cast<unsigned int>(v224.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v418 = v299 + v417;
-  const unsigned int v419 = static_cast<unsigned int>(v224.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v419 = static_cast<unsigned int>(v224.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v420 = v30 + v419;
-  const bool v421 = v418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v421 = v418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v422 = v220 && v421;
   const bool v423 = v420 < v1;
   const bool v424 = v422 && v423;
@@ -610,11 +616,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v429 = v428 + v420;
     out[v429] = v427;
   }
-  const unsigned int v430 = static_cast<unsigned int>(v224.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v430 = static_cast<unsigned int>(v224.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v431 = v299 + v430;
-  const unsigned int v432 = static_cast<unsigned int>(v224.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v432 = static_cast<unsigned int>(v224.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v433 = v30 + v432;
-  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v435 = v220 && v434;
   const bool v436 = v433 < v1;
   const bool v437 = v435 && v436;
@@ -626,11 +632,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v442 = v441 + v433;
     out[v442] = v440;
   }
-  const unsigned int v443 = static_cast<unsigned int>(v224.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v443 = static_cast<unsigned int>(v224.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v444 = v299 + v443;
-  const unsigned int v445 = static_cast<unsigned int>(v224.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v445 = static_cast<unsigned int>(v224.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v446 = v30 + v445;
-  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v448 = v220 && v447;
   const bool v449 = v446 < v1;
   const bool v450 = v448 && v449;
@@ -642,11 +648,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v455 = v454 + v446;
     out[v455] = v453;
   }
-  const unsigned int v456 = static_cast<unsigned int>(v224.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v456 = static_cast<unsigned int>(v224.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v457 = v299 + v456;
-  const unsigned int v458 = static_cast<unsigned int>(v224.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v458 = static_cast<unsigned int>(v224.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v459 = v30 + v458;
-  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v461 = v220 && v460;
   const bool v462 = v459 < v1;
   const bool v463 = v461 && v462;
@@ -658,11 +664,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v468 = v467 + v459;
     out[v468] = v466;
   }
-  const unsigned int v469 = static_cast<unsigned int>(v224.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v469 = static_cast<unsigned int>(v224.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v470 = v299 + v469;
-  const unsigned int v471 = static_cast<unsigned int>(v224.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v471 = static_cast<unsigned int>(v224.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v472 = v30 + v471;
-  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v474 = v220 && v473;
   const bool v475 = v472 < v1;
   const bool v476 = v474 && v475;
@@ -674,11 +680,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v481 = v480 + v472;
     out[v481] = v479;
   }
-  const unsigned int v482 = static_cast<unsigned int>(v224.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v482 = static_cast<unsigned int>(v224.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v483 = v299 + v482;
-  const unsigned int v484 = static_cast<unsigned int>(v224.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v484 = static_cast<unsigned int>(v224.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v485 = v30 + v484;
-  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v487 = v220 && v486;
   const bool v488 = v485 < v1;
   const bool v489 = v487 && v488;
@@ -690,11 +696,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v494 = v493 + v485;
     out[v494] = v492;
   }
-  const unsigned int v495 = static_cast<unsigned int>(v224.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v495 = static_cast<unsigned int>(v224.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v496 = v299 + v495;
-  const unsigned int v497 = static_cast<unsigned int>(v224.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v497 = static_cast<unsigned int>(v224.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v498 = v30 + v497;
-  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v500 = v220 && v499;
   const bool v501 = v498 < v1;
   const bool v502 = v500 && v501;
@@ -706,11 +712,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v507 = v506 + v498;
     out[v507] = v505;
   }
-  const unsigned int v508 = static_cast<unsigned int>(v224.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v508 = static_cast<unsigned int>(v224.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v509 = v299 + v508;
-  const unsigned int v510 = static_cast<unsigned int>(v224.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v510 = static_cast<unsigned int>(v224.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v511 = v30 + v510;
-  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v513 = v220 && v512;
   const bool v514 = v511 < v1;
   const bool v515 = v513 && v514;
@@ -722,11 +728,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v520 = v519 + v511;
     out[v520] = v518;
   }
-  const unsigned int v521 = static_cast<unsigned int>(v224.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v521 = static_cast<unsigned int>(v224.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v522 = v299 + v521;
-  const unsigned int v523 = static_cast<unsigned int>(v224.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v523 = static_cast<unsigned int>(v224.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v524 = v30 + v523;
-  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v526 = v220 && v525;
   const bool v527 = v524 < v1;
   const bool v528 = v526 && v527;
@@ -738,11 +744,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v533 = v532 + v524;
     out[v533] = v531;
   }
-  const unsigned int v534 = static_cast<unsigned int>(v224.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v534 = static_cast<unsigned int>(v224.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v535 = v299 + v534;
-  const unsigned int v536 = static_cast<unsigned int>(v224.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v536 = static_cast<unsigned int>(v224.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v537 = v30 + v536;
-  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v539 = v220 && v538;
   const bool v540 = v537 < v1;
   const bool v541 = v539 && v540;
@@ -754,11 +760,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v546 = v545 + v537;
     out[v546] = v544;
   }
-  const unsigned int v547 = static_cast<unsigned int>(v224.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v547 = static_cast<unsigned int>(v224.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v548 = v299 + v547;
-  const unsigned int v549 = static_cast<unsigned int>(v224.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v549 = static_cast<unsigned int>(v224.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v550 = v30 + v549;
-  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v552 = v220 && v551;
   const bool v553 = v550 < v1;
   const bool v554 = v552 && v553;
@@ -770,11 +776,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v559 = v558 + v550;
     out[v559] = v557;
   }
-  const unsigned int v560 = static_cast<unsigned int>(v224.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v560 = static_cast<unsigned int>(v224.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v561 = v299 + v560;
-  const unsigned int v562 = static_cast<unsigned int>(v224.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v562 = static_cast<unsigned int>(v224.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v563 = v30 + v562;
-  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v565 = v220 && v564;
   const bool v566 = v563 < v1;
   const bool v567 = v565 && v566;
@@ -786,11 +792,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v572 = v571 + v563;
     out[v572] = v570;
   }
-  const unsigned int v573 = static_cast<unsigned int>(v224.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v573 = static_cast<unsigned int>(v224.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v574 = v299 + v573;
-  const unsigned int v575 = static_cast<unsigned int>(v224.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v575 = static_cast<unsigned int>(v224.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v576 = v30 + v575;
-  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v578 = v220 && v577;
   const bool v579 = v576 < v1;
   const bool v580 = v578 && v579;
@@ -802,11 +808,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v585 = v584 + v576;
     out[v585] = v583;
   }
-  const unsigned int v586 = static_cast<unsigned int>(v224.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v586 = static_cast<unsigned int>(v224.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v587 = v299 + v586;
-  const unsigned int v588 = static_cast<unsigned int>(v224.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v588 = static_cast<unsigned int>(v224.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v589 = v30 + v588;
-  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v591 = v220 && v590;
   const bool v592 = v589 < v1;
   const bool v593 = v591 && v592;
@@ -818,11 +824,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v598 = v597 + v589;
     out[v598] = v596;
   }
-  const unsigned int v599 = static_cast<unsigned int>(v224.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v599 = static_cast<unsigned int>(v224.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v600 = v299 + v599;
-  const unsigned int v601 = static_cast<unsigned int>(v224.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v601 = static_cast<unsigned int>(v224.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v602 = v30 + v601;
-  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v604 = v220 && v603;
   const bool v605 = v602 < v1;
   const bool v606 = v604 && v605;
@@ -834,11 +840,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v611 = v610 + v602;
     out[v611] = v609;
   }
-  const unsigned int v612 = static_cast<unsigned int>(v224.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v612 = static_cast<unsigned int>(v224.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v613 = v299 + v612;
-  const unsigned int v614 = static_cast<unsigned int>(v224.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v614 = static_cast<unsigned int>(v224.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v615 = v30 + v614;
-  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v617 = v220 && v616;
   const bool v618 = v615 < v1;
   const bool v619 = v617 && v618;
@@ -850,11 +856,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v624 = v623 + v615;
     out[v624] = v622;
   }
-  const unsigned int v625 = static_cast<unsigned int>(v224.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v625 = static_cast<unsigned int>(v224.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v626 = v299 + v625;
-  const unsigned int v627 = static_cast<unsigned int>(v224.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v627 = static_cast<unsigned int>(v224.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v628 = v30 + v627;
-  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v630 = v220 && v629;
   const bool v631 = v628 < v1;
   const bool v632 = v630 && v631;
@@ -866,11 +872,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v637 = v636 + v628;
     out[v637] = v635;
   }
-  const unsigned int v638 = static_cast<unsigned int>(v224.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v638 = static_cast<unsigned int>(v224.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v639 = v299 + v638;
-  const unsigned int v640 = static_cast<unsigned int>(v224.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v640 = static_cast<unsigned int>(v224.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v641 = v30 + v640;
-  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v643 = v220 && v642;
   const bool v644 = v641 < v1;
   const bool v645 = v643 && v644;
@@ -882,11 +888,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v650 = v649 + v641;
     out[v650] = v648;
   }
-  const unsigned int v651 = static_cast<unsigned int>(v224.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v651 = static_cast<unsigned int>(v224.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v652 = v299 + v651;
-  const unsigned int v653 = static_cast<unsigned int>(v224.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v653 = static_cast<unsigned int>(v224.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v654 = v30 + v653;
-  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v656 = v220 && v655;
   const bool v657 = v654 < v1;
   const bool v658 = v656 && v657;
@@ -898,11 +904,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v663 = v662 + v654;
     out[v663] = v661;
   }
-  const unsigned int v664 = static_cast<unsigned int>(v224.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v664 = static_cast<unsigned int>(v224.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v665 = v299 + v664;
-  const unsigned int v666 = static_cast<unsigned int>(v224.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v666 = static_cast<unsigned int>(v224.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v667 = v30 + v666;
-  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v669 = v220 && v668;
   const bool v670 = v667 < v1;
   const bool v671 = v669 && v670;
@@ -914,11 +920,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v676 = v675 + v667;
     out[v676] = v674;
   }
-  const unsigned int v677 = static_cast<unsigned int>(v224.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v677 = static_cast<unsigned int>(v224.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v678 = v299 + v677;
-  const unsigned int v679 = static_cast<unsigned int>(v224.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v679 = static_cast<unsigned int>(v224.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v680 = v30 + v679;
-  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v682 = v220 && v681;
   const bool v683 = v680 < v1;
   const bool v684 = v682 && v683;
@@ -930,11 +936,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v689 = v688 + v680;
     out[v689] = v687;
   }
-  const unsigned int v690 = static_cast<unsigned int>(v224.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v690 = static_cast<unsigned int>(v224.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v691 = v299 + v690;
-  const unsigned int v692 = static_cast<unsigned int>(v224.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v692 = static_cast<unsigned int>(v224.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v693 = v30 + v692;
-  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v695 = v220 && v694;
   const bool v696 = v693 < v1;
   const bool v697 = v695 && v696;
@@ -946,11 +952,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v702 = v701 + v693;
     out[v702] = v700;
   }
-  const unsigned int v703 = static_cast<unsigned int>(v224.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v703 = static_cast<unsigned int>(v224.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v704 = v299 + v703;
-  const unsigned int v705 = static_cast<unsigned int>(v224.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v705 = static_cast<unsigned int>(v224.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v706 = v30 + v705;
-  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v708 = v220 && v707;
   const bool v709 = v706 < v1;
   const bool v710 = v708 && v709;
@@ -962,11 +968,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v715 = v714 + v706;
     out[v715] = v713;
   }
-  const unsigned int v716 = static_cast<unsigned int>(v224.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v716 = static_cast<unsigned int>(v224.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v717 = v299 + v716;
-  const unsigned int v718 = static_cast<unsigned int>(v224.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v718 = static_cast<unsigned int>(v224.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v719 = v30 + v718;
-  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v721 = v220 && v720;
   const bool v722 = v719 < v1;
   const bool v723 = v721 && v722;
@@ -978,11 +984,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v728 = v727 + v719;
     out[v728] = v726;
   }
-  const unsigned int v729 = static_cast<unsigned int>(v224.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v729 = static_cast<unsigned int>(v224.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v730 = v299 + v729;
-  const unsigned int v731 = static_cast<unsigned int>(v224.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v731 = static_cast<unsigned int>(v224.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v732 = v30 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v734 = v220 && v733;
   const bool v735 = v732 < v1;
   const bool v736 = v734 && v735;
@@ -994,11 +1000,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v741 = v740 + v732;
     out[v741] = v739;
   }
-  const unsigned int v742 = static_cast<unsigned int>(v224.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v742 = static_cast<unsigned int>(v224.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v743 = v299 + v742;
-  const unsigned int v744 = static_cast<unsigned int>(v224.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v744 = static_cast<unsigned int>(v224.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v745 = v30 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v747 = v220 && v746;
   const bool v748 = v745 < v1;
   const bool v749 = v747 && v748;
@@ -1010,11 +1016,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v754 = v753 + v745;
     out[v754] = v752;
   }
-  const unsigned int v755 = static_cast<unsigned int>(v224.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v755 = static_cast<unsigned int>(v224.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v756 = v299 + v755;
-  const unsigned int v757 = static_cast<unsigned int>(v224.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v757 = static_cast<unsigned int>(v224.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v758 = v30 + v757;
-  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v760 = v220 && v759;
   const bool v761 = v758 < v1;
   const bool v762 = v760 && v761;
@@ -1026,11 +1032,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v767 = v766 + v758;
     out[v767] = v765;
   }
-  const unsigned int v768 = static_cast<unsigned int>(v224.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v768 = static_cast<unsigned int>(v224.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v769 = v299 + v768;
-  const unsigned int v770 = static_cast<unsigned int>(v224.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v770 = static_cast<unsigned int>(v224.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v771 = v30 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v773 = v220 && v772;
   const bool v774 = v771 < v1;
   const bool v775 = v773 && v774;
@@ -1042,11 +1048,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v780 = v779 + v771;
     out[v780] = v778;
   }
-  const unsigned int v781 = static_cast<unsigned int>(v224.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v781 = static_cast<unsigned int>(v224.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v782 = v299 + v781;
-  const unsigned int v783 = static_cast<unsigned int>(v224.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v783 = static_cast<unsigned int>(v224.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v784 = v30 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v786 = v220 && v785;
   const bool v787 = v784 < v1;
   const bool v788 = v786 && v787;
@@ -1058,11 +1064,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v793 = v792 + v784;
     out[v793] = v791;
   }
-  const unsigned int v794 = static_cast<unsigned int>(v224.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v794 = static_cast<unsigned int>(v224.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v795 = v299 + v794;
-  const unsigned int v796 = static_cast<unsigned int>(v224.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v796 = static_cast<unsigned int>(v224.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v797 = v30 + v796;
-  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v799 = v220 && v798;
   const bool v800 = v797 < v1;
   const bool v801 = v799 && v800;
@@ -1074,11 +1080,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v806 = v805 + v797;
     out[v806] = v804;
   }
-  const unsigned int v807 = static_cast<unsigned int>(v224.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v807 = static_cast<unsigned int>(v224.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v808 = v299 + v807;
-  const unsigned int v809 = static_cast<unsigned int>(v224.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v809 = static_cast<unsigned int>(v224.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v810 = v30 + v809;
-  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v812 = v220 && v811;
   const bool v813 = v810 < v1;
   const bool v814 = v812 && v813;
@@ -1090,11 +1096,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v819 = v818 + v810;
     out[v819] = v817;
   }
-  const unsigned int v820 = static_cast<unsigned int>(v224.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v820 = static_cast<unsigned int>(v224.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v821 = v299 + v820;
-  const unsigned int v822 = static_cast<unsigned int>(v224.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v822 = static_cast<unsigned int>(v224.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v823 = v30 + v822;
-  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v825 = v220 && v824;
   const bool v826 = v823 < v1;
   const bool v827 = v825 && v826;
@@ -1106,11 +1112,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v832 = v831 + v823;
     out[v832] = v830;
   }
-  const unsigned int v833 = static_cast<unsigned int>(v224.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v833 = static_cast<unsigned int>(v224.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v834 = v299 + v833;
-  const unsigned int v835 = static_cast<unsigned int>(v224.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v835 = static_cast<unsigned int>(v224.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v836 = v30 + v835;
-  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v838 = v220 && v837;
   const bool v839 = v836 < v1;
   const bool v840 = v838 && v839;
@@ -1122,11 +1128,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v845 = v844 + v836;
     out[v845] = v843;
   }
-  const unsigned int v846 = static_cast<unsigned int>(v224.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v846 = static_cast<unsigned int>(v224.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v847 = v299 + v846;
-  const unsigned int v848 = static_cast<unsigned int>(v224.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v848 = static_cast<unsigned int>(v224.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v849 = v30 + v848;
-  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v851 = v220 && v850;
   const bool v852 = v849 < v1;
   const bool v853 = v851 && v852;
@@ -1138,11 +1144,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v858 = v857 + v849;
     out[v858] = v856;
   }
-  const unsigned int v859 = static_cast<unsigned int>(v224.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v859 = static_cast<unsigned int>(v224.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v860 = v299 + v859;
-  const unsigned int v861 = static_cast<unsigned int>(v224.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v861 = static_cast<unsigned int>(v224.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v862 = v30 + v861;
-  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v864 = v220 && v863;
   const bool v865 = v862 < v1;
   const bool v866 = v864 && v865;
@@ -1154,11 +1160,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v871 = v870 + v862;
     out[v871] = v869;
   }
-  const unsigned int v872 = static_cast<unsigned int>(v224.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v872 = static_cast<unsigned int>(v224.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v873 = v299 + v872;
-  const unsigned int v874 = static_cast<unsigned int>(v224.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v874 = static_cast<unsigned int>(v224.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v875 = v30 + v874;
-  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v877 = v220 && v876;
   const bool v878 = v875 < v1;
   const bool v879 = v877 && v878;
@@ -1170,11 +1176,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v884 = v883 + v875;
     out[v884] = v882;
   }
-  const unsigned int v885 = static_cast<unsigned int>(v224.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v885 = static_cast<unsigned int>(v224.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v886 = v299 + v885;
-  const unsigned int v887 = static_cast<unsigned int>(v224.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v887 = static_cast<unsigned int>(v224.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v888 = v30 + v887;
-  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v890 = v220 && v889;
   const bool v891 = v888 < v1;
   const bool v892 = v890 && v891;
@@ -1186,11 +1192,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v897 = v896 + v888;
     out[v897] = v895;
   }
-  const unsigned int v898 = static_cast<unsigned int>(v224.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v898 = static_cast<unsigned int>(v224.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v899 = v299 + v898;
-  const unsigned int v900 = static_cast<unsigned int>(v224.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v900 = static_cast<unsigned int>(v224.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v901 = v30 + v900;
-  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v903 = v220 && v902;
   const bool v904 = v901 < v1;
   const bool v905 = v903 && v904;
@@ -1202,11 +1208,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v910 = v909 + v901;
     out[v910] = v908;
   }
-  const unsigned int v911 = static_cast<unsigned int>(v224.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v911 = static_cast<unsigned int>(v224.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v912 = v299 + v911;
-  const unsigned int v913 = static_cast<unsigned int>(v224.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v913 = static_cast<unsigned int>(v224.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v914 = v30 + v913;
-  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v916 = v220 && v915;
   const bool v917 = v914 < v1;
   const bool v918 = v916 && v917;
@@ -1218,11 +1224,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v923 = v922 + v914;
     out[v923] = v921;
   }
-  const unsigned int v924 = static_cast<unsigned int>(v224.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v924 = static_cast<unsigned int>(v224.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v925 = v299 + v924;
-  const unsigned int v926 = static_cast<unsigned int>(v224.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v926 = static_cast<unsigned int>(v224.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v927 = v30 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v929 = v220 && v928;
   const bool v930 = v927 < v1;
   const bool v931 = v929 && v930;
@@ -1234,11 +1240,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v936 = v935 + v927;
     out[v936] = v934;
   }
-  const unsigned int v937 = static_cast<unsigned int>(v224.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v937 = static_cast<unsigned int>(v224.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v938 = v299 + v937;
-  const unsigned int v939 = static_cast<unsigned int>(v224.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v939 = static_cast<unsigned int>(v224.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v940 = v30 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v942 = v220 && v941;
   const bool v943 = v940 < v1;
   const bool v944 = v942 && v943;
@@ -1250,11 +1256,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v949 = v948 + v940;
     out[v949] = v947;
   }
-  const unsigned int v950 = static_cast<unsigned int>(v224.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v950 = static_cast<unsigned int>(v224.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v951 = v299 + v950;
-  const unsigned int v952 = static_cast<unsigned int>(v224.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v952 = static_cast<unsigned int>(v224.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v953 = v30 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v955 = v220 && v954;
   const bool v956 = v953 < v1;
   const bool v957 = v955 && v956;
@@ -1266,11 +1272,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v962 = v961 + v953;
     out[v962] = v960;
   }
-  const unsigned int v963 = static_cast<unsigned int>(v224.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v963 = static_cast<unsigned int>(v224.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v964 = v299 + v963;
-  const unsigned int v965 = static_cast<unsigned int>(v224.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v965 = static_cast<unsigned int>(v224.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v966 = v30 + v965;
-  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v968 = v220 && v967;
   const bool v969 = v966 < v1;
   const bool v970 = v968 && v969;
@@ -1282,11 +1288,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v975 = v974 + v966;
     out[v975] = v973;
   }
-  const unsigned int v976 = static_cast<unsigned int>(v224.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v976 = static_cast<unsigned int>(v224.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v977 = v299 + v976;
-  const unsigned int v978 = static_cast<unsigned int>(v224.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v978 = static_cast<unsigned int>(v224.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v979 = v30 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v981 = v220 && v980;
   const bool v982 = v979 < v1;
   const bool v983 = v981 && v982;
@@ -1298,11 +1304,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v988 = v987 + v979;
     out[v988] = v986;
   }
-  const unsigned int v989 = static_cast<unsigned int>(v224.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v989 = static_cast<unsigned int>(v224.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v990 = v299 + v989;
-  const unsigned int v991 = static_cast<unsigned int>(v224.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v991 = static_cast<unsigned int>(v224.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v992 = v30 + v991;
-  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v994 = v220 && v993;
   const bool v995 = v992 < v1;
   const bool v996 = v994 && v995;
@@ -1314,11 +1320,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1001 = v1000 + v992;
     out[v1001] = v999;
   }
-  const unsigned int v1002 = static_cast<unsigned int>(v224.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1002 = static_cast<unsigned int>(v224.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1003 = v299 + v1002;
-  const unsigned int v1004 = static_cast<unsigned int>(v224.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1004 = static_cast<unsigned int>(v224.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1005 = v30 + v1004;
-  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1007 = v220 && v1006;
   const bool v1008 = v1005 < v1;
   const bool v1009 = v1007 && v1008;
@@ -1330,11 +1336,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1014 = v1013 + v1005;
     out[v1014] = v1012;
   }
-  const unsigned int v1015 = static_cast<unsigned int>(v224.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1015 = static_cast<unsigned int>(v224.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1016 = v299 + v1015;
-  const unsigned int v1017 = static_cast<unsigned int>(v224.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1017 = static_cast<unsigned int>(v224.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1018 = v30 + v1017;
-  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1020 = v220 && v1019;
   const bool v1021 = v1018 < v1;
   const bool v1022 = v1020 && v1021;
@@ -1346,11 +1352,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1027 = v1026 + v1018;
     out[v1027] = v1025;
   }
-  const unsigned int v1028 = static_cast<unsigned int>(v224.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1028 = static_cast<unsigned int>(v224.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1029 = v299 + v1028;
-  const unsigned int v1030 = static_cast<unsigned int>(v224.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1030 = static_cast<unsigned int>(v224.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1031 = v30 + v1030;
-  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1033 = v220 && v1032;
   const bool v1034 = v1031 < v1;
   const bool v1035 = v1033 && v1034;
@@ -1362,11 +1368,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1040 = v1039 + v1031;
     out[v1040] = v1038;
   }
-  const unsigned int v1041 = static_cast<unsigned int>(v224.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1041 = static_cast<unsigned int>(v224.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1042 = v299 + v1041;
-  const unsigned int v1043 = static_cast<unsigned int>(v224.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1043 = static_cast<unsigned int>(v224.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1044 = v30 + v1043;
-  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1046 = v220 && v1045;
   const bool v1047 = v1044 < v1;
   const bool v1048 = v1046 && v1047;
@@ -1378,11 +1384,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1053 = v1052 + v1044;
     out[v1053] = v1051;
   }
-  const unsigned int v1054 = static_cast<unsigned int>(v224.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1054 = static_cast<unsigned int>(v224.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1055 = v299 + v1054;
-  const unsigned int v1056 = static_cast<unsigned int>(v224.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1056 = static_cast<unsigned int>(v224.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1057 = v30 + v1056;
-  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1059 = v220 && v1058;
   const bool v1060 = v1057 < v1;
   const bool v1061 = v1059 && v1060;
@@ -1394,11 +1400,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1066 = v1065 + v1057;
     out[v1066] = v1064;
   }
-  const unsigned int v1067 = static_cast<unsigned int>(v224.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1067 = static_cast<unsigned int>(v224.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1068 = v299 + v1067;
-  const unsigned int v1069 = static_cast<unsigned int>(v224.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1069 = static_cast<unsigned int>(v224.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1070 = v30 + v1069;
-  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1072 = v220 && v1071;
   const bool v1073 = v1070 < v1;
   const bool v1074 = v1072 && v1073;
@@ -1410,11 +1416,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1079 = v1078 + v1070;
     out[v1079] = v1077;
   }
-  const unsigned int v1080 = static_cast<unsigned int>(v224.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1080 = static_cast<unsigned int>(v224.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1081 = v299 + v1080;
-  const unsigned int v1082 = static_cast<unsigned int>(v224.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1082 = static_cast<unsigned int>(v224.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1083 = v30 + v1082;
-  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1085 = v220 && v1084;
   const bool v1086 = v1083 < v1;
   const bool v1087 = v1085 && v1086;
@@ -1426,11 +1432,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1092 = v1091 + v1083;
     out[v1092] = v1090;
   }
-  const unsigned int v1093 = static_cast<unsigned int>(v224.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1093 = static_cast<unsigned int>(v224.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1094 = v299 + v1093;
-  const unsigned int v1095 = static_cast<unsigned int>(v224.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1095 = static_cast<unsigned int>(v224.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1096 = v30 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1098 = v220 && v1097;
   const bool v1099 = v1096 < v1;
   const bool v1100 = v1098 && v1099;
@@ -1442,11 +1448,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1105 = v1104 + v1096;
     out[v1105] = v1103;
   }
-  const unsigned int v1106 = static_cast<unsigned int>(v224.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1106 = static_cast<unsigned int>(v224.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1107 = v299 + v1106;
-  const unsigned int v1108 = static_cast<unsigned int>(v224.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1108 = static_cast<unsigned int>(v224.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1109 = v30 + v1108;
-  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1111 = v220 && v1110;
   const bool v1112 = v1109 < v1;
   const bool v1113 = v1111 && v1112;
@@ -1458,11 +1464,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1118 = v1117 + v1109;
     out[v1118] = v1116;
   }
-  const unsigned int v1119 = static_cast<unsigned int>(v224.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1119 = static_cast<unsigned int>(v224.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1120 = v299 + v1119;
-  const unsigned int v1121 = static_cast<unsigned int>(v224.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1121 = static_cast<unsigned int>(v224.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1122 = v30 + v1121;
-  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1124 = v220 && v1123;
   const bool v1125 = v1122 < v1;
   const bool v1126 = v1124 && v1125;
@@ -1474,11 +1480,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1131 = v1130 + v1122;
     out[v1131] = v1129;
   }
-  const unsigned int v1133 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:312
-  iron_frag<float, 2, 16, 128> v1143;  // kernels/gemm/gemm_warpgroup.hpp:184
+  const unsigned int v1133 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:320
+  iron_frag<float, 2, 16, 128> v1143;  // kernels/gemm/gemm_warpgroup.hpp:185
   iron_frag_fill(v1143, 0.0f);
 
-  for (unsigned int v1146 = 0u; v1146 < v2; v1146 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+  for (unsigned int v1146 = 0u; v1146 < v2; v1146 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
     for (unsigned int v1150 = v229; v1150 < 8192u; v1150 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
       const unsigned int v1152 = v1150 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
       const unsigned int v1154 = v1150 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -1526,9 +1532,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
         shm4[(v1199 ^ (((v1199 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
-    if (v220) {  // kernels/gemm/gemm_warpgroup.hpp:217
-      const unsigned int v1208 = v297 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:224
+    if (v220) {  // kernels/gemm/gemm_warpgroup.hpp:225
+      const unsigned int v1208 = v297 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
       const unsigned int v2102 = v295 << 6u;
       const unsigned int v2104 = v1208 + v2102;
       iron_frag<iron_f16, 0, 16, 16> v2111;
@@ -1563,13 +1569,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
       iron_frag_load_shared<true, 6, 3>(v2140, shm4, 48u, 64u);
       iron_frag_mma_sync(v1143, v2138, v2140);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:218
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:226
   }
-  const unsigned int v1219 = static_cast<unsigned int>(v1143.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1219 = static_cast<unsigned int>(v1143.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1220 = v299 + v1219;
-  const unsigned int v1221 = static_cast<unsigned int>(v1143.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1221 = static_cast<unsigned int>(v1143.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1222 = v1133 + v1221;
-  const bool v1223 = v1220 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1223 = v1220 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1224 = v220 && v1223;
   const bool v1225 = v1222 < v1;
   const bool v1226 = v1224 && v1225;
@@ -1581,11 +1587,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1231 = v1230 + v1222;
     out[v1231] = v1229;
   }
-  const unsigned int v1232 = static_cast<unsigned int>(v1143.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1232 = static_cast<unsigned int>(v1143.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1233 = v299 + v1232;
-  const unsigned int v1234 = static_cast<unsigned int>(v1143.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1234 = static_cast<unsigned int>(v1143.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1235 = v1133 + v1234;
-  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1237 = v220 && v1236;
   const bool v1238 = v1235 < v1;
   const bool v1239 = v1237 && v1238;
@@ -1597,11 +1603,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1244 = v1243 + v1235;
     out[v1244] = v1242;
   }
-  const unsigned int v1245 = static_cast<unsigned int>(v1143.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1245 = static_cast<unsigned int>(v1143.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1246 = v299 + v1245;
-  const unsigned int v1247 = static_cast<unsigned int>(v1143.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1247 = static_cast<unsigned int>(v1143.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1248 = v1133 + v1247;
-  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1250 = v220 && v1249;
   const bool v1251 = v1248 < v1;
   const bool v1252 = v1250 && v1251;
@@ -1613,11 +1619,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1257 = v1256 + v1248;
     out[v1257] = v1255;
   }
-  const unsigned int v1258 = static_cast<unsigned int>(v1143.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1258 = static_cast<unsigned int>(v1143.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1259 = v299 + v1258;
-  const unsigned int v1260 = static_cast<unsigned int>(v1143.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1260 = static_cast<unsigned int>(v1143.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1261 = v1133 + v1260;
-  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1263 = v220 && v1262;
   const bool v1264 = v1261 < v1;
   const bool v1265 = v1263 && v1264;
@@ -1629,11 +1635,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1270 = v1269 + v1261;
     out[v1270] = v1268;
   }
-  const unsigned int v1271 = static_cast<unsigned int>(v1143.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1271 = static_cast<unsigned int>(v1143.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1272 = v299 + v1271;
-  const unsigned int v1273 = static_cast<unsigned int>(v1143.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1273 = static_cast<unsigned int>(v1143.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1274 = v1133 + v1273;
-  const bool v1275 = v1272 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1275 = v1272 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1276 = v220 && v1275;
   const bool v1277 = v1274 < v1;
   const bool v1278 = v1276 && v1277;
@@ -1645,11 +1651,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1283 = v1282 + v1274;
     out[v1283] = v1281;
   }
-  const unsigned int v1284 = static_cast<unsigned int>(v1143.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1284 = static_cast<unsigned int>(v1143.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1285 = v299 + v1284;
-  const unsigned int v1286 = static_cast<unsigned int>(v1143.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1286 = static_cast<unsigned int>(v1143.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1287 = v1133 + v1286;
-  const bool v1288 = v1285 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1288 = v1285 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1289 = v220 && v1288;
   const bool v1290 = v1287 < v1;
   const bool v1291 = v1289 && v1290;
@@ -1661,11 +1667,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1296 = v1295 + v1287;
     out[v1296] = v1294;
   }
-  const unsigned int v1297 = static_cast<unsigned int>(v1143.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1297 = static_cast<unsigned int>(v1143.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1298 = v299 + v1297;
-  const unsigned int v1299 = static_cast<unsigned int>(v1143.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1299 = static_cast<unsigned int>(v1143.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1300 = v1133 + v1299;
-  const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1302 = v220 && v1301;
   const bool v1303 = v1300 < v1;
   const bool v1304 = v1302 && v1303;
@@ -1677,11 +1683,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1309 = v1308 + v1300;
     out[v1309] = v1307;
   }
-  const unsigned int v1310 = static_cast<unsigned int>(v1143.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1310 = static_cast<unsigned int>(v1143.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1311 = v299 + v1310;
-  const unsigned int v1312 = static_cast<unsigned int>(v1143.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1312 = static_cast<unsigned int>(v1143.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1313 = v1133 + v1312;
-  const bool v1314 = v1311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1314 = v1311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1315 = v220 && v1314;
   const bool v1316 = v1313 < v1;
   const bool v1317 = v1315 && v1316;
@@ -1693,11 +1699,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1322 = v1321 + v1313;
     out[v1322] = v1320;
   }
-  const unsigned int v1323 = static_cast<unsigned int>(v1143.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1323 = static_cast<unsigned int>(v1143.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1324 = v299 + v1323;
-  const unsigned int v1325 = static_cast<unsigned int>(v1143.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1325 = static_cast<unsigned int>(v1143.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1326 = v1133 + v1325;
-  const bool v1327 = v1324 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1327 = v1324 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1328 = v220 && v1327;
   const bool v1329 = v1326 < v1;
   const bool v1330 = v1328 && v1329;
@@ -1709,11 +1715,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1335 = v1334 + v1326;
     out[v1335] = v1333;
   }
-  const unsigned int v1336 = static_cast<unsigned int>(v1143.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1336 = static_cast<unsigned int>(v1143.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1337 = v299 + v1336;
-  const unsigned int v1338 = static_cast<unsigned int>(v1143.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1338 = static_cast<unsigned int>(v1143.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1339 = v1133 + v1338;
-  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1341 = v220 && v1340;
   const bool v1342 = v1339 < v1;
   const bool v1343 = v1341 && v1342;
@@ -1725,11 +1731,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1348 = v1347 + v1339;
     out[v1348] = v1346;
   }
-  const unsigned int v1349 = static_cast<unsigned int>(v1143.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1349 = static_cast<unsigned int>(v1143.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1350 = v299 + v1349;
-  const unsigned int v1351 = static_cast<unsigned int>(v1143.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1351 = static_cast<unsigned int>(v1143.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1352 = v1133 + v1351;
-  const bool v1353 = v1350 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1353 = v1350 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1354 = v220 && v1353;
   const bool v1355 = v1352 < v1;
   const bool v1356 = v1354 && v1355;
@@ -1741,11 +1747,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1361 = v1360 + v1352;
     out[v1361] = v1359;
   }
-  const unsigned int v1362 = static_cast<unsigned int>(v1143.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1362 = static_cast<unsigned int>(v1143.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1363 = v299 + v1362;
-  const unsigned int v1364 = static_cast<unsigned int>(v1143.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1364 = static_cast<unsigned int>(v1143.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1365 = v1133 + v1364;
-  const bool v1366 = v1363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1366 = v1363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1367 = v220 && v1366;
   const bool v1368 = v1365 < v1;
   const bool v1369 = v1367 && v1368;
@@ -1757,11 +1763,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1374 = v1373 + v1365;
     out[v1374] = v1372;
   }
-  const unsigned int v1375 = static_cast<unsigned int>(v1143.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1375 = static_cast<unsigned int>(v1143.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1376 = v299 + v1375;
-  const unsigned int v1377 = static_cast<unsigned int>(v1143.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1377 = static_cast<unsigned int>(v1143.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1378 = v1133 + v1377;
-  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1380 = v220 && v1379;
   const bool v1381 = v1378 < v1;
   const bool v1382 = v1380 && v1381;
@@ -1773,11 +1779,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1387 = v1386 + v1378;
     out[v1387] = v1385;
   }
-  const unsigned int v1388 = static_cast<unsigned int>(v1143.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1388 = static_cast<unsigned int>(v1143.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1389 = v299 + v1388;
-  const unsigned int v1390 = static_cast<unsigned int>(v1143.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1390 = static_cast<unsigned int>(v1143.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1391 = v1133 + v1390;
-  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1393 = v220 && v1392;
   const bool v1394 = v1391 < v1;
   const bool v1395 = v1393 && v1394;
@@ -1789,11 +1795,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1400 = v1399 + v1391;
     out[v1400] = v1398;
   }
-  const unsigned int v1401 = static_cast<unsigned int>(v1143.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1401 = static_cast<unsigned int>(v1143.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1402 = v299 + v1401;
-  const unsigned int v1403 = static_cast<unsigned int>(v1143.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1403 = static_cast<unsigned int>(v1143.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1404 = v1133 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1406 = v220 && v1405;
   const bool v1407 = v1404 < v1;
   const bool v1408 = v1406 && v1407;
@@ -1805,11 +1811,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1413 = v1412 + v1404;
     out[v1413] = v1411;
   }
-  const unsigned int v1414 = static_cast<unsigned int>(v1143.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1414 = static_cast<unsigned int>(v1143.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1415 = v299 + v1414;
-  const unsigned int v1416 = static_cast<unsigned int>(v1143.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1416 = static_cast<unsigned int>(v1143.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1417 = v1133 + v1416;
-  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1419 = v220 && v1418;
   const bool v1420 = v1417 < v1;
   const bool v1421 = v1419 && v1420;
@@ -1821,11 +1827,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1426 = v1425 + v1417;
     out[v1426] = v1424;
   }
-  const unsigned int v1427 = static_cast<unsigned int>(v1143.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1427 = static_cast<unsigned int>(v1143.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1428 = v299 + v1427;
-  const unsigned int v1429 = static_cast<unsigned int>(v1143.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1429 = static_cast<unsigned int>(v1143.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1430 = v1133 + v1429;
-  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1432 = v220 && v1431;
   const bool v1433 = v1430 < v1;
   const bool v1434 = v1432 && v1433;
@@ -1837,11 +1843,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1439 = v1438 + v1430;
     out[v1439] = v1437;
   }
-  const unsigned int v1440 = static_cast<unsigned int>(v1143.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1440 = static_cast<unsigned int>(v1143.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1441 = v299 + v1440;
-  const unsigned int v1442 = static_cast<unsigned int>(v1143.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1442 = static_cast<unsigned int>(v1143.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1443 = v1133 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1445 = v220 && v1444;
   const bool v1446 = v1443 < v1;
   const bool v1447 = v1445 && v1446;
@@ -1853,11 +1859,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1452 = v1451 + v1443;
     out[v1452] = v1450;
   }
-  const unsigned int v1453 = static_cast<unsigned int>(v1143.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1453 = static_cast<unsigned int>(v1143.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1454 = v299 + v1453;
-  const unsigned int v1455 = static_cast<unsigned int>(v1143.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1455 = static_cast<unsigned int>(v1143.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1456 = v1133 + v1455;
-  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1458 = v220 && v1457;
   const bool v1459 = v1456 < v1;
   const bool v1460 = v1458 && v1459;
@@ -1869,11 +1875,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1465 = v1464 + v1456;
     out[v1465] = v1463;
   }
-  const unsigned int v1466 = static_cast<unsigned int>(v1143.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1466 = static_cast<unsigned int>(v1143.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1467 = v299 + v1466;
-  const unsigned int v1468 = static_cast<unsigned int>(v1143.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1468 = static_cast<unsigned int>(v1143.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1469 = v1133 + v1468;
-  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1471 = v220 && v1470;
   const bool v1472 = v1469 < v1;
   const bool v1473 = v1471 && v1472;
@@ -1885,11 +1891,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1478 = v1477 + v1469;
     out[v1478] = v1476;
   }
-  const unsigned int v1479 = static_cast<unsigned int>(v1143.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1479 = static_cast<unsigned int>(v1143.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1480 = v299 + v1479;
-  const unsigned int v1481 = static_cast<unsigned int>(v1143.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1481 = static_cast<unsigned int>(v1143.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1482 = v1133 + v1481;
-  const bool v1483 = v1480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1483 = v1480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1484 = v220 && v1483;
   const bool v1485 = v1482 < v1;
   const bool v1486 = v1484 && v1485;
@@ -1901,11 +1907,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1491 = v1490 + v1482;
     out[v1491] = v1489;
   }
-  const unsigned int v1492 = static_cast<unsigned int>(v1143.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1492 = static_cast<unsigned int>(v1143.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1493 = v299 + v1492;
-  const unsigned int v1494 = static_cast<unsigned int>(v1143.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1494 = static_cast<unsigned int>(v1143.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1495 = v1133 + v1494;
-  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1497 = v220 && v1496;
   const bool v1498 = v1495 < v1;
   const bool v1499 = v1497 && v1498;
@@ -1917,11 +1923,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1504 = v1503 + v1495;
     out[v1504] = v1502;
   }
-  const unsigned int v1505 = static_cast<unsigned int>(v1143.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1505 = static_cast<unsigned int>(v1143.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1506 = v299 + v1505;
-  const unsigned int v1507 = static_cast<unsigned int>(v1143.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1507 = static_cast<unsigned int>(v1143.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1508 = v1133 + v1507;
-  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1510 = v220 && v1509;
   const bool v1511 = v1508 < v1;
   const bool v1512 = v1510 && v1511;
@@ -1933,11 +1939,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1517 = v1516 + v1508;
     out[v1517] = v1515;
   }
-  const unsigned int v1518 = static_cast<unsigned int>(v1143.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1518 = static_cast<unsigned int>(v1143.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1519 = v299 + v1518;
-  const unsigned int v1520 = static_cast<unsigned int>(v1143.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1520 = static_cast<unsigned int>(v1143.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1521 = v1133 + v1520;
-  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1523 = v220 && v1522;
   const bool v1524 = v1521 < v1;
   const bool v1525 = v1523 && v1524;
@@ -1949,11 +1955,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1530 = v1529 + v1521;
     out[v1530] = v1528;
   }
-  const unsigned int v1531 = static_cast<unsigned int>(v1143.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1531 = static_cast<unsigned int>(v1143.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1532 = v299 + v1531;
-  const unsigned int v1533 = static_cast<unsigned int>(v1143.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1533 = static_cast<unsigned int>(v1143.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1534 = v1133 + v1533;
-  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1536 = v220 && v1535;
   const bool v1537 = v1534 < v1;
   const bool v1538 = v1536 && v1537;
@@ -1965,11 +1971,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1543 = v1542 + v1534;
     out[v1543] = v1541;
   }
-  const unsigned int v1544 = static_cast<unsigned int>(v1143.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1544 = static_cast<unsigned int>(v1143.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1545 = v299 + v1544;
-  const unsigned int v1546 = static_cast<unsigned int>(v1143.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1546 = static_cast<unsigned int>(v1143.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1547 = v1133 + v1546;
-  const bool v1548 = v1545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1548 = v1545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1549 = v220 && v1548;
   const bool v1550 = v1547 < v1;
   const bool v1551 = v1549 && v1550;
@@ -1981,11 +1987,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1556 = v1555 + v1547;
     out[v1556] = v1554;
   }
-  const unsigned int v1557 = static_cast<unsigned int>(v1143.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1557 = static_cast<unsigned int>(v1143.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1558 = v299 + v1557;
-  const unsigned int v1559 = static_cast<unsigned int>(v1143.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1559 = static_cast<unsigned int>(v1143.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1560 = v1133 + v1559;
-  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1562 = v220 && v1561;
   const bool v1563 = v1560 < v1;
   const bool v1564 = v1562 && v1563;
@@ -1997,11 +2003,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1569 = v1568 + v1560;
     out[v1569] = v1567;
   }
-  const unsigned int v1570 = static_cast<unsigned int>(v1143.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1570 = static_cast<unsigned int>(v1143.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1571 = v299 + v1570;
-  const unsigned int v1572 = static_cast<unsigned int>(v1143.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1572 = static_cast<unsigned int>(v1143.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1573 = v1133 + v1572;
-  const bool v1574 = v1571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1574 = v1571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1575 = v220 && v1574;
   const bool v1576 = v1573 < v1;
   const bool v1577 = v1575 && v1576;
@@ -2013,11 +2019,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1582 = v1581 + v1573;
     out[v1582] = v1580;
   }
-  const unsigned int v1583 = static_cast<unsigned int>(v1143.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1583 = static_cast<unsigned int>(v1143.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1584 = v299 + v1583;
-  const unsigned int v1585 = static_cast<unsigned int>(v1143.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1585 = static_cast<unsigned int>(v1143.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1586 = v1133 + v1585;
-  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1588 = v220 && v1587;
   const bool v1589 = v1586 < v1;
   const bool v1590 = v1588 && v1589;
@@ -2029,11 +2035,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1595 = v1594 + v1586;
     out[v1595] = v1593;
   }
-  const unsigned int v1596 = static_cast<unsigned int>(v1143.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1596 = static_cast<unsigned int>(v1143.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1597 = v299 + v1596;
-  const unsigned int v1598 = static_cast<unsigned int>(v1143.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1598 = static_cast<unsigned int>(v1143.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1599 = v1133 + v1598;
-  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1601 = v220 && v1600;
   const bool v1602 = v1599 < v1;
   const bool v1603 = v1601 && v1602;
@@ -2045,11 +2051,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1608 = v1607 + v1599;
     out[v1608] = v1606;
   }
-  const unsigned int v1609 = static_cast<unsigned int>(v1143.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1609 = static_cast<unsigned int>(v1143.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1610 = v299 + v1609;
-  const unsigned int v1611 = static_cast<unsigned int>(v1143.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1611 = static_cast<unsigned int>(v1143.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1612 = v1133 + v1611;
-  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1614 = v220 && v1613;
   const bool v1615 = v1612 < v1;
   const bool v1616 = v1614 && v1615;
@@ -2061,11 +2067,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1621 = v1620 + v1612;
     out[v1621] = v1619;
   }
-  const unsigned int v1622 = static_cast<unsigned int>(v1143.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1622 = static_cast<unsigned int>(v1143.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1623 = v299 + v1622;
-  const unsigned int v1624 = static_cast<unsigned int>(v1143.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1624 = static_cast<unsigned int>(v1143.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1625 = v1133 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1627 = v220 && v1626;
   const bool v1628 = v1625 < v1;
   const bool v1629 = v1627 && v1628;
@@ -2077,11 +2083,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1634 = v1633 + v1625;
     out[v1634] = v1632;
   }
-  const unsigned int v1635 = static_cast<unsigned int>(v1143.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1635 = static_cast<unsigned int>(v1143.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1636 = v299 + v1635;
-  const unsigned int v1637 = static_cast<unsigned int>(v1143.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1637 = static_cast<unsigned int>(v1143.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1638 = v1133 + v1637;
-  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1640 = v220 && v1639;
   const bool v1641 = v1638 < v1;
   const bool v1642 = v1640 && v1641;
@@ -2093,11 +2099,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1647 = v1646 + v1638;
     out[v1647] = v1645;
   }
-  const unsigned int v1648 = static_cast<unsigned int>(v1143.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1648 = static_cast<unsigned int>(v1143.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1649 = v299 + v1648;
-  const unsigned int v1650 = static_cast<unsigned int>(v1143.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1650 = static_cast<unsigned int>(v1143.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1651 = v1133 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1653 = v220 && v1652;
   const bool v1654 = v1651 < v1;
   const bool v1655 = v1653 && v1654;
@@ -2109,11 +2115,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1660 = v1659 + v1651;
     out[v1660] = v1658;
   }
-  const unsigned int v1661 = static_cast<unsigned int>(v1143.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1661 = static_cast<unsigned int>(v1143.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1662 = v299 + v1661;
-  const unsigned int v1663 = static_cast<unsigned int>(v1143.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1663 = static_cast<unsigned int>(v1143.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1664 = v1133 + v1663;
-  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1666 = v220 && v1665;
   const bool v1667 = v1664 < v1;
   const bool v1668 = v1666 && v1667;
@@ -2125,11 +2131,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1673 = v1672 + v1664;
     out[v1673] = v1671;
   }
-  const unsigned int v1674 = static_cast<unsigned int>(v1143.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1674 = static_cast<unsigned int>(v1143.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1675 = v299 + v1674;
-  const unsigned int v1676 = static_cast<unsigned int>(v1143.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1676 = static_cast<unsigned int>(v1143.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1677 = v1133 + v1676;
-  const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1679 = v220 && v1678;
   const bool v1680 = v1677 < v1;
   const bool v1681 = v1679 && v1680;
@@ -2141,11 +2147,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1686 = v1685 + v1677;
     out[v1686] = v1684;
   }
-  const unsigned int v1687 = static_cast<unsigned int>(v1143.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1687 = static_cast<unsigned int>(v1143.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1688 = v299 + v1687;
-  const unsigned int v1689 = static_cast<unsigned int>(v1143.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1689 = static_cast<unsigned int>(v1143.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1690 = v1133 + v1689;
-  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1692 = v220 && v1691;
   const bool v1693 = v1690 < v1;
   const bool v1694 = v1692 && v1693;
@@ -2157,11 +2163,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1699 = v1698 + v1690;
     out[v1699] = v1697;
   }
-  const unsigned int v1700 = static_cast<unsigned int>(v1143.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1700 = static_cast<unsigned int>(v1143.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1701 = v299 + v1700;
-  const unsigned int v1702 = static_cast<unsigned int>(v1143.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1702 = static_cast<unsigned int>(v1143.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1703 = v1133 + v1702;
-  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1705 = v220 && v1704;
   const bool v1706 = v1703 < v1;
   const bool v1707 = v1705 && v1706;
@@ -2173,11 +2179,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1712 = v1711 + v1703;
     out[v1712] = v1710;
   }
-  const unsigned int v1713 = static_cast<unsigned int>(v1143.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1713 = static_cast<unsigned int>(v1143.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1714 = v299 + v1713;
-  const unsigned int v1715 = static_cast<unsigned int>(v1143.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1715 = static_cast<unsigned int>(v1143.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1716 = v1133 + v1715;
-  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1718 = v220 && v1717;
   const bool v1719 = v1716 < v1;
   const bool v1720 = v1718 && v1719;
@@ -2189,11 +2195,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1725 = v1724 + v1716;
     out[v1725] = v1723;
   }
-  const unsigned int v1726 = static_cast<unsigned int>(v1143.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1726 = static_cast<unsigned int>(v1143.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1727 = v299 + v1726;
-  const unsigned int v1728 = static_cast<unsigned int>(v1143.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1728 = static_cast<unsigned int>(v1143.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1729 = v1133 + v1728;
-  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1731 = v220 && v1730;
   const bool v1732 = v1729 < v1;
   const bool v1733 = v1731 && v1732;
@@ -2205,11 +2211,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1738 = v1737 + v1729;
     out[v1738] = v1736;
   }
-  const unsigned int v1739 = static_cast<unsigned int>(v1143.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1739 = static_cast<unsigned int>(v1143.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1740 = v299 + v1739;
-  const unsigned int v1741 = static_cast<unsigned int>(v1143.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1741 = static_cast<unsigned int>(v1143.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1742 = v1133 + v1741;
-  const bool v1743 = v1740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1743 = v1740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1744 = v220 && v1743;
   const bool v1745 = v1742 < v1;
   const bool v1746 = v1744 && v1745;
@@ -2221,11 +2227,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1751 = v1750 + v1742;
     out[v1751] = v1749;
   }
-  const unsigned int v1752 = static_cast<unsigned int>(v1143.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1752 = static_cast<unsigned int>(v1143.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1753 = v299 + v1752;
-  const unsigned int v1754 = static_cast<unsigned int>(v1143.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1754 = static_cast<unsigned int>(v1143.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1755 = v1133 + v1754;
-  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1757 = v220 && v1756;
   const bool v1758 = v1755 < v1;
   const bool v1759 = v1757 && v1758;
@@ -2237,11 +2243,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1764 = v1763 + v1755;
     out[v1764] = v1762;
   }
-  const unsigned int v1765 = static_cast<unsigned int>(v1143.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1765 = static_cast<unsigned int>(v1143.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1766 = v299 + v1765;
-  const unsigned int v1767 = static_cast<unsigned int>(v1143.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1767 = static_cast<unsigned int>(v1143.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1768 = v1133 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1770 = v220 && v1769;
   const bool v1771 = v1768 < v1;
   const bool v1772 = v1770 && v1771;
@@ -2253,11 +2259,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1777 = v1776 + v1768;
     out[v1777] = v1775;
   }
-  const unsigned int v1778 = static_cast<unsigned int>(v1143.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1778 = static_cast<unsigned int>(v1143.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1779 = v299 + v1778;
-  const unsigned int v1780 = static_cast<unsigned int>(v1143.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1780 = static_cast<unsigned int>(v1143.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1781 = v1133 + v1780;
-  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1783 = v220 && v1782;
   const bool v1784 = v1781 < v1;
   const bool v1785 = v1783 && v1784;
@@ -2269,11 +2275,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1790 = v1789 + v1781;
     out[v1790] = v1788;
   }
-  const unsigned int v1791 = static_cast<unsigned int>(v1143.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1791 = static_cast<unsigned int>(v1143.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1792 = v299 + v1791;
-  const unsigned int v1793 = static_cast<unsigned int>(v1143.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1793 = static_cast<unsigned int>(v1143.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1794 = v1133 + v1793;
-  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1796 = v220 && v1795;
   const bool v1797 = v1794 < v1;
   const bool v1798 = v1796 && v1797;
@@ -2285,11 +2291,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1803 = v1802 + v1794;
     out[v1803] = v1801;
   }
-  const unsigned int v1804 = static_cast<unsigned int>(v1143.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1804 = static_cast<unsigned int>(v1143.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1805 = v299 + v1804;
-  const unsigned int v1806 = static_cast<unsigned int>(v1143.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1806 = static_cast<unsigned int>(v1143.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1807 = v1133 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1809 = v220 && v1808;
   const bool v1810 = v1807 < v1;
   const bool v1811 = v1809 && v1810;
@@ -2301,11 +2307,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1816 = v1815 + v1807;
     out[v1816] = v1814;
   }
-  const unsigned int v1817 = static_cast<unsigned int>(v1143.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1817 = static_cast<unsigned int>(v1143.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1818 = v299 + v1817;
-  const unsigned int v1819 = static_cast<unsigned int>(v1143.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1819 = static_cast<unsigned int>(v1143.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1820 = v1133 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1822 = v220 && v1821;
   const bool v1823 = v1820 < v1;
   const bool v1824 = v1822 && v1823;
@@ -2317,11 +2323,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1829 = v1828 + v1820;
     out[v1829] = v1827;
   }
-  const unsigned int v1830 = static_cast<unsigned int>(v1143.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1830 = static_cast<unsigned int>(v1143.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1831 = v299 + v1830;
-  const unsigned int v1832 = static_cast<unsigned int>(v1143.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1832 = static_cast<unsigned int>(v1143.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1833 = v1133 + v1832;
-  const bool v1834 = v1831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1834 = v1831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1835 = v220 && v1834;
   const bool v1836 = v1833 < v1;
   const bool v1837 = v1835 && v1836;
@@ -2333,11 +2339,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1842 = v1841 + v1833;
     out[v1842] = v1840;
   }
-  const unsigned int v1843 = static_cast<unsigned int>(v1143.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1843 = static_cast<unsigned int>(v1143.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1844 = v299 + v1843;
-  const unsigned int v1845 = static_cast<unsigned int>(v1143.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1845 = static_cast<unsigned int>(v1143.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1846 = v1133 + v1845;
-  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1848 = v220 && v1847;
   const bool v1849 = v1846 < v1;
   const bool v1850 = v1848 && v1849;
@@ -2349,11 +2355,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1855 = v1854 + v1846;
     out[v1855] = v1853;
   }
-  const unsigned int v1856 = static_cast<unsigned int>(v1143.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1856 = static_cast<unsigned int>(v1143.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1857 = v299 + v1856;
-  const unsigned int v1858 = static_cast<unsigned int>(v1143.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1858 = static_cast<unsigned int>(v1143.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1859 = v1133 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1861 = v220 && v1860;
   const bool v1862 = v1859 < v1;
   const bool v1863 = v1861 && v1862;
@@ -2365,11 +2371,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1868 = v1867 + v1859;
     out[v1868] = v1866;
   }
-  const unsigned int v1869 = static_cast<unsigned int>(v1143.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1869 = static_cast<unsigned int>(v1143.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1870 = v299 + v1869;
-  const unsigned int v1871 = static_cast<unsigned int>(v1143.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1871 = static_cast<unsigned int>(v1143.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1872 = v1133 + v1871;
-  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1874 = v220 && v1873;
   const bool v1875 = v1872 < v1;
   const bool v1876 = v1874 && v1875;
@@ -2381,11 +2387,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1881 = v1880 + v1872;
     out[v1881] = v1879;
   }
-  const unsigned int v1882 = static_cast<unsigned int>(v1143.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1882 = static_cast<unsigned int>(v1143.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1883 = v299 + v1882;
-  const unsigned int v1884 = static_cast<unsigned int>(v1143.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1884 = static_cast<unsigned int>(v1143.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1885 = v1133 + v1884;
-  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1887 = v220 && v1886;
   const bool v1888 = v1885 < v1;
   const bool v1889 = v1887 && v1888;
@@ -2397,11 +2403,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1894 = v1893 + v1885;
     out[v1894] = v1892;
   }
-  const unsigned int v1895 = static_cast<unsigned int>(v1143.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1895 = static_cast<unsigned int>(v1143.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1896 = v299 + v1895;
-  const unsigned int v1897 = static_cast<unsigned int>(v1143.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1897 = static_cast<unsigned int>(v1143.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1898 = v1133 + v1897;
-  const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1900 = v220 && v1899;
   const bool v1901 = v1898 < v1;
   const bool v1902 = v1900 && v1901;
@@ -2413,11 +2419,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1907 = v1906 + v1898;
     out[v1907] = v1905;
   }
-  const unsigned int v1908 = static_cast<unsigned int>(v1143.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1908 = static_cast<unsigned int>(v1143.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1909 = v299 + v1908;
-  const unsigned int v1910 = static_cast<unsigned int>(v1143.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1910 = static_cast<unsigned int>(v1143.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1911 = v1133 + v1910;
-  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1913 = v220 && v1912;
   const bool v1914 = v1911 < v1;
   const bool v1915 = v1913 && v1914;
@@ -2429,11 +2435,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1920 = v1919 + v1911;
     out[v1920] = v1918;
   }
-  const unsigned int v1921 = static_cast<unsigned int>(v1143.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1921 = static_cast<unsigned int>(v1143.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1922 = v299 + v1921;
-  const unsigned int v1923 = static_cast<unsigned int>(v1143.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1923 = static_cast<unsigned int>(v1143.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1924 = v1133 + v1923;
-  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1926 = v220 && v1925;
   const bool v1927 = v1924 < v1;
   const bool v1928 = v1926 && v1927;
@@ -2445,11 +2451,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1933 = v1932 + v1924;
     out[v1933] = v1931;
   }
-  const unsigned int v1934 = static_cast<unsigned int>(v1143.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1934 = static_cast<unsigned int>(v1143.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1935 = v299 + v1934;
-  const unsigned int v1936 = static_cast<unsigned int>(v1143.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1936 = static_cast<unsigned int>(v1143.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1937 = v1133 + v1936;
-  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1939 = v220 && v1938;
   const bool v1940 = v1937 < v1;
   const bool v1941 = v1939 && v1940;
@@ -2461,11 +2467,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1946 = v1945 + v1937;
     out[v1946] = v1944;
   }
-  const unsigned int v1947 = static_cast<unsigned int>(v1143.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1947 = static_cast<unsigned int>(v1143.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1948 = v299 + v1947;
-  const unsigned int v1949 = static_cast<unsigned int>(v1143.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1949 = static_cast<unsigned int>(v1143.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1950 = v1133 + v1949;
-  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1952 = v220 && v1951;
   const bool v1953 = v1950 < v1;
   const bool v1954 = v1952 && v1953;
@@ -2477,11 +2483,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1959 = v1958 + v1950;
     out[v1959] = v1957;
   }
-  const unsigned int v1960 = static_cast<unsigned int>(v1143.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1960 = static_cast<unsigned int>(v1143.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1961 = v299 + v1960;
-  const unsigned int v1962 = static_cast<unsigned int>(v1143.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1962 = static_cast<unsigned int>(v1143.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1963 = v1133 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1965 = v220 && v1964;
   const bool v1966 = v1963 < v1;
   const bool v1967 = v1965 && v1966;
@@ -2493,11 +2499,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1972 = v1971 + v1963;
     out[v1972] = v1970;
   }
-  const unsigned int v1973 = static_cast<unsigned int>(v1143.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1973 = static_cast<unsigned int>(v1143.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1974 = v299 + v1973;
-  const unsigned int v1975 = static_cast<unsigned int>(v1143.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1975 = static_cast<unsigned int>(v1143.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1976 = v1133 + v1975;
-  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1978 = v220 && v1977;
   const bool v1979 = v1976 < v1;
   const bool v1980 = v1978 && v1979;
@@ -2509,11 +2515,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1985 = v1984 + v1976;
     out[v1985] = v1983;
   }
-  const unsigned int v1986 = static_cast<unsigned int>(v1143.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1986 = static_cast<unsigned int>(v1143.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1987 = v299 + v1986;
-  const unsigned int v1988 = static_cast<unsigned int>(v1143.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1988 = static_cast<unsigned int>(v1143.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1989 = v1133 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1991 = v220 && v1990;
   const bool v1992 = v1989 < v1;
   const bool v1993 = v1991 && v1992;
@@ -2525,11 +2531,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1998 = v1997 + v1989;
     out[v1998] = v1996;
   }
-  const unsigned int v1999 = static_cast<unsigned int>(v1143.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1999 = static_cast<unsigned int>(v1143.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2000 = v299 + v1999;
-  const unsigned int v2001 = static_cast<unsigned int>(v1143.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2001 = static_cast<unsigned int>(v1143.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2002 = v1133 + v2001;
-  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2004 = v220 && v2003;
   const bool v2005 = v2002 < v1;
   const bool v2006 = v2004 && v2005;
@@ -2541,11 +2547,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2011 = v2010 + v2002;
     out[v2011] = v2009;
   }
-  const unsigned int v2012 = static_cast<unsigned int>(v1143.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2012 = static_cast<unsigned int>(v1143.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2013 = v299 + v2012;
-  const unsigned int v2014 = static_cast<unsigned int>(v1143.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2014 = static_cast<unsigned int>(v1143.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2015 = v1133 + v2014;
-  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2017 = v220 && v2016;
   const bool v2018 = v2015 < v1;
   const bool v2019 = v2017 && v2018;
@@ -2557,11 +2563,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2024 = v2023 + v2015;
     out[v2024] = v2022;
   }
-  const unsigned int v2025 = static_cast<unsigned int>(v1143.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2025 = static_cast<unsigned int>(v1143.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2026 = v299 + v2025;
-  const unsigned int v2027 = static_cast<unsigned int>(v1143.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2027 = static_cast<unsigned int>(v1143.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2028 = v1133 + v2027;
-  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2030 = v220 && v2029;
   const bool v2031 = v2028 < v1;
   const bool v2032 = v2030 && v2031;
@@ -2573,11 +2579,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2037 = v2036 + v2028;
     out[v2037] = v2035;
   }
-  const unsigned int v2038 = static_cast<unsigned int>(v1143.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2038 = static_cast<unsigned int>(v1143.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2039 = v299 + v2038;
-  const unsigned int v2040 = static_cast<unsigned int>(v1143.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2040 = static_cast<unsigned int>(v1143.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2041 = v1133 + v2040;
-  const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2043 = v220 && v2042;
   const bool v2044 = v2041 < v1;
   const bool v2045 = v2043 && v2044;

@@ -108,6 +108,11 @@ __device__ __forceinline__ float iron_f8e4m3_value(unsigned int bits) {
 // f to nearest even, saturated to the finite range; NaN stays NaN.
 __device__ __forceinline__ unsigned char iron_f8e4m3_bits(float f) {
   const unsigned int sign = (__float_as_uint(f) >> 24) & 0x80u, ax = __float_as_uint(f) & 0x7FFFFFFFu;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  unsigned short pair;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(pair) : "f"(0.0f), "f"(f));
+  return static_cast<unsigned char>(ax > 0x7F800000u ? sign | 0x7Fu : pair & 0xFFu);
+#else
   const float a = __uint_as_float(ax);
   unsigned int r;
   if (ax > 0x7F800000u) r = 0x7Fu;
@@ -118,6 +123,7 @@ __device__ __forceinline__ unsigned char iron_f8e4m3_bits(float f) {
     r = (((t >> 23) - 120u) << 3u) | ((t >> 20u) & 7u);
   }
   return static_cast<unsigned char>(sign | r);
+#endif
 }
 struct iron_f8e4m3 {
   unsigned char bits;
@@ -344,15 +350,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
   const unsigned int v21 = v20 << 7u;
   const unsigned int v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v25 = v24 << 8u;
-  const unsigned int v217 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:178
+  const unsigned int v217 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:179
   const unsigned int v218 = v217 >> 2u;
-  const bool v221 = v217 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:179
-  iron_frag<float, 2, 16, 128> v225;  // kernels/gemm/gemm_warpgroup.hpp:184
+  const bool v221 = v217 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:180
+  iron_frag<float, 2, 16, 128> v225;  // kernels/gemm/gemm_warpgroup.hpp:185
   iron_frag_fill(v225, 0.0f);
   const unsigned int v229 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
   const unsigned int v230 = threadIdx.x;
 
-  for (unsigned int v228 = 0u; v228 < v2; v228 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+  for (unsigned int v228 = 0u; v228 < v2; v228 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
     for (unsigned int v232 = v230; v232 < 8192u; v232 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
       const unsigned int v234 = v232 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
       const unsigned int v236 = v232 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -400,9 +406,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
         shm4[(v281 ^ (((v281 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
-    if (v221) {  // kernels/gemm/gemm_warpgroup.hpp:217
-      const unsigned int v289 = v218 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:224
+    if (v221) {  // kernels/gemm/gemm_warpgroup.hpp:225
+      const unsigned int v289 = v218 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
       const unsigned int v290 = v289 << 6u;
       const unsigned int v2438 = v217 & 3u;
       const unsigned int v2440 = v2438 << 4u;
@@ -440,18 +446,18 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
       iron_frag_load_shared<true, 6, 3>(v2480, shm4, 48u, 64u);
       iron_frag_mma_sync(v225, v2478, v2480);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:218
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:226
   }
-  const unsigned int v295 = v217 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:243
+  const unsigned int v295 = v217 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:251
   const unsigned int v296 = v295 << 4u;
   const unsigned int v298 = v218 << 6u;
   const unsigned int v299 = v21 + v298;
   const unsigned int v300 = v299 + v296;
-  const unsigned int v301 = static_cast<unsigned int>(v225.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v301 = static_cast<unsigned int>(v225.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v302 = v300 + v301;
-  const unsigned int v303 = static_cast<unsigned int>(v225.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v303 = static_cast<unsigned int>(v225.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v304 = v25 + v303;
-  const bool v305 = v302 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v305 = v302 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v306 = v221 && v305;
   const bool v307 = v304 < v1;
   const bool v308 = v306 && v307;
@@ -466,11 +472,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v316 = v315 + v304;
     out[v316] = v314;
   }
-  const unsigned int v317 = static_cast<unsigned int>(v225.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v317 = static_cast<unsigned int>(v225.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v318 = v300 + v317;
-  const unsigned int v319 = static_cast<unsigned int>(v225.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v319 = static_cast<unsigned int>(v225.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v320 = v25 + v319;
-  const bool v321 = v318 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v321 = v318 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v322 = v221 && v321;
   const bool v323 = v320 < v1;
   const bool v324 = v322 && v323;
@@ -485,11 +491,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v332 = v331 + v320;
     out[v332] = v330;
   }
-  const unsigned int v333 = static_cast<unsigned int>(v225.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v333 = static_cast<unsigned int>(v225.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v334 = v300 + v333;
-  const unsigned int v335 = static_cast<unsigned int>(v225.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v335 = static_cast<unsigned int>(v225.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v336 = v25 + v335;
-  const bool v337 = v334 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v337 = v334 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v338 = v221 && v337;
   const bool v339 = v336 < v1;
   const bool v340 = v338 && v339;
@@ -504,11 +510,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v348 = v347 + v336;
     out[v348] = v346;
   }
-  const unsigned int v349 = static_cast<unsigned int>(v225.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v349 = static_cast<unsigned int>(v225.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v350 = v300 + v349;
-  const unsigned int v351 = static_cast<unsigned int>(v225.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v351 = static_cast<unsigned int>(v225.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v352 = v25 + v351;
-  const bool v353 = v350 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v353 = v350 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v354 = v221 && v353;
   const bool v355 = v352 < v1;
   const bool v356 = v354 && v355;
@@ -523,11 +529,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v364 = v363 + v352;
     out[v364] = v362;
   }
-  const unsigned int v365 = static_cast<unsigned int>(v225.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v365 = static_cast<unsigned int>(v225.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v366 = v300 + v365;
-  const unsigned int v367 = static_cast<unsigned int>(v225.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v367 = static_cast<unsigned int>(v225.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v368 = v25 + v367;
-  const bool v369 = v366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v369 = v366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v370 = v221 && v369;
   const bool v371 = v368 < v1;
   const bool v372 = v370 && v371;
@@ -542,11 +548,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v380 = v379 + v368;
     out[v380] = v378;
   }
-  const unsigned int v381 = static_cast<unsigned int>(v225.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v381 = static_cast<unsigned int>(v225.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v382 = v300 + v381;
-  const unsigned int v383 = static_cast<unsigned int>(v225.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v383 = static_cast<unsigned int>(v225.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v384 = v25 + v383;
-  const bool v385 = v382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v385 = v382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v386 = v221 && v385;
   const bool v387 = v384 < v1;
   const bool v388 = v386 && v387;
@@ -561,11 +567,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v396 = v395 + v384;
     out[v396] = v394;
   }
-  const unsigned int v397 = static_cast<unsigned int>(v225.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v397 = static_cast<unsigned int>(v225.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v398 = v300 + v397;
-  const unsigned int v399 = static_cast<unsigned int>(v225.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v399 = static_cast<unsigned int>(v225.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v400 = v25 + v399;
-  const bool v401 = v398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v401 = v398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v402 = v221 && v401;
   const bool v403 = v400 < v1;
   const bool v404 = v402 && v403;
@@ -580,11 +586,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v412 = v411 + v400;
     out[v412] = v410;
   }
-  const unsigned int v413 = static_cast<unsigned int>(v225.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v413 = static_cast<unsigned int>(v225.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v414 = v300 + v413;
-  const unsigned int v415 = static_cast<unsigned int>(v225.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v415 = static_cast<unsigned int>(v225.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v416 = v25 + v415;
-  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v418 = v221 && v417;
   const bool v419 = v416 < v1;
   const bool v420 = v418 && v419;
@@ -599,11 +605,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v428 = v427 + v416;
     out[v428] = v426;
   }
-  const unsigned int v429 = static_cast<unsigned int>(v225.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v429 = static_cast<unsigned int>(v225.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v430 = v300 + v429;
-  const unsigned int v431 = static_cast<unsigned int>(v225.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v431 = static_cast<unsigned int>(v225.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v432 = v25 + v431;
-  const bool v433 = v430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v433 = v430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v434 = v221 && v433;
   const bool v435 = v432 < v1;
   const bool v436 = v434 && v435;
@@ -618,11 +624,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v444 = v443 + v432;
     out[v444] = v442;
   }
-  const unsigned int v445 = static_cast<unsigned int>(v225.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v445 = static_cast<unsigned int>(v225.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v446 = v300 + v445;
-  const unsigned int v447 = static_cast<unsigned int>(v225.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v447 = static_cast<unsigned int>(v225.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v448 = v25 + v447;
-  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v450 = v221 && v449;
   const bool v451 = v448 < v1;
   const bool v452 = v450 && v451;
@@ -637,11 +643,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v460 = v459 + v448;
     out[v460] = v458;
   }
-  const unsigned int v461 = static_cast<unsigned int>(v225.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v461 = static_cast<unsigned int>(v225.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v462 = v300 + v461;
-  const unsigned int v463 = static_cast<unsigned int>(v225.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v463 = static_cast<unsigned int>(v225.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v464 = v25 + v463;
-  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v466 = v221 && v465;
   const bool v467 = v464 < v1;
   const bool v468 = v466 && v467;
@@ -656,11 +662,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v476 = v475 + v464;
     out[v476] = v474;
   }
-  const unsigned int v477 = static_cast<unsigned int>(v225.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v477 = static_cast<unsigned int>(v225.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v478 = v300 + v477;
-  const unsigned int v479 = static_cast<unsigned int>(v225.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v479 = static_cast<unsigned int>(v225.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v480 = v25 + v479;
-  const bool v481 = v478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v481 = v478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v482 = v221 && v481;
   const bool v483 = v480 < v1;
   const bool v484 = v482 && v483;
@@ -675,11 +681,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v492 = v491 + v480;
     out[v492] = v490;
   }
-  const unsigned int v493 = static_cast<unsigned int>(v225.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v493 = static_cast<unsigned int>(v225.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v494 = v300 + v493;
-  const unsigned int v495 = static_cast<unsigned int>(v225.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v495 = static_cast<unsigned int>(v225.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v496 = v25 + v495;
-  const bool v497 = v494 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v497 = v494 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v498 = v221 && v497;
   const bool v499 = v496 < v1;
   const bool v500 = v498 && v499;
@@ -694,11 +700,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v508 = v507 + v496;
     out[v508] = v506;
   }
-  const unsigned int v509 = static_cast<unsigned int>(v225.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v509 = static_cast<unsigned int>(v225.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v510 = v300 + v509;
-  const unsigned int v511 = static_cast<unsigned int>(v225.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v511 = static_cast<unsigned int>(v225.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v512 = v25 + v511;
-  const bool v513 = v510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v513 = v510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v514 = v221 && v513;
   const bool v515 = v512 < v1;
   const bool v516 = v514 && v515;
@@ -713,11 +719,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v524 = v523 + v512;
     out[v524] = v522;
   }
-  const unsigned int v525 = static_cast<unsigned int>(v225.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v525 = static_cast<unsigned int>(v225.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v526 = v300 + v525;
-  const unsigned int v527 = static_cast<unsigned int>(v225.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v527 = static_cast<unsigned int>(v225.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v528 = v25 + v527;
-  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v530 = v221 && v529;
   const bool v531 = v528 < v1;
   const bool v532 = v530 && v531;
@@ -732,11 +738,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v540 = v539 + v528;
     out[v540] = v538;
   }
-  const unsigned int v541 = static_cast<unsigned int>(v225.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v541 = static_cast<unsigned int>(v225.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v542 = v300 + v541;
-  const unsigned int v543 = static_cast<unsigned int>(v225.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v543 = static_cast<unsigned int>(v225.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v544 = v25 + v543;
-  const bool v545 = v542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v545 = v542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v546 = v221 && v545;
   const bool v547 = v544 < v1;
   const bool v548 = v546 && v547;
@@ -751,11 +757,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v556 = v555 + v544;
     out[v556] = v554;
   }
-  const unsigned int v557 = static_cast<unsigned int>(v225.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v557 = static_cast<unsigned int>(v225.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v558 = v300 + v557;
-  const unsigned int v559 = static_cast<unsigned int>(v225.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v559 = static_cast<unsigned int>(v225.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v560 = v25 + v559;
-  const bool v561 = v558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v561 = v558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v562 = v221 && v561;
   const bool v563 = v560 < v1;
   const bool v564 = v562 && v563;
@@ -770,11 +776,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v572 = v571 + v560;
     out[v572] = v570;
   }
-  const unsigned int v573 = static_cast<unsigned int>(v225.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v573 = static_cast<unsigned int>(v225.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v574 = v300 + v573;
-  const unsigned int v575 = static_cast<unsigned int>(v225.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v575 = static_cast<unsigned int>(v225.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v576 = v25 + v575;
-  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v578 = v221 && v577;
   const bool v579 = v576 < v1;
   const bool v580 = v578 && v579;
@@ -789,11 +795,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v588 = v587 + v576;
     out[v588] = v586;
   }
-  const unsigned int v589 = static_cast<unsigned int>(v225.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v589 = static_cast<unsigned int>(v225.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v590 = v300 + v589;
-  const unsigned int v591 = static_cast<unsigned int>(v225.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v591 = static_cast<unsigned int>(v225.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v592 = v25 + v591;
-  const bool v593 = v590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v593 = v590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v594 = v221 && v593;
   const bool v595 = v592 < v1;
   const bool v596 = v594 && v595;
@@ -808,11 +814,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v604 = v603 + v592;
     out[v604] = v602;
   }
-  const unsigned int v605 = static_cast<unsigned int>(v225.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v605 = static_cast<unsigned int>(v225.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v606 = v300 + v605;
-  const unsigned int v607 = static_cast<unsigned int>(v225.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v607 = static_cast<unsigned int>(v225.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v608 = v25 + v607;
-  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v610 = v221 && v609;
   const bool v611 = v608 < v1;
   const bool v612 = v610 && v611;
@@ -827,11 +833,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v620 = v619 + v608;
     out[v620] = v618;
   }
-  const unsigned int v621 = static_cast<unsigned int>(v225.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v621 = static_cast<unsigned int>(v225.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v622 = v300 + v621;
-  const unsigned int v623 = static_cast<unsigned int>(v225.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v623 = static_cast<unsigned int>(v225.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v624 = v25 + v623;
-  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v626 = v221 && v625;
   const bool v627 = v624 < v1;
   const bool v628 = v626 && v627;
@@ -846,11 +852,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v636 = v635 + v624;
     out[v636] = v634;
   }
-  const unsigned int v637 = static_cast<unsigned int>(v225.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v637 = static_cast<unsigned int>(v225.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v638 = v300 + v637;
-  const unsigned int v639 = static_cast<unsigned int>(v225.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v639 = static_cast<unsigned int>(v225.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v640 = v25 + v639;
-  const bool v641 = v638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v641 = v638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v642 = v221 && v641;
   const bool v643 = v640 < v1;
   const bool v644 = v642 && v643;
@@ -865,11 +871,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v652 = v651 + v640;
     out[v652] = v650;
   }
-  const unsigned int v653 = static_cast<unsigned int>(v225.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v653 = static_cast<unsigned int>(v225.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v654 = v300 + v653;
-  const unsigned int v655 = static_cast<unsigned int>(v225.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v655 = static_cast<unsigned int>(v225.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v656 = v25 + v655;
-  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v658 = v221 && v657;
   const bool v659 = v656 < v1;
   const bool v660 = v658 && v659;
@@ -884,11 +890,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v668 = v667 + v656;
     out[v668] = v666;
   }
-  const unsigned int v669 = static_cast<unsigned int>(v225.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v669 = static_cast<unsigned int>(v225.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v670 = v300 + v669;
-  const unsigned int v671 = static_cast<unsigned int>(v225.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v671 = static_cast<unsigned int>(v225.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v672 = v25 + v671;
-  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v674 = v221 && v673;
   const bool v675 = v672 < v1;
   const bool v676 = v674 && v675;
@@ -903,11 +909,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v684 = v683 + v672;
     out[v684] = v682;
   }
-  const unsigned int v685 = static_cast<unsigned int>(v225.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v685 = static_cast<unsigned int>(v225.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v686 = v300 + v685;
-  const unsigned int v687 = static_cast<unsigned int>(v225.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v687 = static_cast<unsigned int>(v225.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v688 = v25 + v687;
-  const bool v689 = v686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v689 = v686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v690 = v221 && v689;
   const bool v691 = v688 < v1;
   const bool v692 = v690 && v691;
@@ -922,11 +928,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v700 = v699 + v688;
     out[v700] = v698;
   }
-  const unsigned int v701 = static_cast<unsigned int>(v225.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v701 = static_cast<unsigned int>(v225.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v702 = v300 + v701;
-  const unsigned int v703 = static_cast<unsigned int>(v225.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v703 = static_cast<unsigned int>(v225.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v704 = v25 + v703;
-  const bool v705 = v702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v705 = v702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v706 = v221 && v705;
   const bool v707 = v704 < v1;
   const bool v708 = v706 && v707;
@@ -941,11 +947,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v716 = v715 + v704;
     out[v716] = v714;
   }
-  const unsigned int v717 = static_cast<unsigned int>(v225.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v717 = static_cast<unsigned int>(v225.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v718 = v300 + v717;
-  const unsigned int v719 = static_cast<unsigned int>(v225.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v719 = static_cast<unsigned int>(v225.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v720 = v25 + v719;
-  const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v722 = v221 && v721;
   const bool v723 = v720 < v1;
   const bool v724 = v722 && v723;
@@ -960,11 +966,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v732 = v731 + v720;
     out[v732] = v730;
   }
-  const unsigned int v733 = static_cast<unsigned int>(v225.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v733 = static_cast<unsigned int>(v225.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v734 = v300 + v733;
-  const unsigned int v735 = static_cast<unsigned int>(v225.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v735 = static_cast<unsigned int>(v225.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v736 = v25 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v738 = v221 && v737;
   const bool v739 = v736 < v1;
   const bool v740 = v738 && v739;
@@ -979,11 +985,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v748 = v747 + v736;
     out[v748] = v746;
   }
-  const unsigned int v749 = static_cast<unsigned int>(v225.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v749 = static_cast<unsigned int>(v225.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v750 = v300 + v749;
-  const unsigned int v751 = static_cast<unsigned int>(v225.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v751 = static_cast<unsigned int>(v225.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v752 = v25 + v751;
-  const bool v753 = v750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v753 = v750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v754 = v221 && v753;
   const bool v755 = v752 < v1;
   const bool v756 = v754 && v755;
@@ -998,11 +1004,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v764 = v763 + v752;
     out[v764] = v762;
   }
-  const unsigned int v765 = static_cast<unsigned int>(v225.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v765 = static_cast<unsigned int>(v225.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v766 = v300 + v765;
-  const unsigned int v767 = static_cast<unsigned int>(v225.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v767 = static_cast<unsigned int>(v225.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v768 = v25 + v767;
-  const bool v769 = v766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v769 = v766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v770 = v221 && v769;
   const bool v771 = v768 < v1;
   const bool v772 = v770 && v771;
@@ -1017,11 +1023,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v780 = v779 + v768;
     out[v780] = v778;
   }
-  const unsigned int v781 = static_cast<unsigned int>(v225.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v781 = static_cast<unsigned int>(v225.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v782 = v300 + v781;
-  const unsigned int v783 = static_cast<unsigned int>(v225.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v783 = static_cast<unsigned int>(v225.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v784 = v25 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v786 = v221 && v785;
   const bool v787 = v784 < v1;
   const bool v788 = v786 && v787;
@@ -1036,11 +1042,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v796 = v795 + v784;
     out[v796] = v794;
   }
-  const unsigned int v797 = static_cast<unsigned int>(v225.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v797 = static_cast<unsigned int>(v225.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v798 = v300 + v797;
-  const unsigned int v799 = static_cast<unsigned int>(v225.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v799 = static_cast<unsigned int>(v225.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v800 = v25 + v799;
-  const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v802 = v221 && v801;
   const bool v803 = v800 < v1;
   const bool v804 = v802 && v803;
@@ -1055,11 +1061,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v812 = v811 + v800;
     out[v812] = v810;
   }
-  const unsigned int v813 = static_cast<unsigned int>(v225.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v813 = static_cast<unsigned int>(v225.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v814 = v300 + v813;
-  const unsigned int v815 = static_cast<unsigned int>(v225.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v815 = static_cast<unsigned int>(v225.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v816 = v25 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v818 = v221 && v817;
   const bool v819 = v816 < v1;
   const bool v820 = v818 && v819;
@@ -1074,11 +1080,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v828 = v827 + v816;
     out[v828] = v826;
   }
-  const unsigned int v829 = static_cast<unsigned int>(v225.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v829 = static_cast<unsigned int>(v225.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v830 = v300 + v829;
-  const unsigned int v831 = static_cast<unsigned int>(v225.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v831 = static_cast<unsigned int>(v225.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v832 = v25 + v831;
-  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v834 = v221 && v833;
   const bool v835 = v832 < v1;
   const bool v836 = v834 && v835;
@@ -1093,11 +1099,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v844 = v843 + v832;
     out[v844] = v842;
   }
-  const unsigned int v845 = static_cast<unsigned int>(v225.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v845 = static_cast<unsigned int>(v225.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v846 = v300 + v845;
-  const unsigned int v847 = static_cast<unsigned int>(v225.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v847 = static_cast<unsigned int>(v225.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v848 = v25 + v847;
-  const bool v849 = v846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v849 = v846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v850 = v221 && v849;
   const bool v851 = v848 < v1;
   const bool v852 = v850 && v851;
@@ -1112,11 +1118,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v860 = v859 + v848;
     out[v860] = v858;
   }
-  const unsigned int v861 = static_cast<unsigned int>(v225.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v861 = static_cast<unsigned int>(v225.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v862 = v300 + v861;
-  const unsigned int v863 = static_cast<unsigned int>(v225.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v863 = static_cast<unsigned int>(v225.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v864 = v25 + v863;
-  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v866 = v221 && v865;
   const bool v867 = v864 < v1;
   const bool v868 = v866 && v867;
@@ -1131,11 +1137,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v876 = v875 + v864;
     out[v876] = v874;
   }
-  const unsigned int v877 = static_cast<unsigned int>(v225.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v877 = static_cast<unsigned int>(v225.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v878 = v300 + v877;
-  const unsigned int v879 = static_cast<unsigned int>(v225.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v879 = static_cast<unsigned int>(v225.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v880 = v25 + v879;
-  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v882 = v221 && v881;
   const bool v883 = v880 < v1;
   const bool v884 = v882 && v883;
@@ -1150,11 +1156,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v892 = v891 + v880;
     out[v892] = v890;
   }
-  const unsigned int v893 = static_cast<unsigned int>(v225.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v893 = static_cast<unsigned int>(v225.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v894 = v300 + v893;
-  const unsigned int v895 = static_cast<unsigned int>(v225.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v895 = static_cast<unsigned int>(v225.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v896 = v25 + v895;
-  const bool v897 = v894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v897 = v894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v898 = v221 && v897;
   const bool v899 = v896 < v1;
   const bool v900 = v898 && v899;
@@ -1169,11 +1175,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v908 = v907 + v896;
     out[v908] = v906;
   }
-  const unsigned int v909 = static_cast<unsigned int>(v225.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v909 = static_cast<unsigned int>(v225.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v910 = v300 + v909;
-  const unsigned int v911 = static_cast<unsigned int>(v225.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v911 = static_cast<unsigned int>(v225.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v912 = v25 + v911;
-  const bool v913 = v910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v913 = v910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v914 = v221 && v913;
   const bool v915 = v912 < v1;
   const bool v916 = v914 && v915;
@@ -1188,11 +1194,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v924 = v923 + v912;
     out[v924] = v922;
   }
-  const unsigned int v925 = static_cast<unsigned int>(v225.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v925 = static_cast<unsigned int>(v225.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v926 = v300 + v925;
-  const unsigned int v927 = static_cast<unsigned int>(v225.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v927 = static_cast<unsigned int>(v225.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v928 = v25 + v927;
-  const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v930 = v221 && v929;
   const bool v931 = v928 < v1;
   const bool v932 = v930 && v931;
@@ -1207,11 +1213,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v940 = v939 + v928;
     out[v940] = v938;
   }
-  const unsigned int v941 = static_cast<unsigned int>(v225.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v941 = static_cast<unsigned int>(v225.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v942 = v300 + v941;
-  const unsigned int v943 = static_cast<unsigned int>(v225.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v943 = static_cast<unsigned int>(v225.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v944 = v25 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v946 = v221 && v945;
   const bool v947 = v944 < v1;
   const bool v948 = v946 && v947;
@@ -1226,11 +1232,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v956 = v955 + v944;
     out[v956] = v954;
   }
-  const unsigned int v957 = static_cast<unsigned int>(v225.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v957 = static_cast<unsigned int>(v225.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v958 = v300 + v957;
-  const unsigned int v959 = static_cast<unsigned int>(v225.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v959 = static_cast<unsigned int>(v225.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v960 = v25 + v959;
-  const bool v961 = v958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v961 = v958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v962 = v221 && v961;
   const bool v963 = v960 < v1;
   const bool v964 = v962 && v963;
@@ -1245,11 +1251,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v972 = v971 + v960;
     out[v972] = v970;
   }
-  const unsigned int v973 = static_cast<unsigned int>(v225.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v973 = static_cast<unsigned int>(v225.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v974 = v300 + v973;
-  const unsigned int v975 = static_cast<unsigned int>(v225.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v975 = static_cast<unsigned int>(v225.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v976 = v25 + v975;
-  const bool v977 = v974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v977 = v974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v978 = v221 && v977;
   const bool v979 = v976 < v1;
   const bool v980 = v978 && v979;
@@ -1264,11 +1270,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v988 = v987 + v976;
     out[v988] = v986;
   }
-  const unsigned int v989 = static_cast<unsigned int>(v225.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v989 = static_cast<unsigned int>(v225.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v990 = v300 + v989;
-  const unsigned int v991 = static_cast<unsigned int>(v225.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v991 = static_cast<unsigned int>(v225.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v992 = v25 + v991;
-  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v994 = v221 && v993;
   const bool v995 = v992 < v1;
   const bool v996 = v994 && v995;
@@ -1283,11 +1289,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1004 = v1003 + v992;
     out[v1004] = v1002;
   }
-  const unsigned int v1005 = static_cast<unsigned int>(v225.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1005 = static_cast<unsigned int>(v225.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1006 = v300 + v1005;
-  const unsigned int v1007 = static_cast<unsigned int>(v225.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1007 = static_cast<unsigned int>(v225.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1008 = v25 + v1007;
-  const bool v1009 = v1006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1009 = v1006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1010 = v221 && v1009;
   const bool v1011 = v1008 < v1;
   const bool v1012 = v1010 && v1011;
@@ -1302,11 +1308,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1020 = v1019 + v1008;
     out[v1020] = v1018;
   }
-  const unsigned int v1021 = static_cast<unsigned int>(v225.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1021 = static_cast<unsigned int>(v225.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1022 = v300 + v1021;
-  const unsigned int v1023 = static_cast<unsigned int>(v225.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1023 = static_cast<unsigned int>(v225.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1024 = v25 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1026 = v221 && v1025;
   const bool v1027 = v1024 < v1;
   const bool v1028 = v1026 && v1027;
@@ -1321,11 +1327,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1036 = v1035 + v1024;
     out[v1036] = v1034;
   }
-  const unsigned int v1037 = static_cast<unsigned int>(v225.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1037 = static_cast<unsigned int>(v225.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1038 = v300 + v1037;
-  const unsigned int v1039 = static_cast<unsigned int>(v225.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1039 = static_cast<unsigned int>(v225.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1040 = v25 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1042 = v221 && v1041;
   const bool v1043 = v1040 < v1;
   const bool v1044 = v1042 && v1043;
@@ -1340,11 +1346,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1052 = v1051 + v1040;
     out[v1052] = v1050;
   }
-  const unsigned int v1053 = static_cast<unsigned int>(v225.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1053 = static_cast<unsigned int>(v225.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1054 = v300 + v1053;
-  const unsigned int v1055 = static_cast<unsigned int>(v225.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1055 = static_cast<unsigned int>(v225.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1056 = v25 + v1055;
-  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1058 = v221 && v1057;
   const bool v1059 = v1056 < v1;
   const bool v1060 = v1058 && v1059;
@@ -1359,11 +1365,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1068 = v1067 + v1056;
     out[v1068] = v1066;
   }
-  const unsigned int v1069 = static_cast<unsigned int>(v225.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1069 = static_cast<unsigned int>(v225.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1070 = v300 + v1069;
-  const unsigned int v1071 = static_cast<unsigned int>(v225.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1071 = static_cast<unsigned int>(v225.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1072 = v25 + v1071;
-  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1074 = v221 && v1073;
   const bool v1075 = v1072 < v1;
   const bool v1076 = v1074 && v1075;
@@ -1378,11 +1384,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1084 = v1083 + v1072;
     out[v1084] = v1082;
   }
-  const unsigned int v1085 = static_cast<unsigned int>(v225.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1085 = static_cast<unsigned int>(v225.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1086 = v300 + v1085;
-  const unsigned int v1087 = static_cast<unsigned int>(v225.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1087 = static_cast<unsigned int>(v225.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1088 = v25 + v1087;
-  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1090 = v221 && v1089;
   const bool v1091 = v1088 < v1;
   const bool v1092 = v1090 && v1091;
@@ -1397,11 +1403,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1100 = v1099 + v1088;
     out[v1100] = v1098;
   }
-  const unsigned int v1101 = static_cast<unsigned int>(v225.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1101 = static_cast<unsigned int>(v225.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1102 = v300 + v1101;
-  const unsigned int v1103 = static_cast<unsigned int>(v225.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1103 = static_cast<unsigned int>(v225.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1104 = v25 + v1103;
-  const bool v1105 = v1102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1105 = v1102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1106 = v221 && v1105;
   const bool v1107 = v1104 < v1;
   const bool v1108 = v1106 && v1107;
@@ -1416,11 +1422,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1116 = v1115 + v1104;
     out[v1116] = v1114;
   }
-  const unsigned int v1117 = static_cast<unsigned int>(v225.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1117 = static_cast<unsigned int>(v225.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1118 = v300 + v1117;
-  const unsigned int v1119 = static_cast<unsigned int>(v225.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1119 = static_cast<unsigned int>(v225.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1120 = v25 + v1119;
-  const bool v1121 = v1118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1121 = v1118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1122 = v221 && v1121;
   const bool v1123 = v1120 < v1;
   const bool v1124 = v1122 && v1123;
@@ -1435,11 +1441,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1132 = v1131 + v1120;
     out[v1132] = v1130;
   }
-  const unsigned int v1133 = static_cast<unsigned int>(v225.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1133 = static_cast<unsigned int>(v225.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1134 = v300 + v1133;
-  const unsigned int v1135 = static_cast<unsigned int>(v225.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1135 = static_cast<unsigned int>(v225.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1136 = v25 + v1135;
-  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1138 = v221 && v1137;
   const bool v1139 = v1136 < v1;
   const bool v1140 = v1138 && v1139;
@@ -1454,11 +1460,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1148 = v1147 + v1136;
     out[v1148] = v1146;
   }
-  const unsigned int v1149 = static_cast<unsigned int>(v225.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1149 = static_cast<unsigned int>(v225.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1150 = v300 + v1149;
-  const unsigned int v1151 = static_cast<unsigned int>(v225.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1151 = static_cast<unsigned int>(v225.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1152 = v25 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1154 = v221 && v1153;
   const bool v1155 = v1152 < v1;
   const bool v1156 = v1154 && v1155;
@@ -1473,11 +1479,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1164 = v1163 + v1152;
     out[v1164] = v1162;
   }
-  const unsigned int v1165 = static_cast<unsigned int>(v225.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1165 = static_cast<unsigned int>(v225.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1166 = v300 + v1165;
-  const unsigned int v1167 = static_cast<unsigned int>(v225.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1167 = static_cast<unsigned int>(v225.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1168 = v25 + v1167;
-  const bool v1169 = v1166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1169 = v1166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1170 = v221 && v1169;
   const bool v1171 = v1168 < v1;
   const bool v1172 = v1170 && v1171;
@@ -1492,11 +1498,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1180 = v1179 + v1168;
     out[v1180] = v1178;
   }
-  const unsigned int v1181 = static_cast<unsigned int>(v225.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1181 = static_cast<unsigned int>(v225.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1182 = v300 + v1181;
-  const unsigned int v1183 = static_cast<unsigned int>(v225.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1183 = static_cast<unsigned int>(v225.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1184 = v25 + v1183;
-  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1186 = v221 && v1185;
   const bool v1187 = v1184 < v1;
   const bool v1188 = v1186 && v1187;
@@ -1511,11 +1517,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1196 = v1195 + v1184;
     out[v1196] = v1194;
   }
-  const unsigned int v1197 = static_cast<unsigned int>(v225.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1197 = static_cast<unsigned int>(v225.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1198 = v300 + v1197;
-  const unsigned int v1199 = static_cast<unsigned int>(v225.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1199 = static_cast<unsigned int>(v225.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1200 = v25 + v1199;
-  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1202 = v221 && v1201;
   const bool v1203 = v1200 < v1;
   const bool v1204 = v1202 && v1203;
@@ -1530,11 +1536,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1212 = v1211 + v1200;
     out[v1212] = v1210;
   }
-  const unsigned int v1213 = static_cast<unsigned int>(v225.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1213 = static_cast<unsigned int>(v225.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1214 = v300 + v1213;
-  const unsigned int v1215 = static_cast<unsigned int>(v225.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1215 = static_cast<unsigned int>(v225.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1216 = v25 + v1215;
-  const bool v1217 = v1214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1217 = v1214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1218 = v221 && v1217;
   const bool v1219 = v1216 < v1;
   const bool v1220 = v1218 && v1219;
@@ -1549,11 +1555,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1228 = v1227 + v1216;
     out[v1228] = v1226;
   }
-  const unsigned int v1229 = static_cast<unsigned int>(v225.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1229 = static_cast<unsigned int>(v225.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1230 = v300 + v1229;
-  const unsigned int v1231 = static_cast<unsigned int>(v225.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1231 = static_cast<unsigned int>(v225.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1232 = v25 + v1231;
-  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1234 = v221 && v1233;
   const bool v1235 = v1232 < v1;
   const bool v1236 = v1234 && v1235;
@@ -1568,11 +1574,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1244 = v1243 + v1232;
     out[v1244] = v1242;
   }
-  const unsigned int v1245 = static_cast<unsigned int>(v225.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1245 = static_cast<unsigned int>(v225.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1246 = v300 + v1245;
-  const unsigned int v1247 = static_cast<unsigned int>(v225.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1247 = static_cast<unsigned int>(v225.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1248 = v25 + v1247;
-  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1250 = v221 && v1249;
   const bool v1251 = v1248 < v1;
   const bool v1252 = v1250 && v1251;
@@ -1587,11 +1593,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1260 = v1259 + v1248;
     out[v1260] = v1258;
   }
-  const unsigned int v1261 = static_cast<unsigned int>(v225.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1261 = static_cast<unsigned int>(v225.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1262 = v300 + v1261;
-  const unsigned int v1263 = static_cast<unsigned int>(v225.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1263 = static_cast<unsigned int>(v225.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1264 = v25 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1266 = v221 && v1265;
   const bool v1267 = v1264 < v1;
   const bool v1268 = v1266 && v1267;
@@ -1606,11 +1612,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1276 = v1275 + v1264;
     out[v1276] = v1274;
   }
-  const unsigned int v1277 = static_cast<unsigned int>(v225.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1277 = static_cast<unsigned int>(v225.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1278 = v300 + v1277;
-  const unsigned int v1279 = static_cast<unsigned int>(v225.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1279 = static_cast<unsigned int>(v225.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1280 = v25 + v1279;
-  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1282 = v221 && v1281;
   const bool v1283 = v1280 < v1;
   const bool v1284 = v1282 && v1283;
@@ -1625,11 +1631,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1292 = v1291 + v1280;
     out[v1292] = v1290;
   }
-  const unsigned int v1293 = static_cast<unsigned int>(v225.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1293 = static_cast<unsigned int>(v225.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1294 = v300 + v1293;
-  const unsigned int v1295 = static_cast<unsigned int>(v225.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1295 = static_cast<unsigned int>(v225.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1296 = v25 + v1295;
-  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1298 = v221 && v1297;
   const bool v1299 = v1296 < v1;
   const bool v1300 = v1298 && v1299;
@@ -1644,11 +1650,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1308 = v1307 + v1296;
     out[v1308] = v1306;
   }
-  const unsigned int v1309 = static_cast<unsigned int>(v225.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1309 = static_cast<unsigned int>(v225.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1310 = v300 + v1309;
-  const unsigned int v1311 = static_cast<unsigned int>(v225.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1311 = static_cast<unsigned int>(v225.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1312 = v25 + v1311;
-  const bool v1313 = v1310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1313 = v1310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1314 = v221 && v1313;
   const bool v1315 = v1312 < v1;
   const bool v1316 = v1314 && v1315;
@@ -1663,11 +1669,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1324 = v1323 + v1312;
     out[v1324] = v1322;
   }
-  const unsigned int v1326 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:312
-  iron_frag<float, 2, 16, 128> v1336;  // kernels/gemm/gemm_warpgroup.hpp:184
+  const unsigned int v1326 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:320
+  iron_frag<float, 2, 16, 128> v1336;  // kernels/gemm/gemm_warpgroup.hpp:185
   iron_frag_fill(v1336, 0.0f);
 
-  for (unsigned int v1339 = 0u; v1339 < v2; v1339 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+  for (unsigned int v1339 = 0u; v1339 < v2; v1339 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
     for (unsigned int v1343 = v230; v1343 < 8192u; v1343 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
       const unsigned int v1345 = v1343 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
       const unsigned int v1347 = v1343 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -1715,9 +1721,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
         shm4[(v1392 ^ (((v1392 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
-    if (v221) {  // kernels/gemm/gemm_warpgroup.hpp:217
-      const unsigned int v1401 = v298 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:224
+    if (v221) {  // kernels/gemm/gemm_warpgroup.hpp:225
+      const unsigned int v1401 = v298 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
       const unsigned int v2487 = v296 << 6u;
       const unsigned int v2489 = v1401 + v2487;
       iron_frag<iron_f16, 0, 16, 16> v2496;
@@ -1752,13 +1758,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
       iron_frag_load_shared<true, 6, 3>(v2525, shm4, 48u, 64u);
       iron_frag_mma_sync(v1336, v2523, v2525);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:218
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:226
   }
-  const unsigned int v1412 = static_cast<unsigned int>(v1336.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1412 = static_cast<unsigned int>(v1336.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1413 = v300 + v1412;
-  const unsigned int v1414 = static_cast<unsigned int>(v1336.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1414 = static_cast<unsigned int>(v1336.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1415 = v1326 + v1414;
-  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1417 = v221 && v1416;
   const bool v1418 = v1415 < v1;
   const bool v1419 = v1417 && v1418;
@@ -1773,11 +1779,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1427 = v1426 + v1415;
     out[v1427] = v1425;
   }
-  const unsigned int v1428 = static_cast<unsigned int>(v1336.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1428 = static_cast<unsigned int>(v1336.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1429 = v300 + v1428;
-  const unsigned int v1430 = static_cast<unsigned int>(v1336.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1430 = static_cast<unsigned int>(v1336.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1431 = v1326 + v1430;
-  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1433 = v221 && v1432;
   const bool v1434 = v1431 < v1;
   const bool v1435 = v1433 && v1434;
@@ -1792,11 +1798,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1443 = v1442 + v1431;
     out[v1443] = v1441;
   }
-  const unsigned int v1444 = static_cast<unsigned int>(v1336.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1444 = static_cast<unsigned int>(v1336.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1445 = v300 + v1444;
-  const unsigned int v1446 = static_cast<unsigned int>(v1336.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1446 = static_cast<unsigned int>(v1336.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1447 = v1326 + v1446;
-  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1449 = v221 && v1448;
   const bool v1450 = v1447 < v1;
   const bool v1451 = v1449 && v1450;
@@ -1811,11 +1817,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1459 = v1458 + v1447;
     out[v1459] = v1457;
   }
-  const unsigned int v1460 = static_cast<unsigned int>(v1336.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1460 = static_cast<unsigned int>(v1336.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1461 = v300 + v1460;
-  const unsigned int v1462 = static_cast<unsigned int>(v1336.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1462 = static_cast<unsigned int>(v1336.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1463 = v1326 + v1462;
-  const bool v1464 = v1461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1464 = v1461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1465 = v221 && v1464;
   const bool v1466 = v1463 < v1;
   const bool v1467 = v1465 && v1466;
@@ -1830,11 +1836,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1475 = v1474 + v1463;
     out[v1475] = v1473;
   }
-  const unsigned int v1476 = static_cast<unsigned int>(v1336.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1476 = static_cast<unsigned int>(v1336.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1477 = v300 + v1476;
-  const unsigned int v1478 = static_cast<unsigned int>(v1336.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1478 = static_cast<unsigned int>(v1336.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1479 = v1326 + v1478;
-  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1481 = v221 && v1480;
   const bool v1482 = v1479 < v1;
   const bool v1483 = v1481 && v1482;
@@ -1849,11 +1855,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1491 = v1490 + v1479;
     out[v1491] = v1489;
   }
-  const unsigned int v1492 = static_cast<unsigned int>(v1336.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1492 = static_cast<unsigned int>(v1336.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1493 = v300 + v1492;
-  const unsigned int v1494 = static_cast<unsigned int>(v1336.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1494 = static_cast<unsigned int>(v1336.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1495 = v1326 + v1494;
-  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1497 = v221 && v1496;
   const bool v1498 = v1495 < v1;
   const bool v1499 = v1497 && v1498;
@@ -1868,11 +1874,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1507 = v1506 + v1495;
     out[v1507] = v1505;
   }
-  const unsigned int v1508 = static_cast<unsigned int>(v1336.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1508 = static_cast<unsigned int>(v1336.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1509 = v300 + v1508;
-  const unsigned int v1510 = static_cast<unsigned int>(v1336.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1510 = static_cast<unsigned int>(v1336.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1511 = v1326 + v1510;
-  const bool v1512 = v1509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1512 = v1509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1513 = v221 && v1512;
   const bool v1514 = v1511 < v1;
   const bool v1515 = v1513 && v1514;
@@ -1887,11 +1893,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1523 = v1522 + v1511;
     out[v1523] = v1521;
   }
-  const unsigned int v1524 = static_cast<unsigned int>(v1336.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1524 = static_cast<unsigned int>(v1336.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1525 = v300 + v1524;
-  const unsigned int v1526 = static_cast<unsigned int>(v1336.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1526 = static_cast<unsigned int>(v1336.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1527 = v1326 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1529 = v221 && v1528;
   const bool v1530 = v1527 < v1;
   const bool v1531 = v1529 && v1530;
@@ -1906,11 +1912,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1539 = v1538 + v1527;
     out[v1539] = v1537;
   }
-  const unsigned int v1540 = static_cast<unsigned int>(v1336.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1540 = static_cast<unsigned int>(v1336.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1541 = v300 + v1540;
-  const unsigned int v1542 = static_cast<unsigned int>(v1336.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1542 = static_cast<unsigned int>(v1336.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1543 = v1326 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1545 = v221 && v1544;
   const bool v1546 = v1543 < v1;
   const bool v1547 = v1545 && v1546;
@@ -1925,11 +1931,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1555 = v1554 + v1543;
     out[v1555] = v1553;
   }
-  const unsigned int v1556 = static_cast<unsigned int>(v1336.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1556 = static_cast<unsigned int>(v1336.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1557 = v300 + v1556;
-  const unsigned int v1558 = static_cast<unsigned int>(v1336.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1558 = static_cast<unsigned int>(v1336.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1559 = v1326 + v1558;
-  const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1561 = v221 && v1560;
   const bool v1562 = v1559 < v1;
   const bool v1563 = v1561 && v1562;
@@ -1944,11 +1950,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1571 = v1570 + v1559;
     out[v1571] = v1569;
   }
-  const unsigned int v1572 = static_cast<unsigned int>(v1336.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1572 = static_cast<unsigned int>(v1336.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1573 = v300 + v1572;
-  const unsigned int v1574 = static_cast<unsigned int>(v1336.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1574 = static_cast<unsigned int>(v1336.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1575 = v1326 + v1574;
-  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1577 = v221 && v1576;
   const bool v1578 = v1575 < v1;
   const bool v1579 = v1577 && v1578;
@@ -1963,11 +1969,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1587 = v1586 + v1575;
     out[v1587] = v1585;
   }
-  const unsigned int v1588 = static_cast<unsigned int>(v1336.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1588 = static_cast<unsigned int>(v1336.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1589 = v300 + v1588;
-  const unsigned int v1590 = static_cast<unsigned int>(v1336.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1590 = static_cast<unsigned int>(v1336.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1591 = v1326 + v1590;
-  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1593 = v221 && v1592;
   const bool v1594 = v1591 < v1;
   const bool v1595 = v1593 && v1594;
@@ -1982,11 +1988,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1603 = v1602 + v1591;
     out[v1603] = v1601;
   }
-  const unsigned int v1604 = static_cast<unsigned int>(v1336.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1604 = static_cast<unsigned int>(v1336.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1605 = v300 + v1604;
-  const unsigned int v1606 = static_cast<unsigned int>(v1336.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1606 = static_cast<unsigned int>(v1336.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1607 = v1326 + v1606;
-  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1609 = v221 && v1608;
   const bool v1610 = v1607 < v1;
   const bool v1611 = v1609 && v1610;
@@ -2001,11 +2007,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1619 = v1618 + v1607;
     out[v1619] = v1617;
   }
-  const unsigned int v1620 = static_cast<unsigned int>(v1336.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1620 = static_cast<unsigned int>(v1336.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1621 = v300 + v1620;
-  const unsigned int v1622 = static_cast<unsigned int>(v1336.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1622 = static_cast<unsigned int>(v1336.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1623 = v1326 + v1622;
-  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1625 = v221 && v1624;
   const bool v1626 = v1623 < v1;
   const bool v1627 = v1625 && v1626;
@@ -2020,11 +2026,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1635 = v1634 + v1623;
     out[v1635] = v1633;
   }
-  const unsigned int v1636 = static_cast<unsigned int>(v1336.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1636 = static_cast<unsigned int>(v1336.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1637 = v300 + v1636;
-  const unsigned int v1638 = static_cast<unsigned int>(v1336.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1638 = static_cast<unsigned int>(v1336.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1639 = v1326 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1641 = v221 && v1640;
   const bool v1642 = v1639 < v1;
   const bool v1643 = v1641 && v1642;
@@ -2039,11 +2045,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1651 = v1650 + v1639;
     out[v1651] = v1649;
   }
-  const unsigned int v1652 = static_cast<unsigned int>(v1336.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1652 = static_cast<unsigned int>(v1336.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1653 = v300 + v1652;
-  const unsigned int v1654 = static_cast<unsigned int>(v1336.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1654 = static_cast<unsigned int>(v1336.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1655 = v1326 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1657 = v221 && v1656;
   const bool v1658 = v1655 < v1;
   const bool v1659 = v1657 && v1658;
@@ -2058,11 +2064,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1667 = v1666 + v1655;
     out[v1667] = v1665;
   }
-  const unsigned int v1668 = static_cast<unsigned int>(v1336.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1668 = static_cast<unsigned int>(v1336.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1669 = v300 + v1668;
-  const unsigned int v1670 = static_cast<unsigned int>(v1336.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1670 = static_cast<unsigned int>(v1336.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1671 = v1326 + v1670;
-  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1673 = v221 && v1672;
   const bool v1674 = v1671 < v1;
   const bool v1675 = v1673 && v1674;
@@ -2077,11 +2083,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1683 = v1682 + v1671;
     out[v1683] = v1681;
   }
-  const unsigned int v1684 = static_cast<unsigned int>(v1336.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1684 = static_cast<unsigned int>(v1336.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1685 = v300 + v1684;
-  const unsigned int v1686 = static_cast<unsigned int>(v1336.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1686 = static_cast<unsigned int>(v1336.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1687 = v1326 + v1686;
-  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1689 = v221 && v1688;
   const bool v1690 = v1687 < v1;
   const bool v1691 = v1689 && v1690;
@@ -2096,11 +2102,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1699 = v1698 + v1687;
     out[v1699] = v1697;
   }
-  const unsigned int v1700 = static_cast<unsigned int>(v1336.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1700 = static_cast<unsigned int>(v1336.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1701 = v300 + v1700;
-  const unsigned int v1702 = static_cast<unsigned int>(v1336.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1702 = static_cast<unsigned int>(v1336.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1703 = v1326 + v1702;
-  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1705 = v221 && v1704;
   const bool v1706 = v1703 < v1;
   const bool v1707 = v1705 && v1706;
@@ -2115,11 +2121,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1715 = v1714 + v1703;
     out[v1715] = v1713;
   }
-  const unsigned int v1716 = static_cast<unsigned int>(v1336.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1716 = static_cast<unsigned int>(v1336.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1717 = v300 + v1716;
-  const unsigned int v1718 = static_cast<unsigned int>(v1336.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1718 = static_cast<unsigned int>(v1336.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1719 = v1326 + v1718;
-  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1721 = v221 && v1720;
   const bool v1722 = v1719 < v1;
   const bool v1723 = v1721 && v1722;
@@ -2134,11 +2140,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1731 = v1730 + v1719;
     out[v1731] = v1729;
   }
-  const unsigned int v1732 = static_cast<unsigned int>(v1336.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1732 = static_cast<unsigned int>(v1336.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1733 = v300 + v1732;
-  const unsigned int v1734 = static_cast<unsigned int>(v1336.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1734 = static_cast<unsigned int>(v1336.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1735 = v1326 + v1734;
-  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1737 = v221 && v1736;
   const bool v1738 = v1735 < v1;
   const bool v1739 = v1737 && v1738;
@@ -2153,11 +2159,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1747 = v1746 + v1735;
     out[v1747] = v1745;
   }
-  const unsigned int v1748 = static_cast<unsigned int>(v1336.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1748 = static_cast<unsigned int>(v1336.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1749 = v300 + v1748;
-  const unsigned int v1750 = static_cast<unsigned int>(v1336.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1750 = static_cast<unsigned int>(v1336.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1751 = v1326 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1753 = v221 && v1752;
   const bool v1754 = v1751 < v1;
   const bool v1755 = v1753 && v1754;
@@ -2172,11 +2178,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1763 = v1762 + v1751;
     out[v1763] = v1761;
   }
-  const unsigned int v1764 = static_cast<unsigned int>(v1336.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1764 = static_cast<unsigned int>(v1336.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1765 = v300 + v1764;
-  const unsigned int v1766 = static_cast<unsigned int>(v1336.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1766 = static_cast<unsigned int>(v1336.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1767 = v1326 + v1766;
-  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1769 = v221 && v1768;
   const bool v1770 = v1767 < v1;
   const bool v1771 = v1769 && v1770;
@@ -2191,11 +2197,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1779 = v1778 + v1767;
     out[v1779] = v1777;
   }
-  const unsigned int v1780 = static_cast<unsigned int>(v1336.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1780 = static_cast<unsigned int>(v1336.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1781 = v300 + v1780;
-  const unsigned int v1782 = static_cast<unsigned int>(v1336.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1782 = static_cast<unsigned int>(v1336.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1783 = v1326 + v1782;
-  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1785 = v221 && v1784;
   const bool v1786 = v1783 < v1;
   const bool v1787 = v1785 && v1786;
@@ -2210,11 +2216,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1795 = v1794 + v1783;
     out[v1795] = v1793;
   }
-  const unsigned int v1796 = static_cast<unsigned int>(v1336.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1796 = static_cast<unsigned int>(v1336.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1797 = v300 + v1796;
-  const unsigned int v1798 = static_cast<unsigned int>(v1336.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1798 = static_cast<unsigned int>(v1336.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1799 = v1326 + v1798;
-  const bool v1800 = v1797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1800 = v1797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1801 = v221 && v1800;
   const bool v1802 = v1799 < v1;
   const bool v1803 = v1801 && v1802;
@@ -2229,11 +2235,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1811 = v1810 + v1799;
     out[v1811] = v1809;
   }
-  const unsigned int v1812 = static_cast<unsigned int>(v1336.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1812 = static_cast<unsigned int>(v1336.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1813 = v300 + v1812;
-  const unsigned int v1814 = static_cast<unsigned int>(v1336.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1814 = static_cast<unsigned int>(v1336.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1815 = v1326 + v1814;
-  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1817 = v221 && v1816;
   const bool v1818 = v1815 < v1;
   const bool v1819 = v1817 && v1818;
@@ -2248,11 +2254,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1827 = v1826 + v1815;
     out[v1827] = v1825;
   }
-  const unsigned int v1828 = static_cast<unsigned int>(v1336.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1828 = static_cast<unsigned int>(v1336.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1829 = v300 + v1828;
-  const unsigned int v1830 = static_cast<unsigned int>(v1336.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1830 = static_cast<unsigned int>(v1336.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1831 = v1326 + v1830;
-  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1833 = v221 && v1832;
   const bool v1834 = v1831 < v1;
   const bool v1835 = v1833 && v1834;
@@ -2267,11 +2273,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1843 = v1842 + v1831;
     out[v1843] = v1841;
   }
-  const unsigned int v1844 = static_cast<unsigned int>(v1336.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1844 = static_cast<unsigned int>(v1336.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1845 = v300 + v1844;
-  const unsigned int v1846 = static_cast<unsigned int>(v1336.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1846 = static_cast<unsigned int>(v1336.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1847 = v1326 + v1846;
-  const bool v1848 = v1845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1848 = v1845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1849 = v221 && v1848;
   const bool v1850 = v1847 < v1;
   const bool v1851 = v1849 && v1850;
@@ -2286,11 +2292,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1859 = v1858 + v1847;
     out[v1859] = v1857;
   }
-  const unsigned int v1860 = static_cast<unsigned int>(v1336.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1860 = static_cast<unsigned int>(v1336.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1861 = v300 + v1860;
-  const unsigned int v1862 = static_cast<unsigned int>(v1336.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1862 = static_cast<unsigned int>(v1336.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1863 = v1326 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1865 = v221 && v1864;
   const bool v1866 = v1863 < v1;
   const bool v1867 = v1865 && v1866;
@@ -2305,11 +2311,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1875 = v1874 + v1863;
     out[v1875] = v1873;
   }
-  const unsigned int v1876 = static_cast<unsigned int>(v1336.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1876 = static_cast<unsigned int>(v1336.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1877 = v300 + v1876;
-  const unsigned int v1878 = static_cast<unsigned int>(v1336.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1878 = static_cast<unsigned int>(v1336.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1879 = v1326 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1881 = v221 && v1880;
   const bool v1882 = v1879 < v1;
   const bool v1883 = v1881 && v1882;
@@ -2324,11 +2330,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1891 = v1890 + v1879;
     out[v1891] = v1889;
   }
-  const unsigned int v1892 = static_cast<unsigned int>(v1336.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1892 = static_cast<unsigned int>(v1336.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1893 = v300 + v1892;
-  const unsigned int v1894 = static_cast<unsigned int>(v1336.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1894 = static_cast<unsigned int>(v1336.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1895 = v1326 + v1894;
-  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1897 = v221 && v1896;
   const bool v1898 = v1895 < v1;
   const bool v1899 = v1897 && v1898;
@@ -2343,11 +2349,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1907 = v1906 + v1895;
     out[v1907] = v1905;
   }
-  const unsigned int v1908 = static_cast<unsigned int>(v1336.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1908 = static_cast<unsigned int>(v1336.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1909 = v300 + v1908;
-  const unsigned int v1910 = static_cast<unsigned int>(v1336.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1910 = static_cast<unsigned int>(v1336.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1911 = v1326 + v1910;
-  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1913 = v221 && v1912;
   const bool v1914 = v1911 < v1;
   const bool v1915 = v1913 && v1914;
@@ -2362,11 +2368,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1923 = v1922 + v1911;
     out[v1923] = v1921;
   }
-  const unsigned int v1924 = static_cast<unsigned int>(v1336.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1924 = static_cast<unsigned int>(v1336.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1925 = v300 + v1924;
-  const unsigned int v1926 = static_cast<unsigned int>(v1336.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1926 = static_cast<unsigned int>(v1336.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1927 = v1326 + v1926;
-  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1929 = v221 && v1928;
   const bool v1930 = v1927 < v1;
   const bool v1931 = v1929 && v1930;
@@ -2381,11 +2387,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1939 = v1938 + v1927;
     out[v1939] = v1937;
   }
-  const unsigned int v1940 = static_cast<unsigned int>(v1336.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1940 = static_cast<unsigned int>(v1336.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1941 = v300 + v1940;
-  const unsigned int v1942 = static_cast<unsigned int>(v1336.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1942 = static_cast<unsigned int>(v1336.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1943 = v1326 + v1942;
-  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1945 = v221 && v1944;
   const bool v1946 = v1943 < v1;
   const bool v1947 = v1945 && v1946;
@@ -2400,11 +2406,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1955 = v1954 + v1943;
     out[v1955] = v1953;
   }
-  const unsigned int v1956 = static_cast<unsigned int>(v1336.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1956 = static_cast<unsigned int>(v1336.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1957 = v300 + v1956;
-  const unsigned int v1958 = static_cast<unsigned int>(v1336.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1958 = static_cast<unsigned int>(v1336.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1959 = v1326 + v1958;
-  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1961 = v221 && v1960;
   const bool v1962 = v1959 < v1;
   const bool v1963 = v1961 && v1962;
@@ -2419,11 +2425,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1971 = v1970 + v1959;
     out[v1971] = v1969;
   }
-  const unsigned int v1972 = static_cast<unsigned int>(v1336.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1972 = static_cast<unsigned int>(v1336.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1973 = v300 + v1972;
-  const unsigned int v1974 = static_cast<unsigned int>(v1336.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1974 = static_cast<unsigned int>(v1336.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1975 = v1326 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1977 = v221 && v1976;
   const bool v1978 = v1975 < v1;
   const bool v1979 = v1977 && v1978;
@@ -2438,11 +2444,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1987 = v1986 + v1975;
     out[v1987] = v1985;
   }
-  const unsigned int v1988 = static_cast<unsigned int>(v1336.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1988 = static_cast<unsigned int>(v1336.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1989 = v300 + v1988;
-  const unsigned int v1990 = static_cast<unsigned int>(v1336.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1990 = static_cast<unsigned int>(v1336.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1991 = v1326 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1993 = v221 && v1992;
   const bool v1994 = v1991 < v1;
   const bool v1995 = v1993 && v1994;
@@ -2457,11 +2463,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2003 = v2002 + v1991;
     out[v2003] = v2001;
   }
-  const unsigned int v2004 = static_cast<unsigned int>(v1336.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2004 = static_cast<unsigned int>(v1336.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2005 = v300 + v2004;
-  const unsigned int v2006 = static_cast<unsigned int>(v1336.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2006 = static_cast<unsigned int>(v1336.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2007 = v1326 + v2006;
-  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2009 = v221 && v2008;
   const bool v2010 = v2007 < v1;
   const bool v2011 = v2009 && v2010;
@@ -2476,11 +2482,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2019 = v2018 + v2007;
     out[v2019] = v2017;
   }
-  const unsigned int v2020 = static_cast<unsigned int>(v1336.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2020 = static_cast<unsigned int>(v1336.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2021 = v300 + v2020;
-  const unsigned int v2022 = static_cast<unsigned int>(v1336.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2022 = static_cast<unsigned int>(v1336.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2023 = v1326 + v2022;
-  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2025 = v221 && v2024;
   const bool v2026 = v2023 < v1;
   const bool v2027 = v2025 && v2026;
@@ -2495,11 +2501,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2035 = v2034 + v2023;
     out[v2035] = v2033;
   }
-  const unsigned int v2036 = static_cast<unsigned int>(v1336.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2036 = static_cast<unsigned int>(v1336.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2037 = v300 + v2036;
-  const unsigned int v2038 = static_cast<unsigned int>(v1336.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2038 = static_cast<unsigned int>(v1336.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2039 = v1326 + v2038;
-  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2041 = v221 && v2040;
   const bool v2042 = v2039 < v1;
   const bool v2043 = v2041 && v2042;
@@ -2514,11 +2520,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2051 = v2050 + v2039;
     out[v2051] = v2049;
   }
-  const unsigned int v2052 = static_cast<unsigned int>(v1336.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2052 = static_cast<unsigned int>(v1336.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2053 = v300 + v2052;
-  const unsigned int v2054 = static_cast<unsigned int>(v1336.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2054 = static_cast<unsigned int>(v1336.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2055 = v1326 + v2054;
-  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2057 = v221 && v2056;
   const bool v2058 = v2055 < v1;
   const bool v2059 = v2057 && v2058;
@@ -2533,11 +2539,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2067 = v2066 + v2055;
     out[v2067] = v2065;
   }
-  const unsigned int v2068 = static_cast<unsigned int>(v1336.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2068 = static_cast<unsigned int>(v1336.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2069 = v300 + v2068;
-  const unsigned int v2070 = static_cast<unsigned int>(v1336.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2070 = static_cast<unsigned int>(v1336.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2071 = v1326 + v2070;
-  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2073 = v221 && v2072;
   const bool v2074 = v2071 < v1;
   const bool v2075 = v2073 && v2074;
@@ -2552,11 +2558,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2083 = v2082 + v2071;
     out[v2083] = v2081;
   }
-  const unsigned int v2084 = static_cast<unsigned int>(v1336.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2084 = static_cast<unsigned int>(v1336.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2085 = v300 + v2084;
-  const unsigned int v2086 = static_cast<unsigned int>(v1336.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2086 = static_cast<unsigned int>(v1336.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2087 = v1326 + v2086;
-  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2089 = v221 && v2088;
   const bool v2090 = v2087 < v1;
   const bool v2091 = v2089 && v2090;
@@ -2571,11 +2577,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2099 = v2098 + v2087;
     out[v2099] = v2097;
   }
-  const unsigned int v2100 = static_cast<unsigned int>(v1336.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2100 = static_cast<unsigned int>(v1336.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2101 = v300 + v2100;
-  const unsigned int v2102 = static_cast<unsigned int>(v1336.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2102 = static_cast<unsigned int>(v1336.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2103 = v1326 + v2102;
-  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2105 = v221 && v2104;
   const bool v2106 = v2103 < v1;
   const bool v2107 = v2105 && v2106;
@@ -2590,11 +2596,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2115 = v2114 + v2103;
     out[v2115] = v2113;
   }
-  const unsigned int v2116 = static_cast<unsigned int>(v1336.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2116 = static_cast<unsigned int>(v1336.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2117 = v300 + v2116;
-  const unsigned int v2118 = static_cast<unsigned int>(v1336.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2118 = static_cast<unsigned int>(v1336.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2119 = v1326 + v2118;
-  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2121 = v221 && v2120;
   const bool v2122 = v2119 < v1;
   const bool v2123 = v2121 && v2122;
@@ -2609,11 +2615,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2131 = v2130 + v2119;
     out[v2131] = v2129;
   }
-  const unsigned int v2132 = static_cast<unsigned int>(v1336.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2132 = static_cast<unsigned int>(v1336.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2133 = v300 + v2132;
-  const unsigned int v2134 = static_cast<unsigned int>(v1336.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2134 = static_cast<unsigned int>(v1336.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2135 = v1326 + v2134;
-  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2137 = v221 && v2136;
   const bool v2138 = v2135 < v1;
   const bool v2139 = v2137 && v2138;
@@ -2628,11 +2634,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2147 = v2146 + v2135;
     out[v2147] = v2145;
   }
-  const unsigned int v2148 = static_cast<unsigned int>(v1336.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2148 = static_cast<unsigned int>(v1336.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2149 = v300 + v2148;
-  const unsigned int v2150 = static_cast<unsigned int>(v1336.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2150 = static_cast<unsigned int>(v1336.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2151 = v1326 + v2150;
-  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2153 = v221 && v2152;
   const bool v2154 = v2151 < v1;
   const bool v2155 = v2153 && v2154;
@@ -2647,11 +2653,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2163 = v2162 + v2151;
     out[v2163] = v2161;
   }
-  const unsigned int v2164 = static_cast<unsigned int>(v1336.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2164 = static_cast<unsigned int>(v1336.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2165 = v300 + v2164;
-  const unsigned int v2166 = static_cast<unsigned int>(v1336.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2166 = static_cast<unsigned int>(v1336.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2167 = v1326 + v2166;
-  const bool v2168 = v2165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2168 = v2165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2169 = v221 && v2168;
   const bool v2170 = v2167 < v1;
   const bool v2171 = v2169 && v2170;
@@ -2666,11 +2672,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2179 = v2178 + v2167;
     out[v2179] = v2177;
   }
-  const unsigned int v2180 = static_cast<unsigned int>(v1336.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2180 = static_cast<unsigned int>(v1336.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2181 = v300 + v2180;
-  const unsigned int v2182 = static_cast<unsigned int>(v1336.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2182 = static_cast<unsigned int>(v1336.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2183 = v1326 + v2182;
-  const bool v2184 = v2181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2184 = v2181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2185 = v221 && v2184;
   const bool v2186 = v2183 < v1;
   const bool v2187 = v2185 && v2186;
@@ -2685,11 +2691,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2195 = v2194 + v2183;
     out[v2195] = v2193;
   }
-  const unsigned int v2196 = static_cast<unsigned int>(v1336.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2196 = static_cast<unsigned int>(v1336.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2197 = v300 + v2196;
-  const unsigned int v2198 = static_cast<unsigned int>(v1336.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2198 = static_cast<unsigned int>(v1336.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2199 = v1326 + v2198;
-  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2201 = v221 && v2200;
   const bool v2202 = v2199 < v1;
   const bool v2203 = v2201 && v2202;
@@ -2704,11 +2710,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2211 = v2210 + v2199;
     out[v2211] = v2209;
   }
-  const unsigned int v2212 = static_cast<unsigned int>(v1336.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2212 = static_cast<unsigned int>(v1336.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2213 = v300 + v2212;
-  const unsigned int v2214 = static_cast<unsigned int>(v1336.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2214 = static_cast<unsigned int>(v1336.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2215 = v1326 + v2214;
-  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2217 = v221 && v2216;
   const bool v2218 = v2215 < v1;
   const bool v2219 = v2217 && v2218;
@@ -2723,11 +2729,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2227 = v2226 + v2215;
     out[v2227] = v2225;
   }
-  const unsigned int v2228 = static_cast<unsigned int>(v1336.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2228 = static_cast<unsigned int>(v1336.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2229 = v300 + v2228;
-  const unsigned int v2230 = static_cast<unsigned int>(v1336.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2230 = static_cast<unsigned int>(v1336.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2231 = v1326 + v2230;
-  const bool v2232 = v2229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2232 = v2229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2233 = v221 && v2232;
   const bool v2234 = v2231 < v1;
   const bool v2235 = v2233 && v2234;
@@ -2742,11 +2748,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2243 = v2242 + v2231;
     out[v2243] = v2241;
   }
-  const unsigned int v2244 = static_cast<unsigned int>(v1336.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2244 = static_cast<unsigned int>(v1336.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2245 = v300 + v2244;
-  const unsigned int v2246 = static_cast<unsigned int>(v1336.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2246 = static_cast<unsigned int>(v1336.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2247 = v1326 + v2246;
-  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2249 = v221 && v2248;
   const bool v2250 = v2247 < v1;
   const bool v2251 = v2249 && v2250;
@@ -2761,11 +2767,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2259 = v2258 + v2247;
     out[v2259] = v2257;
   }
-  const unsigned int v2260 = static_cast<unsigned int>(v1336.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2260 = static_cast<unsigned int>(v1336.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2261 = v300 + v2260;
-  const unsigned int v2262 = static_cast<unsigned int>(v1336.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2262 = static_cast<unsigned int>(v1336.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2263 = v1326 + v2262;
-  const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2265 = v221 && v2264;
   const bool v2266 = v2263 < v1;
   const bool v2267 = v2265 && v2266;
@@ -2780,11 +2786,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2275 = v2274 + v2263;
     out[v2275] = v2273;
   }
-  const unsigned int v2276 = static_cast<unsigned int>(v1336.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2276 = static_cast<unsigned int>(v1336.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2277 = v300 + v2276;
-  const unsigned int v2278 = static_cast<unsigned int>(v1336.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2278 = static_cast<unsigned int>(v1336.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2279 = v1326 + v2278;
-  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2281 = v221 && v2280;
   const bool v2282 = v2279 < v1;
   const bool v2283 = v2281 && v2282;
@@ -2799,11 +2805,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2291 = v2290 + v2279;
     out[v2291] = v2289;
   }
-  const unsigned int v2292 = static_cast<unsigned int>(v1336.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2292 = static_cast<unsigned int>(v1336.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2293 = v300 + v2292;
-  const unsigned int v2294 = static_cast<unsigned int>(v1336.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2294 = static_cast<unsigned int>(v1336.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2295 = v1326 + v2294;
-  const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2297 = v221 && v2296;
   const bool v2298 = v2295 < v1;
   const bool v2299 = v2297 && v2298;
@@ -2818,11 +2824,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2307 = v2306 + v2295;
     out[v2307] = v2305;
   }
-  const unsigned int v2308 = static_cast<unsigned int>(v1336.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2308 = static_cast<unsigned int>(v1336.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2309 = v300 + v2308;
-  const unsigned int v2310 = static_cast<unsigned int>(v1336.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2310 = static_cast<unsigned int>(v1336.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2311 = v1326 + v2310;
-  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2313 = v221 && v2312;
   const bool v2314 = v2311 < v1;
   const bool v2315 = v2313 && v2314;
@@ -2837,11 +2843,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2323 = v2322 + v2311;
     out[v2323] = v2321;
   }
-  const unsigned int v2324 = static_cast<unsigned int>(v1336.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2324 = static_cast<unsigned int>(v1336.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2325 = v300 + v2324;
-  const unsigned int v2326 = static_cast<unsigned int>(v1336.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2326 = static_cast<unsigned int>(v1336.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2327 = v1326 + v2326;
-  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2329 = v221 && v2328;
   const bool v2330 = v2327 < v1;
   const bool v2331 = v2329 && v2330;
@@ -2856,11 +2862,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2339 = v2338 + v2327;
     out[v2339] = v2337;
   }
-  const unsigned int v2340 = static_cast<unsigned int>(v1336.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2340 = static_cast<unsigned int>(v1336.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2341 = v300 + v2340;
-  const unsigned int v2342 = static_cast<unsigned int>(v1336.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2342 = static_cast<unsigned int>(v1336.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2343 = v1326 + v2342;
-  const bool v2344 = v2341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2344 = v2341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2345 = v221 && v2344;
   const bool v2346 = v2343 < v1;
   const bool v2347 = v2345 && v2346;
@@ -2875,11 +2881,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2355 = v2354 + v2343;
     out[v2355] = v2353;
   }
-  const unsigned int v2356 = static_cast<unsigned int>(v1336.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2356 = static_cast<unsigned int>(v1336.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2357 = v300 + v2356;
-  const unsigned int v2358 = static_cast<unsigned int>(v1336.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2358 = static_cast<unsigned int>(v1336.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2359 = v1326 + v2358;
-  const bool v2360 = v2357 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2360 = v2357 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2361 = v221 && v2360;
   const bool v2362 = v2359 < v1;
   const bool v2363 = v2361 && v2362;
@@ -2894,11 +2900,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2371 = v2370 + v2359;
     out[v2371] = v2369;
   }
-  const unsigned int v2372 = static_cast<unsigned int>(v1336.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2372 = static_cast<unsigned int>(v1336.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2373 = v300 + v2372;
-  const unsigned int v2374 = static_cast<unsigned int>(v1336.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2374 = static_cast<unsigned int>(v1336.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2375 = v1326 + v2374;
-  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2377 = v221 && v2376;
   const bool v2378 = v2375 < v1;
   const bool v2379 = v2377 && v2378;
@@ -2913,11 +2919,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2387 = v2386 + v2375;
     out[v2387] = v2385;
   }
-  const unsigned int v2388 = static_cast<unsigned int>(v1336.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2388 = static_cast<unsigned int>(v1336.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2389 = v300 + v2388;
-  const unsigned int v2390 = static_cast<unsigned int>(v1336.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2390 = static_cast<unsigned int>(v1336.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2391 = v1326 + v2390;
-  const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2393 = v221 && v2392;
   const bool v2394 = v2391 < v1;
   const bool v2395 = v2393 && v2394;
@@ -2932,11 +2938,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2403 = v2402 + v2391;
     out[v2403] = v2401;
   }
-  const unsigned int v2404 = static_cast<unsigned int>(v1336.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2404 = static_cast<unsigned int>(v1336.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2405 = v300 + v2404;
-  const unsigned int v2406 = static_cast<unsigned int>(v1336.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2406 = static_cast<unsigned int>(v1336.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2407 = v1326 + v2406;
-  const bool v2408 = v2405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2408 = v2405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2409 = v221 && v2408;
   const bool v2410 = v2407 < v1;
   const bool v2411 = v2409 && v2410;
@@ -2951,11 +2957,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2419 = v2418 + v2407;
     out[v2419] = v2417;
   }
-  const unsigned int v2420 = static_cast<unsigned int>(v1336.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2420 = static_cast<unsigned int>(v1336.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2421 = v300 + v2420;
-  const unsigned int v2422 = static_cast<unsigned int>(v1336.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2422 = static_cast<unsigned int>(v1336.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2423 = v1326 + v2422;
-  const bool v2424 = v2421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2424 = v2421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2425 = v221 && v2424;
   const bool v2426 = v2423 < v1;
   const bool v2427 = v2425 && v2426;

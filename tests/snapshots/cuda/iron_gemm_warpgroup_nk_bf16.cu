@@ -276,18 +276,18 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const unsigned int v26 = v25 << 8u;
-  unsigned int v209 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:312
-  const unsigned int v212 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:178
+  unsigned int v209 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:320
+  const unsigned int v212 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:179
   const unsigned int v213 = v212 >> 2u;
-  const bool v216 = v212 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:179
-  iron_frag<float, 2, 16, 128> v220;  // kernels/gemm/gemm_warpgroup.hpp:184
+  const bool v216 = v212 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:180
+  iron_frag<float, 2, 16, 128> v220;  // kernels/gemm/gemm_warpgroup.hpp:185
   iron_frag_fill(v220, 0.0f);
-  const unsigned int v223 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:223
+  const unsigned int v223 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:231
   const bool v224 = v223 == v209;
   if (v224) {
-    const bool v3381 = v209 < v2;  // kernels/gemm/gemm_warpgroup.hpp:224
+    const bool v3381 = v209 < v2;  // kernels/gemm/gemm_warpgroup.hpp:232
     if (v3381) {
-      const unsigned int v3385 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const unsigned int v3385 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:235
       const unsigned int v3388 = v212 << 5u;
       const unsigned int v3389 = v3388 + v3385;
       const unsigned int v3390 = v3389 >> 3u;
@@ -334,7 +334,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         const unsigned int v3437 = v3435 + v3426;
         iron_copy_async<16>(shm3 + (v3437 ^ (((v3437 >> 6u) & 7u) << 3u)), a + v3434, v3431);
       }
-      const unsigned int v3438 = v26 + v3390;  // kernels/gemm/gemm_warpgroup.hpp:228
+      const unsigned int v3438 = v26 + v3390;  // kernels/gemm/gemm_warpgroup.hpp:236
       const bool v3439 = v3438 < v1;
       const bool v3440 = v3439 && v3396;
       const unsigned int v3441 = v3438 * v2;
@@ -364,10 +364,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3463 ^ (((v3463 >> 6u) & 7u) << 3u)), b + v3460, v3457);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
     const bool v3466 = 64u < v2;
     if (v3466) {
-      const unsigned int v3470 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const unsigned int v3470 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:235
       const unsigned int v3473 = v212 << 5u;
       const unsigned int v3474 = v3473 + v3470;
       const unsigned int v3475 = v3474 >> 3u;
@@ -420,7 +420,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         const unsigned int v3522 = v3521 + v3511;
         iron_copy_async<16>(shm3 + (v3522 ^ (((v3522 >> 6u) & 7u) << 3u)), a + v3519, v3516);
       }
-      const unsigned int v3523 = v26 + v3475;  // kernels/gemm/gemm_warpgroup.hpp:228
+      const unsigned int v3523 = v26 + v3475;  // kernels/gemm/gemm_warpgroup.hpp:236
       const bool v3524 = v3523 < v1;
       const bool v3525 = v3524 && v3481;
       const unsigned int v3526 = v3523 * v2;
@@ -452,7 +452,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3548 ^ (((v3548 >> 6u) & 7u) << 3u)), b + v3545, v3542);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
 
     for (unsigned int v2532 = v209; v2532 < v2; v2532 += 64u) {
       const unsigned int v2534 = v2532 >> 6u;
@@ -460,8 +460,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
       if (v216) {
-        const unsigned int v2538 = v2536 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:231
-        const unsigned int v2545 = v213 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+        const unsigned int v2538 = v2536 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:239
+        const unsigned int v2545 = v213 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
         const unsigned int v2546 = v2545 << 6u;
         const unsigned int v2547 = v2538 + v2546;
         const unsigned int v3031 = v212 & 3u;
@@ -503,12 +503,12 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag_load_shared<true, 6, 3>(v3073, shm4, v3069, 64u);
         iron_frag_mma_sync(v220, v3071, v3073);
       }
-      const unsigned int v2553 = v2532 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:224
+      const unsigned int v2553 = v2532 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:232
       const unsigned int v2555 = v2534 + 2u;
       const unsigned int v2556 = v2555 % 3u;
       const bool v2557 = v2553 < v2;
       if (v2557) {
-        const unsigned int v2560 = v2556 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const unsigned int v2560 = v2556 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:235
         const unsigned int v2562 = iron_linear_thread() & 31u;
         const unsigned int v2564 = v212 << 5u;
         const unsigned int v2565 = v2564 + v2562;
@@ -562,7 +562,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           const unsigned int v2630 = v2629 + v2617;
           iron_copy_async<16>(shm3 + (v2630 ^ (((v2630 >> 6u) & 7u) << 3u)), a + v2626, v2622);
         }
-        const unsigned int v2647 = v26 + v2569;  // kernels/gemm/gemm_warpgroup.hpp:228
+        const unsigned int v2647 = v26 + v2569;  // kernels/gemm/gemm_warpgroup.hpp:236
         const bool v2649 = v2647 < v1;
         const bool v2651 = v2649 && v2577;
         const unsigned int v2652 = v2647 * v2;
@@ -594,14 +594,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           iron_copy_async<16>(shm4 + (v2703 ^ (((v2703 >> 6u) & 7u) << 3u)), b + v2699, v2695);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
     }
     __syncthreads();
   } else {
     const unsigned int v252 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v253 = threadIdx.x;
 
-    for (unsigned int v251 = v209; v251 < v2; v251 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+    for (unsigned int v251 = v209; v251 < v2; v251 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
       for (unsigned int v255 = v253; v255 < 8192u; v255 += v252) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v257 = v255 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v259 = v255 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -647,9 +647,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           shm4[(v302 ^ (((v302 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
-      if (v216) {  // kernels/gemm/gemm_warpgroup.hpp:217
-        const unsigned int v310 = v213 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:224
+      if (v216) {  // kernels/gemm/gemm_warpgroup.hpp:225
+        const unsigned int v310 = v213 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
         const unsigned int v311 = v310 << 6u;
         const unsigned int v3076 = v212 & 3u;
         const unsigned int v3078 = v3076 << 4u;
@@ -687,19 +687,19 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag_load_shared<true, 6, 3>(v3118, shm4, 48u, 64u);
         iron_frag_mma_sync(v220, v3116, v3118);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:218
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:226
     }
   }
-  const unsigned int v316 = v212 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:243
+  const unsigned int v316 = v212 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:251
   const unsigned int v317 = v316 << 4u;
   const unsigned int v319 = v213 << 6u;
   const unsigned int v320 = v22 + v319;
   const unsigned int v321 = v320 + v317;
-  const unsigned int v322 = static_cast<unsigned int>(v220.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v322 = static_cast<unsigned int>(v220.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v323 = v321 + v322;
-  const unsigned int v324 = static_cast<unsigned int>(v220.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v324 = static_cast<unsigned int>(v220.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v325 = v26 + v324;
-  const bool v326 = v323 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v326 = v323 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v327 = v216 && v326;
   const bool v328 = v325 < v1;
   const bool v329 = v327 && v328;
@@ -711,11 +711,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v334 = v333 + v325;
     out[v334] = v332;
   }
-  const unsigned int v335 = static_cast<unsigned int>(v220.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v335 = static_cast<unsigned int>(v220.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v336 = v321 + v335;
-  const unsigned int v337 = static_cast<unsigned int>(v220.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v337 = static_cast<unsigned int>(v220.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v338 = v26 + v337;
-  const bool v339 = v336 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v339 = v336 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v340 = v216 && v339;
   const bool v341 = v338 < v1;
   const bool v342 = v340 && v341;
@@ -727,11 +727,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v347 = v346 + v338;
     out[v347] = v345;
   }
-  const unsigned int v348 = static_cast<unsigned int>(v220.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v348 = static_cast<unsigned int>(v220.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v349 = v321 + v348;
-  const unsigned int v350 = static_cast<unsigned int>(v220.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v350 = static_cast<unsigned int>(v220.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v351 = v26 + v350;
-  const bool v352 = v349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v352 = v349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v353 = v216 && v352;
   const bool v354 = v351 < v1;
   const bool v355 = v353 && v354;
@@ -743,11 +743,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v360 = v359 + v351;
     out[v360] = v358;
   }
-  const unsigned int v361 = static_cast<unsigned int>(v220.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v361 = static_cast<unsigned int>(v220.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v362 = v321 + v361;
-  const unsigned int v363 = static_cast<unsigned int>(v220.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v363 = static_cast<unsigned int>(v220.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v364 = v26 + v363;
-  const bool v365 = v362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v365 = v362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v366 = v216 && v365;
   const bool v367 = v364 < v1;
   const bool v368 = v366 && v367;
@@ -759,11 +759,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v373 = v372 + v364;
     out[v373] = v371;
   }
-  const unsigned int v374 = static_cast<unsigned int>(v220.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v374 = static_cast<unsigned int>(v220.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v375 = v321 + v374;
-  const unsigned int v376 = static_cast<unsigned int>(v220.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v376 = static_cast<unsigned int>(v220.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v377 = v26 + v376;
-  const bool v378 = v375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v378 = v375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v379 = v216 && v378;
   const bool v380 = v377 < v1;
   const bool v381 = v379 && v380;
@@ -775,11 +775,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v386 = v385 + v377;
     out[v386] = v384;
   }
-  const unsigned int v387 = static_cast<unsigned int>(v220.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v387 = static_cast<unsigned int>(v220.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v388 = v321 + v387;
-  const unsigned int v389 = static_cast<unsigned int>(v220.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v389 = static_cast<unsigned int>(v220.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v390 = v26 + v389;
-  const bool v391 = v388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v391 = v388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v392 = v216 && v391;
   const bool v393 = v390 < v1;
   const bool v394 = v392 && v393;
@@ -791,11 +791,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v399 = v398 + v390;
     out[v399] = v397;
   }
-  const unsigned int v400 = static_cast<unsigned int>(v220.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v400 = static_cast<unsigned int>(v220.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v401 = v321 + v400;
-  const unsigned int v402 = static_cast<unsigned int>(v220.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v402 = static_cast<unsigned int>(v220.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v403 = v26 + v402;
-  const bool v404 = v401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v404 = v401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v405 = v216 && v404;
   const bool v406 = v403 < v1;
   const bool v407 = v405 && v406;
@@ -807,11 +807,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v412 = v411 + v403;
     out[v412] = v410;
   }
-  const unsigned int v413 = static_cast<unsigned int>(v220.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v413 = static_cast<unsigned int>(v220.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v414 = v321 + v413;
-  const unsigned int v415 = static_cast<unsigned int>(v220.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v415 = static_cast<unsigned int>(v220.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v416 = v26 + v415;
-  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v418 = v216 && v417;
   const bool v419 = v416 < v1;
   const bool v420 = v418 && v419;
@@ -823,11 +823,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v425 = v424 + v416;
     out[v425] = v423;
   }
-  const unsigned int v426 = static_cast<unsigned int>(v220.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v426 = static_cast<unsigned int>(v220.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v427 = v321 + v426;
-  const unsigned int v428 = static_cast<unsigned int>(v220.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v428 = static_cast<unsigned int>(v220.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v429 = v26 + v428;
-  const bool v430 = v427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v430 = v427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v431 = v216 && v430;
   const bool v432 = v429 < v1;
   const bool v433 = v431 && v432;
@@ -839,11 +839,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v438 = v437 + v429;
     out[v438] = v436;
   }
-  const unsigned int v439 = static_cast<unsigned int>(v220.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v439 = static_cast<unsigned int>(v220.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v440 = v321 + v439;
-  const unsigned int v441 = static_cast<unsigned int>(v220.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v441 = static_cast<unsigned int>(v220.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v442 = v26 + v441;
-  const bool v443 = v440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v443 = v440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v444 = v216 && v443;
   const bool v445 = v442 < v1;
   const bool v446 = v444 && v445;
@@ -855,11 +855,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v451 = v450 + v442;
     out[v451] = v449;
   }
-  const unsigned int v452 = static_cast<unsigned int>(v220.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v452 = static_cast<unsigned int>(v220.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v453 = v321 + v452;
-  const unsigned int v454 = static_cast<unsigned int>(v220.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v454 = static_cast<unsigned int>(v220.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v455 = v26 + v454;
-  const bool v456 = v453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v456 = v453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v457 = v216 && v456;
   const bool v458 = v455 < v1;
   const bool v459 = v457 && v458;
@@ -871,11 +871,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v464 = v463 + v455;
     out[v464] = v462;
   }
-  const unsigned int v465 = static_cast<unsigned int>(v220.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v465 = static_cast<unsigned int>(v220.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v466 = v321 + v465;
-  const unsigned int v467 = static_cast<unsigned int>(v220.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v467 = static_cast<unsigned int>(v220.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v468 = v26 + v467;
-  const bool v469 = v466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v469 = v466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v470 = v216 && v469;
   const bool v471 = v468 < v1;
   const bool v472 = v470 && v471;
@@ -887,11 +887,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v477 = v476 + v468;
     out[v477] = v475;
   }
-  const unsigned int v478 = static_cast<unsigned int>(v220.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v478 = static_cast<unsigned int>(v220.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v479 = v321 + v478;
-  const unsigned int v480 = static_cast<unsigned int>(v220.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v480 = static_cast<unsigned int>(v220.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v481 = v26 + v480;
-  const bool v482 = v479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v482 = v479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v483 = v216 && v482;
   const bool v484 = v481 < v1;
   const bool v485 = v483 && v484;
@@ -903,11 +903,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v490 = v489 + v481;
     out[v490] = v488;
   }
-  const unsigned int v491 = static_cast<unsigned int>(v220.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v491 = static_cast<unsigned int>(v220.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v492 = v321 + v491;
-  const unsigned int v493 = static_cast<unsigned int>(v220.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v493 = static_cast<unsigned int>(v220.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v494 = v26 + v493;
-  const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v496 = v216 && v495;
   const bool v497 = v494 < v1;
   const bool v498 = v496 && v497;
@@ -919,11 +919,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v503 = v502 + v494;
     out[v503] = v501;
   }
-  const unsigned int v504 = static_cast<unsigned int>(v220.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v504 = static_cast<unsigned int>(v220.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v505 = v321 + v504;
-  const unsigned int v506 = static_cast<unsigned int>(v220.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v506 = static_cast<unsigned int>(v220.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v507 = v26 + v506;
-  const bool v508 = v505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v508 = v505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v509 = v216 && v508;
   const bool v510 = v507 < v1;
   const bool v511 = v509 && v510;
@@ -935,11 +935,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v516 = v515 + v507;
     out[v516] = v514;
   }
-  const unsigned int v517 = static_cast<unsigned int>(v220.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v517 = static_cast<unsigned int>(v220.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v518 = v321 + v517;
-  const unsigned int v519 = static_cast<unsigned int>(v220.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v519 = static_cast<unsigned int>(v220.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v520 = v26 + v519;
-  const bool v521 = v518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v521 = v518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v522 = v216 && v521;
   const bool v523 = v520 < v1;
   const bool v524 = v522 && v523;
@@ -951,11 +951,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v529 = v528 + v520;
     out[v529] = v527;
   }
-  const unsigned int v530 = static_cast<unsigned int>(v220.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v530 = static_cast<unsigned int>(v220.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v531 = v321 + v530;
-  const unsigned int v532 = static_cast<unsigned int>(v220.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v532 = static_cast<unsigned int>(v220.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v533 = v26 + v532;
-  const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v535 = v216 && v534;
   const bool v536 = v533 < v1;
   const bool v537 = v535 && v536;
@@ -967,11 +967,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v542 = v541 + v533;
     out[v542] = v540;
   }
-  const unsigned int v543 = static_cast<unsigned int>(v220.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v543 = static_cast<unsigned int>(v220.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v544 = v321 + v543;
-  const unsigned int v545 = static_cast<unsigned int>(v220.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v545 = static_cast<unsigned int>(v220.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v546 = v26 + v545;
-  const bool v547 = v544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v547 = v544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v548 = v216 && v547;
   const bool v549 = v546 < v1;
   const bool v550 = v548 && v549;
@@ -983,11 +983,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v555 = v554 + v546;
     out[v555] = v553;
   }
-  const unsigned int v556 = static_cast<unsigned int>(v220.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v556 = static_cast<unsigned int>(v220.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v557 = v321 + v556;
-  const unsigned int v558 = static_cast<unsigned int>(v220.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v558 = static_cast<unsigned int>(v220.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v559 = v26 + v558;
-  const bool v560 = v557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v560 = v557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v561 = v216 && v560;
   const bool v562 = v559 < v1;
   const bool v563 = v561 && v562;
@@ -999,11 +999,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v568 = v567 + v559;
     out[v568] = v566;
   }
-  const unsigned int v569 = static_cast<unsigned int>(v220.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v569 = static_cast<unsigned int>(v220.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v570 = v321 + v569;
-  const unsigned int v571 = static_cast<unsigned int>(v220.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v571 = static_cast<unsigned int>(v220.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v572 = v26 + v571;
-  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v574 = v216 && v573;
   const bool v575 = v572 < v1;
   const bool v576 = v574 && v575;
@@ -1015,11 +1015,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v581 = v580 + v572;
     out[v581] = v579;
   }
-  const unsigned int v582 = static_cast<unsigned int>(v220.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v582 = static_cast<unsigned int>(v220.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v583 = v321 + v582;
-  const unsigned int v584 = static_cast<unsigned int>(v220.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v584 = static_cast<unsigned int>(v220.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v585 = v26 + v584;
-  const bool v586 = v583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v586 = v583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v587 = v216 && v586;
   const bool v588 = v585 < v1;
   const bool v589 = v587 && v588;
@@ -1031,11 +1031,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v594 = v593 + v585;
     out[v594] = v592;
   }
-  const unsigned int v595 = static_cast<unsigned int>(v220.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v595 = static_cast<unsigned int>(v220.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v596 = v321 + v595;
-  const unsigned int v597 = static_cast<unsigned int>(v220.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v597 = static_cast<unsigned int>(v220.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v598 = v26 + v597;
-  const bool v599 = v596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v599 = v596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v600 = v216 && v599;
   const bool v601 = v598 < v1;
   const bool v602 = v600 && v601;
@@ -1047,11 +1047,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v607 = v606 + v598;
     out[v607] = v605;
   }
-  const unsigned int v608 = static_cast<unsigned int>(v220.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v608 = static_cast<unsigned int>(v220.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v609 = v321 + v608;
-  const unsigned int v610 = static_cast<unsigned int>(v220.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v610 = static_cast<unsigned int>(v220.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v611 = v26 + v610;
-  const bool v612 = v609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v612 = v609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v613 = v216 && v612;
   const bool v614 = v611 < v1;
   const bool v615 = v613 && v614;
@@ -1063,11 +1063,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v620 = v619 + v611;
     out[v620] = v618;
   }
-  const unsigned int v621 = static_cast<unsigned int>(v220.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v621 = static_cast<unsigned int>(v220.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v622 = v321 + v621;
-  const unsigned int v623 = static_cast<unsigned int>(v220.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v623 = static_cast<unsigned int>(v220.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v624 = v26 + v623;
-  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v626 = v216 && v625;
   const bool v627 = v624 < v1;
   const bool v628 = v626 && v627;
@@ -1079,11 +1079,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v633 = v632 + v624;
     out[v633] = v631;
   }
-  const unsigned int v634 = static_cast<unsigned int>(v220.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v634 = static_cast<unsigned int>(v220.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v635 = v321 + v634;
-  const unsigned int v636 = static_cast<unsigned int>(v220.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v636 = static_cast<unsigned int>(v220.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v637 = v26 + v636;
-  const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v639 = v216 && v638;
   const bool v640 = v637 < v1;
   const bool v641 = v639 && v640;
@@ -1095,11 +1095,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v646 = v645 + v637;
     out[v646] = v644;
   }
-  const unsigned int v647 = static_cast<unsigned int>(v220.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v647 = static_cast<unsigned int>(v220.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v648 = v321 + v647;
-  const unsigned int v649 = static_cast<unsigned int>(v220.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v649 = static_cast<unsigned int>(v220.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v650 = v26 + v649;
-  const bool v651 = v648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v651 = v648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v652 = v216 && v651;
   const bool v653 = v650 < v1;
   const bool v654 = v652 && v653;
@@ -1111,11 +1111,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v659 = v658 + v650;
     out[v659] = v657;
   }
-  const unsigned int v660 = static_cast<unsigned int>(v220.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v660 = static_cast<unsigned int>(v220.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v661 = v321 + v660;
-  const unsigned int v662 = static_cast<unsigned int>(v220.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v662 = static_cast<unsigned int>(v220.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v663 = v26 + v662;
-  const bool v664 = v661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v664 = v661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v665 = v216 && v664;
   const bool v666 = v663 < v1;
   const bool v667 = v665 && v666;
@@ -1127,11 +1127,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v672 = v671 + v663;
     out[v672] = v670;
   }
-  const unsigned int v673 = static_cast<unsigned int>(v220.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v673 = static_cast<unsigned int>(v220.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v674 = v321 + v673;
-  const unsigned int v675 = static_cast<unsigned int>(v220.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v675 = static_cast<unsigned int>(v220.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v676 = v26 + v675;
-  const bool v677 = v674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v677 = v674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v678 = v216 && v677;
   const bool v679 = v676 < v1;
   const bool v680 = v678 && v679;
@@ -1143,11 +1143,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v685 = v684 + v676;
     out[v685] = v683;
   }
-  const unsigned int v686 = static_cast<unsigned int>(v220.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v686 = static_cast<unsigned int>(v220.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v687 = v321 + v686;
-  const unsigned int v688 = static_cast<unsigned int>(v220.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v688 = static_cast<unsigned int>(v220.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v689 = v26 + v688;
-  const bool v690 = v687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v690 = v687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v691 = v216 && v690;
   const bool v692 = v689 < v1;
   const bool v693 = v691 && v692;
@@ -1159,11 +1159,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v698 = v697 + v689;
     out[v698] = v696;
   }
-  const unsigned int v699 = static_cast<unsigned int>(v220.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v699 = static_cast<unsigned int>(v220.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v700 = v321 + v699;
-  const unsigned int v701 = static_cast<unsigned int>(v220.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v701 = static_cast<unsigned int>(v220.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v702 = v26 + v701;
-  const bool v703 = v700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v703 = v700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v704 = v216 && v703;
   const bool v705 = v702 < v1;
   const bool v706 = v704 && v705;
@@ -1175,11 +1175,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v711 = v710 + v702;
     out[v711] = v709;
   }
-  const unsigned int v712 = static_cast<unsigned int>(v220.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v712 = static_cast<unsigned int>(v220.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v713 = v321 + v712;
-  const unsigned int v714 = static_cast<unsigned int>(v220.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v714 = static_cast<unsigned int>(v220.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v715 = v26 + v714;
-  const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v717 = v216 && v716;
   const bool v718 = v715 < v1;
   const bool v719 = v717 && v718;
@@ -1191,11 +1191,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v724 = v723 + v715;
     out[v724] = v722;
   }
-  const unsigned int v725 = static_cast<unsigned int>(v220.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v725 = static_cast<unsigned int>(v220.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v726 = v321 + v725;
-  const unsigned int v727 = static_cast<unsigned int>(v220.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v727 = static_cast<unsigned int>(v220.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v728 = v26 + v727;
-  const bool v729 = v726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v729 = v726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v730 = v216 && v729;
   const bool v731 = v728 < v1;
   const bool v732 = v730 && v731;
@@ -1207,11 +1207,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v737 = v736 + v728;
     out[v737] = v735;
   }
-  const unsigned int v738 = static_cast<unsigned int>(v220.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v738 = static_cast<unsigned int>(v220.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v739 = v321 + v738;
-  const unsigned int v740 = static_cast<unsigned int>(v220.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v740 = static_cast<unsigned int>(v220.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v741 = v26 + v740;
-  const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v743 = v216 && v742;
   const bool v744 = v741 < v1;
   const bool v745 = v743 && v744;
@@ -1223,11 +1223,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v750 = v749 + v741;
     out[v750] = v748;
   }
-  const unsigned int v751 = static_cast<unsigned int>(v220.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v751 = static_cast<unsigned int>(v220.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v752 = v321 + v751;
-  const unsigned int v753 = static_cast<unsigned int>(v220.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v753 = static_cast<unsigned int>(v220.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v754 = v26 + v753;
-  const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v756 = v216 && v755;
   const bool v757 = v754 < v1;
   const bool v758 = v756 && v757;
@@ -1239,11 +1239,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v763 = v762 + v754;
     out[v763] = v761;
   }
-  const unsigned int v764 = static_cast<unsigned int>(v220.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v764 = static_cast<unsigned int>(v220.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v765 = v321 + v764;
-  const unsigned int v766 = static_cast<unsigned int>(v220.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v766 = static_cast<unsigned int>(v220.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v767 = v26 + v766;
-  const bool v768 = v765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v768 = v765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v769 = v216 && v768;
   const bool v770 = v767 < v1;
   const bool v771 = v769 && v770;
@@ -1255,11 +1255,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v776 = v775 + v767;
     out[v776] = v774;
   }
-  const unsigned int v777 = static_cast<unsigned int>(v220.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v777 = static_cast<unsigned int>(v220.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v778 = v321 + v777;
-  const unsigned int v779 = static_cast<unsigned int>(v220.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v779 = static_cast<unsigned int>(v220.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v780 = v26 + v779;
-  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v782 = v216 && v781;
   const bool v783 = v780 < v1;
   const bool v784 = v782 && v783;
@@ -1271,11 +1271,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v789 = v788 + v780;
     out[v789] = v787;
   }
-  const unsigned int v790 = static_cast<unsigned int>(v220.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v790 = static_cast<unsigned int>(v220.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v791 = v321 + v790;
-  const unsigned int v792 = static_cast<unsigned int>(v220.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v792 = static_cast<unsigned int>(v220.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v793 = v26 + v792;
-  const bool v794 = v791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v794 = v791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v795 = v216 && v794;
   const bool v796 = v793 < v1;
   const bool v797 = v795 && v796;
@@ -1287,11 +1287,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v802 = v801 + v793;
     out[v802] = v800;
   }
-  const unsigned int v803 = static_cast<unsigned int>(v220.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v803 = static_cast<unsigned int>(v220.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v804 = v321 + v803;
-  const unsigned int v805 = static_cast<unsigned int>(v220.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v805 = static_cast<unsigned int>(v220.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v806 = v26 + v805;
-  const bool v807 = v804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v807 = v804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v808 = v216 && v807;
   const bool v809 = v806 < v1;
   const bool v810 = v808 && v809;
@@ -1303,11 +1303,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v815 = v814 + v806;
     out[v815] = v813;
   }
-  const unsigned int v816 = static_cast<unsigned int>(v220.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v816 = static_cast<unsigned int>(v220.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v817 = v321 + v816;
-  const unsigned int v818 = static_cast<unsigned int>(v220.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v818 = static_cast<unsigned int>(v220.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v819 = v26 + v818;
-  const bool v820 = v817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v820 = v817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v821 = v216 && v820;
   const bool v822 = v819 < v1;
   const bool v823 = v821 && v822;
@@ -1319,11 +1319,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v828 = v827 + v819;
     out[v828] = v826;
   }
-  const unsigned int v829 = static_cast<unsigned int>(v220.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v829 = static_cast<unsigned int>(v220.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v830 = v321 + v829;
-  const unsigned int v831 = static_cast<unsigned int>(v220.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v831 = static_cast<unsigned int>(v220.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v832 = v26 + v831;
-  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v834 = v216 && v833;
   const bool v835 = v832 < v1;
   const bool v836 = v834 && v835;
@@ -1335,11 +1335,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v841 = v840 + v832;
     out[v841] = v839;
   }
-  const unsigned int v842 = static_cast<unsigned int>(v220.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v842 = static_cast<unsigned int>(v220.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v843 = v321 + v842;
-  const unsigned int v844 = static_cast<unsigned int>(v220.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v844 = static_cast<unsigned int>(v220.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v845 = v26 + v844;
-  const bool v846 = v843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v846 = v843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v847 = v216 && v846;
   const bool v848 = v845 < v1;
   const bool v849 = v847 && v848;
@@ -1351,11 +1351,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v854 = v853 + v845;
     out[v854] = v852;
   }
-  const unsigned int v855 = static_cast<unsigned int>(v220.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v855 = static_cast<unsigned int>(v220.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v856 = v321 + v855;
-  const unsigned int v857 = static_cast<unsigned int>(v220.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v857 = static_cast<unsigned int>(v220.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v858 = v26 + v857;
-  const bool v859 = v856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v859 = v856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v860 = v216 && v859;
   const bool v861 = v858 < v1;
   const bool v862 = v860 && v861;
@@ -1367,11 +1367,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v867 = v866 + v858;
     out[v867] = v865;
   }
-  const unsigned int v868 = static_cast<unsigned int>(v220.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v868 = static_cast<unsigned int>(v220.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v869 = v321 + v868;
-  const unsigned int v870 = static_cast<unsigned int>(v220.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v870 = static_cast<unsigned int>(v220.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v871 = v26 + v870;
-  const bool v872 = v869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v872 = v869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v873 = v216 && v872;
   const bool v874 = v871 < v1;
   const bool v875 = v873 && v874;
@@ -1383,11 +1383,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v880 = v879 + v871;
     out[v880] = v878;
   }
-  const unsigned int v881 = static_cast<unsigned int>(v220.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v881 = static_cast<unsigned int>(v220.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v882 = v321 + v881;
-  const unsigned int v883 = static_cast<unsigned int>(v220.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v883 = static_cast<unsigned int>(v220.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v884 = v26 + v883;
-  const bool v885 = v882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v885 = v882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v886 = v216 && v885;
   const bool v887 = v884 < v1;
   const bool v888 = v886 && v887;
@@ -1399,11 +1399,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v893 = v892 + v884;
     out[v893] = v891;
   }
-  const unsigned int v894 = static_cast<unsigned int>(v220.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v894 = static_cast<unsigned int>(v220.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v895 = v321 + v894;
-  const unsigned int v896 = static_cast<unsigned int>(v220.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v896 = static_cast<unsigned int>(v220.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v897 = v26 + v896;
-  const bool v898 = v895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v898 = v895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v899 = v216 && v898;
   const bool v900 = v897 < v1;
   const bool v901 = v899 && v900;
@@ -1415,11 +1415,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v906 = v905 + v897;
     out[v906] = v904;
   }
-  const unsigned int v907 = static_cast<unsigned int>(v220.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v907 = static_cast<unsigned int>(v220.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v908 = v321 + v907;
-  const unsigned int v909 = static_cast<unsigned int>(v220.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v909 = static_cast<unsigned int>(v220.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v910 = v26 + v909;
-  const bool v911 = v908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v911 = v908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v912 = v216 && v911;
   const bool v913 = v910 < v1;
   const bool v914 = v912 && v913;
@@ -1431,11 +1431,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v919 = v918 + v910;
     out[v919] = v917;
   }
-  const unsigned int v920 = static_cast<unsigned int>(v220.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v920 = static_cast<unsigned int>(v220.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v921 = v321 + v920;
-  const unsigned int v922 = static_cast<unsigned int>(v220.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v922 = static_cast<unsigned int>(v220.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v923 = v26 + v922;
-  const bool v924 = v921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v924 = v921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v925 = v216 && v924;
   const bool v926 = v923 < v1;
   const bool v927 = v925 && v926;
@@ -1447,11 +1447,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v932 = v931 + v923;
     out[v932] = v930;
   }
-  const unsigned int v933 = static_cast<unsigned int>(v220.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v933 = static_cast<unsigned int>(v220.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v934 = v321 + v933;
-  const unsigned int v935 = static_cast<unsigned int>(v220.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v935 = static_cast<unsigned int>(v220.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v936 = v26 + v935;
-  const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v938 = v216 && v937;
   const bool v939 = v936 < v1;
   const bool v940 = v938 && v939;
@@ -1463,11 +1463,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v945 = v944 + v936;
     out[v945] = v943;
   }
-  const unsigned int v946 = static_cast<unsigned int>(v220.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v946 = static_cast<unsigned int>(v220.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v947 = v321 + v946;
-  const unsigned int v948 = static_cast<unsigned int>(v220.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v948 = static_cast<unsigned int>(v220.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v949 = v26 + v948;
-  const bool v950 = v947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v950 = v947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v951 = v216 && v950;
   const bool v952 = v949 < v1;
   const bool v953 = v951 && v952;
@@ -1479,11 +1479,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v958 = v957 + v949;
     out[v958] = v956;
   }
-  const unsigned int v959 = static_cast<unsigned int>(v220.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v959 = static_cast<unsigned int>(v220.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v960 = v321 + v959;
-  const unsigned int v961 = static_cast<unsigned int>(v220.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v961 = static_cast<unsigned int>(v220.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v962 = v26 + v961;
-  const bool v963 = v960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v963 = v960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v964 = v216 && v963;
   const bool v965 = v962 < v1;
   const bool v966 = v964 && v965;
@@ -1495,11 +1495,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v971 = v970 + v962;
     out[v971] = v969;
   }
-  const unsigned int v972 = static_cast<unsigned int>(v220.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v972 = static_cast<unsigned int>(v220.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v973 = v321 + v972;
-  const unsigned int v974 = static_cast<unsigned int>(v220.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v974 = static_cast<unsigned int>(v220.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v975 = v26 + v974;
-  const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v977 = v216 && v976;
   const bool v978 = v975 < v1;
   const bool v979 = v977 && v978;
@@ -1511,11 +1511,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v984 = v983 + v975;
     out[v984] = v982;
   }
-  const unsigned int v985 = static_cast<unsigned int>(v220.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v985 = static_cast<unsigned int>(v220.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v986 = v321 + v985;
-  const unsigned int v987 = static_cast<unsigned int>(v220.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v987 = static_cast<unsigned int>(v220.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v988 = v26 + v987;
-  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v990 = v216 && v989;
   const bool v991 = v988 < v1;
   const bool v992 = v990 && v991;
@@ -1527,11 +1527,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v997 = v996 + v988;
     out[v997] = v995;
   }
-  const unsigned int v998 = static_cast<unsigned int>(v220.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v998 = static_cast<unsigned int>(v220.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v999 = v321 + v998;
-  const unsigned int v1000 = static_cast<unsigned int>(v220.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1000 = static_cast<unsigned int>(v220.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1001 = v26 + v1000;
-  const bool v1002 = v999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1002 = v999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1003 = v216 && v1002;
   const bool v1004 = v1001 < v1;
   const bool v1005 = v1003 && v1004;
@@ -1543,11 +1543,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1010 = v1009 + v1001;
     out[v1010] = v1008;
   }
-  const unsigned int v1011 = static_cast<unsigned int>(v220.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1011 = static_cast<unsigned int>(v220.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1012 = v321 + v1011;
-  const unsigned int v1013 = static_cast<unsigned int>(v220.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1013 = static_cast<unsigned int>(v220.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1014 = v26 + v1013;
-  const bool v1015 = v1012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1015 = v1012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1016 = v216 && v1015;
   const bool v1017 = v1014 < v1;
   const bool v1018 = v1016 && v1017;
@@ -1559,11 +1559,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1023 = v1022 + v1014;
     out[v1023] = v1021;
   }
-  const unsigned int v1024 = static_cast<unsigned int>(v220.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1024 = static_cast<unsigned int>(v220.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1025 = v321 + v1024;
-  const unsigned int v1026 = static_cast<unsigned int>(v220.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1026 = static_cast<unsigned int>(v220.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1027 = v26 + v1026;
-  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1029 = v216 && v1028;
   const bool v1030 = v1027 < v1;
   const bool v1031 = v1029 && v1030;
@@ -1575,11 +1575,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1036 = v1035 + v1027;
     out[v1036] = v1034;
   }
-  const unsigned int v1037 = static_cast<unsigned int>(v220.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1037 = static_cast<unsigned int>(v220.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1038 = v321 + v1037;
-  const unsigned int v1039 = static_cast<unsigned int>(v220.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1039 = static_cast<unsigned int>(v220.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1040 = v26 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1042 = v216 && v1041;
   const bool v1043 = v1040 < v1;
   const bool v1044 = v1042 && v1043;
@@ -1591,11 +1591,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1049 = v1048 + v1040;
     out[v1049] = v1047;
   }
-  const unsigned int v1050 = static_cast<unsigned int>(v220.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1050 = static_cast<unsigned int>(v220.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1051 = v321 + v1050;
-  const unsigned int v1052 = static_cast<unsigned int>(v220.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1052 = static_cast<unsigned int>(v220.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1053 = v26 + v1052;
-  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1055 = v216 && v1054;
   const bool v1056 = v1053 < v1;
   const bool v1057 = v1055 && v1056;
@@ -1607,11 +1607,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1062 = v1061 + v1053;
     out[v1062] = v1060;
   }
-  const unsigned int v1063 = static_cast<unsigned int>(v220.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1063 = static_cast<unsigned int>(v220.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1064 = v321 + v1063;
-  const unsigned int v1065 = static_cast<unsigned int>(v220.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1065 = static_cast<unsigned int>(v220.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1066 = v26 + v1065;
-  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1068 = v216 && v1067;
   const bool v1069 = v1066 < v1;
   const bool v1070 = v1068 && v1069;
@@ -1623,11 +1623,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1075 = v1074 + v1066;
     out[v1075] = v1073;
   }
-  const unsigned int v1076 = static_cast<unsigned int>(v220.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1076 = static_cast<unsigned int>(v220.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1077 = v321 + v1076;
-  const unsigned int v1078 = static_cast<unsigned int>(v220.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1078 = static_cast<unsigned int>(v220.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1079 = v26 + v1078;
-  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1081 = v216 && v1080;
   const bool v1082 = v1079 < v1;
   const bool v1083 = v1081 && v1082;
@@ -1639,11 +1639,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1088 = v1087 + v1079;
     out[v1088] = v1086;
   }
-  const unsigned int v1089 = static_cast<unsigned int>(v220.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1089 = static_cast<unsigned int>(v220.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1090 = v321 + v1089;
-  const unsigned int v1091 = static_cast<unsigned int>(v220.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1091 = static_cast<unsigned int>(v220.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1092 = v26 + v1091;
-  const bool v1093 = v1090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1093 = v1090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1094 = v216 && v1093;
   const bool v1095 = v1092 < v1;
   const bool v1096 = v1094 && v1095;
@@ -1655,11 +1655,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1101 = v1100 + v1092;
     out[v1101] = v1099;
   }
-  const unsigned int v1102 = static_cast<unsigned int>(v220.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1102 = static_cast<unsigned int>(v220.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1103 = v321 + v1102;
-  const unsigned int v1104 = static_cast<unsigned int>(v220.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1104 = static_cast<unsigned int>(v220.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1105 = v26 + v1104;
-  const bool v1106 = v1103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1106 = v1103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1107 = v216 && v1106;
   const bool v1108 = v1105 < v1;
   const bool v1109 = v1107 && v1108;
@@ -1671,11 +1671,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1114 = v1113 + v1105;
     out[v1114] = v1112;
   }
-  const unsigned int v1115 = static_cast<unsigned int>(v220.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1115 = static_cast<unsigned int>(v220.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1116 = v321 + v1115;
-  const unsigned int v1117 = static_cast<unsigned int>(v220.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1117 = static_cast<unsigned int>(v220.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1118 = v26 + v1117;
-  const bool v1119 = v1116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1119 = v1116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1120 = v216 && v1119;
   const bool v1121 = v1118 < v1;
   const bool v1122 = v1120 && v1121;
@@ -1687,11 +1687,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1127 = v1126 + v1118;
     out[v1127] = v1125;
   }
-  const unsigned int v1128 = static_cast<unsigned int>(v220.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1128 = static_cast<unsigned int>(v220.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1129 = v321 + v1128;
-  const unsigned int v1130 = static_cast<unsigned int>(v220.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1130 = static_cast<unsigned int>(v220.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1131 = v26 + v1130;
-  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1133 = v216 && v1132;
   const bool v1134 = v1131 < v1;
   const bool v1135 = v1133 && v1134;
@@ -1703,11 +1703,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1140 = v1139 + v1131;
     out[v1140] = v1138;
   }
-  const unsigned int v1141 = static_cast<unsigned int>(v220.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1141 = static_cast<unsigned int>(v220.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1142 = v321 + v1141;
-  const unsigned int v1143 = static_cast<unsigned int>(v220.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1143 = static_cast<unsigned int>(v220.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1144 = v26 + v1143;
-  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1146 = v216 && v1145;
   const bool v1147 = v1144 < v1;
   const bool v1148 = v1146 && v1147;
@@ -1719,13 +1719,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1153 = v1152 + v1144;
     out[v1153] = v1151;
   }
-  const unsigned int v1155 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:312
-  iron_frag<float, 2, 16, 128> v1165;  // kernels/gemm/gemm_warpgroup.hpp:184
+  const unsigned int v1155 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:320
+  iron_frag<float, 2, 16, 128> v1165;  // kernels/gemm/gemm_warpgroup.hpp:185
   iron_frag_fill(v1165, 0.0f);
-  if (v224) {  // kernels/gemm/gemm_warpgroup.hpp:223
-    const bool v3551 = v209 < v2;  // kernels/gemm/gemm_warpgroup.hpp:224
+  if (v224) {  // kernels/gemm/gemm_warpgroup.hpp:231
+    const bool v3551 = v209 < v2;  // kernels/gemm/gemm_warpgroup.hpp:232
     if (v3551) {
-      const unsigned int v3555 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const unsigned int v3555 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:235
       const unsigned int v3558 = v212 << 5u;
       const unsigned int v3559 = v3558 + v3555;
       const unsigned int v3560 = v3559 >> 3u;
@@ -1772,7 +1772,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         const unsigned int v3607 = v3605 + v3596;
         iron_copy_async<16>(shm3 + (v3607 ^ (((v3607 >> 6u) & 7u) << 3u)), a + v3604, v3601);
       }
-      const unsigned int v3608 = v1155 + v3560;  // kernels/gemm/gemm_warpgroup.hpp:228
+      const unsigned int v3608 = v1155 + v3560;  // kernels/gemm/gemm_warpgroup.hpp:236
       const bool v3609 = v3608 < v1;
       const bool v3610 = v3609 && v3566;
       const unsigned int v3611 = v3608 * v2;
@@ -1802,10 +1802,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3633 ^ (((v3633 >> 6u) & 7u) << 3u)), b + v3630, v3627);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
     const bool v3636 = 64u < v2;
     if (v3636) {
-      const unsigned int v3640 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const unsigned int v3640 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:235
       const unsigned int v3643 = v212 << 5u;
       const unsigned int v3644 = v3643 + v3640;
       const unsigned int v3645 = v3644 >> 3u;
@@ -1858,7 +1858,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         const unsigned int v3692 = v3691 + v3681;
         iron_copy_async<16>(shm3 + (v3692 ^ (((v3692 >> 6u) & 7u) << 3u)), a + v3689, v3686);
       }
-      const unsigned int v3693 = v1155 + v3645;  // kernels/gemm/gemm_warpgroup.hpp:228
+      const unsigned int v3693 = v1155 + v3645;  // kernels/gemm/gemm_warpgroup.hpp:236
       const bool v3694 = v3693 < v1;
       const bool v3695 = v3694 && v3651;
       const unsigned int v3696 = v3693 * v2;
@@ -1890,7 +1890,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3718 ^ (((v3718 >> 6u) & 7u) << 3u)), b + v3715, v3712);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
 
     for (unsigned int v2857 = v209; v2857 < v2; v2857 += 64u) {
       const unsigned int v2859 = v2857 >> 6u;
@@ -1898,8 +1898,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
       if (v216) {
-        const unsigned int v2863 = v2861 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:231
-        const unsigned int v2871 = v319 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+        const unsigned int v2863 = v2861 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:239
+        const unsigned int v2871 = v319 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
         const unsigned int v2872 = v2863 + v2871;
         const unsigned int v3125 = v317 << 6u;
         const unsigned int v3127 = v2872 + v3125;
@@ -1938,12 +1938,12 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag_load_shared<true, 6, 3>(v3163, shm4, v3159, 64u);
         iron_frag_mma_sync(v1165, v3161, v3163);
       }
-      const unsigned int v2878 = v2857 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:224
+      const unsigned int v2878 = v2857 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:232
       const unsigned int v2880 = v2859 + 2u;
       const unsigned int v2881 = v2880 % 3u;
       const bool v2882 = v2878 < v2;
       if (v2882) {
-        const unsigned int v2885 = v2881 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const unsigned int v2885 = v2881 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:235
         const unsigned int v2887 = iron_linear_thread() & 31u;
         const unsigned int v2889 = v212 << 5u;
         const unsigned int v2890 = v2889 + v2887;
@@ -1997,7 +1997,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           const unsigned int v2955 = v2954 + v2942;
           iron_copy_async<16>(shm3 + (v2955 ^ (((v2955 >> 6u) & 7u) << 3u)), a + v2951, v2947);
         }
-        const unsigned int v2972 = v1155 + v2894;  // kernels/gemm/gemm_warpgroup.hpp:228
+        const unsigned int v2972 = v1155 + v2894;  // kernels/gemm/gemm_warpgroup.hpp:236
         const bool v2974 = v2972 < v1;
         const bool v2976 = v2974 && v2902;
         const unsigned int v2977 = v2972 * v2;
@@ -2029,14 +2029,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           iron_copy_async<16>(shm4 + (v3028 ^ (((v3028 >> 6u) & 7u) << 3u)), b + v3024, v3020);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
     }
     __syncthreads();
   } else {
     const unsigned int v1197 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
     const unsigned int v1198 = threadIdx.x;
 
-    for (unsigned int v1196 = v209; v1196 < v2; v1196 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+    for (unsigned int v1196 = v209; v1196 < v2; v1196 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
       for (unsigned int v1200 = v1198; v1200 < 8192u; v1200 += v1197) {  // kernels/gemm/gemm_tiles.hpp:95
         const unsigned int v1202 = v1200 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const unsigned int v1204 = v1200 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -2082,9 +2082,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           shm4[(v1247 ^ (((v1247 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
-      if (v216) {  // kernels/gemm/gemm_warpgroup.hpp:217
-        const unsigned int v1256 = v319 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:224
+      if (v216) {  // kernels/gemm/gemm_warpgroup.hpp:225
+        const unsigned int v1256 = v319 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
         const unsigned int v3170 = v317 << 6u;
         const unsigned int v3172 = v1256 + v3170;
         iron_frag<iron_bf16, 0, 16, 16> v3179;
@@ -2119,14 +2119,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag_load_shared<true, 6, 3>(v3208, shm4, 48u, 64u);
         iron_frag_mma_sync(v1165, v3206, v3208);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:218
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:226
     }
   }
-  const unsigned int v1267 = static_cast<unsigned int>(v1165.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1267 = static_cast<unsigned int>(v1165.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1268 = v321 + v1267;
-  const unsigned int v1269 = static_cast<unsigned int>(v1165.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1269 = static_cast<unsigned int>(v1165.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1270 = v1155 + v1269;
-  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1272 = v216 && v1271;
   const bool v1273 = v1270 < v1;
   const bool v1274 = v1272 && v1273;
@@ -2138,11 +2138,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1279 = v1278 + v1270;
     out[v1279] = v1277;
   }
-  const unsigned int v1280 = static_cast<unsigned int>(v1165.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1280 = static_cast<unsigned int>(v1165.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1281 = v321 + v1280;
-  const unsigned int v1282 = static_cast<unsigned int>(v1165.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1282 = static_cast<unsigned int>(v1165.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1283 = v1155 + v1282;
-  const bool v1284 = v1281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1284 = v1281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1285 = v216 && v1284;
   const bool v1286 = v1283 < v1;
   const bool v1287 = v1285 && v1286;
@@ -2154,11 +2154,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1292 = v1291 + v1283;
     out[v1292] = v1290;
   }
-  const unsigned int v1293 = static_cast<unsigned int>(v1165.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1293 = static_cast<unsigned int>(v1165.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1294 = v321 + v1293;
-  const unsigned int v1295 = static_cast<unsigned int>(v1165.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1295 = static_cast<unsigned int>(v1165.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1296 = v1155 + v1295;
-  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1298 = v216 && v1297;
   const bool v1299 = v1296 < v1;
   const bool v1300 = v1298 && v1299;
@@ -2170,11 +2170,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1305 = v1304 + v1296;
     out[v1305] = v1303;
   }
-  const unsigned int v1306 = static_cast<unsigned int>(v1165.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1306 = static_cast<unsigned int>(v1165.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1307 = v321 + v1306;
-  const unsigned int v1308 = static_cast<unsigned int>(v1165.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1308 = static_cast<unsigned int>(v1165.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1309 = v1155 + v1308;
-  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1311 = v216 && v1310;
   const bool v1312 = v1309 < v1;
   const bool v1313 = v1311 && v1312;
@@ -2186,11 +2186,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1318 = v1317 + v1309;
     out[v1318] = v1316;
   }
-  const unsigned int v1319 = static_cast<unsigned int>(v1165.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1319 = static_cast<unsigned int>(v1165.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1320 = v321 + v1319;
-  const unsigned int v1321 = static_cast<unsigned int>(v1165.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1321 = static_cast<unsigned int>(v1165.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1322 = v1155 + v1321;
-  const bool v1323 = v1320 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1323 = v1320 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1324 = v216 && v1323;
   const bool v1325 = v1322 < v1;
   const bool v1326 = v1324 && v1325;
@@ -2202,11 +2202,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1331 = v1330 + v1322;
     out[v1331] = v1329;
   }
-  const unsigned int v1332 = static_cast<unsigned int>(v1165.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1332 = static_cast<unsigned int>(v1165.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1333 = v321 + v1332;
-  const unsigned int v1334 = static_cast<unsigned int>(v1165.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1334 = static_cast<unsigned int>(v1165.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1335 = v1155 + v1334;
-  const bool v1336 = v1333 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1336 = v1333 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1337 = v216 && v1336;
   const bool v1338 = v1335 < v1;
   const bool v1339 = v1337 && v1338;
@@ -2218,11 +2218,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1344 = v1343 + v1335;
     out[v1344] = v1342;
   }
-  const unsigned int v1345 = static_cast<unsigned int>(v1165.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1345 = static_cast<unsigned int>(v1165.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1346 = v321 + v1345;
-  const unsigned int v1347 = static_cast<unsigned int>(v1165.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1347 = static_cast<unsigned int>(v1165.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1348 = v1155 + v1347;
-  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1350 = v216 && v1349;
   const bool v1351 = v1348 < v1;
   const bool v1352 = v1350 && v1351;
@@ -2234,11 +2234,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1357 = v1356 + v1348;
     out[v1357] = v1355;
   }
-  const unsigned int v1358 = static_cast<unsigned int>(v1165.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1358 = static_cast<unsigned int>(v1165.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1359 = v321 + v1358;
-  const unsigned int v1360 = static_cast<unsigned int>(v1165.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1360 = static_cast<unsigned int>(v1165.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1361 = v1155 + v1360;
-  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1363 = v216 && v1362;
   const bool v1364 = v1361 < v1;
   const bool v1365 = v1363 && v1364;
@@ -2250,11 +2250,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1370 = v1369 + v1361;
     out[v1370] = v1368;
   }
-  const unsigned int v1371 = static_cast<unsigned int>(v1165.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1371 = static_cast<unsigned int>(v1165.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1372 = v321 + v1371;
-  const unsigned int v1373 = static_cast<unsigned int>(v1165.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1373 = static_cast<unsigned int>(v1165.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1374 = v1155 + v1373;
-  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1376 = v216 && v1375;
   const bool v1377 = v1374 < v1;
   const bool v1378 = v1376 && v1377;
@@ -2266,11 +2266,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1383 = v1382 + v1374;
     out[v1383] = v1381;
   }
-  const unsigned int v1384 = static_cast<unsigned int>(v1165.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1384 = static_cast<unsigned int>(v1165.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1385 = v321 + v1384;
-  const unsigned int v1386 = static_cast<unsigned int>(v1165.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1386 = static_cast<unsigned int>(v1165.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1387 = v1155 + v1386;
-  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1389 = v216 && v1388;
   const bool v1390 = v1387 < v1;
   const bool v1391 = v1389 && v1390;
@@ -2282,11 +2282,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1396 = v1395 + v1387;
     out[v1396] = v1394;
   }
-  const unsigned int v1397 = static_cast<unsigned int>(v1165.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1397 = static_cast<unsigned int>(v1165.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1398 = v321 + v1397;
-  const unsigned int v1399 = static_cast<unsigned int>(v1165.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1399 = static_cast<unsigned int>(v1165.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1400 = v1155 + v1399;
-  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1402 = v216 && v1401;
   const bool v1403 = v1400 < v1;
   const bool v1404 = v1402 && v1403;
@@ -2298,11 +2298,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1409 = v1408 + v1400;
     out[v1409] = v1407;
   }
-  const unsigned int v1410 = static_cast<unsigned int>(v1165.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1410 = static_cast<unsigned int>(v1165.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1411 = v321 + v1410;
-  const unsigned int v1412 = static_cast<unsigned int>(v1165.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1412 = static_cast<unsigned int>(v1165.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1413 = v1155 + v1412;
-  const bool v1414 = v1411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1414 = v1411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1415 = v216 && v1414;
   const bool v1416 = v1413 < v1;
   const bool v1417 = v1415 && v1416;
@@ -2314,11 +2314,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1422 = v1421 + v1413;
     out[v1422] = v1420;
   }
-  const unsigned int v1423 = static_cast<unsigned int>(v1165.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1423 = static_cast<unsigned int>(v1165.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1424 = v321 + v1423;
-  const unsigned int v1425 = static_cast<unsigned int>(v1165.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1425 = static_cast<unsigned int>(v1165.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1426 = v1155 + v1425;
-  const bool v1427 = v1424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1427 = v1424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1428 = v216 && v1427;
   const bool v1429 = v1426 < v1;
   const bool v1430 = v1428 && v1429;
@@ -2330,11 +2330,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1435 = v1434 + v1426;
     out[v1435] = v1433;
   }
-  const unsigned int v1436 = static_cast<unsigned int>(v1165.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1436 = static_cast<unsigned int>(v1165.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1437 = v321 + v1436;
-  const unsigned int v1438 = static_cast<unsigned int>(v1165.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1438 = static_cast<unsigned int>(v1165.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1439 = v1155 + v1438;
-  const bool v1440 = v1437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1440 = v1437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1441 = v216 && v1440;
   const bool v1442 = v1439 < v1;
   const bool v1443 = v1441 && v1442;
@@ -2346,11 +2346,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1448 = v1447 + v1439;
     out[v1448] = v1446;
   }
-  const unsigned int v1449 = static_cast<unsigned int>(v1165.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1449 = static_cast<unsigned int>(v1165.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1450 = v321 + v1449;
-  const unsigned int v1451 = static_cast<unsigned int>(v1165.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1451 = static_cast<unsigned int>(v1165.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1452 = v1155 + v1451;
-  const bool v1453 = v1450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1453 = v1450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1454 = v216 && v1453;
   const bool v1455 = v1452 < v1;
   const bool v1456 = v1454 && v1455;
@@ -2362,11 +2362,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1461 = v1460 + v1452;
     out[v1461] = v1459;
   }
-  const unsigned int v1462 = static_cast<unsigned int>(v1165.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1462 = static_cast<unsigned int>(v1165.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1463 = v321 + v1462;
-  const unsigned int v1464 = static_cast<unsigned int>(v1165.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1464 = static_cast<unsigned int>(v1165.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1465 = v1155 + v1464;
-  const bool v1466 = v1463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1466 = v1463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1467 = v216 && v1466;
   const bool v1468 = v1465 < v1;
   const bool v1469 = v1467 && v1468;
@@ -2378,11 +2378,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1474 = v1473 + v1465;
     out[v1474] = v1472;
   }
-  const unsigned int v1475 = static_cast<unsigned int>(v1165.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1475 = static_cast<unsigned int>(v1165.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1476 = v321 + v1475;
-  const unsigned int v1477 = static_cast<unsigned int>(v1165.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1477 = static_cast<unsigned int>(v1165.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1478 = v1155 + v1477;
-  const bool v1479 = v1476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1479 = v1476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1480 = v216 && v1479;
   const bool v1481 = v1478 < v1;
   const bool v1482 = v1480 && v1481;
@@ -2394,11 +2394,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1487 = v1486 + v1478;
     out[v1487] = v1485;
   }
-  const unsigned int v1488 = static_cast<unsigned int>(v1165.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1488 = static_cast<unsigned int>(v1165.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1489 = v321 + v1488;
-  const unsigned int v1490 = static_cast<unsigned int>(v1165.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1490 = static_cast<unsigned int>(v1165.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1491 = v1155 + v1490;
-  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1493 = v216 && v1492;
   const bool v1494 = v1491 < v1;
   const bool v1495 = v1493 && v1494;
@@ -2410,11 +2410,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1500 = v1499 + v1491;
     out[v1500] = v1498;
   }
-  const unsigned int v1501 = static_cast<unsigned int>(v1165.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1501 = static_cast<unsigned int>(v1165.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1502 = v321 + v1501;
-  const unsigned int v1503 = static_cast<unsigned int>(v1165.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1503 = static_cast<unsigned int>(v1165.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1504 = v1155 + v1503;
-  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1506 = v216 && v1505;
   const bool v1507 = v1504 < v1;
   const bool v1508 = v1506 && v1507;
@@ -2426,11 +2426,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1513 = v1512 + v1504;
     out[v1513] = v1511;
   }
-  const unsigned int v1514 = static_cast<unsigned int>(v1165.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1514 = static_cast<unsigned int>(v1165.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1515 = v321 + v1514;
-  const unsigned int v1516 = static_cast<unsigned int>(v1165.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1516 = static_cast<unsigned int>(v1165.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1517 = v1155 + v1516;
-  const bool v1518 = v1515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1518 = v1515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1519 = v216 && v1518;
   const bool v1520 = v1517 < v1;
   const bool v1521 = v1519 && v1520;
@@ -2442,11 +2442,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1526 = v1525 + v1517;
     out[v1526] = v1524;
   }
-  const unsigned int v1527 = static_cast<unsigned int>(v1165.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1527 = static_cast<unsigned int>(v1165.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1528 = v321 + v1527;
-  const unsigned int v1529 = static_cast<unsigned int>(v1165.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1529 = static_cast<unsigned int>(v1165.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1530 = v1155 + v1529;
-  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1532 = v216 && v1531;
   const bool v1533 = v1530 < v1;
   const bool v1534 = v1532 && v1533;
@@ -2458,11 +2458,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1539 = v1538 + v1530;
     out[v1539] = v1537;
   }
-  const unsigned int v1540 = static_cast<unsigned int>(v1165.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1540 = static_cast<unsigned int>(v1165.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1541 = v321 + v1540;
-  const unsigned int v1542 = static_cast<unsigned int>(v1165.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1542 = static_cast<unsigned int>(v1165.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1543 = v1155 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1545 = v216 && v1544;
   const bool v1546 = v1543 < v1;
   const bool v1547 = v1545 && v1546;
@@ -2474,11 +2474,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1552 = v1551 + v1543;
     out[v1552] = v1550;
   }
-  const unsigned int v1553 = static_cast<unsigned int>(v1165.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1553 = static_cast<unsigned int>(v1165.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1554 = v321 + v1553;
-  const unsigned int v1555 = static_cast<unsigned int>(v1165.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1555 = static_cast<unsigned int>(v1165.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1556 = v1155 + v1555;
-  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1558 = v216 && v1557;
   const bool v1559 = v1556 < v1;
   const bool v1560 = v1558 && v1559;
@@ -2490,11 +2490,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1565 = v1564 + v1556;
     out[v1565] = v1563;
   }
-  const unsigned int v1566 = static_cast<unsigned int>(v1165.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1566 = static_cast<unsigned int>(v1165.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1567 = v321 + v1566;
-  const unsigned int v1568 = static_cast<unsigned int>(v1165.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1568 = static_cast<unsigned int>(v1165.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1569 = v1155 + v1568;
-  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1571 = v216 && v1570;
   const bool v1572 = v1569 < v1;
   const bool v1573 = v1571 && v1572;
@@ -2506,11 +2506,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1578 = v1577 + v1569;
     out[v1578] = v1576;
   }
-  const unsigned int v1579 = static_cast<unsigned int>(v1165.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1579 = static_cast<unsigned int>(v1165.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1580 = v321 + v1579;
-  const unsigned int v1581 = static_cast<unsigned int>(v1165.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1581 = static_cast<unsigned int>(v1165.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1582 = v1155 + v1581;
-  const bool v1583 = v1580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1583 = v1580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1584 = v216 && v1583;
   const bool v1585 = v1582 < v1;
   const bool v1586 = v1584 && v1585;
@@ -2522,11 +2522,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1591 = v1590 + v1582;
     out[v1591] = v1589;
   }
-  const unsigned int v1592 = static_cast<unsigned int>(v1165.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1592 = static_cast<unsigned int>(v1165.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1593 = v321 + v1592;
-  const unsigned int v1594 = static_cast<unsigned int>(v1165.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1594 = static_cast<unsigned int>(v1165.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1595 = v1155 + v1594;
-  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1597 = v216 && v1596;
   const bool v1598 = v1595 < v1;
   const bool v1599 = v1597 && v1598;
@@ -2538,11 +2538,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1604 = v1603 + v1595;
     out[v1604] = v1602;
   }
-  const unsigned int v1605 = static_cast<unsigned int>(v1165.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1605 = static_cast<unsigned int>(v1165.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1606 = v321 + v1605;
-  const unsigned int v1607 = static_cast<unsigned int>(v1165.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1607 = static_cast<unsigned int>(v1165.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1608 = v1155 + v1607;
-  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1610 = v216 && v1609;
   const bool v1611 = v1608 < v1;
   const bool v1612 = v1610 && v1611;
@@ -2554,11 +2554,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1617 = v1616 + v1608;
     out[v1617] = v1615;
   }
-  const unsigned int v1618 = static_cast<unsigned int>(v1165.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1618 = static_cast<unsigned int>(v1165.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1619 = v321 + v1618;
-  const unsigned int v1620 = static_cast<unsigned int>(v1165.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1620 = static_cast<unsigned int>(v1165.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1621 = v1155 + v1620;
-  const bool v1622 = v1619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1622 = v1619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1623 = v216 && v1622;
   const bool v1624 = v1621 < v1;
   const bool v1625 = v1623 && v1624;
@@ -2570,11 +2570,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1630 = v1629 + v1621;
     out[v1630] = v1628;
   }
-  const unsigned int v1631 = static_cast<unsigned int>(v1165.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1631 = static_cast<unsigned int>(v1165.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1632 = v321 + v1631;
-  const unsigned int v1633 = static_cast<unsigned int>(v1165.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1633 = static_cast<unsigned int>(v1165.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1634 = v1155 + v1633;
-  const bool v1635 = v1632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1635 = v1632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1636 = v216 && v1635;
   const bool v1637 = v1634 < v1;
   const bool v1638 = v1636 && v1637;
@@ -2586,11 +2586,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1643 = v1642 + v1634;
     out[v1643] = v1641;
   }
-  const unsigned int v1644 = static_cast<unsigned int>(v1165.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1644 = static_cast<unsigned int>(v1165.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1645 = v321 + v1644;
-  const unsigned int v1646 = static_cast<unsigned int>(v1165.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1646 = static_cast<unsigned int>(v1165.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1647 = v1155 + v1646;
-  const bool v1648 = v1645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1648 = v1645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1649 = v216 && v1648;
   const bool v1650 = v1647 < v1;
   const bool v1651 = v1649 && v1650;
@@ -2602,11 +2602,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1656 = v1655 + v1647;
     out[v1656] = v1654;
   }
-  const unsigned int v1657 = static_cast<unsigned int>(v1165.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1657 = static_cast<unsigned int>(v1165.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1658 = v321 + v1657;
-  const unsigned int v1659 = static_cast<unsigned int>(v1165.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1659 = static_cast<unsigned int>(v1165.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1660 = v1155 + v1659;
-  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1662 = v216 && v1661;
   const bool v1663 = v1660 < v1;
   const bool v1664 = v1662 && v1663;
@@ -2618,11 +2618,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1669 = v1668 + v1660;
     out[v1669] = v1667;
   }
-  const unsigned int v1670 = static_cast<unsigned int>(v1165.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1670 = static_cast<unsigned int>(v1165.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1671 = v321 + v1670;
-  const unsigned int v1672 = static_cast<unsigned int>(v1165.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1672 = static_cast<unsigned int>(v1165.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1673 = v1155 + v1672;
-  const bool v1674 = v1671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1674 = v1671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1675 = v216 && v1674;
   const bool v1676 = v1673 < v1;
   const bool v1677 = v1675 && v1676;
@@ -2634,11 +2634,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1682 = v1681 + v1673;
     out[v1682] = v1680;
   }
-  const unsigned int v1683 = static_cast<unsigned int>(v1165.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1683 = static_cast<unsigned int>(v1165.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1684 = v321 + v1683;
-  const unsigned int v1685 = static_cast<unsigned int>(v1165.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1685 = static_cast<unsigned int>(v1165.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1686 = v1155 + v1685;
-  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1688 = v216 && v1687;
   const bool v1689 = v1686 < v1;
   const bool v1690 = v1688 && v1689;
@@ -2650,11 +2650,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1695 = v1694 + v1686;
     out[v1695] = v1693;
   }
-  const unsigned int v1696 = static_cast<unsigned int>(v1165.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1696 = static_cast<unsigned int>(v1165.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1697 = v321 + v1696;
-  const unsigned int v1698 = static_cast<unsigned int>(v1165.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1698 = static_cast<unsigned int>(v1165.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1699 = v1155 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1701 = v216 && v1700;
   const bool v1702 = v1699 < v1;
   const bool v1703 = v1701 && v1702;
@@ -2666,11 +2666,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1708 = v1707 + v1699;
     out[v1708] = v1706;
   }
-  const unsigned int v1709 = static_cast<unsigned int>(v1165.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1709 = static_cast<unsigned int>(v1165.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1710 = v321 + v1709;
-  const unsigned int v1711 = static_cast<unsigned int>(v1165.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1711 = static_cast<unsigned int>(v1165.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1712 = v1155 + v1711;
-  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1714 = v216 && v1713;
   const bool v1715 = v1712 < v1;
   const bool v1716 = v1714 && v1715;
@@ -2682,11 +2682,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1721 = v1720 + v1712;
     out[v1721] = v1719;
   }
-  const unsigned int v1722 = static_cast<unsigned int>(v1165.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1722 = static_cast<unsigned int>(v1165.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1723 = v321 + v1722;
-  const unsigned int v1724 = static_cast<unsigned int>(v1165.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1724 = static_cast<unsigned int>(v1165.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1725 = v1155 + v1724;
-  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1727 = v216 && v1726;
   const bool v1728 = v1725 < v1;
   const bool v1729 = v1727 && v1728;
@@ -2698,11 +2698,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1734 = v1733 + v1725;
     out[v1734] = v1732;
   }
-  const unsigned int v1735 = static_cast<unsigned int>(v1165.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1735 = static_cast<unsigned int>(v1165.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1736 = v321 + v1735;
-  const unsigned int v1737 = static_cast<unsigned int>(v1165.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1737 = static_cast<unsigned int>(v1165.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1738 = v1155 + v1737;
-  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1740 = v216 && v1739;
   const bool v1741 = v1738 < v1;
   const bool v1742 = v1740 && v1741;
@@ -2714,11 +2714,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1747 = v1746 + v1738;
     out[v1747] = v1745;
   }
-  const unsigned int v1748 = static_cast<unsigned int>(v1165.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1748 = static_cast<unsigned int>(v1165.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1749 = v321 + v1748;
-  const unsigned int v1750 = static_cast<unsigned int>(v1165.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1750 = static_cast<unsigned int>(v1165.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1751 = v1155 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1753 = v216 && v1752;
   const bool v1754 = v1751 < v1;
   const bool v1755 = v1753 && v1754;
@@ -2730,11 +2730,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1760 = v1759 + v1751;
     out[v1760] = v1758;
   }
-  const unsigned int v1761 = static_cast<unsigned int>(v1165.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1761 = static_cast<unsigned int>(v1165.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1762 = v321 + v1761;
-  const unsigned int v1763 = static_cast<unsigned int>(v1165.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1763 = static_cast<unsigned int>(v1165.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1764 = v1155 + v1763;
-  const bool v1765 = v1762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1765 = v1762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1766 = v216 && v1765;
   const bool v1767 = v1764 < v1;
   const bool v1768 = v1766 && v1767;
@@ -2746,11 +2746,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1773 = v1772 + v1764;
     out[v1773] = v1771;
   }
-  const unsigned int v1774 = static_cast<unsigned int>(v1165.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1774 = static_cast<unsigned int>(v1165.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1775 = v321 + v1774;
-  const unsigned int v1776 = static_cast<unsigned int>(v1165.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1776 = static_cast<unsigned int>(v1165.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1777 = v1155 + v1776;
-  const bool v1778 = v1775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1778 = v1775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1779 = v216 && v1778;
   const bool v1780 = v1777 < v1;
   const bool v1781 = v1779 && v1780;
@@ -2762,11 +2762,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1786 = v1785 + v1777;
     out[v1786] = v1784;
   }
-  const unsigned int v1787 = static_cast<unsigned int>(v1165.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1787 = static_cast<unsigned int>(v1165.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1788 = v321 + v1787;
-  const unsigned int v1789 = static_cast<unsigned int>(v1165.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1789 = static_cast<unsigned int>(v1165.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1790 = v1155 + v1789;
-  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1792 = v216 && v1791;
   const bool v1793 = v1790 < v1;
   const bool v1794 = v1792 && v1793;
@@ -2778,11 +2778,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1799 = v1798 + v1790;
     out[v1799] = v1797;
   }
-  const unsigned int v1800 = static_cast<unsigned int>(v1165.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1800 = static_cast<unsigned int>(v1165.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1801 = v321 + v1800;
-  const unsigned int v1802 = static_cast<unsigned int>(v1165.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1802 = static_cast<unsigned int>(v1165.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1803 = v1155 + v1802;
-  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1805 = v216 && v1804;
   const bool v1806 = v1803 < v1;
   const bool v1807 = v1805 && v1806;
@@ -2794,11 +2794,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1812 = v1811 + v1803;
     out[v1812] = v1810;
   }
-  const unsigned int v1813 = static_cast<unsigned int>(v1165.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1813 = static_cast<unsigned int>(v1165.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1814 = v321 + v1813;
-  const unsigned int v1815 = static_cast<unsigned int>(v1165.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1815 = static_cast<unsigned int>(v1165.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1816 = v1155 + v1815;
-  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1818 = v216 && v1817;
   const bool v1819 = v1816 < v1;
   const bool v1820 = v1818 && v1819;
@@ -2810,11 +2810,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1825 = v1824 + v1816;
     out[v1825] = v1823;
   }
-  const unsigned int v1826 = static_cast<unsigned int>(v1165.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1826 = static_cast<unsigned int>(v1165.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1827 = v321 + v1826;
-  const unsigned int v1828 = static_cast<unsigned int>(v1165.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1828 = static_cast<unsigned int>(v1165.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1829 = v1155 + v1828;
-  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1831 = v216 && v1830;
   const bool v1832 = v1829 < v1;
   const bool v1833 = v1831 && v1832;
@@ -2826,11 +2826,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1838 = v1837 + v1829;
     out[v1838] = v1836;
   }
-  const unsigned int v1839 = static_cast<unsigned int>(v1165.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1839 = static_cast<unsigned int>(v1165.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1840 = v321 + v1839;
-  const unsigned int v1841 = static_cast<unsigned int>(v1165.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1841 = static_cast<unsigned int>(v1165.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1842 = v1155 + v1841;
-  const bool v1843 = v1840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1843 = v1840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1844 = v216 && v1843;
   const bool v1845 = v1842 < v1;
   const bool v1846 = v1844 && v1845;
@@ -2842,11 +2842,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1851 = v1850 + v1842;
     out[v1851] = v1849;
   }
-  const unsigned int v1852 = static_cast<unsigned int>(v1165.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1852 = static_cast<unsigned int>(v1165.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1853 = v321 + v1852;
-  const unsigned int v1854 = static_cast<unsigned int>(v1165.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1854 = static_cast<unsigned int>(v1165.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1855 = v1155 + v1854;
-  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1857 = v216 && v1856;
   const bool v1858 = v1855 < v1;
   const bool v1859 = v1857 && v1858;
@@ -2858,11 +2858,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1864 = v1863 + v1855;
     out[v1864] = v1862;
   }
-  const unsigned int v1865 = static_cast<unsigned int>(v1165.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1865 = static_cast<unsigned int>(v1165.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1866 = v321 + v1865;
-  const unsigned int v1867 = static_cast<unsigned int>(v1165.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1867 = static_cast<unsigned int>(v1165.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1868 = v1155 + v1867;
-  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1870 = v216 && v1869;
   const bool v1871 = v1868 < v1;
   const bool v1872 = v1870 && v1871;
@@ -2874,11 +2874,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1877 = v1876 + v1868;
     out[v1877] = v1875;
   }
-  const unsigned int v1878 = static_cast<unsigned int>(v1165.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1878 = static_cast<unsigned int>(v1165.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1879 = v321 + v1878;
-  const unsigned int v1880 = static_cast<unsigned int>(v1165.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1880 = static_cast<unsigned int>(v1165.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1881 = v1155 + v1880;
-  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1883 = v216 && v1882;
   const bool v1884 = v1881 < v1;
   const bool v1885 = v1883 && v1884;
@@ -2890,11 +2890,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1890 = v1889 + v1881;
     out[v1890] = v1888;
   }
-  const unsigned int v1891 = static_cast<unsigned int>(v1165.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1891 = static_cast<unsigned int>(v1165.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1892 = v321 + v1891;
-  const unsigned int v1893 = static_cast<unsigned int>(v1165.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1893 = static_cast<unsigned int>(v1165.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1894 = v1155 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1896 = v216 && v1895;
   const bool v1897 = v1894 < v1;
   const bool v1898 = v1896 && v1897;
@@ -2906,11 +2906,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1903 = v1902 + v1894;
     out[v1903] = v1901;
   }
-  const unsigned int v1904 = static_cast<unsigned int>(v1165.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1904 = static_cast<unsigned int>(v1165.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1905 = v321 + v1904;
-  const unsigned int v1906 = static_cast<unsigned int>(v1165.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1906 = static_cast<unsigned int>(v1165.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1907 = v1155 + v1906;
-  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1909 = v216 && v1908;
   const bool v1910 = v1907 < v1;
   const bool v1911 = v1909 && v1910;
@@ -2922,11 +2922,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1916 = v1915 + v1907;
     out[v1916] = v1914;
   }
-  const unsigned int v1917 = static_cast<unsigned int>(v1165.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1917 = static_cast<unsigned int>(v1165.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1918 = v321 + v1917;
-  const unsigned int v1919 = static_cast<unsigned int>(v1165.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1919 = static_cast<unsigned int>(v1165.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1920 = v1155 + v1919;
-  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1922 = v216 && v1921;
   const bool v1923 = v1920 < v1;
   const bool v1924 = v1922 && v1923;
@@ -2938,11 +2938,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1929 = v1928 + v1920;
     out[v1929] = v1927;
   }
-  const unsigned int v1930 = static_cast<unsigned int>(v1165.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1930 = static_cast<unsigned int>(v1165.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1931 = v321 + v1930;
-  const unsigned int v1932 = static_cast<unsigned int>(v1165.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1932 = static_cast<unsigned int>(v1165.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1933 = v1155 + v1932;
-  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1935 = v216 && v1934;
   const bool v1936 = v1933 < v1;
   const bool v1937 = v1935 && v1936;
@@ -2954,11 +2954,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1942 = v1941 + v1933;
     out[v1942] = v1940;
   }
-  const unsigned int v1943 = static_cast<unsigned int>(v1165.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1943 = static_cast<unsigned int>(v1165.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1944 = v321 + v1943;
-  const unsigned int v1945 = static_cast<unsigned int>(v1165.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1945 = static_cast<unsigned int>(v1165.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1946 = v1155 + v1945;
-  const bool v1947 = v1944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1947 = v1944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1948 = v216 && v1947;
   const bool v1949 = v1946 < v1;
   const bool v1950 = v1948 && v1949;
@@ -2970,11 +2970,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1955 = v1954 + v1946;
     out[v1955] = v1953;
   }
-  const unsigned int v1956 = static_cast<unsigned int>(v1165.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1956 = static_cast<unsigned int>(v1165.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1957 = v321 + v1956;
-  const unsigned int v1958 = static_cast<unsigned int>(v1165.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1958 = static_cast<unsigned int>(v1165.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1959 = v1155 + v1958;
-  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1961 = v216 && v1960;
   const bool v1962 = v1959 < v1;
   const bool v1963 = v1961 && v1962;
@@ -2986,11 +2986,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1968 = v1967 + v1959;
     out[v1968] = v1966;
   }
-  const unsigned int v1969 = static_cast<unsigned int>(v1165.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1969 = static_cast<unsigned int>(v1165.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1970 = v321 + v1969;
-  const unsigned int v1971 = static_cast<unsigned int>(v1165.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1971 = static_cast<unsigned int>(v1165.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1972 = v1155 + v1971;
-  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1974 = v216 && v1973;
   const bool v1975 = v1972 < v1;
   const bool v1976 = v1974 && v1975;
@@ -3002,11 +3002,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1981 = v1980 + v1972;
     out[v1981] = v1979;
   }
-  const unsigned int v1982 = static_cast<unsigned int>(v1165.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1982 = static_cast<unsigned int>(v1165.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1983 = v321 + v1982;
-  const unsigned int v1984 = static_cast<unsigned int>(v1165.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1984 = static_cast<unsigned int>(v1165.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1985 = v1155 + v1984;
-  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1987 = v216 && v1986;
   const bool v1988 = v1985 < v1;
   const bool v1989 = v1987 && v1988;
@@ -3018,11 +3018,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1994 = v1993 + v1985;
     out[v1994] = v1992;
   }
-  const unsigned int v1995 = static_cast<unsigned int>(v1165.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v1995 = static_cast<unsigned int>(v1165.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v1996 = v321 + v1995;
-  const unsigned int v1997 = static_cast<unsigned int>(v1165.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v1997 = static_cast<unsigned int>(v1165.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v1998 = v1155 + v1997;
-  const bool v1999 = v1996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1999 = v1996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2000 = v216 && v1999;
   const bool v2001 = v1998 < v1;
   const bool v2002 = v2000 && v2001;
@@ -3034,11 +3034,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2007 = v2006 + v1998;
     out[v2007] = v2005;
   }
-  const unsigned int v2008 = static_cast<unsigned int>(v1165.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2008 = static_cast<unsigned int>(v1165.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2009 = v321 + v2008;
-  const unsigned int v2010 = static_cast<unsigned int>(v1165.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2010 = static_cast<unsigned int>(v1165.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2011 = v1155 + v2010;
-  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2013 = v216 && v2012;
   const bool v2014 = v2011 < v1;
   const bool v2015 = v2013 && v2014;
@@ -3050,11 +3050,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2020 = v2019 + v2011;
     out[v2020] = v2018;
   }
-  const unsigned int v2021 = static_cast<unsigned int>(v1165.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2021 = static_cast<unsigned int>(v1165.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2022 = v321 + v2021;
-  const unsigned int v2023 = static_cast<unsigned int>(v1165.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2023 = static_cast<unsigned int>(v1165.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2024 = v1155 + v2023;
-  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2026 = v216 && v2025;
   const bool v2027 = v2024 < v1;
   const bool v2028 = v2026 && v2027;
@@ -3066,11 +3066,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2033 = v2032 + v2024;
     out[v2033] = v2031;
   }
-  const unsigned int v2034 = static_cast<unsigned int>(v1165.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2034 = static_cast<unsigned int>(v1165.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2035 = v321 + v2034;
-  const unsigned int v2036 = static_cast<unsigned int>(v1165.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2036 = static_cast<unsigned int>(v1165.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2037 = v1155 + v2036;
-  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2039 = v216 && v2038;
   const bool v2040 = v2037 < v1;
   const bool v2041 = v2039 && v2040;
@@ -3082,11 +3082,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2046 = v2045 + v2037;
     out[v2046] = v2044;
   }
-  const unsigned int v2047 = static_cast<unsigned int>(v1165.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2047 = static_cast<unsigned int>(v1165.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2048 = v321 + v2047;
-  const unsigned int v2049 = static_cast<unsigned int>(v1165.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2049 = static_cast<unsigned int>(v1165.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2050 = v1155 + v2049;
-  const bool v2051 = v2048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2051 = v2048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2052 = v216 && v2051;
   const bool v2053 = v2050 < v1;
   const bool v2054 = v2052 && v2053;
@@ -3098,11 +3098,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2059 = v2058 + v2050;
     out[v2059] = v2057;
   }
-  const unsigned int v2060 = static_cast<unsigned int>(v1165.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2060 = static_cast<unsigned int>(v1165.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2061 = v321 + v2060;
-  const unsigned int v2062 = static_cast<unsigned int>(v1165.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2062 = static_cast<unsigned int>(v1165.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2063 = v1155 + v2062;
-  const bool v2064 = v2061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2064 = v2061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2065 = v216 && v2064;
   const bool v2066 = v2063 < v1;
   const bool v2067 = v2065 && v2066;
@@ -3114,11 +3114,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2072 = v2071 + v2063;
     out[v2072] = v2070;
   }
-  const unsigned int v2073 = static_cast<unsigned int>(v1165.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2073 = static_cast<unsigned int>(v1165.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2074 = v321 + v2073;
-  const unsigned int v2075 = static_cast<unsigned int>(v1165.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2075 = static_cast<unsigned int>(v1165.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2076 = v1155 + v2075;
-  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2078 = v216 && v2077;
   const bool v2079 = v2076 < v1;
   const bool v2080 = v2078 && v2079;
@@ -3130,11 +3130,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2085 = v2084 + v2076;
     out[v2085] = v2083;
   }
-  const unsigned int v2086 = static_cast<unsigned int>(v1165.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+  const unsigned int v2086 = static_cast<unsigned int>(v1165.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
   const unsigned int v2087 = v321 + v2086;
-  const unsigned int v2088 = static_cast<unsigned int>(v1165.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+  const unsigned int v2088 = static_cast<unsigned int>(v1165.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
   const unsigned int v2089 = v1155 + v2088;
-  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2091 = v216 && v2090;
   const bool v2092 = v2089 < v1;
   const bool v2093 = v2091 && v2092;

@@ -335,17 +335,17 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:132
     const unsigned int v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:135
     const unsigned int v80 = v1 * v2;  // kernels/moe/grouped_gemm.cpp:134
-    const unsigned int v245 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:178
+    const unsigned int v245 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:179
     const unsigned int v246 = v245 >> 2u;
-    const bool v249 = v245 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:179
-    iron_frag<float, 2, 16, 128> v253;  // kernels/gemm/gemm_warpgroup.hpp:184
+    const bool v249 = v245 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:180
+    iron_frag<float, 2, 16, 128> v253;  // kernels/gemm/gemm_warpgroup.hpp:185
     iron_frag_fill(v253, 0.0f);
-    const unsigned int v256 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:223
+    const unsigned int v256 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:231
     const bool v257 = v256 == v28;
     if (v257) {
-      const bool v3947 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:224
+      const bool v3947 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:232
       if (v3947) {
-        const unsigned int v3951 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const unsigned int v3951 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:235
         const unsigned int v3954 = v245 << 5u;
         const unsigned int v3955 = v3954 + v3951;
         const unsigned int v3956 = v3955 >> 3u;
@@ -392,7 +392,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v4003 = v4001 + v3992;
           iron_copy_async<16>(shm3 + (v4003 ^ (((v4003 >> 6u) & 7u) << 3u)), x_sorted + v4000, v3997);
         }
-        const unsigned int v4004 = v79 + v3956;  // kernels/gemm/gemm_warpgroup.hpp:228
+        const unsigned int v4004 = v79 + v3956;  // kernels/gemm/gemm_warpgroup.hpp:236
         const bool v4005 = v4004 < v80;
         const bool v4006 = v4005 && v3962;
         const unsigned int v4007 = v4004 * v3;
@@ -422,10 +422,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4029 ^ (((v4029 >> 6u) & 7u) << 3u)), w + v4026, v4023);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
       const bool v4032 = 64u < v3;
       if (v4032) {
-        const unsigned int v4036 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const unsigned int v4036 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:235
         const unsigned int v4039 = v245 << 5u;
         const unsigned int v4040 = v4039 + v4036;
         const unsigned int v4041 = v4040 >> 3u;
@@ -478,7 +478,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v4088 = v4087 + v4077;
           iron_copy_async<16>(shm3 + (v4088 ^ (((v4088 >> 6u) & 7u) << 3u)), x_sorted + v4085, v4082);
         }
-        const unsigned int v4089 = v79 + v4041;  // kernels/gemm/gemm_warpgroup.hpp:228
+        const unsigned int v4089 = v79 + v4041;  // kernels/gemm/gemm_warpgroup.hpp:236
         const bool v4090 = v4089 < v80;
         const bool v4091 = v4090 && v4047;
         const unsigned int v4092 = v4089 * v3;
@@ -510,7 +510,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4114 ^ (((v4114 >> 6u) & 7u) << 3u)), w + v4111, v4108);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
 
       for (unsigned int v3094 = v28; v3094 < v3; v3094 += 64u) {
         const unsigned int v3096 = v3094 >> 6u;
@@ -518,8 +518,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
         if (v249) {
-          const unsigned int v3100 = v3098 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:231
-          const unsigned int v3107 = v246 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+          const unsigned int v3100 = v3098 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:239
+          const unsigned int v3107 = v246 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
           const unsigned int v3108 = v3107 << 6u;
           const unsigned int v3109 = v3100 + v3108;
           const unsigned int v3593 = v245 & 3u;
@@ -561,12 +561,12 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag_load_shared<true, 6, 3>(v3635, shm4, v3631, 64u);
           iron_frag_mma_sync(v253, v3633, v3635);
         }
-        const unsigned int v3115 = v3094 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:224
+        const unsigned int v3115 = v3094 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:232
         const unsigned int v3117 = v3096 + 2u;
         const unsigned int v3118 = v3117 % 3u;
         const bool v3119 = v3115 < v3;
         if (v3119) {
-          const unsigned int v3122 = v3118 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:227
+          const unsigned int v3122 = v3118 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:235
           const unsigned int v3124 = iron_linear_thread() & 31u;
           const unsigned int v3126 = v245 << 5u;
           const unsigned int v3127 = v3126 + v3124;
@@ -620,7 +620,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             const unsigned int v3192 = v3191 + v3179;
             iron_copy_async<16>(shm3 + (v3192 ^ (((v3192 >> 6u) & 7u) << 3u)), x_sorted + v3188, v3184);
           }
-          const unsigned int v3209 = v79 + v3131;  // kernels/gemm/gemm_warpgroup.hpp:228
+          const unsigned int v3209 = v79 + v3131;  // kernels/gemm/gemm_warpgroup.hpp:236
           const bool v3211 = v3209 < v80;
           const bool v3213 = v3211 && v3139;
           const unsigned int v3214 = v3209 * v3;
@@ -652,14 +652,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             iron_copy_async<16>(shm4 + (v3265 ^ (((v3265 >> 6u) & 7u) << 3u)), w + v3261, v3257);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
       }
       __syncthreads();
     } else {
       const unsigned int v285 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
       const unsigned int v286 = threadIdx.x;
 
-      for (unsigned int v284 = v28; v284 < v3; v284 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+      for (unsigned int v284 = v28; v284 < v3; v284 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
         for (unsigned int v288 = v286; v288 < 8192u; v288 += v285) {  // kernels/gemm/gemm_tiles.hpp:95
           const unsigned int v290 = v288 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v292 = v288 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -705,9 +705,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             shm4[(v335 ^ (((v335 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
-        if (v249) {  // kernels/gemm/gemm_warpgroup.hpp:217
-          const unsigned int v343 = v246 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:224
+        if (v249) {  // kernels/gemm/gemm_warpgroup.hpp:225
+          const unsigned int v343 = v246 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
           const unsigned int v344 = v343 << 6u;
           const unsigned int v3638 = v245 & 3u;
           const unsigned int v3640 = v3638 << 4u;
@@ -745,19 +745,19 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag_load_shared<true, 6, 3>(v3680, shm4, 48u, 64u);
           iron_frag_mma_sync(v253, v3678, v3680);
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:218
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:226
       }
     }
-    const unsigned int v349 = v245 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:243
+    const unsigned int v349 = v245 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:251
     const unsigned int v350 = v349 << 4u;
     const unsigned int v352 = v246 << 6u;
     const unsigned int v353 = v75 + v352;
     const unsigned int v354 = v353 + v350;
-    const unsigned int v355 = static_cast<unsigned int>(v253.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v355 = static_cast<unsigned int>(v253.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v356 = v354 + v355;
-    const unsigned int v357 = static_cast<unsigned int>(v253.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v357 = static_cast<unsigned int>(v253.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v358 = v79 + v357;
-    const bool v359 = v356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v359 = v356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v360 = v249 && v359;
     const bool v361 = v358 < v80;
     const bool v362 = v360 && v361;
@@ -775,11 +775,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v371] = v368;
       }
     }
-    const unsigned int v372 = static_cast<unsigned int>(v253.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v372 = static_cast<unsigned int>(v253.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v373 = v354 + v372;
-    const unsigned int v374 = static_cast<unsigned int>(v253.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v374 = static_cast<unsigned int>(v253.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v375 = v79 + v374;
-    const bool v376 = v373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v376 = v373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v377 = v249 && v376;
     const bool v378 = v375 < v80;
     const bool v379 = v377 && v378;
@@ -797,11 +797,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v388] = v385;
       }
     }
-    const unsigned int v389 = static_cast<unsigned int>(v253.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v389 = static_cast<unsigned int>(v253.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v390 = v354 + v389;
-    const unsigned int v391 = static_cast<unsigned int>(v253.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v391 = static_cast<unsigned int>(v253.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v392 = v79 + v391;
-    const bool v393 = v390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v393 = v390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v394 = v249 && v393;
     const bool v395 = v392 < v80;
     const bool v396 = v394 && v395;
@@ -819,11 +819,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v405] = v402;
       }
     }
-    const unsigned int v406 = static_cast<unsigned int>(v253.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v406 = static_cast<unsigned int>(v253.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v407 = v354 + v406;
-    const unsigned int v408 = static_cast<unsigned int>(v253.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v408 = static_cast<unsigned int>(v253.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v409 = v79 + v408;
-    const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v411 = v249 && v410;
     const bool v412 = v409 < v80;
     const bool v413 = v411 && v412;
@@ -841,11 +841,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v422] = v419;
       }
     }
-    const unsigned int v423 = static_cast<unsigned int>(v253.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v423 = static_cast<unsigned int>(v253.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v424 = v354 + v423;
-    const unsigned int v425 = static_cast<unsigned int>(v253.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v425 = static_cast<unsigned int>(v253.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v426 = v79 + v425;
-    const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v428 = v249 && v427;
     const bool v429 = v426 < v80;
     const bool v430 = v428 && v429;
@@ -863,11 +863,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v439] = v436;
       }
     }
-    const unsigned int v440 = static_cast<unsigned int>(v253.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v440 = static_cast<unsigned int>(v253.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v441 = v354 + v440;
-    const unsigned int v442 = static_cast<unsigned int>(v253.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v442 = static_cast<unsigned int>(v253.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v443 = v79 + v442;
-    const bool v444 = v441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v444 = v441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v445 = v249 && v444;
     const bool v446 = v443 < v80;
     const bool v447 = v445 && v446;
@@ -885,11 +885,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v456] = v453;
       }
     }
-    const unsigned int v457 = static_cast<unsigned int>(v253.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v457 = static_cast<unsigned int>(v253.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v458 = v354 + v457;
-    const unsigned int v459 = static_cast<unsigned int>(v253.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v459 = static_cast<unsigned int>(v253.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v460 = v79 + v459;
-    const bool v461 = v458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v461 = v458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v462 = v249 && v461;
     const bool v463 = v460 < v80;
     const bool v464 = v462 && v463;
@@ -907,11 +907,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v473] = v470;
       }
     }
-    const unsigned int v474 = static_cast<unsigned int>(v253.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v474 = static_cast<unsigned int>(v253.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v475 = v354 + v474;
-    const unsigned int v476 = static_cast<unsigned int>(v253.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v476 = static_cast<unsigned int>(v253.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v477 = v79 + v476;
-    const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v479 = v249 && v478;
     const bool v480 = v477 < v80;
     const bool v481 = v479 && v480;
@@ -929,11 +929,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v490] = v487;
       }
     }
-    const unsigned int v491 = static_cast<unsigned int>(v253.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v491 = static_cast<unsigned int>(v253.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v492 = v354 + v491;
-    const unsigned int v493 = static_cast<unsigned int>(v253.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v493 = static_cast<unsigned int>(v253.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v494 = v79 + v493;
-    const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v496 = v249 && v495;
     const bool v497 = v494 < v80;
     const bool v498 = v496 && v497;
@@ -951,11 +951,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v507] = v504;
       }
     }
-    const unsigned int v508 = static_cast<unsigned int>(v253.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v508 = static_cast<unsigned int>(v253.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v509 = v354 + v508;
-    const unsigned int v510 = static_cast<unsigned int>(v253.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v510 = static_cast<unsigned int>(v253.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v511 = v79 + v510;
-    const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v513 = v249 && v512;
     const bool v514 = v511 < v80;
     const bool v515 = v513 && v514;
@@ -973,11 +973,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v524] = v521;
       }
     }
-    const unsigned int v525 = static_cast<unsigned int>(v253.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v525 = static_cast<unsigned int>(v253.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v526 = v354 + v525;
-    const unsigned int v527 = static_cast<unsigned int>(v253.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v527 = static_cast<unsigned int>(v253.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v528 = v79 + v527;
-    const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v530 = v249 && v529;
     const bool v531 = v528 < v80;
     const bool v532 = v530 && v531;
@@ -995,11 +995,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v541] = v538;
       }
     }
-    const unsigned int v542 = static_cast<unsigned int>(v253.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v542 = static_cast<unsigned int>(v253.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v543 = v354 + v542;
-    const unsigned int v544 = static_cast<unsigned int>(v253.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v544 = static_cast<unsigned int>(v253.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v545 = v79 + v544;
-    const bool v546 = v543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v546 = v543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v547 = v249 && v546;
     const bool v548 = v545 < v80;
     const bool v549 = v547 && v548;
@@ -1017,11 +1017,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v558] = v555;
       }
     }
-    const unsigned int v559 = static_cast<unsigned int>(v253.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v559 = static_cast<unsigned int>(v253.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v560 = v354 + v559;
-    const unsigned int v561 = static_cast<unsigned int>(v253.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v561 = static_cast<unsigned int>(v253.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v562 = v79 + v561;
-    const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v564 = v249 && v563;
     const bool v565 = v562 < v80;
     const bool v566 = v564 && v565;
@@ -1039,11 +1039,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v575] = v572;
       }
     }
-    const unsigned int v576 = static_cast<unsigned int>(v253.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v576 = static_cast<unsigned int>(v253.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v577 = v354 + v576;
-    const unsigned int v578 = static_cast<unsigned int>(v253.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v578 = static_cast<unsigned int>(v253.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v579 = v79 + v578;
-    const bool v580 = v577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v580 = v577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v581 = v249 && v580;
     const bool v582 = v579 < v80;
     const bool v583 = v581 && v582;
@@ -1061,11 +1061,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v592] = v589;
       }
     }
-    const unsigned int v593 = static_cast<unsigned int>(v253.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v593 = static_cast<unsigned int>(v253.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v594 = v354 + v593;
-    const unsigned int v595 = static_cast<unsigned int>(v253.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v595 = static_cast<unsigned int>(v253.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v596 = v79 + v595;
-    const bool v597 = v594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v597 = v594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v598 = v249 && v597;
     const bool v599 = v596 < v80;
     const bool v600 = v598 && v599;
@@ -1083,11 +1083,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v609] = v606;
       }
     }
-    const unsigned int v610 = static_cast<unsigned int>(v253.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v610 = static_cast<unsigned int>(v253.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v611 = v354 + v610;
-    const unsigned int v612 = static_cast<unsigned int>(v253.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v612 = static_cast<unsigned int>(v253.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v613 = v79 + v612;
-    const bool v614 = v611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v614 = v611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v615 = v249 && v614;
     const bool v616 = v613 < v80;
     const bool v617 = v615 && v616;
@@ -1105,11 +1105,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v626] = v623;
       }
     }
-    const unsigned int v627 = static_cast<unsigned int>(v253.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v627 = static_cast<unsigned int>(v253.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v628 = v354 + v627;
-    const unsigned int v629 = static_cast<unsigned int>(v253.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v629 = static_cast<unsigned int>(v253.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v630 = v79 + v629;
-    const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v632 = v249 && v631;
     const bool v633 = v630 < v80;
     const bool v634 = v632 && v633;
@@ -1127,11 +1127,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v643] = v640;
       }
     }
-    const unsigned int v644 = static_cast<unsigned int>(v253.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v644 = static_cast<unsigned int>(v253.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v645 = v354 + v644;
-    const unsigned int v646 = static_cast<unsigned int>(v253.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v646 = static_cast<unsigned int>(v253.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v647 = v79 + v646;
-    const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v649 = v249 && v648;
     const bool v650 = v647 < v80;
     const bool v651 = v649 && v650;
@@ -1149,11 +1149,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v660] = v657;
       }
     }
-    const unsigned int v661 = static_cast<unsigned int>(v253.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v661 = static_cast<unsigned int>(v253.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v662 = v354 + v661;
-    const unsigned int v663 = static_cast<unsigned int>(v253.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v663 = static_cast<unsigned int>(v253.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v664 = v79 + v663;
-    const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v666 = v249 && v665;
     const bool v667 = v664 < v80;
     const bool v668 = v666 && v667;
@@ -1171,11 +1171,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v677] = v674;
       }
     }
-    const unsigned int v678 = static_cast<unsigned int>(v253.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v678 = static_cast<unsigned int>(v253.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v679 = v354 + v678;
-    const unsigned int v680 = static_cast<unsigned int>(v253.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v680 = static_cast<unsigned int>(v253.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v681 = v79 + v680;
-    const bool v682 = v679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v682 = v679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v683 = v249 && v682;
     const bool v684 = v681 < v80;
     const bool v685 = v683 && v684;
@@ -1193,11 +1193,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v694] = v691;
       }
     }
-    const unsigned int v695 = static_cast<unsigned int>(v253.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v695 = static_cast<unsigned int>(v253.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v696 = v354 + v695;
-    const unsigned int v697 = static_cast<unsigned int>(v253.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v697 = static_cast<unsigned int>(v253.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v698 = v79 + v697;
-    const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v700 = v249 && v699;
     const bool v701 = v698 < v80;
     const bool v702 = v700 && v701;
@@ -1215,11 +1215,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v711] = v708;
       }
     }
-    const unsigned int v712 = static_cast<unsigned int>(v253.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v712 = static_cast<unsigned int>(v253.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v713 = v354 + v712;
-    const unsigned int v714 = static_cast<unsigned int>(v253.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v714 = static_cast<unsigned int>(v253.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v715 = v79 + v714;
-    const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v717 = v249 && v716;
     const bool v718 = v715 < v80;
     const bool v719 = v717 && v718;
@@ -1237,11 +1237,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v728] = v725;
       }
     }
-    const unsigned int v729 = static_cast<unsigned int>(v253.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v729 = static_cast<unsigned int>(v253.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v730 = v354 + v729;
-    const unsigned int v731 = static_cast<unsigned int>(v253.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v731 = static_cast<unsigned int>(v253.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v732 = v79 + v731;
-    const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v734 = v249 && v733;
     const bool v735 = v732 < v80;
     const bool v736 = v734 && v735;
@@ -1259,11 +1259,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v745] = v742;
       }
     }
-    const unsigned int v746 = static_cast<unsigned int>(v253.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v746 = static_cast<unsigned int>(v253.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v747 = v354 + v746;
-    const unsigned int v748 = static_cast<unsigned int>(v253.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v748 = static_cast<unsigned int>(v253.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v749 = v79 + v748;
-    const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v751 = v249 && v750;
     const bool v752 = v749 < v80;
     const bool v753 = v751 && v752;
@@ -1281,11 +1281,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v762] = v759;
       }
     }
-    const unsigned int v763 = static_cast<unsigned int>(v253.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v763 = static_cast<unsigned int>(v253.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v764 = v354 + v763;
-    const unsigned int v765 = static_cast<unsigned int>(v253.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v765 = static_cast<unsigned int>(v253.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v766 = v79 + v765;
-    const bool v767 = v764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v767 = v764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v768 = v249 && v767;
     const bool v769 = v766 < v80;
     const bool v770 = v768 && v769;
@@ -1303,11 +1303,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v779] = v776;
       }
     }
-    const unsigned int v780 = static_cast<unsigned int>(v253.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v780 = static_cast<unsigned int>(v253.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v781 = v354 + v780;
-    const unsigned int v782 = static_cast<unsigned int>(v253.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v782 = static_cast<unsigned int>(v253.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v783 = v79 + v782;
-    const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v785 = v249 && v784;
     const bool v786 = v783 < v80;
     const bool v787 = v785 && v786;
@@ -1325,11 +1325,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v796] = v793;
       }
     }
-    const unsigned int v797 = static_cast<unsigned int>(v253.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v797 = static_cast<unsigned int>(v253.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v798 = v354 + v797;
-    const unsigned int v799 = static_cast<unsigned int>(v253.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v799 = static_cast<unsigned int>(v253.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v800 = v79 + v799;
-    const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v802 = v249 && v801;
     const bool v803 = v800 < v80;
     const bool v804 = v802 && v803;
@@ -1347,11 +1347,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v813] = v810;
       }
     }
-    const unsigned int v814 = static_cast<unsigned int>(v253.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v814 = static_cast<unsigned int>(v253.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v815 = v354 + v814;
-    const unsigned int v816 = static_cast<unsigned int>(v253.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v816 = static_cast<unsigned int>(v253.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v817 = v79 + v816;
-    const bool v818 = v815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v818 = v815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v819 = v249 && v818;
     const bool v820 = v817 < v80;
     const bool v821 = v819 && v820;
@@ -1369,11 +1369,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v830] = v827;
       }
     }
-    const unsigned int v831 = static_cast<unsigned int>(v253.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v831 = static_cast<unsigned int>(v253.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v832 = v354 + v831;
-    const unsigned int v833 = static_cast<unsigned int>(v253.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v833 = static_cast<unsigned int>(v253.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v834 = v79 + v833;
-    const bool v835 = v832 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v835 = v832 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v836 = v249 && v835;
     const bool v837 = v834 < v80;
     const bool v838 = v836 && v837;
@@ -1391,11 +1391,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v847] = v844;
       }
     }
-    const unsigned int v848 = static_cast<unsigned int>(v253.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v848 = static_cast<unsigned int>(v253.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v849 = v354 + v848;
-    const unsigned int v850 = static_cast<unsigned int>(v253.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v850 = static_cast<unsigned int>(v253.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v851 = v79 + v850;
-    const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v853 = v249 && v852;
     const bool v854 = v851 < v80;
     const bool v855 = v853 && v854;
@@ -1413,11 +1413,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v864] = v861;
       }
     }
-    const unsigned int v865 = static_cast<unsigned int>(v253.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v865 = static_cast<unsigned int>(v253.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v866 = v354 + v865;
-    const unsigned int v867 = static_cast<unsigned int>(v253.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v867 = static_cast<unsigned int>(v253.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v868 = v79 + v867;
-    const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v870 = v249 && v869;
     const bool v871 = v868 < v80;
     const bool v872 = v870 && v871;
@@ -1435,11 +1435,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v881] = v878;
       }
     }
-    const unsigned int v882 = static_cast<unsigned int>(v253.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v882 = static_cast<unsigned int>(v253.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v883 = v354 + v882;
-    const unsigned int v884 = static_cast<unsigned int>(v253.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v884 = static_cast<unsigned int>(v253.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v885 = v79 + v884;
-    const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v887 = v249 && v886;
     const bool v888 = v885 < v80;
     const bool v889 = v887 && v888;
@@ -1457,11 +1457,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v898] = v895;
       }
     }
-    const unsigned int v899 = static_cast<unsigned int>(v253.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v899 = static_cast<unsigned int>(v253.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v900 = v354 + v899;
-    const unsigned int v901 = static_cast<unsigned int>(v253.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v901 = static_cast<unsigned int>(v253.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v902 = v79 + v901;
-    const bool v903 = v900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v903 = v900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v904 = v249 && v903;
     const bool v905 = v902 < v80;
     const bool v906 = v904 && v905;
@@ -1479,11 +1479,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v915] = v912;
       }
     }
-    const unsigned int v916 = static_cast<unsigned int>(v253.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v916 = static_cast<unsigned int>(v253.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v917 = v354 + v916;
-    const unsigned int v918 = static_cast<unsigned int>(v253.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v918 = static_cast<unsigned int>(v253.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v919 = v79 + v918;
-    const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v921 = v249 && v920;
     const bool v922 = v919 < v80;
     const bool v923 = v921 && v922;
@@ -1501,11 +1501,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v932] = v929;
       }
     }
-    const unsigned int v933 = static_cast<unsigned int>(v253.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v933 = static_cast<unsigned int>(v253.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v934 = v354 + v933;
-    const unsigned int v935 = static_cast<unsigned int>(v253.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v935 = static_cast<unsigned int>(v253.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v936 = v79 + v935;
-    const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v938 = v249 && v937;
     const bool v939 = v936 < v80;
     const bool v940 = v938 && v939;
@@ -1523,11 +1523,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v949] = v946;
       }
     }
-    const unsigned int v950 = static_cast<unsigned int>(v253.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v950 = static_cast<unsigned int>(v253.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v951 = v354 + v950;
-    const unsigned int v952 = static_cast<unsigned int>(v253.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v952 = static_cast<unsigned int>(v253.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v953 = v79 + v952;
-    const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v955 = v249 && v954;
     const bool v956 = v953 < v80;
     const bool v957 = v955 && v956;
@@ -1545,11 +1545,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v966] = v963;
       }
     }
-    const unsigned int v967 = static_cast<unsigned int>(v253.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v967 = static_cast<unsigned int>(v253.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v968 = v354 + v967;
-    const unsigned int v969 = static_cast<unsigned int>(v253.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v969 = static_cast<unsigned int>(v253.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v970 = v79 + v969;
-    const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v972 = v249 && v971;
     const bool v973 = v970 < v80;
     const bool v974 = v972 && v973;
@@ -1567,11 +1567,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v983] = v980;
       }
     }
-    const unsigned int v984 = static_cast<unsigned int>(v253.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v984 = static_cast<unsigned int>(v253.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v985 = v354 + v984;
-    const unsigned int v986 = static_cast<unsigned int>(v253.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v986 = static_cast<unsigned int>(v253.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v987 = v79 + v986;
-    const bool v988 = v985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v988 = v985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v989 = v249 && v988;
     const bool v990 = v987 < v80;
     const bool v991 = v989 && v990;
@@ -1589,11 +1589,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1000] = v997;
       }
     }
-    const unsigned int v1001 = static_cast<unsigned int>(v253.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1001 = static_cast<unsigned int>(v253.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1002 = v354 + v1001;
-    const unsigned int v1003 = static_cast<unsigned int>(v253.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1003 = static_cast<unsigned int>(v253.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1004 = v79 + v1003;
-    const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1006 = v249 && v1005;
     const bool v1007 = v1004 < v80;
     const bool v1008 = v1006 && v1007;
@@ -1611,11 +1611,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1017] = v1014;
       }
     }
-    const unsigned int v1018 = static_cast<unsigned int>(v253.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1018 = static_cast<unsigned int>(v253.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1019 = v354 + v1018;
-    const unsigned int v1020 = static_cast<unsigned int>(v253.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1020 = static_cast<unsigned int>(v253.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1021 = v79 + v1020;
-    const bool v1022 = v1019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1022 = v1019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1023 = v249 && v1022;
     const bool v1024 = v1021 < v80;
     const bool v1025 = v1023 && v1024;
@@ -1633,11 +1633,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1034] = v1031;
       }
     }
-    const unsigned int v1035 = static_cast<unsigned int>(v253.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1035 = static_cast<unsigned int>(v253.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1036 = v354 + v1035;
-    const unsigned int v1037 = static_cast<unsigned int>(v253.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1037 = static_cast<unsigned int>(v253.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1038 = v79 + v1037;
-    const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1040 = v249 && v1039;
     const bool v1041 = v1038 < v80;
     const bool v1042 = v1040 && v1041;
@@ -1655,11 +1655,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1051] = v1048;
       }
     }
-    const unsigned int v1052 = static_cast<unsigned int>(v253.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1052 = static_cast<unsigned int>(v253.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1053 = v354 + v1052;
-    const unsigned int v1054 = static_cast<unsigned int>(v253.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1054 = static_cast<unsigned int>(v253.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1055 = v79 + v1054;
-    const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1057 = v249 && v1056;
     const bool v1058 = v1055 < v80;
     const bool v1059 = v1057 && v1058;
@@ -1677,11 +1677,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1068] = v1065;
       }
     }
-    const unsigned int v1069 = static_cast<unsigned int>(v253.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1069 = static_cast<unsigned int>(v253.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1070 = v354 + v1069;
-    const unsigned int v1071 = static_cast<unsigned int>(v253.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1071 = static_cast<unsigned int>(v253.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1072 = v79 + v1071;
-    const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1074 = v249 && v1073;
     const bool v1075 = v1072 < v80;
     const bool v1076 = v1074 && v1075;
@@ -1699,11 +1699,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1085] = v1082;
       }
     }
-    const unsigned int v1086 = static_cast<unsigned int>(v253.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1086 = static_cast<unsigned int>(v253.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1087 = v354 + v1086;
-    const unsigned int v1088 = static_cast<unsigned int>(v253.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1088 = static_cast<unsigned int>(v253.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1089 = v79 + v1088;
-    const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1091 = v249 && v1090;
     const bool v1092 = v1089 < v80;
     const bool v1093 = v1091 && v1092;
@@ -1721,11 +1721,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1102] = v1099;
       }
     }
-    const unsigned int v1103 = static_cast<unsigned int>(v253.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1103 = static_cast<unsigned int>(v253.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1104 = v354 + v1103;
-    const unsigned int v1105 = static_cast<unsigned int>(v253.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1105 = static_cast<unsigned int>(v253.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1106 = v79 + v1105;
-    const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1108 = v249 && v1107;
     const bool v1109 = v1106 < v80;
     const bool v1110 = v1108 && v1109;
@@ -1743,11 +1743,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1119] = v1116;
       }
     }
-    const unsigned int v1120 = static_cast<unsigned int>(v253.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1120 = static_cast<unsigned int>(v253.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1121 = v354 + v1120;
-    const unsigned int v1122 = static_cast<unsigned int>(v253.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1122 = static_cast<unsigned int>(v253.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1123 = v79 + v1122;
-    const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1125 = v249 && v1124;
     const bool v1126 = v1123 < v80;
     const bool v1127 = v1125 && v1126;
@@ -1765,11 +1765,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1136] = v1133;
       }
     }
-    const unsigned int v1137 = static_cast<unsigned int>(v253.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1137 = static_cast<unsigned int>(v253.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1138 = v354 + v1137;
-    const unsigned int v1139 = static_cast<unsigned int>(v253.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1139 = static_cast<unsigned int>(v253.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1140 = v79 + v1139;
-    const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1142 = v249 && v1141;
     const bool v1143 = v1140 < v80;
     const bool v1144 = v1142 && v1143;
@@ -1787,11 +1787,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1153] = v1150;
       }
     }
-    const unsigned int v1154 = static_cast<unsigned int>(v253.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1154 = static_cast<unsigned int>(v253.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1155 = v354 + v1154;
-    const unsigned int v1156 = static_cast<unsigned int>(v253.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1156 = static_cast<unsigned int>(v253.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1157 = v79 + v1156;
-    const bool v1158 = v1155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1158 = v1155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1159 = v249 && v1158;
     const bool v1160 = v1157 < v80;
     const bool v1161 = v1159 && v1160;
@@ -1809,11 +1809,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1170] = v1167;
       }
     }
-    const unsigned int v1171 = static_cast<unsigned int>(v253.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1171 = static_cast<unsigned int>(v253.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1172 = v354 + v1171;
-    const unsigned int v1173 = static_cast<unsigned int>(v253.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1173 = static_cast<unsigned int>(v253.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1174 = v79 + v1173;
-    const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1176 = v249 && v1175;
     const bool v1177 = v1174 < v80;
     const bool v1178 = v1176 && v1177;
@@ -1831,11 +1831,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1187] = v1184;
       }
     }
-    const unsigned int v1188 = static_cast<unsigned int>(v253.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1188 = static_cast<unsigned int>(v253.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1189 = v354 + v1188;
-    const unsigned int v1190 = static_cast<unsigned int>(v253.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1190 = static_cast<unsigned int>(v253.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1191 = v79 + v1190;
-    const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1193 = v249 && v1192;
     const bool v1194 = v1191 < v80;
     const bool v1195 = v1193 && v1194;
@@ -1853,11 +1853,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1204] = v1201;
       }
     }
-    const unsigned int v1205 = static_cast<unsigned int>(v253.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1205 = static_cast<unsigned int>(v253.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1206 = v354 + v1205;
-    const unsigned int v1207 = static_cast<unsigned int>(v253.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1207 = static_cast<unsigned int>(v253.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1208 = v79 + v1207;
-    const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1210 = v249 && v1209;
     const bool v1211 = v1208 < v80;
     const bool v1212 = v1210 && v1211;
@@ -1875,11 +1875,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1221] = v1218;
       }
     }
-    const unsigned int v1222 = static_cast<unsigned int>(v253.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1222 = static_cast<unsigned int>(v253.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1223 = v354 + v1222;
-    const unsigned int v1224 = static_cast<unsigned int>(v253.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1224 = static_cast<unsigned int>(v253.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1225 = v79 + v1224;
-    const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1227 = v249 && v1226;
     const bool v1228 = v1225 < v80;
     const bool v1229 = v1227 && v1228;
@@ -1897,11 +1897,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1238] = v1235;
       }
     }
-    const unsigned int v1239 = static_cast<unsigned int>(v253.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1239 = static_cast<unsigned int>(v253.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1240 = v354 + v1239;
-    const unsigned int v1241 = static_cast<unsigned int>(v253.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1241 = static_cast<unsigned int>(v253.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1242 = v79 + v1241;
-    const bool v1243 = v1240 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1243 = v1240 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1244 = v249 && v1243;
     const bool v1245 = v1242 < v80;
     const bool v1246 = v1244 && v1245;
@@ -1919,11 +1919,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1255] = v1252;
       }
     }
-    const unsigned int v1256 = static_cast<unsigned int>(v253.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1256 = static_cast<unsigned int>(v253.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1257 = v354 + v1256;
-    const unsigned int v1258 = static_cast<unsigned int>(v253.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1258 = static_cast<unsigned int>(v253.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1259 = v79 + v1258;
-    const bool v1260 = v1257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1260 = v1257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1261 = v249 && v1260;
     const bool v1262 = v1259 < v80;
     const bool v1263 = v1261 && v1262;
@@ -1941,11 +1941,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1272] = v1269;
       }
     }
-    const unsigned int v1273 = static_cast<unsigned int>(v253.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1273 = static_cast<unsigned int>(v253.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1274 = v354 + v1273;
-    const unsigned int v1275 = static_cast<unsigned int>(v253.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1275 = static_cast<unsigned int>(v253.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1276 = v79 + v1275;
-    const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1278 = v249 && v1277;
     const bool v1279 = v1276 < v80;
     const bool v1280 = v1278 && v1279;
@@ -1963,11 +1963,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1289] = v1286;
       }
     }
-    const unsigned int v1290 = static_cast<unsigned int>(v253.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1290 = static_cast<unsigned int>(v253.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1291 = v354 + v1290;
-    const unsigned int v1292 = static_cast<unsigned int>(v253.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1292 = static_cast<unsigned int>(v253.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1293 = v79 + v1292;
-    const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1295 = v249 && v1294;
     const bool v1296 = v1293 < v80;
     const bool v1297 = v1295 && v1296;
@@ -1985,11 +1985,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1306] = v1303;
       }
     }
-    const unsigned int v1307 = static_cast<unsigned int>(v253.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1307 = static_cast<unsigned int>(v253.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1308 = v354 + v1307;
-    const unsigned int v1309 = static_cast<unsigned int>(v253.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1309 = static_cast<unsigned int>(v253.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1310 = v79 + v1309;
-    const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1312 = v249 && v1311;
     const bool v1313 = v1310 < v80;
     const bool v1314 = v1312 && v1313;
@@ -2007,11 +2007,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1323] = v1320;
       }
     }
-    const unsigned int v1324 = static_cast<unsigned int>(v253.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1324 = static_cast<unsigned int>(v253.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1325 = v354 + v1324;
-    const unsigned int v1326 = static_cast<unsigned int>(v253.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1326 = static_cast<unsigned int>(v253.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1327 = v79 + v1326;
-    const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1329 = v249 && v1328;
     const bool v1330 = v1327 < v80;
     const bool v1331 = v1329 && v1330;
@@ -2029,11 +2029,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1340] = v1337;
       }
     }
-    const unsigned int v1341 = static_cast<unsigned int>(v253.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1341 = static_cast<unsigned int>(v253.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1342 = v354 + v1341;
-    const unsigned int v1343 = static_cast<unsigned int>(v253.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1343 = static_cast<unsigned int>(v253.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1344 = v79 + v1343;
-    const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1346 = v249 && v1345;
     const bool v1347 = v1344 < v80;
     const bool v1348 = v1346 && v1347;
@@ -2051,11 +2051,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1357] = v1354;
       }
     }
-    const unsigned int v1358 = static_cast<unsigned int>(v253.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1358 = static_cast<unsigned int>(v253.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1359 = v354 + v1358;
-    const unsigned int v1360 = static_cast<unsigned int>(v253.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1360 = static_cast<unsigned int>(v253.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1361 = v79 + v1360;
-    const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1363 = v249 && v1362;
     const bool v1364 = v1361 < v80;
     const bool v1365 = v1363 && v1364;
@@ -2073,11 +2073,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1374] = v1371;
       }
     }
-    const unsigned int v1375 = static_cast<unsigned int>(v253.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1375 = static_cast<unsigned int>(v253.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1376 = v354 + v1375;
-    const unsigned int v1377 = static_cast<unsigned int>(v253.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1377 = static_cast<unsigned int>(v253.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1378 = v79 + v1377;
-    const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1380 = v249 && v1379;
     const bool v1381 = v1378 < v80;
     const bool v1382 = v1380 && v1381;
@@ -2095,11 +2095,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1391] = v1388;
       }
     }
-    const unsigned int v1392 = static_cast<unsigned int>(v253.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1392 = static_cast<unsigned int>(v253.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1393 = v354 + v1392;
-    const unsigned int v1394 = static_cast<unsigned int>(v253.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1394 = static_cast<unsigned int>(v253.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1395 = v79 + v1394;
-    const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1397 = v249 && v1396;
     const bool v1398 = v1395 < v80;
     const bool v1399 = v1397 && v1398;
@@ -2117,11 +2117,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1408] = v1405;
       }
     }
-    const unsigned int v1409 = static_cast<unsigned int>(v253.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1409 = static_cast<unsigned int>(v253.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1410 = v354 + v1409;
-    const unsigned int v1411 = static_cast<unsigned int>(v253.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1411 = static_cast<unsigned int>(v253.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1412 = v79 + v1411;
-    const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1414 = v249 && v1413;
     const bool v1415 = v1412 < v80;
     const bool v1416 = v1414 && v1415;
@@ -2139,11 +2139,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1425] = v1422;
       }
     }
-    const unsigned int v1426 = static_cast<unsigned int>(v253.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1426 = static_cast<unsigned int>(v253.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1427 = v354 + v1426;
-    const unsigned int v1428 = static_cast<unsigned int>(v253.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1428 = static_cast<unsigned int>(v253.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1429 = v79 + v1428;
-    const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1431 = v249 && v1430;
     const bool v1432 = v1429 < v80;
     const bool v1433 = v1431 && v1432;
@@ -2161,13 +2161,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1442] = v1439;
       }
     }
-    const unsigned int v1444 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:312
-    iron_frag<float, 2, 16, 128> v1454;  // kernels/gemm/gemm_warpgroup.hpp:184
+    const unsigned int v1444 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:320
+    iron_frag<float, 2, 16, 128> v1454;  // kernels/gemm/gemm_warpgroup.hpp:185
     iron_frag_fill(v1454, 0.0f);
-    if (v257) {  // kernels/gemm/gemm_warpgroup.hpp:223
-      const bool v4117 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:224
+    if (v257) {  // kernels/gemm/gemm_warpgroup.hpp:231
+      const bool v4117 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:232
       if (v4117) {
-        const unsigned int v4121 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const unsigned int v4121 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:235
         const unsigned int v4124 = v245 << 5u;
         const unsigned int v4125 = v4124 + v4121;
         const unsigned int v4126 = v4125 >> 3u;
@@ -2214,7 +2214,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v4173 = v4171 + v4162;
           iron_copy_async<16>(shm3 + (v4173 ^ (((v4173 >> 6u) & 7u) << 3u)), x_sorted + v4170, v4167);
         }
-        const unsigned int v4174 = v1444 + v4126;  // kernels/gemm/gemm_warpgroup.hpp:228
+        const unsigned int v4174 = v1444 + v4126;  // kernels/gemm/gemm_warpgroup.hpp:236
         const bool v4175 = v4174 < v80;
         const bool v4176 = v4175 && v4132;
         const unsigned int v4177 = v4174 * v3;
@@ -2244,10 +2244,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4199 ^ (((v4199 >> 6u) & 7u) << 3u)), w + v4196, v4193);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
       const bool v4202 = 64u < v3;
       if (v4202) {
-        const unsigned int v4206 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const unsigned int v4206 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:235
         const unsigned int v4209 = v245 << 5u;
         const unsigned int v4210 = v4209 + v4206;
         const unsigned int v4211 = v4210 >> 3u;
@@ -2300,7 +2300,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v4258 = v4257 + v4247;
           iron_copy_async<16>(shm3 + (v4258 ^ (((v4258 >> 6u) & 7u) << 3u)), x_sorted + v4255, v4252);
         }
-        const unsigned int v4259 = v1444 + v4211;  // kernels/gemm/gemm_warpgroup.hpp:228
+        const unsigned int v4259 = v1444 + v4211;  // kernels/gemm/gemm_warpgroup.hpp:236
         const bool v4260 = v4259 < v80;
         const bool v4261 = v4260 && v4217;
         const unsigned int v4262 = v4259 * v3;
@@ -2332,7 +2332,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4284 ^ (((v4284 >> 6u) & 7u) << 3u)), w + v4281, v4278);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
 
       for (unsigned int v3419 = v28; v3419 < v3; v3419 += 64u) {
         const unsigned int v3421 = v3419 >> 6u;
@@ -2340,8 +2340,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
         if (v249) {
-          const unsigned int v3425 = v3423 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:231
-          const unsigned int v3433 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+          const unsigned int v3425 = v3423 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:239
+          const unsigned int v3433 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
           const unsigned int v3434 = v3425 + v3433;
           const unsigned int v3687 = v350 << 6u;
           const unsigned int v3689 = v3434 + v3687;
@@ -2380,12 +2380,12 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag_load_shared<true, 6, 3>(v3725, shm4, v3721, 64u);
           iron_frag_mma_sync(v1454, v3723, v3725);
         }
-        const unsigned int v3440 = v3419 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:224
+        const unsigned int v3440 = v3419 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:232
         const unsigned int v3442 = v3421 + 2u;
         const unsigned int v3443 = v3442 % 3u;
         const bool v3444 = v3440 < v3;
         if (v3444) {
-          const unsigned int v3447 = v3443 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:227
+          const unsigned int v3447 = v3443 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:235
           const unsigned int v3449 = iron_linear_thread() & 31u;
           const unsigned int v3451 = v245 << 5u;
           const unsigned int v3452 = v3451 + v3449;
@@ -2439,7 +2439,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             const unsigned int v3517 = v3516 + v3504;
             iron_copy_async<16>(shm3 + (v3517 ^ (((v3517 >> 6u) & 7u) << 3u)), x_sorted + v3513, v3509);
           }
-          const unsigned int v3534 = v1444 + v3456;  // kernels/gemm/gemm_warpgroup.hpp:228
+          const unsigned int v3534 = v1444 + v3456;  // kernels/gemm/gemm_warpgroup.hpp:236
           const bool v3536 = v3534 < v80;
           const bool v3538 = v3536 && v3464;
           const unsigned int v3539 = v3534 * v3;
@@ -2471,14 +2471,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             iron_copy_async<16>(shm4 + (v3590 ^ (((v3590 >> 6u) & 7u) << 3u)), w + v3586, v3582);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:224
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:232
       }
       __syncthreads();
     } else {
       const unsigned int v1486 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:95
       const unsigned int v1487 = threadIdx.x;
 
-      for (unsigned int v1485 = v28; v1485 < v3; v1485 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+      for (unsigned int v1485 = v28; v1485 < v3; v1485 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
         for (unsigned int v1489 = v1487; v1489 < 8192u; v1489 += v1486) {  // kernels/gemm/gemm_tiles.hpp:95
           const unsigned int v1491 = v1489 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
           const unsigned int v1493 = v1489 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -2524,9 +2524,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             shm4[(v1536 ^ (((v1536 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:216
-        if (v249) {  // kernels/gemm/gemm_warpgroup.hpp:217
-          const unsigned int v1545 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:224
+        if (v249) {  // kernels/gemm/gemm_warpgroup.hpp:225
+          const unsigned int v1545 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
           const unsigned int v3732 = v350 << 6u;
           const unsigned int v3734 = v1545 + v3732;
           iron_frag<iron_bf16, 0, 16, 16> v3741;
@@ -2561,14 +2561,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag_load_shared<true, 6, 3>(v3770, shm4, 48u, 64u);
           iron_frag_mma_sync(v1454, v3768, v3770);
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:218
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:226
       }
     }
-    const unsigned int v1556 = static_cast<unsigned int>(v1454.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1556 = static_cast<unsigned int>(v1454.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1557 = v354 + v1556;
-    const unsigned int v1558 = static_cast<unsigned int>(v1454.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1558 = static_cast<unsigned int>(v1454.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1559 = v1444 + v1558;
-    const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1561 = v249 && v1560;
     const bool v1562 = v1559 < v80;
     const bool v1563 = v1561 && v1562;
@@ -2586,11 +2586,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1572] = v1569;
       }
     }
-    const unsigned int v1573 = static_cast<unsigned int>(v1454.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1573 = static_cast<unsigned int>(v1454.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1574 = v354 + v1573;
-    const unsigned int v1575 = static_cast<unsigned int>(v1454.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1575 = static_cast<unsigned int>(v1454.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1576 = v1444 + v1575;
-    const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1578 = v249 && v1577;
     const bool v1579 = v1576 < v80;
     const bool v1580 = v1578 && v1579;
@@ -2608,11 +2608,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1589] = v1586;
       }
     }
-    const unsigned int v1590 = static_cast<unsigned int>(v1454.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1590 = static_cast<unsigned int>(v1454.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1591 = v354 + v1590;
-    const unsigned int v1592 = static_cast<unsigned int>(v1454.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1592 = static_cast<unsigned int>(v1454.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1593 = v1444 + v1592;
-    const bool v1594 = v1591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1594 = v1591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1595 = v249 && v1594;
     const bool v1596 = v1593 < v80;
     const bool v1597 = v1595 && v1596;
@@ -2630,11 +2630,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1606] = v1603;
       }
     }
-    const unsigned int v1607 = static_cast<unsigned int>(v1454.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1607 = static_cast<unsigned int>(v1454.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1608 = v354 + v1607;
-    const unsigned int v1609 = static_cast<unsigned int>(v1454.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1609 = static_cast<unsigned int>(v1454.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1610 = v1444 + v1609;
-    const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1612 = v249 && v1611;
     const bool v1613 = v1610 < v80;
     const bool v1614 = v1612 && v1613;
@@ -2652,11 +2652,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1623] = v1620;
       }
     }
-    const unsigned int v1624 = static_cast<unsigned int>(v1454.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1624 = static_cast<unsigned int>(v1454.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1625 = v354 + v1624;
-    const unsigned int v1626 = static_cast<unsigned int>(v1454.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1626 = static_cast<unsigned int>(v1454.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1627 = v1444 + v1626;
-    const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1629 = v249 && v1628;
     const bool v1630 = v1627 < v80;
     const bool v1631 = v1629 && v1630;
@@ -2674,11 +2674,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1640] = v1637;
       }
     }
-    const unsigned int v1641 = static_cast<unsigned int>(v1454.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1641 = static_cast<unsigned int>(v1454.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1642 = v354 + v1641;
-    const unsigned int v1643 = static_cast<unsigned int>(v1454.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1643 = static_cast<unsigned int>(v1454.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1644 = v1444 + v1643;
-    const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1646 = v249 && v1645;
     const bool v1647 = v1644 < v80;
     const bool v1648 = v1646 && v1647;
@@ -2696,11 +2696,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1657] = v1654;
       }
     }
-    const unsigned int v1658 = static_cast<unsigned int>(v1454.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1658 = static_cast<unsigned int>(v1454.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1659 = v354 + v1658;
-    const unsigned int v1660 = static_cast<unsigned int>(v1454.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1660 = static_cast<unsigned int>(v1454.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1661 = v1444 + v1660;
-    const bool v1662 = v1659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1662 = v1659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1663 = v249 && v1662;
     const bool v1664 = v1661 < v80;
     const bool v1665 = v1663 && v1664;
@@ -2718,11 +2718,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1674] = v1671;
       }
     }
-    const unsigned int v1675 = static_cast<unsigned int>(v1454.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1675 = static_cast<unsigned int>(v1454.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1676 = v354 + v1675;
-    const unsigned int v1677 = static_cast<unsigned int>(v1454.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1677 = static_cast<unsigned int>(v1454.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1678 = v1444 + v1677;
-    const bool v1679 = v1676 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1679 = v1676 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1680 = v249 && v1679;
     const bool v1681 = v1678 < v80;
     const bool v1682 = v1680 && v1681;
@@ -2740,11 +2740,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1691] = v1688;
       }
     }
-    const unsigned int v1692 = static_cast<unsigned int>(v1454.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1692 = static_cast<unsigned int>(v1454.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1693 = v354 + v1692;
-    const unsigned int v1694 = static_cast<unsigned int>(v1454.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1694 = static_cast<unsigned int>(v1454.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1695 = v1444 + v1694;
-    const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1697 = v249 && v1696;
     const bool v1698 = v1695 < v80;
     const bool v1699 = v1697 && v1698;
@@ -2762,11 +2762,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1708] = v1705;
       }
     }
-    const unsigned int v1709 = static_cast<unsigned int>(v1454.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1709 = static_cast<unsigned int>(v1454.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1710 = v354 + v1709;
-    const unsigned int v1711 = static_cast<unsigned int>(v1454.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1711 = static_cast<unsigned int>(v1454.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1712 = v1444 + v1711;
-    const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1714 = v249 && v1713;
     const bool v1715 = v1712 < v80;
     const bool v1716 = v1714 && v1715;
@@ -2784,11 +2784,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1725] = v1722;
       }
     }
-    const unsigned int v1726 = static_cast<unsigned int>(v1454.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1726 = static_cast<unsigned int>(v1454.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1727 = v354 + v1726;
-    const unsigned int v1728 = static_cast<unsigned int>(v1454.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1728 = static_cast<unsigned int>(v1454.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1729 = v1444 + v1728;
-    const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1731 = v249 && v1730;
     const bool v1732 = v1729 < v80;
     const bool v1733 = v1731 && v1732;
@@ -2806,11 +2806,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1742] = v1739;
       }
     }
-    const unsigned int v1743 = static_cast<unsigned int>(v1454.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1743 = static_cast<unsigned int>(v1454.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1744 = v354 + v1743;
-    const unsigned int v1745 = static_cast<unsigned int>(v1454.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1745 = static_cast<unsigned int>(v1454.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1746 = v1444 + v1745;
-    const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1748 = v249 && v1747;
     const bool v1749 = v1746 < v80;
     const bool v1750 = v1748 && v1749;
@@ -2828,11 +2828,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1759] = v1756;
       }
     }
-    const unsigned int v1760 = static_cast<unsigned int>(v1454.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1760 = static_cast<unsigned int>(v1454.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1761 = v354 + v1760;
-    const unsigned int v1762 = static_cast<unsigned int>(v1454.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1762 = static_cast<unsigned int>(v1454.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1763 = v1444 + v1762;
-    const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1765 = v249 && v1764;
     const bool v1766 = v1763 < v80;
     const bool v1767 = v1765 && v1766;
@@ -2850,11 +2850,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1776] = v1773;
       }
     }
-    const unsigned int v1777 = static_cast<unsigned int>(v1454.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1777 = static_cast<unsigned int>(v1454.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1778 = v354 + v1777;
-    const unsigned int v1779 = static_cast<unsigned int>(v1454.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1779 = static_cast<unsigned int>(v1454.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1780 = v1444 + v1779;
-    const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1782 = v249 && v1781;
     const bool v1783 = v1780 < v80;
     const bool v1784 = v1782 && v1783;
@@ -2872,11 +2872,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1793] = v1790;
       }
     }
-    const unsigned int v1794 = static_cast<unsigned int>(v1454.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1794 = static_cast<unsigned int>(v1454.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1795 = v354 + v1794;
-    const unsigned int v1796 = static_cast<unsigned int>(v1454.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1796 = static_cast<unsigned int>(v1454.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1797 = v1444 + v1796;
-    const bool v1798 = v1795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1798 = v1795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1799 = v249 && v1798;
     const bool v1800 = v1797 < v80;
     const bool v1801 = v1799 && v1800;
@@ -2894,11 +2894,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1810] = v1807;
       }
     }
-    const unsigned int v1811 = static_cast<unsigned int>(v1454.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1811 = static_cast<unsigned int>(v1454.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1812 = v354 + v1811;
-    const unsigned int v1813 = static_cast<unsigned int>(v1454.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1813 = static_cast<unsigned int>(v1454.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1814 = v1444 + v1813;
-    const bool v1815 = v1812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1815 = v1812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1816 = v249 && v1815;
     const bool v1817 = v1814 < v80;
     const bool v1818 = v1816 && v1817;
@@ -2916,11 +2916,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1827] = v1824;
       }
     }
-    const unsigned int v1828 = static_cast<unsigned int>(v1454.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1828 = static_cast<unsigned int>(v1454.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1829 = v354 + v1828;
-    const unsigned int v1830 = static_cast<unsigned int>(v1454.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1830 = static_cast<unsigned int>(v1454.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1831 = v1444 + v1830;
-    const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1833 = v249 && v1832;
     const bool v1834 = v1831 < v80;
     const bool v1835 = v1833 && v1834;
@@ -2938,11 +2938,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1844] = v1841;
       }
     }
-    const unsigned int v1845 = static_cast<unsigned int>(v1454.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1845 = static_cast<unsigned int>(v1454.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1846 = v354 + v1845;
-    const unsigned int v1847 = static_cast<unsigned int>(v1454.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1847 = static_cast<unsigned int>(v1454.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1848 = v1444 + v1847;
-    const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1850 = v249 && v1849;
     const bool v1851 = v1848 < v80;
     const bool v1852 = v1850 && v1851;
@@ -2960,11 +2960,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1861] = v1858;
       }
     }
-    const unsigned int v1862 = static_cast<unsigned int>(v1454.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1862 = static_cast<unsigned int>(v1454.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1863 = v354 + v1862;
-    const unsigned int v1864 = static_cast<unsigned int>(v1454.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1864 = static_cast<unsigned int>(v1454.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1865 = v1444 + v1864;
-    const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1867 = v249 && v1866;
     const bool v1868 = v1865 < v80;
     const bool v1869 = v1867 && v1868;
@@ -2982,11 +2982,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1878] = v1875;
       }
     }
-    const unsigned int v1879 = static_cast<unsigned int>(v1454.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1879 = static_cast<unsigned int>(v1454.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1880 = v354 + v1879;
-    const unsigned int v1881 = static_cast<unsigned int>(v1454.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1881 = static_cast<unsigned int>(v1454.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1882 = v1444 + v1881;
-    const bool v1883 = v1880 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1883 = v1880 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1884 = v249 && v1883;
     const bool v1885 = v1882 < v80;
     const bool v1886 = v1884 && v1885;
@@ -3004,11 +3004,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1895] = v1892;
       }
     }
-    const unsigned int v1896 = static_cast<unsigned int>(v1454.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1896 = static_cast<unsigned int>(v1454.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1897 = v354 + v1896;
-    const unsigned int v1898 = static_cast<unsigned int>(v1454.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1898 = static_cast<unsigned int>(v1454.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1899 = v1444 + v1898;
-    const bool v1900 = v1897 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1900 = v1897 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1901 = v249 && v1900;
     const bool v1902 = v1899 < v80;
     const bool v1903 = v1901 && v1902;
@@ -3026,11 +3026,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1912] = v1909;
       }
     }
-    const unsigned int v1913 = static_cast<unsigned int>(v1454.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1913 = static_cast<unsigned int>(v1454.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1914 = v354 + v1913;
-    const unsigned int v1915 = static_cast<unsigned int>(v1454.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1915 = static_cast<unsigned int>(v1454.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1916 = v1444 + v1915;
-    const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1918 = v249 && v1917;
     const bool v1919 = v1916 < v80;
     const bool v1920 = v1918 && v1919;
@@ -3048,11 +3048,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1929] = v1926;
       }
     }
-    const unsigned int v1930 = static_cast<unsigned int>(v1454.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1930 = static_cast<unsigned int>(v1454.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1931 = v354 + v1930;
-    const unsigned int v1932 = static_cast<unsigned int>(v1454.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1932 = static_cast<unsigned int>(v1454.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1933 = v1444 + v1932;
-    const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1935 = v249 && v1934;
     const bool v1936 = v1933 < v80;
     const bool v1937 = v1935 && v1936;
@@ -3070,11 +3070,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1946] = v1943;
       }
     }
-    const unsigned int v1947 = static_cast<unsigned int>(v1454.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1947 = static_cast<unsigned int>(v1454.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1948 = v354 + v1947;
-    const unsigned int v1949 = static_cast<unsigned int>(v1454.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1949 = static_cast<unsigned int>(v1454.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1950 = v1444 + v1949;
-    const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1952 = v249 && v1951;
     const bool v1953 = v1950 < v80;
     const bool v1954 = v1952 && v1953;
@@ -3092,11 +3092,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1963] = v1960;
       }
     }
-    const unsigned int v1964 = static_cast<unsigned int>(v1454.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1964 = static_cast<unsigned int>(v1454.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1965 = v354 + v1964;
-    const unsigned int v1966 = static_cast<unsigned int>(v1454.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1966 = static_cast<unsigned int>(v1454.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1967 = v1444 + v1966;
-    const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1969 = v249 && v1968;
     const bool v1970 = v1967 < v80;
     const bool v1971 = v1969 && v1970;
@@ -3114,11 +3114,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1980] = v1977;
       }
     }
-    const unsigned int v1981 = static_cast<unsigned int>(v1454.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1981 = static_cast<unsigned int>(v1454.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1982 = v354 + v1981;
-    const unsigned int v1983 = static_cast<unsigned int>(v1454.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v1983 = static_cast<unsigned int>(v1454.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v1984 = v1444 + v1983;
-    const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1986 = v249 && v1985;
     const bool v1987 = v1984 < v80;
     const bool v1988 = v1986 && v1987;
@@ -3136,11 +3136,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1997] = v1994;
       }
     }
-    const unsigned int v1998 = static_cast<unsigned int>(v1454.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v1998 = static_cast<unsigned int>(v1454.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v1999 = v354 + v1998;
-    const unsigned int v2000 = static_cast<unsigned int>(v1454.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2000 = static_cast<unsigned int>(v1454.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2001 = v1444 + v2000;
-    const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2003 = v249 && v2002;
     const bool v2004 = v2001 < v80;
     const bool v2005 = v2003 && v2004;
@@ -3158,11 +3158,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2014] = v2011;
       }
     }
-    const unsigned int v2015 = static_cast<unsigned int>(v1454.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2015 = static_cast<unsigned int>(v1454.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2016 = v354 + v2015;
-    const unsigned int v2017 = static_cast<unsigned int>(v1454.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2017 = static_cast<unsigned int>(v1454.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2018 = v1444 + v2017;
-    const bool v2019 = v2016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2019 = v2016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2020 = v249 && v2019;
     const bool v2021 = v2018 < v80;
     const bool v2022 = v2020 && v2021;
@@ -3180,11 +3180,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2031] = v2028;
       }
     }
-    const unsigned int v2032 = static_cast<unsigned int>(v1454.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2032 = static_cast<unsigned int>(v1454.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2033 = v354 + v2032;
-    const unsigned int v2034 = static_cast<unsigned int>(v1454.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2034 = static_cast<unsigned int>(v1454.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2035 = v1444 + v2034;
-    const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2037 = v249 && v2036;
     const bool v2038 = v2035 < v80;
     const bool v2039 = v2037 && v2038;
@@ -3202,11 +3202,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2048] = v2045;
       }
     }
-    const unsigned int v2049 = static_cast<unsigned int>(v1454.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2049 = static_cast<unsigned int>(v1454.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2050 = v354 + v2049;
-    const unsigned int v2051 = static_cast<unsigned int>(v1454.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2051 = static_cast<unsigned int>(v1454.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2052 = v1444 + v2051;
-    const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2054 = v249 && v2053;
     const bool v2055 = v2052 < v80;
     const bool v2056 = v2054 && v2055;
@@ -3224,11 +3224,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2065] = v2062;
       }
     }
-    const unsigned int v2066 = static_cast<unsigned int>(v1454.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2066 = static_cast<unsigned int>(v1454.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2067 = v354 + v2066;
-    const unsigned int v2068 = static_cast<unsigned int>(v1454.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2068 = static_cast<unsigned int>(v1454.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2069 = v1444 + v2068;
-    const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2071 = v249 && v2070;
     const bool v2072 = v2069 < v80;
     const bool v2073 = v2071 && v2072;
@@ -3246,11 +3246,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2082] = v2079;
       }
     }
-    const unsigned int v2083 = static_cast<unsigned int>(v1454.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2083 = static_cast<unsigned int>(v1454.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2084 = v354 + v2083;
-    const unsigned int v2085 = static_cast<unsigned int>(v1454.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2085 = static_cast<unsigned int>(v1454.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2086 = v1444 + v2085;
-    const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2088 = v249 && v2087;
     const bool v2089 = v2086 < v80;
     const bool v2090 = v2088 && v2089;
@@ -3268,11 +3268,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2099] = v2096;
       }
     }
-    const unsigned int v2100 = static_cast<unsigned int>(v1454.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2100 = static_cast<unsigned int>(v1454.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2101 = v354 + v2100;
-    const unsigned int v2102 = static_cast<unsigned int>(v1454.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2102 = static_cast<unsigned int>(v1454.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2103 = v1444 + v2102;
-    const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2105 = v249 && v2104;
     const bool v2106 = v2103 < v80;
     const bool v2107 = v2105 && v2106;
@@ -3290,11 +3290,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2116] = v2113;
       }
     }
-    const unsigned int v2117 = static_cast<unsigned int>(v1454.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2117 = static_cast<unsigned int>(v1454.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2118 = v354 + v2117;
-    const unsigned int v2119 = static_cast<unsigned int>(v1454.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2119 = static_cast<unsigned int>(v1454.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2120 = v1444 + v2119;
-    const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2122 = v249 && v2121;
     const bool v2123 = v2120 < v80;
     const bool v2124 = v2122 && v2123;
@@ -3312,11 +3312,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2133] = v2130;
       }
     }
-    const unsigned int v2134 = static_cast<unsigned int>(v1454.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2134 = static_cast<unsigned int>(v1454.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2135 = v354 + v2134;
-    const unsigned int v2136 = static_cast<unsigned int>(v1454.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2136 = static_cast<unsigned int>(v1454.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2137 = v1444 + v2136;
-    const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2139 = v249 && v2138;
     const bool v2140 = v2137 < v80;
     const bool v2141 = v2139 && v2140;
@@ -3334,11 +3334,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2150] = v2147;
       }
     }
-    const unsigned int v2151 = static_cast<unsigned int>(v1454.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2151 = static_cast<unsigned int>(v1454.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2152 = v354 + v2151;
-    const unsigned int v2153 = static_cast<unsigned int>(v1454.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2153 = static_cast<unsigned int>(v1454.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2154 = v1444 + v2153;
-    const bool v2155 = v2152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2155 = v2152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2156 = v249 && v2155;
     const bool v2157 = v2154 < v80;
     const bool v2158 = v2156 && v2157;
@@ -3356,11 +3356,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2167] = v2164;
       }
     }
-    const unsigned int v2168 = static_cast<unsigned int>(v1454.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2168 = static_cast<unsigned int>(v1454.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2169 = v354 + v2168;
-    const unsigned int v2170 = static_cast<unsigned int>(v1454.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2170 = static_cast<unsigned int>(v1454.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2171 = v1444 + v2170;
-    const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2173 = v249 && v2172;
     const bool v2174 = v2171 < v80;
     const bool v2175 = v2173 && v2174;
@@ -3378,11 +3378,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2184] = v2181;
       }
     }
-    const unsigned int v2185 = static_cast<unsigned int>(v1454.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2185 = static_cast<unsigned int>(v1454.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2186 = v354 + v2185;
-    const unsigned int v2187 = static_cast<unsigned int>(v1454.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2187 = static_cast<unsigned int>(v1454.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2188 = v1444 + v2187;
-    const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2190 = v249 && v2189;
     const bool v2191 = v2188 < v80;
     const bool v2192 = v2190 && v2191;
@@ -3400,11 +3400,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2201] = v2198;
       }
     }
-    const unsigned int v2202 = static_cast<unsigned int>(v1454.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2202 = static_cast<unsigned int>(v1454.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2203 = v354 + v2202;
-    const unsigned int v2204 = static_cast<unsigned int>(v1454.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2204 = static_cast<unsigned int>(v1454.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2205 = v1444 + v2204;
-    const bool v2206 = v2203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2206 = v2203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2207 = v249 && v2206;
     const bool v2208 = v2205 < v80;
     const bool v2209 = v2207 && v2208;
@@ -3422,11 +3422,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2218] = v2215;
       }
     }
-    const unsigned int v2219 = static_cast<unsigned int>(v1454.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2219 = static_cast<unsigned int>(v1454.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2220 = v354 + v2219;
-    const unsigned int v2221 = static_cast<unsigned int>(v1454.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2221 = static_cast<unsigned int>(v1454.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2222 = v1444 + v2221;
-    const bool v2223 = v2220 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2223 = v2220 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2224 = v249 && v2223;
     const bool v2225 = v2222 < v80;
     const bool v2226 = v2224 && v2225;
@@ -3444,11 +3444,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2235] = v2232;
       }
     }
-    const unsigned int v2236 = static_cast<unsigned int>(v1454.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2236 = static_cast<unsigned int>(v1454.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2237 = v354 + v2236;
-    const unsigned int v2238 = static_cast<unsigned int>(v1454.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2238 = static_cast<unsigned int>(v1454.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2239 = v1444 + v2238;
-    const bool v2240 = v2237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2240 = v2237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2241 = v249 && v2240;
     const bool v2242 = v2239 < v80;
     const bool v2243 = v2241 && v2242;
@@ -3466,11 +3466,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2252] = v2249;
       }
     }
-    const unsigned int v2253 = static_cast<unsigned int>(v1454.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2253 = static_cast<unsigned int>(v1454.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2254 = v354 + v2253;
-    const unsigned int v2255 = static_cast<unsigned int>(v1454.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2255 = static_cast<unsigned int>(v1454.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2256 = v1444 + v2255;
-    const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2258 = v249 && v2257;
     const bool v2259 = v2256 < v80;
     const bool v2260 = v2258 && v2259;
@@ -3488,11 +3488,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2269] = v2266;
       }
     }
-    const unsigned int v2270 = static_cast<unsigned int>(v1454.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2270 = static_cast<unsigned int>(v1454.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2271 = v354 + v2270;
-    const unsigned int v2272 = static_cast<unsigned int>(v1454.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2272 = static_cast<unsigned int>(v1454.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2273 = v1444 + v2272;
-    const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2275 = v249 && v2274;
     const bool v2276 = v2273 < v80;
     const bool v2277 = v2275 && v2276;
@@ -3510,11 +3510,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2286] = v2283;
       }
     }
-    const unsigned int v2287 = static_cast<unsigned int>(v1454.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2287 = static_cast<unsigned int>(v1454.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2288 = v354 + v2287;
-    const unsigned int v2289 = static_cast<unsigned int>(v1454.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2289 = static_cast<unsigned int>(v1454.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2290 = v1444 + v2289;
-    const bool v2291 = v2288 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2291 = v2288 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2292 = v249 && v2291;
     const bool v2293 = v2290 < v80;
     const bool v2294 = v2292 && v2293;
@@ -3532,11 +3532,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2303] = v2300;
       }
     }
-    const unsigned int v2304 = static_cast<unsigned int>(v1454.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2304 = static_cast<unsigned int>(v1454.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2305 = v354 + v2304;
-    const unsigned int v2306 = static_cast<unsigned int>(v1454.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2306 = static_cast<unsigned int>(v1454.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2307 = v1444 + v2306;
-    const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2309 = v249 && v2308;
     const bool v2310 = v2307 < v80;
     const bool v2311 = v2309 && v2310;
@@ -3554,11 +3554,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2320] = v2317;
       }
     }
-    const unsigned int v2321 = static_cast<unsigned int>(v1454.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2321 = static_cast<unsigned int>(v1454.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2322 = v354 + v2321;
-    const unsigned int v2323 = static_cast<unsigned int>(v1454.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2323 = static_cast<unsigned int>(v1454.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2324 = v1444 + v2323;
-    const bool v2325 = v2322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2325 = v2322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2326 = v249 && v2325;
     const bool v2327 = v2324 < v80;
     const bool v2328 = v2326 && v2327;
@@ -3576,11 +3576,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2337] = v2334;
       }
     }
-    const unsigned int v2338 = static_cast<unsigned int>(v1454.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2338 = static_cast<unsigned int>(v1454.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2339 = v354 + v2338;
-    const unsigned int v2340 = static_cast<unsigned int>(v1454.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2340 = static_cast<unsigned int>(v1454.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2341 = v1444 + v2340;
-    const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2343 = v249 && v2342;
     const bool v2344 = v2341 < v80;
     const bool v2345 = v2343 && v2344;
@@ -3598,11 +3598,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2354] = v2351;
       }
     }
-    const unsigned int v2355 = static_cast<unsigned int>(v1454.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2355 = static_cast<unsigned int>(v1454.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2356 = v354 + v2355;
-    const unsigned int v2357 = static_cast<unsigned int>(v1454.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2357 = static_cast<unsigned int>(v1454.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2358 = v1444 + v2357;
-    const bool v2359 = v2356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2359 = v2356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2360 = v249 && v2359;
     const bool v2361 = v2358 < v80;
     const bool v2362 = v2360 && v2361;
@@ -3620,11 +3620,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2371] = v2368;
       }
     }
-    const unsigned int v2372 = static_cast<unsigned int>(v1454.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2372 = static_cast<unsigned int>(v1454.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2373 = v354 + v2372;
-    const unsigned int v2374 = static_cast<unsigned int>(v1454.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2374 = static_cast<unsigned int>(v1454.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2375 = v1444 + v2374;
-    const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2377 = v249 && v2376;
     const bool v2378 = v2375 < v80;
     const bool v2379 = v2377 && v2378;
@@ -3642,11 +3642,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2388] = v2385;
       }
     }
-    const unsigned int v2389 = static_cast<unsigned int>(v1454.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2389 = static_cast<unsigned int>(v1454.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2390 = v354 + v2389;
-    const unsigned int v2391 = static_cast<unsigned int>(v1454.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2391 = static_cast<unsigned int>(v1454.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2392 = v1444 + v2391;
-    const bool v2393 = v2390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2393 = v2390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2394 = v249 && v2393;
     const bool v2395 = v2392 < v80;
     const bool v2396 = v2394 && v2395;
@@ -3664,11 +3664,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2405] = v2402;
       }
     }
-    const unsigned int v2406 = static_cast<unsigned int>(v1454.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2406 = static_cast<unsigned int>(v1454.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2407 = v354 + v2406;
-    const unsigned int v2408 = static_cast<unsigned int>(v1454.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2408 = static_cast<unsigned int>(v1454.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2409 = v1444 + v2408;
-    const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2411 = v249 && v2410;
     const bool v2412 = v2409 < v80;
     const bool v2413 = v2411 && v2412;
@@ -3686,11 +3686,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2422] = v2419;
       }
     }
-    const unsigned int v2423 = static_cast<unsigned int>(v1454.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2423 = static_cast<unsigned int>(v1454.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2424 = v354 + v2423;
-    const unsigned int v2425 = static_cast<unsigned int>(v1454.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2425 = static_cast<unsigned int>(v1454.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2426 = v1444 + v2425;
-    const bool v2427 = v2424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2427 = v2424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2428 = v249 && v2427;
     const bool v2429 = v2426 < v80;
     const bool v2430 = v2428 && v2429;
@@ -3708,11 +3708,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2439] = v2436;
       }
     }
-    const unsigned int v2440 = static_cast<unsigned int>(v1454.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2440 = static_cast<unsigned int>(v1454.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2441 = v354 + v2440;
-    const unsigned int v2442 = static_cast<unsigned int>(v1454.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2442 = static_cast<unsigned int>(v1454.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2443 = v1444 + v2442;
-    const bool v2444 = v2441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2444 = v2441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2445 = v249 && v2444;
     const bool v2446 = v2443 < v80;
     const bool v2447 = v2445 && v2446;
@@ -3730,11 +3730,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2456] = v2453;
       }
     }
-    const unsigned int v2457 = static_cast<unsigned int>(v1454.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2457 = static_cast<unsigned int>(v1454.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2458 = v354 + v2457;
-    const unsigned int v2459 = static_cast<unsigned int>(v1454.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2459 = static_cast<unsigned int>(v1454.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2460 = v1444 + v2459;
-    const bool v2461 = v2458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2461 = v2458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2462 = v249 && v2461;
     const bool v2463 = v2460 < v80;
     const bool v2464 = v2462 && v2463;
@@ -3752,11 +3752,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2473] = v2470;
       }
     }
-    const unsigned int v2474 = static_cast<unsigned int>(v1454.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2474 = static_cast<unsigned int>(v1454.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2475 = v354 + v2474;
-    const unsigned int v2476 = static_cast<unsigned int>(v1454.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2476 = static_cast<unsigned int>(v1454.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2477 = v1444 + v2476;
-    const bool v2478 = v2475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2478 = v2475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2479 = v249 && v2478;
     const bool v2480 = v2477 < v80;
     const bool v2481 = v2479 && v2480;
@@ -3774,11 +3774,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2490] = v2487;
       }
     }
-    const unsigned int v2491 = static_cast<unsigned int>(v1454.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2491 = static_cast<unsigned int>(v1454.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2492 = v354 + v2491;
-    const unsigned int v2493 = static_cast<unsigned int>(v1454.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2493 = static_cast<unsigned int>(v1454.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2494 = v1444 + v2493;
-    const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2496 = v249 && v2495;
     const bool v2497 = v2494 < v80;
     const bool v2498 = v2496 && v2497;
@@ -3796,11 +3796,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2507] = v2504;
       }
     }
-    const unsigned int v2508 = static_cast<unsigned int>(v1454.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2508 = static_cast<unsigned int>(v1454.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2509 = v354 + v2508;
-    const unsigned int v2510 = static_cast<unsigned int>(v1454.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2510 = static_cast<unsigned int>(v1454.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2511 = v1444 + v2510;
-    const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2513 = v249 && v2512;
     const bool v2514 = v2511 < v80;
     const bool v2515 = v2513 && v2514;
@@ -3818,11 +3818,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2524] = v2521;
       }
     }
-    const unsigned int v2525 = static_cast<unsigned int>(v1454.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2525 = static_cast<unsigned int>(v1454.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2526 = v354 + v2525;
-    const unsigned int v2527 = static_cast<unsigned int>(v1454.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2527 = static_cast<unsigned int>(v1454.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2528 = v1444 + v2527;
-    const bool v2529 = v2526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2529 = v2526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2530 = v249 && v2529;
     const bool v2531 = v2528 < v80;
     const bool v2532 = v2530 && v2531;
@@ -3840,11 +3840,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2541] = v2538;
       }
     }
-    const unsigned int v2542 = static_cast<unsigned int>(v1454.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2542 = static_cast<unsigned int>(v1454.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2543 = v354 + v2542;
-    const unsigned int v2544 = static_cast<unsigned int>(v1454.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2544 = static_cast<unsigned int>(v1454.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2545 = v1444 + v2544;
-    const bool v2546 = v2543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2546 = v2543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2547 = v249 && v2546;
     const bool v2548 = v2545 < v80;
     const bool v2549 = v2547 && v2548;
@@ -3862,11 +3862,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2558] = v2555;
       }
     }
-    const unsigned int v2559 = static_cast<unsigned int>(v1454.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2559 = static_cast<unsigned int>(v1454.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2560 = v354 + v2559;
-    const unsigned int v2561 = static_cast<unsigned int>(v1454.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2561 = static_cast<unsigned int>(v1454.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2562 = v1444 + v2561;
-    const bool v2563 = v2560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2563 = v2560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2564 = v249 && v2563;
     const bool v2565 = v2562 < v80;
     const bool v2566 = v2564 && v2565;
@@ -3884,11 +3884,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2575] = v2572;
       }
     }
-    const unsigned int v2576 = static_cast<unsigned int>(v1454.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2576 = static_cast<unsigned int>(v1454.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2577 = v354 + v2576;
-    const unsigned int v2578 = static_cast<unsigned int>(v1454.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2578 = static_cast<unsigned int>(v1454.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2579 = v1444 + v2578;
-    const bool v2580 = v2577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2580 = v2577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2581 = v249 && v2580;
     const bool v2582 = v2579 < v80;
     const bool v2583 = v2581 && v2582;
@@ -3906,11 +3906,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2592] = v2589;
       }
     }
-    const unsigned int v2593 = static_cast<unsigned int>(v1454.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2593 = static_cast<unsigned int>(v1454.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2594 = v354 + v2593;
-    const unsigned int v2595 = static_cast<unsigned int>(v1454.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2595 = static_cast<unsigned int>(v1454.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2596 = v1444 + v2595;
-    const bool v2597 = v2594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2597 = v2594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2598 = v249 && v2597;
     const bool v2599 = v2596 < v80;
     const bool v2600 = v2598 && v2599;
@@ -3928,11 +3928,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2609] = v2606;
       }
     }
-    const unsigned int v2610 = static_cast<unsigned int>(v1454.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2610 = static_cast<unsigned int>(v1454.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2611 = v354 + v2610;
-    const unsigned int v2612 = static_cast<unsigned int>(v1454.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2612 = static_cast<unsigned int>(v1454.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2613 = v1444 + v2612;
-    const bool v2614 = v2611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2614 = v2611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2615 = v249 && v2614;
     const bool v2616 = v2613 < v80;
     const bool v2617 = v2615 && v2616;
@@ -3950,11 +3950,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2626] = v2623;
       }
     }
-    const unsigned int v2627 = static_cast<unsigned int>(v1454.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:245
+    const unsigned int v2627 = static_cast<unsigned int>(v1454.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:253
     const unsigned int v2628 = v354 + v2627;
-    const unsigned int v2629 = static_cast<unsigned int>(v1454.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:246
+    const unsigned int v2629 = static_cast<unsigned int>(v1454.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:254
     const unsigned int v2630 = v1444 + v2629;
-    const bool v2631 = v2628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2631 = v2628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2632 = v249 && v2631;
     const bool v2633 = v2630 < v80;
     const bool v2634 = v2632 && v2633;

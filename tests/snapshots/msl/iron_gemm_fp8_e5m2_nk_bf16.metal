@@ -146,15 +146,15 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
   const uint v26 = v25 << 7u;
   const uint v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v30 = v29 << 8u;
-  const uint v216 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:178
+  const uint v216 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:179
   const uint v217 = v216 >> 2u;
-  const bool v220 = v216 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:179
-  iron_frag<float, 16, 128> v224;  // kernels/gemm/gemm_warpgroup.hpp:184
+  const bool v220 = v216 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:180
+  iron_frag<float, 16, 128> v224;  // kernels/gemm/gemm_warpgroup.hpp:185
   iron_frag_fill(v224, float(0.0f));
   const uint v228 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
   const uint v229 = iron_tid.x;
 
-  for (uint v227 = 0u; v227 < v2; v227 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+  for (uint v227 = 0u; v227 < v2; v227 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
     for (uint v231 = v229; v231 < 8192u; v231 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
       const uint v233 = v231 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
       const uint v235 = v231 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -202,9 +202,9 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
         shm4[v280] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
-    if (v220) {  // kernels/gemm/gemm_warpgroup.hpp:217
-      const uint v288 = v217 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
+    if (v220) {  // kernels/gemm/gemm_warpgroup.hpp:225
+      const uint v288 = v217 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
       const uint v289 = v288 << 6u;
       const uint v2053 = v216 & 3u;
       const uint v2055 = v2053 << 4u;
@@ -242,18 +242,18 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
       iron_frag_load<true>(v2095, shm4, long(48u), long(64u));
       iron_frag_mma(v224, v2093, v2095);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:218
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:226
   }
-  const uint v294 = v216 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:243
+  const uint v294 = v216 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:251
   const uint v295 = v294 << 4u;
   const uint v297 = v217 << 6u;
   const uint v298 = v26 + v297;
   const uint v299 = v298 + v295;
-  const uint v300 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v300 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v301 = v299 + v300;
-  const uint v302 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v302 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v303 = v30 + v302;
-  const bool v304 = v301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v304 = v301 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v305 = v220 && v304;
   const bool v306 = v303 < v1;
   const bool v307 = v305 && v306;
@@ -265,11 +265,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v312 = v311 + v303;
     out[v312] = v310;
   }
-  const uint v313 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v313 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v314 = v299 + v313;
-  const uint v315 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v315 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v316 = v30 + v315;
-  const bool v317 = v314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v317 = v314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v318 = v220 && v317;
   const bool v319 = v316 < v1;
   const bool v320 = v318 && v319;
@@ -281,11 +281,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v325 = v324 + v316;
     out[v325] = v323;
   }
-  const uint v326 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v326 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v327 = v299 + v326;
-  const uint v328 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v328 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v329 = v30 + v328;
-  const bool v330 = v327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v330 = v327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v331 = v220 && v330;
   const bool v332 = v329 < v1;
   const bool v333 = v331 && v332;
@@ -297,11 +297,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v338 = v337 + v329;
     out[v338] = v336;
   }
-  const uint v339 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v339 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v340 = v299 + v339;
-  const uint v341 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v341 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v342 = v30 + v341;
-  const bool v343 = v340 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v343 = v340 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v344 = v220 && v343;
   const bool v345 = v342 < v1;
   const bool v346 = v344 && v345;
@@ -313,11 +313,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v351 = v350 + v342;
     out[v351] = v349;
   }
-  const uint v352 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v352 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v353 = v299 + v352;
-  const uint v354 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v354 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v355 = v30 + v354;
-  const bool v356 = v353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v356 = v353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v357 = v220 && v356;
   const bool v358 = v355 < v1;
   const bool v359 = v357 && v358;
@@ -329,11 +329,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v364 = v363 + v355;
     out[v364] = v362;
   }
-  const uint v365 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v365 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v366 = v299 + v365;
-  const uint v367 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v367 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v368 = v30 + v367;
-  const bool v369 = v366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v369 = v366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v370 = v220 && v369;
   const bool v371 = v368 < v1;
   const bool v372 = v370 && v371;
@@ -345,11 +345,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v377 = v376 + v368;
     out[v377] = v375;
   }
-  const uint v378 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v378 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v379 = v299 + v378;
-  const uint v380 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v380 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v381 = v30 + v380;
-  const bool v382 = v379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v382 = v379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v383 = v220 && v382;
   const bool v384 = v381 < v1;
   const bool v385 = v383 && v384;
@@ -361,11 +361,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v390 = v389 + v381;
     out[v390] = v388;
   }
-  const uint v391 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v391 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v392 = v299 + v391;
-  const uint v393 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v393 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v394 = v30 + v393;
-  const bool v395 = v392 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v395 = v392 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v396 = v220 && v395;
   const bool v397 = v394 < v1;
   const bool v398 = v396 && v397;
@@ -377,11 +377,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v403 = v402 + v394;
     out[v403] = v401;
   }
-  const uint v404 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v404 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v405 = v299 + v404;
-  const uint v406 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v406 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v407 = v30 + v406;
-  const bool v408 = v405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v408 = v405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v409 = v220 && v408;
   const bool v410 = v407 < v1;
   const bool v411 = v409 && v410;
@@ -393,11 +393,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v416 = v415 + v407;
     out[v416] = v414;
   }
-  const uint v417 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v417 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v418 = v299 + v417;
-  const uint v419 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v419 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v420 = v30 + v419;
-  const bool v421 = v418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v421 = v418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v422 = v220 && v421;
   const bool v423 = v420 < v1;
   const bool v424 = v422 && v423;
@@ -409,11 +409,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v429 = v428 + v420;
     out[v429] = v427;
   }
-  const uint v430 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v430 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v431 = v299 + v430;
-  const uint v432 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v432 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v433 = v30 + v432;
-  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v435 = v220 && v434;
   const bool v436 = v433 < v1;
   const bool v437 = v435 && v436;
@@ -425,11 +425,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v442 = v441 + v433;
     out[v442] = v440;
   }
-  const uint v443 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v443 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v444 = v299 + v443;
-  const uint v445 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v445 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v446 = v30 + v445;
-  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v448 = v220 && v447;
   const bool v449 = v446 < v1;
   const bool v450 = v448 && v449;
@@ -441,11 +441,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v455 = v454 + v446;
     out[v455] = v453;
   }
-  const uint v456 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v456 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v457 = v299 + v456;
-  const uint v458 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v458 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v459 = v30 + v458;
-  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v461 = v220 && v460;
   const bool v462 = v459 < v1;
   const bool v463 = v461 && v462;
@@ -457,11 +457,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v468 = v467 + v459;
     out[v468] = v466;
   }
-  const uint v469 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v469 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v470 = v299 + v469;
-  const uint v471 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v471 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v472 = v30 + v471;
-  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v474 = v220 && v473;
   const bool v475 = v472 < v1;
   const bool v476 = v474 && v475;
@@ -473,11 +473,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v481 = v480 + v472;
     out[v481] = v479;
   }
-  const uint v482 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v482 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v483 = v299 + v482;
-  const uint v484 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v484 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v485 = v30 + v484;
-  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v487 = v220 && v486;
   const bool v488 = v485 < v1;
   const bool v489 = v487 && v488;
@@ -489,11 +489,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v494 = v493 + v485;
     out[v494] = v492;
   }
-  const uint v495 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v495 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v496 = v299 + v495;
-  const uint v497 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v497 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v498 = v30 + v497;
-  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v500 = v220 && v499;
   const bool v501 = v498 < v1;
   const bool v502 = v500 && v501;
@@ -505,11 +505,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v507 = v506 + v498;
     out[v507] = v505;
   }
-  const uint v508 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v508 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v509 = v299 + v508;
-  const uint v510 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v510 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v511 = v30 + v510;
-  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v513 = v220 && v512;
   const bool v514 = v511 < v1;
   const bool v515 = v513 && v514;
@@ -521,11 +521,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v520 = v519 + v511;
     out[v520] = v518;
   }
-  const uint v521 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v521 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v522 = v299 + v521;
-  const uint v523 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v523 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v524 = v30 + v523;
-  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v526 = v220 && v525;
   const bool v527 = v524 < v1;
   const bool v528 = v526 && v527;
@@ -537,11 +537,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v533 = v532 + v524;
     out[v533] = v531;
   }
-  const uint v534 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v534 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v535 = v299 + v534;
-  const uint v536 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v536 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v537 = v30 + v536;
-  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v539 = v220 && v538;
   const bool v540 = v537 < v1;
   const bool v541 = v539 && v540;
@@ -553,11 +553,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v546 = v545 + v537;
     out[v546] = v544;
   }
-  const uint v547 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v547 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v548 = v299 + v547;
-  const uint v549 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v549 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v550 = v30 + v549;
-  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v552 = v220 && v551;
   const bool v553 = v550 < v1;
   const bool v554 = v552 && v553;
@@ -569,11 +569,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v559 = v558 + v550;
     out[v559] = v557;
   }
-  const uint v560 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v560 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v561 = v299 + v560;
-  const uint v562 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v562 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v563 = v30 + v562;
-  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v565 = v220 && v564;
   const bool v566 = v563 < v1;
   const bool v567 = v565 && v566;
@@ -585,11 +585,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v572 = v571 + v563;
     out[v572] = v570;
   }
-  const uint v573 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v573 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v574 = v299 + v573;
-  const uint v575 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v575 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v576 = v30 + v575;
-  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v578 = v220 && v577;
   const bool v579 = v576 < v1;
   const bool v580 = v578 && v579;
@@ -601,11 +601,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v585 = v584 + v576;
     out[v585] = v583;
   }
-  const uint v586 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v586 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v587 = v299 + v586;
-  const uint v588 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v588 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v589 = v30 + v588;
-  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v591 = v220 && v590;
   const bool v592 = v589 < v1;
   const bool v593 = v591 && v592;
@@ -617,11 +617,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v598 = v597 + v589;
     out[v598] = v596;
   }
-  const uint v599 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v599 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v600 = v299 + v599;
-  const uint v601 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v601 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v602 = v30 + v601;
-  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v604 = v220 && v603;
   const bool v605 = v602 < v1;
   const bool v606 = v604 && v605;
@@ -633,11 +633,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v611 = v610 + v602;
     out[v611] = v609;
   }
-  const uint v612 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v612 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v613 = v299 + v612;
-  const uint v614 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v614 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v615 = v30 + v614;
-  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v617 = v220 && v616;
   const bool v618 = v615 < v1;
   const bool v619 = v617 && v618;
@@ -649,11 +649,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v624 = v623 + v615;
     out[v624] = v622;
   }
-  const uint v625 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v625 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v626 = v299 + v625;
-  const uint v627 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v627 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v628 = v30 + v627;
-  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v630 = v220 && v629;
   const bool v631 = v628 < v1;
   const bool v632 = v630 && v631;
@@ -665,11 +665,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v637 = v636 + v628;
     out[v637] = v635;
   }
-  const uint v638 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v638 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v639 = v299 + v638;
-  const uint v640 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v640 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v641 = v30 + v640;
-  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v643 = v220 && v642;
   const bool v644 = v641 < v1;
   const bool v645 = v643 && v644;
@@ -681,11 +681,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v650 = v649 + v641;
     out[v650] = v648;
   }
-  const uint v651 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v651 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v652 = v299 + v651;
-  const uint v653 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v653 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v654 = v30 + v653;
-  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v656 = v220 && v655;
   const bool v657 = v654 < v1;
   const bool v658 = v656 && v657;
@@ -697,11 +697,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v663 = v662 + v654;
     out[v663] = v661;
   }
-  const uint v664 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v664 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v665 = v299 + v664;
-  const uint v666 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v666 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v667 = v30 + v666;
-  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v669 = v220 && v668;
   const bool v670 = v667 < v1;
   const bool v671 = v669 && v670;
@@ -713,11 +713,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v676 = v675 + v667;
     out[v676] = v674;
   }
-  const uint v677 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v677 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v678 = v299 + v677;
-  const uint v679 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v679 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v680 = v30 + v679;
-  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v682 = v220 && v681;
   const bool v683 = v680 < v1;
   const bool v684 = v682 && v683;
@@ -729,11 +729,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v689 = v688 + v680;
     out[v689] = v687;
   }
-  const uint v690 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v690 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v691 = v299 + v690;
-  const uint v692 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v692 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v693 = v30 + v692;
-  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v695 = v220 && v694;
   const bool v696 = v693 < v1;
   const bool v697 = v695 && v696;
@@ -745,11 +745,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v702 = v701 + v693;
     out[v702] = v700;
   }
-  const uint v703 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v703 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v704 = v299 + v703;
-  const uint v705 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v705 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v706 = v30 + v705;
-  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v708 = v220 && v707;
   const bool v709 = v706 < v1;
   const bool v710 = v708 && v709;
@@ -761,11 +761,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v715 = v714 + v706;
     out[v715] = v713;
   }
-  const uint v716 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v716 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v717 = v299 + v716;
-  const uint v718 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v718 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v719 = v30 + v718;
-  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v721 = v220 && v720;
   const bool v722 = v719 < v1;
   const bool v723 = v721 && v722;
@@ -777,11 +777,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v728 = v727 + v719;
     out[v728] = v726;
   }
-  const uint v729 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v729 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v730 = v299 + v729;
-  const uint v731 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v731 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v732 = v30 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v734 = v220 && v733;
   const bool v735 = v732 < v1;
   const bool v736 = v734 && v735;
@@ -793,11 +793,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v741 = v740 + v732;
     out[v741] = v739;
   }
-  const uint v742 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v742 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v743 = v299 + v742;
-  const uint v744 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v744 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v745 = v30 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v747 = v220 && v746;
   const bool v748 = v745 < v1;
   const bool v749 = v747 && v748;
@@ -809,11 +809,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v754 = v753 + v745;
     out[v754] = v752;
   }
-  const uint v755 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v755 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v756 = v299 + v755;
-  const uint v757 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v757 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v758 = v30 + v757;
-  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v760 = v220 && v759;
   const bool v761 = v758 < v1;
   const bool v762 = v760 && v761;
@@ -825,11 +825,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v767 = v766 + v758;
     out[v767] = v765;
   }
-  const uint v768 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v768 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v769 = v299 + v768;
-  const uint v770 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v770 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v771 = v30 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v773 = v220 && v772;
   const bool v774 = v771 < v1;
   const bool v775 = v773 && v774;
@@ -841,11 +841,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v780 = v779 + v771;
     out[v780] = v778;
   }
-  const uint v781 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v781 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v782 = v299 + v781;
-  const uint v783 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v783 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v784 = v30 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v786 = v220 && v785;
   const bool v787 = v784 < v1;
   const bool v788 = v786 && v787;
@@ -857,11 +857,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v793 = v792 + v784;
     out[v793] = v791;
   }
-  const uint v794 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v794 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v795 = v299 + v794;
-  const uint v796 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v796 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v797 = v30 + v796;
-  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v799 = v220 && v798;
   const bool v800 = v797 < v1;
   const bool v801 = v799 && v800;
@@ -873,11 +873,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v806 = v805 + v797;
     out[v806] = v804;
   }
-  const uint v807 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v807 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v808 = v299 + v807;
-  const uint v809 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v809 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v810 = v30 + v809;
-  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v812 = v220 && v811;
   const bool v813 = v810 < v1;
   const bool v814 = v812 && v813;
@@ -889,11 +889,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v819 = v818 + v810;
     out[v819] = v817;
   }
-  const uint v820 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v820 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v821 = v299 + v820;
-  const uint v822 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v822 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v823 = v30 + v822;
-  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v825 = v220 && v824;
   const bool v826 = v823 < v1;
   const bool v827 = v825 && v826;
@@ -905,11 +905,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v832 = v831 + v823;
     out[v832] = v830;
   }
-  const uint v833 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v833 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v834 = v299 + v833;
-  const uint v835 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v835 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v836 = v30 + v835;
-  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v838 = v220 && v837;
   const bool v839 = v836 < v1;
   const bool v840 = v838 && v839;
@@ -921,11 +921,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v845 = v844 + v836;
     out[v845] = v843;
   }
-  const uint v846 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v846 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v847 = v299 + v846;
-  const uint v848 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v848 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v849 = v30 + v848;
-  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v851 = v220 && v850;
   const bool v852 = v849 < v1;
   const bool v853 = v851 && v852;
@@ -937,11 +937,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v858 = v857 + v849;
     out[v858] = v856;
   }
-  const uint v859 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v859 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v860 = v299 + v859;
-  const uint v861 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v861 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v862 = v30 + v861;
-  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v864 = v220 && v863;
   const bool v865 = v862 < v1;
   const bool v866 = v864 && v865;
@@ -953,11 +953,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v871 = v870 + v862;
     out[v871] = v869;
   }
-  const uint v872 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v872 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v873 = v299 + v872;
-  const uint v874 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v874 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v875 = v30 + v874;
-  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v877 = v220 && v876;
   const bool v878 = v875 < v1;
   const bool v879 = v877 && v878;
@@ -969,11 +969,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v884 = v883 + v875;
     out[v884] = v882;
   }
-  const uint v885 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v885 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v886 = v299 + v885;
-  const uint v887 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v887 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v888 = v30 + v887;
-  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v890 = v220 && v889;
   const bool v891 = v888 < v1;
   const bool v892 = v890 && v891;
@@ -985,11 +985,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v897 = v896 + v888;
     out[v897] = v895;
   }
-  const uint v898 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v898 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v899 = v299 + v898;
-  const uint v900 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v900 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v901 = v30 + v900;
-  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v903 = v220 && v902;
   const bool v904 = v901 < v1;
   const bool v905 = v903 && v904;
@@ -1001,11 +1001,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v910 = v909 + v901;
     out[v910] = v908;
   }
-  const uint v911 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v911 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v912 = v299 + v911;
-  const uint v913 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v913 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v914 = v30 + v913;
-  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v916 = v220 && v915;
   const bool v917 = v914 < v1;
   const bool v918 = v916 && v917;
@@ -1017,11 +1017,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v923 = v922 + v914;
     out[v923] = v921;
   }
-  const uint v924 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v924 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v925 = v299 + v924;
-  const uint v926 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v926 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v927 = v30 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v929 = v220 && v928;
   const bool v930 = v927 < v1;
   const bool v931 = v929 && v930;
@@ -1033,11 +1033,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v936 = v935 + v927;
     out[v936] = v934;
   }
-  const uint v937 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v937 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v938 = v299 + v937;
-  const uint v939 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v939 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v940 = v30 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v942 = v220 && v941;
   const bool v943 = v940 < v1;
   const bool v944 = v942 && v943;
@@ -1049,11 +1049,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v949 = v948 + v940;
     out[v949] = v947;
   }
-  const uint v950 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v950 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v951 = v299 + v950;
-  const uint v952 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v952 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v953 = v30 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v955 = v220 && v954;
   const bool v956 = v953 < v1;
   const bool v957 = v955 && v956;
@@ -1065,11 +1065,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v962 = v961 + v953;
     out[v962] = v960;
   }
-  const uint v963 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v963 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v964 = v299 + v963;
-  const uint v965 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v965 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v966 = v30 + v965;
-  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v968 = v220 && v967;
   const bool v969 = v966 < v1;
   const bool v970 = v968 && v969;
@@ -1081,11 +1081,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v975 = v974 + v966;
     out[v975] = v973;
   }
-  const uint v976 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v976 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v977 = v299 + v976;
-  const uint v978 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v978 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v979 = v30 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v981 = v220 && v980;
   const bool v982 = v979 < v1;
   const bool v983 = v981 && v982;
@@ -1097,11 +1097,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v988 = v987 + v979;
     out[v988] = v986;
   }
-  const uint v989 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v989 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v990 = v299 + v989;
-  const uint v991 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v991 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v992 = v30 + v991;
-  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v994 = v220 && v993;
   const bool v995 = v992 < v1;
   const bool v996 = v994 && v995;
@@ -1113,11 +1113,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1001 = v1000 + v992;
     out[v1001] = v999;
   }
-  const uint v1002 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1002 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1003 = v299 + v1002;
-  const uint v1004 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1004 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1005 = v30 + v1004;
-  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1007 = v220 && v1006;
   const bool v1008 = v1005 < v1;
   const bool v1009 = v1007 && v1008;
@@ -1129,11 +1129,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1014 = v1013 + v1005;
     out[v1014] = v1012;
   }
-  const uint v1015 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1015 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1016 = v299 + v1015;
-  const uint v1017 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1017 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1018 = v30 + v1017;
-  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1020 = v220 && v1019;
   const bool v1021 = v1018 < v1;
   const bool v1022 = v1020 && v1021;
@@ -1145,11 +1145,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1027 = v1026 + v1018;
     out[v1027] = v1025;
   }
-  const uint v1028 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1028 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1029 = v299 + v1028;
-  const uint v1030 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1030 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1031 = v30 + v1030;
-  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1033 = v220 && v1032;
   const bool v1034 = v1031 < v1;
   const bool v1035 = v1033 && v1034;
@@ -1161,11 +1161,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1040 = v1039 + v1031;
     out[v1040] = v1038;
   }
-  const uint v1041 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1041 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1042 = v299 + v1041;
-  const uint v1043 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1043 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1044 = v30 + v1043;
-  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1046 = v220 && v1045;
   const bool v1047 = v1044 < v1;
   const bool v1048 = v1046 && v1047;
@@ -1177,11 +1177,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1053 = v1052 + v1044;
     out[v1053] = v1051;
   }
-  const uint v1054 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1054 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1055 = v299 + v1054;
-  const uint v1056 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1056 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1057 = v30 + v1056;
-  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1059 = v220 && v1058;
   const bool v1060 = v1057 < v1;
   const bool v1061 = v1059 && v1060;
@@ -1193,11 +1193,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1066 = v1065 + v1057;
     out[v1066] = v1064;
   }
-  const uint v1067 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1067 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1068 = v299 + v1067;
-  const uint v1069 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1069 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1070 = v30 + v1069;
-  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1072 = v220 && v1071;
   const bool v1073 = v1070 < v1;
   const bool v1074 = v1072 && v1073;
@@ -1209,11 +1209,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1079 = v1078 + v1070;
     out[v1079] = v1077;
   }
-  const uint v1080 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1080 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1081 = v299 + v1080;
-  const uint v1082 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1082 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1083 = v30 + v1082;
-  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1085 = v220 && v1084;
   const bool v1086 = v1083 < v1;
   const bool v1087 = v1085 && v1086;
@@ -1225,11 +1225,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1092 = v1091 + v1083;
     out[v1092] = v1090;
   }
-  const uint v1093 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1093 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1094 = v299 + v1093;
-  const uint v1095 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1095 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1096 = v30 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1098 = v220 && v1097;
   const bool v1099 = v1096 < v1;
   const bool v1100 = v1098 && v1099;
@@ -1241,11 +1241,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1105 = v1104 + v1096;
     out[v1105] = v1103;
   }
-  const uint v1106 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1106 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1107 = v299 + v1106;
-  const uint v1108 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1108 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1109 = v30 + v1108;
-  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1111 = v220 && v1110;
   const bool v1112 = v1109 < v1;
   const bool v1113 = v1111 && v1112;
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1118 = v1117 + v1109;
     out[v1118] = v1116;
   }
-  const uint v1119 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1119 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1120 = v299 + v1119;
-  const uint v1121 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1121 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1122 = v30 + v1121;
-  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1124 = v220 && v1123;
   const bool v1125 = v1122 < v1;
   const bool v1126 = v1124 && v1125;
@@ -1273,11 +1273,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1131 = v1130 + v1122;
     out[v1131] = v1129;
   }
-  const uint v1133 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:312
-  iron_frag<float, 16, 128> v1143;  // kernels/gemm/gemm_warpgroup.hpp:184
+  const uint v1133 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:320
+  iron_frag<float, 16, 128> v1143;  // kernels/gemm/gemm_warpgroup.hpp:185
   iron_frag_fill(v1143, float(0.0f));
 
-  for (uint v1146 = 0u; v1146 < v2; v1146 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+  for (uint v1146 = 0u; v1146 < v2; v1146 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
     for (uint v1150 = v229; v1150 < 8192u; v1150 += v228) {  // kernels/gemm/gemm_tiles.hpp:95
       const uint v1152 = v1150 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
       const uint v1154 = v1150 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -1325,9 +1325,9 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
         shm4[v1199] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
-    if (v220) {  // kernels/gemm/gemm_warpgroup.hpp:217
-      const uint v1208 = v297 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
+    if (v220) {  // kernels/gemm/gemm_warpgroup.hpp:225
+      const uint v1208 = v297 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
       const uint v2102 = v295 << 6u;
       const uint v2104 = v1208 + v2102;
       iron_frag<half, 16, 16> v2111;
@@ -1362,13 +1362,13 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
       iron_frag_load<true>(v2140, shm4, long(48u), long(64u));
       iron_frag_mma(v1143, v2138, v2140);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:218
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:226
   }
-  const uint v1219 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1219 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1220 = v299 + v1219;
-  const uint v1221 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1221 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1222 = v1133 + v1221;
-  const bool v1223 = v1220 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1223 = v1220 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1224 = v220 && v1223;
   const bool v1225 = v1222 < v1;
   const bool v1226 = v1224 && v1225;
@@ -1380,11 +1380,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1231 = v1230 + v1222;
     out[v1231] = v1229;
   }
-  const uint v1232 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1232 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1233 = v299 + v1232;
-  const uint v1234 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1234 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1235 = v1133 + v1234;
-  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1236 = v1233 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1237 = v220 && v1236;
   const bool v1238 = v1235 < v1;
   const bool v1239 = v1237 && v1238;
@@ -1396,11 +1396,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1244 = v1243 + v1235;
     out[v1244] = v1242;
   }
-  const uint v1245 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1245 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1246 = v299 + v1245;
-  const uint v1247 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1247 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1248 = v1133 + v1247;
-  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1250 = v220 && v1249;
   const bool v1251 = v1248 < v1;
   const bool v1252 = v1250 && v1251;
@@ -1412,11 +1412,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1257 = v1256 + v1248;
     out[v1257] = v1255;
   }
-  const uint v1258 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1258 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1259 = v299 + v1258;
-  const uint v1260 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1260 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1261 = v1133 + v1260;
-  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1263 = v220 && v1262;
   const bool v1264 = v1261 < v1;
   const bool v1265 = v1263 && v1264;
@@ -1428,11 +1428,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1270 = v1269 + v1261;
     out[v1270] = v1268;
   }
-  const uint v1271 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1271 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1272 = v299 + v1271;
-  const uint v1273 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1273 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1274 = v1133 + v1273;
-  const bool v1275 = v1272 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1275 = v1272 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1276 = v220 && v1275;
   const bool v1277 = v1274 < v1;
   const bool v1278 = v1276 && v1277;
@@ -1444,11 +1444,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1283 = v1282 + v1274;
     out[v1283] = v1281;
   }
-  const uint v1284 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1284 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1285 = v299 + v1284;
-  const uint v1286 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1286 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1287 = v1133 + v1286;
-  const bool v1288 = v1285 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1288 = v1285 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1289 = v220 && v1288;
   const bool v1290 = v1287 < v1;
   const bool v1291 = v1289 && v1290;
@@ -1460,11 +1460,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1296 = v1295 + v1287;
     out[v1296] = v1294;
   }
-  const uint v1297 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1297 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1298 = v299 + v1297;
-  const uint v1299 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1299 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1300 = v1133 + v1299;
-  const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1301 = v1298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1302 = v220 && v1301;
   const bool v1303 = v1300 < v1;
   const bool v1304 = v1302 && v1303;
@@ -1476,11 +1476,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1309 = v1308 + v1300;
     out[v1309] = v1307;
   }
-  const uint v1310 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1310 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1311 = v299 + v1310;
-  const uint v1312 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1312 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1313 = v1133 + v1312;
-  const bool v1314 = v1311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1314 = v1311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1315 = v220 && v1314;
   const bool v1316 = v1313 < v1;
   const bool v1317 = v1315 && v1316;
@@ -1492,11 +1492,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1322 = v1321 + v1313;
     out[v1322] = v1320;
   }
-  const uint v1323 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1323 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1324 = v299 + v1323;
-  const uint v1325 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1325 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1326 = v1133 + v1325;
-  const bool v1327 = v1324 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1327 = v1324 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1328 = v220 && v1327;
   const bool v1329 = v1326 < v1;
   const bool v1330 = v1328 && v1329;
@@ -1508,11 +1508,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1335 = v1334 + v1326;
     out[v1335] = v1333;
   }
-  const uint v1336 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1336 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1337 = v299 + v1336;
-  const uint v1338 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1338 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1339 = v1133 + v1338;
-  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1340 = v1337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1341 = v220 && v1340;
   const bool v1342 = v1339 < v1;
   const bool v1343 = v1341 && v1342;
@@ -1524,11 +1524,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1348 = v1347 + v1339;
     out[v1348] = v1346;
   }
-  const uint v1349 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1349 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1350 = v299 + v1349;
-  const uint v1351 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1351 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1352 = v1133 + v1351;
-  const bool v1353 = v1350 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1353 = v1350 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1354 = v220 && v1353;
   const bool v1355 = v1352 < v1;
   const bool v1356 = v1354 && v1355;
@@ -1540,11 +1540,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1361 = v1360 + v1352;
     out[v1361] = v1359;
   }
-  const uint v1362 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1362 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1363 = v299 + v1362;
-  const uint v1364 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1364 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1365 = v1133 + v1364;
-  const bool v1366 = v1363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1366 = v1363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1367 = v220 && v1366;
   const bool v1368 = v1365 < v1;
   const bool v1369 = v1367 && v1368;
@@ -1556,11 +1556,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1374 = v1373 + v1365;
     out[v1374] = v1372;
   }
-  const uint v1375 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1375 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1376 = v299 + v1375;
-  const uint v1377 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1377 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1378 = v1133 + v1377;
-  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1380 = v220 && v1379;
   const bool v1381 = v1378 < v1;
   const bool v1382 = v1380 && v1381;
@@ -1572,11 +1572,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1387 = v1386 + v1378;
     out[v1387] = v1385;
   }
-  const uint v1388 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1388 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1389 = v299 + v1388;
-  const uint v1390 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1390 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1391 = v1133 + v1390;
-  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1393 = v220 && v1392;
   const bool v1394 = v1391 < v1;
   const bool v1395 = v1393 && v1394;
@@ -1588,11 +1588,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1400 = v1399 + v1391;
     out[v1400] = v1398;
   }
-  const uint v1401 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1401 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1402 = v299 + v1401;
-  const uint v1403 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1403 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1404 = v1133 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1406 = v220 && v1405;
   const bool v1407 = v1404 < v1;
   const bool v1408 = v1406 && v1407;
@@ -1604,11 +1604,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1413 = v1412 + v1404;
     out[v1413] = v1411;
   }
-  const uint v1414 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1414 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1415 = v299 + v1414;
-  const uint v1416 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1416 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1417 = v1133 + v1416;
-  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1419 = v220 && v1418;
   const bool v1420 = v1417 < v1;
   const bool v1421 = v1419 && v1420;
@@ -1620,11 +1620,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1426 = v1425 + v1417;
     out[v1426] = v1424;
   }
-  const uint v1427 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1427 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1428 = v299 + v1427;
-  const uint v1429 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1429 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1430 = v1133 + v1429;
-  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1432 = v220 && v1431;
   const bool v1433 = v1430 < v1;
   const bool v1434 = v1432 && v1433;
@@ -1636,11 +1636,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1439 = v1438 + v1430;
     out[v1439] = v1437;
   }
-  const uint v1440 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1440 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1441 = v299 + v1440;
-  const uint v1442 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1442 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1443 = v1133 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1445 = v220 && v1444;
   const bool v1446 = v1443 < v1;
   const bool v1447 = v1445 && v1446;
@@ -1652,11 +1652,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1452 = v1451 + v1443;
     out[v1452] = v1450;
   }
-  const uint v1453 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1453 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1454 = v299 + v1453;
-  const uint v1455 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1455 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1456 = v1133 + v1455;
-  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1458 = v220 && v1457;
   const bool v1459 = v1456 < v1;
   const bool v1460 = v1458 && v1459;
@@ -1668,11 +1668,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1465 = v1464 + v1456;
     out[v1465] = v1463;
   }
-  const uint v1466 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1466 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1467 = v299 + v1466;
-  const uint v1468 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1468 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1469 = v1133 + v1468;
-  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1471 = v220 && v1470;
   const bool v1472 = v1469 < v1;
   const bool v1473 = v1471 && v1472;
@@ -1684,11 +1684,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1478 = v1477 + v1469;
     out[v1478] = v1476;
   }
-  const uint v1479 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1479 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1480 = v299 + v1479;
-  const uint v1481 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1481 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1482 = v1133 + v1481;
-  const bool v1483 = v1480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1483 = v1480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1484 = v220 && v1483;
   const bool v1485 = v1482 < v1;
   const bool v1486 = v1484 && v1485;
@@ -1700,11 +1700,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1491 = v1490 + v1482;
     out[v1491] = v1489;
   }
-  const uint v1492 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1492 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1493 = v299 + v1492;
-  const uint v1494 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1494 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1495 = v1133 + v1494;
-  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1497 = v220 && v1496;
   const bool v1498 = v1495 < v1;
   const bool v1499 = v1497 && v1498;
@@ -1716,11 +1716,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1504 = v1503 + v1495;
     out[v1504] = v1502;
   }
-  const uint v1505 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1505 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1506 = v299 + v1505;
-  const uint v1507 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1507 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1508 = v1133 + v1507;
-  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1510 = v220 && v1509;
   const bool v1511 = v1508 < v1;
   const bool v1512 = v1510 && v1511;
@@ -1732,11 +1732,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1517 = v1516 + v1508;
     out[v1517] = v1515;
   }
-  const uint v1518 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1518 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1519 = v299 + v1518;
-  const uint v1520 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1520 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1521 = v1133 + v1520;
-  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1523 = v220 && v1522;
   const bool v1524 = v1521 < v1;
   const bool v1525 = v1523 && v1524;
@@ -1748,11 +1748,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1530 = v1529 + v1521;
     out[v1530] = v1528;
   }
-  const uint v1531 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1531 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1532 = v299 + v1531;
-  const uint v1533 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1533 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1534 = v1133 + v1533;
-  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1536 = v220 && v1535;
   const bool v1537 = v1534 < v1;
   const bool v1538 = v1536 && v1537;
@@ -1764,11 +1764,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1543 = v1542 + v1534;
     out[v1543] = v1541;
   }
-  const uint v1544 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1544 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1545 = v299 + v1544;
-  const uint v1546 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1546 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1547 = v1133 + v1546;
-  const bool v1548 = v1545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1548 = v1545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1549 = v220 && v1548;
   const bool v1550 = v1547 < v1;
   const bool v1551 = v1549 && v1550;
@@ -1780,11 +1780,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1556 = v1555 + v1547;
     out[v1556] = v1554;
   }
-  const uint v1557 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1557 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1558 = v299 + v1557;
-  const uint v1559 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1559 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1560 = v1133 + v1559;
-  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1562 = v220 && v1561;
   const bool v1563 = v1560 < v1;
   const bool v1564 = v1562 && v1563;
@@ -1796,11 +1796,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1569 = v1568 + v1560;
     out[v1569] = v1567;
   }
-  const uint v1570 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1570 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1571 = v299 + v1570;
-  const uint v1572 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1572 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1573 = v1133 + v1572;
-  const bool v1574 = v1571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1574 = v1571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1575 = v220 && v1574;
   const bool v1576 = v1573 < v1;
   const bool v1577 = v1575 && v1576;
@@ -1812,11 +1812,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1582 = v1581 + v1573;
     out[v1582] = v1580;
   }
-  const uint v1583 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1583 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1584 = v299 + v1583;
-  const uint v1585 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1585 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1586 = v1133 + v1585;
-  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1588 = v220 && v1587;
   const bool v1589 = v1586 < v1;
   const bool v1590 = v1588 && v1589;
@@ -1828,11 +1828,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1595 = v1594 + v1586;
     out[v1595] = v1593;
   }
-  const uint v1596 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1596 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1597 = v299 + v1596;
-  const uint v1598 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1598 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1599 = v1133 + v1598;
-  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1601 = v220 && v1600;
   const bool v1602 = v1599 < v1;
   const bool v1603 = v1601 && v1602;
@@ -1844,11 +1844,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1608 = v1607 + v1599;
     out[v1608] = v1606;
   }
-  const uint v1609 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1609 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1610 = v299 + v1609;
-  const uint v1611 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1611 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1612 = v1133 + v1611;
-  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1614 = v220 && v1613;
   const bool v1615 = v1612 < v1;
   const bool v1616 = v1614 && v1615;
@@ -1860,11 +1860,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1621 = v1620 + v1612;
     out[v1621] = v1619;
   }
-  const uint v1622 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1622 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1623 = v299 + v1622;
-  const uint v1624 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1624 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1625 = v1133 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1627 = v220 && v1626;
   const bool v1628 = v1625 < v1;
   const bool v1629 = v1627 && v1628;
@@ -1876,11 +1876,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1634 = v1633 + v1625;
     out[v1634] = v1632;
   }
-  const uint v1635 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1635 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1636 = v299 + v1635;
-  const uint v1637 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1637 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1638 = v1133 + v1637;
-  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1640 = v220 && v1639;
   const bool v1641 = v1638 < v1;
   const bool v1642 = v1640 && v1641;
@@ -1892,11 +1892,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1647 = v1646 + v1638;
     out[v1647] = v1645;
   }
-  const uint v1648 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1648 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1649 = v299 + v1648;
-  const uint v1650 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1650 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1651 = v1133 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1653 = v220 && v1652;
   const bool v1654 = v1651 < v1;
   const bool v1655 = v1653 && v1654;
@@ -1908,11 +1908,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1660 = v1659 + v1651;
     out[v1660] = v1658;
   }
-  const uint v1661 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1661 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1662 = v299 + v1661;
-  const uint v1663 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1663 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1664 = v1133 + v1663;
-  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1666 = v220 && v1665;
   const bool v1667 = v1664 < v1;
   const bool v1668 = v1666 && v1667;
@@ -1924,11 +1924,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1673 = v1672 + v1664;
     out[v1673] = v1671;
   }
-  const uint v1674 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1674 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1675 = v299 + v1674;
-  const uint v1676 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1676 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1677 = v1133 + v1676;
-  const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1679 = v220 && v1678;
   const bool v1680 = v1677 < v1;
   const bool v1681 = v1679 && v1680;
@@ -1940,11 +1940,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1686 = v1685 + v1677;
     out[v1686] = v1684;
   }
-  const uint v1687 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1687 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1688 = v299 + v1687;
-  const uint v1689 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1689 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1690 = v1133 + v1689;
-  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1692 = v220 && v1691;
   const bool v1693 = v1690 < v1;
   const bool v1694 = v1692 && v1693;
@@ -1956,11 +1956,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1699 = v1698 + v1690;
     out[v1699] = v1697;
   }
-  const uint v1700 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1700 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1701 = v299 + v1700;
-  const uint v1702 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1702 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1703 = v1133 + v1702;
-  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1705 = v220 && v1704;
   const bool v1706 = v1703 < v1;
   const bool v1707 = v1705 && v1706;
@@ -1972,11 +1972,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1712 = v1711 + v1703;
     out[v1712] = v1710;
   }
-  const uint v1713 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1713 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1714 = v299 + v1713;
-  const uint v1715 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1715 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1716 = v1133 + v1715;
-  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1718 = v220 && v1717;
   const bool v1719 = v1716 < v1;
   const bool v1720 = v1718 && v1719;
@@ -1988,11 +1988,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1725 = v1724 + v1716;
     out[v1725] = v1723;
   }
-  const uint v1726 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1726 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1727 = v299 + v1726;
-  const uint v1728 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1728 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1729 = v1133 + v1728;
-  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1731 = v220 && v1730;
   const bool v1732 = v1729 < v1;
   const bool v1733 = v1731 && v1732;
@@ -2004,11 +2004,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1738 = v1737 + v1729;
     out[v1738] = v1736;
   }
-  const uint v1739 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1739 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1740 = v299 + v1739;
-  const uint v1741 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1741 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1742 = v1133 + v1741;
-  const bool v1743 = v1740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1743 = v1740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1744 = v220 && v1743;
   const bool v1745 = v1742 < v1;
   const bool v1746 = v1744 && v1745;
@@ -2020,11 +2020,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1751 = v1750 + v1742;
     out[v1751] = v1749;
   }
-  const uint v1752 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1752 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1753 = v299 + v1752;
-  const uint v1754 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1754 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1755 = v1133 + v1754;
-  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1757 = v220 && v1756;
   const bool v1758 = v1755 < v1;
   const bool v1759 = v1757 && v1758;
@@ -2036,11 +2036,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1764 = v1763 + v1755;
     out[v1764] = v1762;
   }
-  const uint v1765 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1765 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1766 = v299 + v1765;
-  const uint v1767 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1767 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1768 = v1133 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1770 = v220 && v1769;
   const bool v1771 = v1768 < v1;
   const bool v1772 = v1770 && v1771;
@@ -2052,11 +2052,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1777 = v1776 + v1768;
     out[v1777] = v1775;
   }
-  const uint v1778 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1778 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1779 = v299 + v1778;
-  const uint v1780 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1780 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1781 = v1133 + v1780;
-  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1783 = v220 && v1782;
   const bool v1784 = v1781 < v1;
   const bool v1785 = v1783 && v1784;
@@ -2068,11 +2068,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1790 = v1789 + v1781;
     out[v1790] = v1788;
   }
-  const uint v1791 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1791 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1792 = v299 + v1791;
-  const uint v1793 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1793 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1794 = v1133 + v1793;
-  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1796 = v220 && v1795;
   const bool v1797 = v1794 < v1;
   const bool v1798 = v1796 && v1797;
@@ -2084,11 +2084,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1803 = v1802 + v1794;
     out[v1803] = v1801;
   }
-  const uint v1804 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1804 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1805 = v299 + v1804;
-  const uint v1806 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1806 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1807 = v1133 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1809 = v220 && v1808;
   const bool v1810 = v1807 < v1;
   const bool v1811 = v1809 && v1810;
@@ -2100,11 +2100,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1816 = v1815 + v1807;
     out[v1816] = v1814;
   }
-  const uint v1817 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1817 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1818 = v299 + v1817;
-  const uint v1819 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1819 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1820 = v1133 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1822 = v220 && v1821;
   const bool v1823 = v1820 < v1;
   const bool v1824 = v1822 && v1823;
@@ -2116,11 +2116,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1829 = v1828 + v1820;
     out[v1829] = v1827;
   }
-  const uint v1830 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1830 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1831 = v299 + v1830;
-  const uint v1832 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1832 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1833 = v1133 + v1832;
-  const bool v1834 = v1831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1834 = v1831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1835 = v220 && v1834;
   const bool v1836 = v1833 < v1;
   const bool v1837 = v1835 && v1836;
@@ -2132,11 +2132,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1842 = v1841 + v1833;
     out[v1842] = v1840;
   }
-  const uint v1843 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1843 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1844 = v299 + v1843;
-  const uint v1845 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1845 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1846 = v1133 + v1845;
-  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1848 = v220 && v1847;
   const bool v1849 = v1846 < v1;
   const bool v1850 = v1848 && v1849;
@@ -2148,11 +2148,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1855 = v1854 + v1846;
     out[v1855] = v1853;
   }
-  const uint v1856 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1856 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1857 = v299 + v1856;
-  const uint v1858 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1858 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1859 = v1133 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1861 = v220 && v1860;
   const bool v1862 = v1859 < v1;
   const bool v1863 = v1861 && v1862;
@@ -2164,11 +2164,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1868 = v1867 + v1859;
     out[v1868] = v1866;
   }
-  const uint v1869 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1869 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1870 = v299 + v1869;
-  const uint v1871 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1871 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1872 = v1133 + v1871;
-  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1874 = v220 && v1873;
   const bool v1875 = v1872 < v1;
   const bool v1876 = v1874 && v1875;
@@ -2180,11 +2180,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1881 = v1880 + v1872;
     out[v1881] = v1879;
   }
-  const uint v1882 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1882 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1883 = v299 + v1882;
-  const uint v1884 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1884 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1885 = v1133 + v1884;
-  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1887 = v220 && v1886;
   const bool v1888 = v1885 < v1;
   const bool v1889 = v1887 && v1888;
@@ -2196,11 +2196,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1894 = v1893 + v1885;
     out[v1894] = v1892;
   }
-  const uint v1895 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1895 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1896 = v299 + v1895;
-  const uint v1897 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1897 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1898 = v1133 + v1897;
-  const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1900 = v220 && v1899;
   const bool v1901 = v1898 < v1;
   const bool v1902 = v1900 && v1901;
@@ -2212,11 +2212,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1907 = v1906 + v1898;
     out[v1907] = v1905;
   }
-  const uint v1908 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1908 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1909 = v299 + v1908;
-  const uint v1910 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1910 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1911 = v1133 + v1910;
-  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1913 = v220 && v1912;
   const bool v1914 = v1911 < v1;
   const bool v1915 = v1913 && v1914;
@@ -2228,11 +2228,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1920 = v1919 + v1911;
     out[v1920] = v1918;
   }
-  const uint v1921 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1921 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1922 = v299 + v1921;
-  const uint v1923 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1923 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1924 = v1133 + v1923;
-  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1926 = v220 && v1925;
   const bool v1927 = v1924 < v1;
   const bool v1928 = v1926 && v1927;
@@ -2244,11 +2244,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1933 = v1932 + v1924;
     out[v1933] = v1931;
   }
-  const uint v1934 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1934 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1935 = v299 + v1934;
-  const uint v1936 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1936 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1937 = v1133 + v1936;
-  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1939 = v220 && v1938;
   const bool v1940 = v1937 < v1;
   const bool v1941 = v1939 && v1940;
@@ -2260,11 +2260,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1946 = v1945 + v1937;
     out[v1946] = v1944;
   }
-  const uint v1947 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1947 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1948 = v299 + v1947;
-  const uint v1949 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1949 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1950 = v1133 + v1949;
-  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1952 = v220 && v1951;
   const bool v1953 = v1950 < v1;
   const bool v1954 = v1952 && v1953;
@@ -2276,11 +2276,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1959 = v1958 + v1950;
     out[v1959] = v1957;
   }
-  const uint v1960 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1960 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1961 = v299 + v1960;
-  const uint v1962 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1962 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1963 = v1133 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1965 = v220 && v1964;
   const bool v1966 = v1963 < v1;
   const bool v1967 = v1965 && v1966;
@@ -2292,11 +2292,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1972 = v1971 + v1963;
     out[v1972] = v1970;
   }
-  const uint v1973 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1973 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1974 = v299 + v1973;
-  const uint v1975 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1975 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1976 = v1133 + v1975;
-  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1978 = v220 && v1977;
   const bool v1979 = v1976 < v1;
   const bool v1980 = v1978 && v1979;
@@ -2308,11 +2308,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1985 = v1984 + v1976;
     out[v1985] = v1983;
   }
-  const uint v1986 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1986 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1987 = v299 + v1986;
-  const uint v1988 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1988 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1989 = v1133 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1991 = v220 && v1990;
   const bool v1992 = v1989 < v1;
   const bool v1993 = v1991 && v1992;
@@ -2324,11 +2324,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1998 = v1997 + v1989;
     out[v1998] = v1996;
   }
-  const uint v1999 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1999 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2000 = v299 + v1999;
-  const uint v2001 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2001 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2002 = v1133 + v2001;
-  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2004 = v220 && v2003;
   const bool v2005 = v2002 < v1;
   const bool v2006 = v2004 && v2005;
@@ -2340,11 +2340,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2011 = v2010 + v2002;
     out[v2011] = v2009;
   }
-  const uint v2012 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2012 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2013 = v299 + v2012;
-  const uint v2014 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2014 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2015 = v1133 + v2014;
-  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2017 = v220 && v2016;
   const bool v2018 = v2015 < v1;
   const bool v2019 = v2017 && v2018;
@@ -2356,11 +2356,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2024 = v2023 + v2015;
     out[v2024] = v2022;
   }
-  const uint v2025 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2025 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2026 = v299 + v2025;
-  const uint v2027 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2027 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2028 = v1133 + v2027;
-  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2030 = v220 && v2029;
   const bool v2031 = v2028 < v1;
   const bool v2032 = v2030 && v2031;
@@ -2372,11 +2372,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2037 = v2036 + v2028;
     out[v2037] = v2035;
   }
-  const uint v2038 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2038 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2039 = v299 + v2038;
-  const uint v2040 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2040 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2041 = v1133 + v2040;
-  const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2043 = v220 && v2042;
   const bool v2044 = v2041 < v1;
   const bool v2045 = v2043 && v2044;

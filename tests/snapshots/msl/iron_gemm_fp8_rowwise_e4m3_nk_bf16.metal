@@ -143,15 +143,15 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
   const uint v21 = v20 << 7u;
   const uint v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v25 = v24 << 8u;
-  const uint v217 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:178
+  const uint v217 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:179
   const uint v218 = v217 >> 2u;
-  const bool v221 = v217 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:179
-  iron_frag<float, 16, 128> v225;  // kernels/gemm/gemm_warpgroup.hpp:184
+  const bool v221 = v217 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:180
+  iron_frag<float, 16, 128> v225;  // kernels/gemm/gemm_warpgroup.hpp:185
   iron_frag_fill(v225, float(0.0f));
   const uint v229 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
   const uint v230 = iron_tid.x;
 
-  for (uint v228 = 0u; v228 < v2; v228 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+  for (uint v228 = 0u; v228 < v2; v228 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
     for (uint v232 = v230; v232 < 8192u; v232 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
       const uint v234 = v232 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
       const uint v236 = v232 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -199,9 +199,9 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
         shm4[v281] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
-    if (v221) {  // kernels/gemm/gemm_warpgroup.hpp:217
-      const uint v289 = v218 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
+    if (v221) {  // kernels/gemm/gemm_warpgroup.hpp:225
+      const uint v289 = v218 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
       const uint v290 = v289 << 6u;
       const uint v2438 = v217 & 3u;
       const uint v2440 = v2438 << 4u;
@@ -239,18 +239,18 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
       iron_frag_load<true>(v2480, shm4, long(48u), long(64u));
       iron_frag_mma(v225, v2478, v2480);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:218
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:226
   }
-  const uint v295 = v217 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:243
+  const uint v295 = v217 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:251
   const uint v296 = v295 << 4u;
   const uint v298 = v218 << 6u;
   const uint v299 = v21 + v298;
   const uint v300 = v299 + v296;
-  const uint v301 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v301 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v302 = v300 + v301;
-  const uint v303 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v303 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v304 = v25 + v303;
-  const bool v305 = v302 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v305 = v302 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v306 = v221 && v305;
   const bool v307 = v304 < v1;
   const bool v308 = v306 && v307;
@@ -265,11 +265,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v316 = v315 + v304;
     out[v316] = v314;
   }
-  const uint v317 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v317 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v318 = v300 + v317;
-  const uint v319 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v319 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v320 = v25 + v319;
-  const bool v321 = v318 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v321 = v318 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v322 = v221 && v321;
   const bool v323 = v320 < v1;
   const bool v324 = v322 && v323;
@@ -284,11 +284,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v332 = v331 + v320;
     out[v332] = v330;
   }
-  const uint v333 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v333 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v334 = v300 + v333;
-  const uint v335 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v335 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v336 = v25 + v335;
-  const bool v337 = v334 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v337 = v334 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v338 = v221 && v337;
   const bool v339 = v336 < v1;
   const bool v340 = v338 && v339;
@@ -303,11 +303,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v348 = v347 + v336;
     out[v348] = v346;
   }
-  const uint v349 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v349 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v350 = v300 + v349;
-  const uint v351 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v351 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v352 = v25 + v351;
-  const bool v353 = v350 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v353 = v350 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v354 = v221 && v353;
   const bool v355 = v352 < v1;
   const bool v356 = v354 && v355;
@@ -322,11 +322,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v364 = v363 + v352;
     out[v364] = v362;
   }
-  const uint v365 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v365 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v366 = v300 + v365;
-  const uint v367 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v367 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v368 = v25 + v367;
-  const bool v369 = v366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v369 = v366 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v370 = v221 && v369;
   const bool v371 = v368 < v1;
   const bool v372 = v370 && v371;
@@ -341,11 +341,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v380 = v379 + v368;
     out[v380] = v378;
   }
-  const uint v381 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v381 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v382 = v300 + v381;
-  const uint v383 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v383 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v384 = v25 + v383;
-  const bool v385 = v382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v385 = v382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v386 = v221 && v385;
   const bool v387 = v384 < v1;
   const bool v388 = v386 && v387;
@@ -360,11 +360,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v396 = v395 + v384;
     out[v396] = v394;
   }
-  const uint v397 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v397 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v398 = v300 + v397;
-  const uint v399 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v399 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v400 = v25 + v399;
-  const bool v401 = v398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v401 = v398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v402 = v221 && v401;
   const bool v403 = v400 < v1;
   const bool v404 = v402 && v403;
@@ -379,11 +379,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v412 = v411 + v400;
     out[v412] = v410;
   }
-  const uint v413 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v413 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v414 = v300 + v413;
-  const uint v415 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v415 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v416 = v25 + v415;
-  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v418 = v221 && v417;
   const bool v419 = v416 < v1;
   const bool v420 = v418 && v419;
@@ -398,11 +398,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v428 = v427 + v416;
     out[v428] = v426;
   }
-  const uint v429 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v429 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v430 = v300 + v429;
-  const uint v431 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v431 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v432 = v25 + v431;
-  const bool v433 = v430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v433 = v430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v434 = v221 && v433;
   const bool v435 = v432 < v1;
   const bool v436 = v434 && v435;
@@ -417,11 +417,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v444 = v443 + v432;
     out[v444] = v442;
   }
-  const uint v445 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v445 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v446 = v300 + v445;
-  const uint v447 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v447 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v448 = v25 + v447;
-  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v450 = v221 && v449;
   const bool v451 = v448 < v1;
   const bool v452 = v450 && v451;
@@ -436,11 +436,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v460 = v459 + v448;
     out[v460] = v458;
   }
-  const uint v461 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v461 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v462 = v300 + v461;
-  const uint v463 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v463 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v464 = v25 + v463;
-  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v466 = v221 && v465;
   const bool v467 = v464 < v1;
   const bool v468 = v466 && v467;
@@ -455,11 +455,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v476 = v475 + v464;
     out[v476] = v474;
   }
-  const uint v477 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v477 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v478 = v300 + v477;
-  const uint v479 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v479 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v480 = v25 + v479;
-  const bool v481 = v478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v481 = v478 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v482 = v221 && v481;
   const bool v483 = v480 < v1;
   const bool v484 = v482 && v483;
@@ -474,11 +474,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v492 = v491 + v480;
     out[v492] = v490;
   }
-  const uint v493 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v493 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v494 = v300 + v493;
-  const uint v495 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v495 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v496 = v25 + v495;
-  const bool v497 = v494 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v497 = v494 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v498 = v221 && v497;
   const bool v499 = v496 < v1;
   const bool v500 = v498 && v499;
@@ -493,11 +493,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v508 = v507 + v496;
     out[v508] = v506;
   }
-  const uint v509 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v509 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v510 = v300 + v509;
-  const uint v511 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v511 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v512 = v25 + v511;
-  const bool v513 = v510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v513 = v510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v514 = v221 && v513;
   const bool v515 = v512 < v1;
   const bool v516 = v514 && v515;
@@ -512,11 +512,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v524 = v523 + v512;
     out[v524] = v522;
   }
-  const uint v525 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v525 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v526 = v300 + v525;
-  const uint v527 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v527 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v528 = v25 + v527;
-  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v530 = v221 && v529;
   const bool v531 = v528 < v1;
   const bool v532 = v530 && v531;
@@ -531,11 +531,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v540 = v539 + v528;
     out[v540] = v538;
   }
-  const uint v541 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v541 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v542 = v300 + v541;
-  const uint v543 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v543 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v544 = v25 + v543;
-  const bool v545 = v542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v545 = v542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v546 = v221 && v545;
   const bool v547 = v544 < v1;
   const bool v548 = v546 && v547;
@@ -550,11 +550,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v556 = v555 + v544;
     out[v556] = v554;
   }
-  const uint v557 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v557 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v558 = v300 + v557;
-  const uint v559 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v559 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v560 = v25 + v559;
-  const bool v561 = v558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v561 = v558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v562 = v221 && v561;
   const bool v563 = v560 < v1;
   const bool v564 = v562 && v563;
@@ -569,11 +569,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v572 = v571 + v560;
     out[v572] = v570;
   }
-  const uint v573 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v573 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v574 = v300 + v573;
-  const uint v575 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v575 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v576 = v25 + v575;
-  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v578 = v221 && v577;
   const bool v579 = v576 < v1;
   const bool v580 = v578 && v579;
@@ -588,11 +588,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v588 = v587 + v576;
     out[v588] = v586;
   }
-  const uint v589 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v589 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v590 = v300 + v589;
-  const uint v591 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v591 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v592 = v25 + v591;
-  const bool v593 = v590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v593 = v590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v594 = v221 && v593;
   const bool v595 = v592 < v1;
   const bool v596 = v594 && v595;
@@ -607,11 +607,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v604 = v603 + v592;
     out[v604] = v602;
   }
-  const uint v605 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v605 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v606 = v300 + v605;
-  const uint v607 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v607 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v608 = v25 + v607;
-  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v610 = v221 && v609;
   const bool v611 = v608 < v1;
   const bool v612 = v610 && v611;
@@ -626,11 +626,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v620 = v619 + v608;
     out[v620] = v618;
   }
-  const uint v621 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v621 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v622 = v300 + v621;
-  const uint v623 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v623 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v624 = v25 + v623;
-  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v626 = v221 && v625;
   const bool v627 = v624 < v1;
   const bool v628 = v626 && v627;
@@ -645,11 +645,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v636 = v635 + v624;
     out[v636] = v634;
   }
-  const uint v637 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v637 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v638 = v300 + v637;
-  const uint v639 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v639 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v640 = v25 + v639;
-  const bool v641 = v638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v641 = v638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v642 = v221 && v641;
   const bool v643 = v640 < v1;
   const bool v644 = v642 && v643;
@@ -664,11 +664,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v652 = v651 + v640;
     out[v652] = v650;
   }
-  const uint v653 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v653 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v654 = v300 + v653;
-  const uint v655 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v655 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v656 = v25 + v655;
-  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v658 = v221 && v657;
   const bool v659 = v656 < v1;
   const bool v660 = v658 && v659;
@@ -683,11 +683,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v668 = v667 + v656;
     out[v668] = v666;
   }
-  const uint v669 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v669 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v670 = v300 + v669;
-  const uint v671 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v671 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v672 = v25 + v671;
-  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v674 = v221 && v673;
   const bool v675 = v672 < v1;
   const bool v676 = v674 && v675;
@@ -702,11 +702,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v684 = v683 + v672;
     out[v684] = v682;
   }
-  const uint v685 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v685 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v686 = v300 + v685;
-  const uint v687 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v687 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v688 = v25 + v687;
-  const bool v689 = v686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v689 = v686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v690 = v221 && v689;
   const bool v691 = v688 < v1;
   const bool v692 = v690 && v691;
@@ -721,11 +721,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v700 = v699 + v688;
     out[v700] = v698;
   }
-  const uint v701 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v701 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v702 = v300 + v701;
-  const uint v703 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v703 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v704 = v25 + v703;
-  const bool v705 = v702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v705 = v702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v706 = v221 && v705;
   const bool v707 = v704 < v1;
   const bool v708 = v706 && v707;
@@ -740,11 +740,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v716 = v715 + v704;
     out[v716] = v714;
   }
-  const uint v717 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v717 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v718 = v300 + v717;
-  const uint v719 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v719 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v720 = v25 + v719;
-  const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v722 = v221 && v721;
   const bool v723 = v720 < v1;
   const bool v724 = v722 && v723;
@@ -759,11 +759,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v732 = v731 + v720;
     out[v732] = v730;
   }
-  const uint v733 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v733 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v734 = v300 + v733;
-  const uint v735 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v735 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v736 = v25 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v738 = v221 && v737;
   const bool v739 = v736 < v1;
   const bool v740 = v738 && v739;
@@ -778,11 +778,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v748 = v747 + v736;
     out[v748] = v746;
   }
-  const uint v749 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v749 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v750 = v300 + v749;
-  const uint v751 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v751 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v752 = v25 + v751;
-  const bool v753 = v750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v753 = v750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v754 = v221 && v753;
   const bool v755 = v752 < v1;
   const bool v756 = v754 && v755;
@@ -797,11 +797,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v764 = v763 + v752;
     out[v764] = v762;
   }
-  const uint v765 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v765 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v766 = v300 + v765;
-  const uint v767 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v767 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v768 = v25 + v767;
-  const bool v769 = v766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v769 = v766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v770 = v221 && v769;
   const bool v771 = v768 < v1;
   const bool v772 = v770 && v771;
@@ -816,11 +816,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v780 = v779 + v768;
     out[v780] = v778;
   }
-  const uint v781 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v781 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v782 = v300 + v781;
-  const uint v783 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v783 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v784 = v25 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v786 = v221 && v785;
   const bool v787 = v784 < v1;
   const bool v788 = v786 && v787;
@@ -835,11 +835,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v796 = v795 + v784;
     out[v796] = v794;
   }
-  const uint v797 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v797 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v798 = v300 + v797;
-  const uint v799 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v799 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v800 = v25 + v799;
-  const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v802 = v221 && v801;
   const bool v803 = v800 < v1;
   const bool v804 = v802 && v803;
@@ -854,11 +854,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v812 = v811 + v800;
     out[v812] = v810;
   }
-  const uint v813 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v813 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v814 = v300 + v813;
-  const uint v815 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v815 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v816 = v25 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v818 = v221 && v817;
   const bool v819 = v816 < v1;
   const bool v820 = v818 && v819;
@@ -873,11 +873,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v828 = v827 + v816;
     out[v828] = v826;
   }
-  const uint v829 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v829 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v830 = v300 + v829;
-  const uint v831 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v831 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v832 = v25 + v831;
-  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v834 = v221 && v833;
   const bool v835 = v832 < v1;
   const bool v836 = v834 && v835;
@@ -892,11 +892,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v844 = v843 + v832;
     out[v844] = v842;
   }
-  const uint v845 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v845 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v846 = v300 + v845;
-  const uint v847 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v847 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v848 = v25 + v847;
-  const bool v849 = v846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v849 = v846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v850 = v221 && v849;
   const bool v851 = v848 < v1;
   const bool v852 = v850 && v851;
@@ -911,11 +911,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v860 = v859 + v848;
     out[v860] = v858;
   }
-  const uint v861 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v861 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v862 = v300 + v861;
-  const uint v863 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v863 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v864 = v25 + v863;
-  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v866 = v221 && v865;
   const bool v867 = v864 < v1;
   const bool v868 = v866 && v867;
@@ -930,11 +930,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v876 = v875 + v864;
     out[v876] = v874;
   }
-  const uint v877 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v877 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v878 = v300 + v877;
-  const uint v879 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v879 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v880 = v25 + v879;
-  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v882 = v221 && v881;
   const bool v883 = v880 < v1;
   const bool v884 = v882 && v883;
@@ -949,11 +949,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v892 = v891 + v880;
     out[v892] = v890;
   }
-  const uint v893 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v893 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v894 = v300 + v893;
-  const uint v895 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v895 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v896 = v25 + v895;
-  const bool v897 = v894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v897 = v894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v898 = v221 && v897;
   const bool v899 = v896 < v1;
   const bool v900 = v898 && v899;
@@ -968,11 +968,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v908 = v907 + v896;
     out[v908] = v906;
   }
-  const uint v909 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v909 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v910 = v300 + v909;
-  const uint v911 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v911 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v912 = v25 + v911;
-  const bool v913 = v910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v913 = v910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v914 = v221 && v913;
   const bool v915 = v912 < v1;
   const bool v916 = v914 && v915;
@@ -987,11 +987,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v924 = v923 + v912;
     out[v924] = v922;
   }
-  const uint v925 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v925 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v926 = v300 + v925;
-  const uint v927 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v927 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v928 = v25 + v927;
-  const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v930 = v221 && v929;
   const bool v931 = v928 < v1;
   const bool v932 = v930 && v931;
@@ -1006,11 +1006,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v940 = v939 + v928;
     out[v940] = v938;
   }
-  const uint v941 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v941 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v942 = v300 + v941;
-  const uint v943 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v943 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v944 = v25 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v946 = v221 && v945;
   const bool v947 = v944 < v1;
   const bool v948 = v946 && v947;
@@ -1025,11 +1025,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v956 = v955 + v944;
     out[v956] = v954;
   }
-  const uint v957 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v957 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v958 = v300 + v957;
-  const uint v959 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v959 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v960 = v25 + v959;
-  const bool v961 = v958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v961 = v958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v962 = v221 && v961;
   const bool v963 = v960 < v1;
   const bool v964 = v962 && v963;
@@ -1044,11 +1044,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v972 = v971 + v960;
     out[v972] = v970;
   }
-  const uint v973 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v973 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v974 = v300 + v973;
-  const uint v975 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v975 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v976 = v25 + v975;
-  const bool v977 = v974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v977 = v974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v978 = v221 && v977;
   const bool v979 = v976 < v1;
   const bool v980 = v978 && v979;
@@ -1063,11 +1063,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v988 = v987 + v976;
     out[v988] = v986;
   }
-  const uint v989 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v989 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v990 = v300 + v989;
-  const uint v991 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v991 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v992 = v25 + v991;
-  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v994 = v221 && v993;
   const bool v995 = v992 < v1;
   const bool v996 = v994 && v995;
@@ -1082,11 +1082,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1004 = v1003 + v992;
     out[v1004] = v1002;
   }
-  const uint v1005 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1005 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1006 = v300 + v1005;
-  const uint v1007 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1007 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1008 = v25 + v1007;
-  const bool v1009 = v1006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1009 = v1006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1010 = v221 && v1009;
   const bool v1011 = v1008 < v1;
   const bool v1012 = v1010 && v1011;
@@ -1101,11 +1101,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1020 = v1019 + v1008;
     out[v1020] = v1018;
   }
-  const uint v1021 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1021 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1022 = v300 + v1021;
-  const uint v1023 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1023 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1024 = v25 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1026 = v221 && v1025;
   const bool v1027 = v1024 < v1;
   const bool v1028 = v1026 && v1027;
@@ -1120,11 +1120,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1036 = v1035 + v1024;
     out[v1036] = v1034;
   }
-  const uint v1037 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1037 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1038 = v300 + v1037;
-  const uint v1039 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1039 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1040 = v25 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1042 = v221 && v1041;
   const bool v1043 = v1040 < v1;
   const bool v1044 = v1042 && v1043;
@@ -1139,11 +1139,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1052 = v1051 + v1040;
     out[v1052] = v1050;
   }
-  const uint v1053 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1053 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1054 = v300 + v1053;
-  const uint v1055 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1055 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1056 = v25 + v1055;
-  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1057 = v1054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1058 = v221 && v1057;
   const bool v1059 = v1056 < v1;
   const bool v1060 = v1058 && v1059;
@@ -1158,11 +1158,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1068 = v1067 + v1056;
     out[v1068] = v1066;
   }
-  const uint v1069 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1069 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1070 = v300 + v1069;
-  const uint v1071 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1071 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1072 = v25 + v1071;
-  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1074 = v221 && v1073;
   const bool v1075 = v1072 < v1;
   const bool v1076 = v1074 && v1075;
@@ -1177,11 +1177,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1084 = v1083 + v1072;
     out[v1084] = v1082;
   }
-  const uint v1085 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1085 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1086 = v300 + v1085;
-  const uint v1087 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1087 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1088 = v25 + v1087;
-  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1090 = v221 && v1089;
   const bool v1091 = v1088 < v1;
   const bool v1092 = v1090 && v1091;
@@ -1196,11 +1196,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1100 = v1099 + v1088;
     out[v1100] = v1098;
   }
-  const uint v1101 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1101 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1102 = v300 + v1101;
-  const uint v1103 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1103 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1104 = v25 + v1103;
-  const bool v1105 = v1102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1105 = v1102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1106 = v221 && v1105;
   const bool v1107 = v1104 < v1;
   const bool v1108 = v1106 && v1107;
@@ -1215,11 +1215,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1116 = v1115 + v1104;
     out[v1116] = v1114;
   }
-  const uint v1117 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1117 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1118 = v300 + v1117;
-  const uint v1119 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1119 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1120 = v25 + v1119;
-  const bool v1121 = v1118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1121 = v1118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1122 = v221 && v1121;
   const bool v1123 = v1120 < v1;
   const bool v1124 = v1122 && v1123;
@@ -1234,11 +1234,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1132 = v1131 + v1120;
     out[v1132] = v1130;
   }
-  const uint v1133 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1133 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1134 = v300 + v1133;
-  const uint v1135 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1135 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1136 = v25 + v1135;
-  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1138 = v221 && v1137;
   const bool v1139 = v1136 < v1;
   const bool v1140 = v1138 && v1139;
@@ -1253,11 +1253,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1148 = v1147 + v1136;
     out[v1148] = v1146;
   }
-  const uint v1149 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1149 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1150 = v300 + v1149;
-  const uint v1151 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1151 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1152 = v25 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1154 = v221 && v1153;
   const bool v1155 = v1152 < v1;
   const bool v1156 = v1154 && v1155;
@@ -1272,11 +1272,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1164 = v1163 + v1152;
     out[v1164] = v1162;
   }
-  const uint v1165 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1165 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1166 = v300 + v1165;
-  const uint v1167 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1167 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1168 = v25 + v1167;
-  const bool v1169 = v1166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1169 = v1166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1170 = v221 && v1169;
   const bool v1171 = v1168 < v1;
   const bool v1172 = v1170 && v1171;
@@ -1291,11 +1291,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1180 = v1179 + v1168;
     out[v1180] = v1178;
   }
-  const uint v1181 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1181 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1182 = v300 + v1181;
-  const uint v1183 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1183 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1184 = v25 + v1183;
-  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1186 = v221 && v1185;
   const bool v1187 = v1184 < v1;
   const bool v1188 = v1186 && v1187;
@@ -1310,11 +1310,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1196 = v1195 + v1184;
     out[v1196] = v1194;
   }
-  const uint v1197 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1197 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1198 = v300 + v1197;
-  const uint v1199 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1199 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1200 = v25 + v1199;
-  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1202 = v221 && v1201;
   const bool v1203 = v1200 < v1;
   const bool v1204 = v1202 && v1203;
@@ -1329,11 +1329,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1212 = v1211 + v1200;
     out[v1212] = v1210;
   }
-  const uint v1213 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1213 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1214 = v300 + v1213;
-  const uint v1215 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1215 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1216 = v25 + v1215;
-  const bool v1217 = v1214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1217 = v1214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1218 = v221 && v1217;
   const bool v1219 = v1216 < v1;
   const bool v1220 = v1218 && v1219;
@@ -1348,11 +1348,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1228 = v1227 + v1216;
     out[v1228] = v1226;
   }
-  const uint v1229 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1229 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1230 = v300 + v1229;
-  const uint v1231 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1231 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1232 = v25 + v1231;
-  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1234 = v221 && v1233;
   const bool v1235 = v1232 < v1;
   const bool v1236 = v1234 && v1235;
@@ -1367,11 +1367,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1244 = v1243 + v1232;
     out[v1244] = v1242;
   }
-  const uint v1245 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1245 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1246 = v300 + v1245;
-  const uint v1247 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1247 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1248 = v25 + v1247;
-  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1249 = v1246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1250 = v221 && v1249;
   const bool v1251 = v1248 < v1;
   const bool v1252 = v1250 && v1251;
@@ -1386,11 +1386,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1260 = v1259 + v1248;
     out[v1260] = v1258;
   }
-  const uint v1261 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1261 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1262 = v300 + v1261;
-  const uint v1263 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1263 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1264 = v25 + v1263;
-  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1266 = v221 && v1265;
   const bool v1267 = v1264 < v1;
   const bool v1268 = v1266 && v1267;
@@ -1405,11 +1405,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1276 = v1275 + v1264;
     out[v1276] = v1274;
   }
-  const uint v1277 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1277 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1278 = v300 + v1277;
-  const uint v1279 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1279 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1280 = v25 + v1279;
-  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1281 = v1278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1282 = v221 && v1281;
   const bool v1283 = v1280 < v1;
   const bool v1284 = v1282 && v1283;
@@ -1424,11 +1424,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1292 = v1291 + v1280;
     out[v1292] = v1290;
   }
-  const uint v1293 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1293 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1294 = v300 + v1293;
-  const uint v1295 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1295 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1296 = v25 + v1295;
-  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1298 = v221 && v1297;
   const bool v1299 = v1296 < v1;
   const bool v1300 = v1298 && v1299;
@@ -1443,11 +1443,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1308 = v1307 + v1296;
     out[v1308] = v1306;
   }
-  const uint v1309 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1309 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1310 = v300 + v1309;
-  const uint v1311 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1311 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1312 = v25 + v1311;
-  const bool v1313 = v1310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1313 = v1310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1314 = v221 && v1313;
   const bool v1315 = v1312 < v1;
   const bool v1316 = v1314 && v1315;
@@ -1462,11 +1462,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1324 = v1323 + v1312;
     out[v1324] = v1322;
   }
-  const uint v1326 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:312
-  iron_frag<float, 16, 128> v1336;  // kernels/gemm/gemm_warpgroup.hpp:184
+  const uint v1326 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:320
+  iron_frag<float, 16, 128> v1336;  // kernels/gemm/gemm_warpgroup.hpp:185
   iron_frag_fill(v1336, float(0.0f));
 
-  for (uint v1339 = 0u; v1339 < v2; v1339 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+  for (uint v1339 = 0u; v1339 < v2; v1339 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
     for (uint v1343 = v230; v1343 < 8192u; v1343 += v229) {  // kernels/gemm/gemm_tiles.hpp:95
       const uint v1345 = v1343 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
       const uint v1347 = v1343 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -1514,9 +1514,9 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
         shm4[v1392] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
-    if (v221) {  // kernels/gemm/gemm_warpgroup.hpp:217
-      const uint v1401 = v298 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
+    if (v221) {  // kernels/gemm/gemm_warpgroup.hpp:225
+      const uint v1401 = v298 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
       const uint v2487 = v296 << 6u;
       const uint v2489 = v1401 + v2487;
       iron_frag<half, 16, 16> v2496;
@@ -1551,13 +1551,13 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
       iron_frag_load<true>(v2525, shm4, long(48u), long(64u));
       iron_frag_mma(v1336, v2523, v2525);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:218
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:226
   }
-  const uint v1412 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1412 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1413 = v300 + v1412;
-  const uint v1414 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1414 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1415 = v1326 + v1414;
-  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1416 = v1413 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1417 = v221 && v1416;
   const bool v1418 = v1415 < v1;
   const bool v1419 = v1417 && v1418;
@@ -1572,11 +1572,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1427 = v1426 + v1415;
     out[v1427] = v1425;
   }
-  const uint v1428 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1428 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1429 = v300 + v1428;
-  const uint v1430 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1430 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1431 = v1326 + v1430;
-  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1433 = v221 && v1432;
   const bool v1434 = v1431 < v1;
   const bool v1435 = v1433 && v1434;
@@ -1591,11 +1591,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1443 = v1442 + v1431;
     out[v1443] = v1441;
   }
-  const uint v1444 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1444 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1445 = v300 + v1444;
-  const uint v1446 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1446 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1447 = v1326 + v1446;
-  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1449 = v221 && v1448;
   const bool v1450 = v1447 < v1;
   const bool v1451 = v1449 && v1450;
@@ -1610,11 +1610,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1459 = v1458 + v1447;
     out[v1459] = v1457;
   }
-  const uint v1460 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1460 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1461 = v300 + v1460;
-  const uint v1462 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1462 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1463 = v1326 + v1462;
-  const bool v1464 = v1461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1464 = v1461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1465 = v221 && v1464;
   const bool v1466 = v1463 < v1;
   const bool v1467 = v1465 && v1466;
@@ -1629,11 +1629,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1475 = v1474 + v1463;
     out[v1475] = v1473;
   }
-  const uint v1476 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1476 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1477 = v300 + v1476;
-  const uint v1478 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1478 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1479 = v1326 + v1478;
-  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1481 = v221 && v1480;
   const bool v1482 = v1479 < v1;
   const bool v1483 = v1481 && v1482;
@@ -1648,11 +1648,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1491 = v1490 + v1479;
     out[v1491] = v1489;
   }
-  const uint v1492 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1492 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1493 = v300 + v1492;
-  const uint v1494 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1494 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1495 = v1326 + v1494;
-  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1497 = v221 && v1496;
   const bool v1498 = v1495 < v1;
   const bool v1499 = v1497 && v1498;
@@ -1667,11 +1667,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1507 = v1506 + v1495;
     out[v1507] = v1505;
   }
-  const uint v1508 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1508 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1509 = v300 + v1508;
-  const uint v1510 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1510 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1511 = v1326 + v1510;
-  const bool v1512 = v1509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1512 = v1509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1513 = v221 && v1512;
   const bool v1514 = v1511 < v1;
   const bool v1515 = v1513 && v1514;
@@ -1686,11 +1686,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1523 = v1522 + v1511;
     out[v1523] = v1521;
   }
-  const uint v1524 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1524 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1525 = v300 + v1524;
-  const uint v1526 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1526 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1527 = v1326 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1529 = v221 && v1528;
   const bool v1530 = v1527 < v1;
   const bool v1531 = v1529 && v1530;
@@ -1705,11 +1705,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1539 = v1538 + v1527;
     out[v1539] = v1537;
   }
-  const uint v1540 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1540 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1541 = v300 + v1540;
-  const uint v1542 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1542 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1543 = v1326 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1545 = v221 && v1544;
   const bool v1546 = v1543 < v1;
   const bool v1547 = v1545 && v1546;
@@ -1724,11 +1724,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1555 = v1554 + v1543;
     out[v1555] = v1553;
   }
-  const uint v1556 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1556 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1557 = v300 + v1556;
-  const uint v1558 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1558 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1559 = v1326 + v1558;
-  const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1561 = v221 && v1560;
   const bool v1562 = v1559 < v1;
   const bool v1563 = v1561 && v1562;
@@ -1743,11 +1743,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1571 = v1570 + v1559;
     out[v1571] = v1569;
   }
-  const uint v1572 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1572 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1573 = v300 + v1572;
-  const uint v1574 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1574 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1575 = v1326 + v1574;
-  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1577 = v221 && v1576;
   const bool v1578 = v1575 < v1;
   const bool v1579 = v1577 && v1578;
@@ -1762,11 +1762,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1587 = v1586 + v1575;
     out[v1587] = v1585;
   }
-  const uint v1588 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1588 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1589 = v300 + v1588;
-  const uint v1590 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1590 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1591 = v1326 + v1590;
-  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1593 = v221 && v1592;
   const bool v1594 = v1591 < v1;
   const bool v1595 = v1593 && v1594;
@@ -1781,11 +1781,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1603 = v1602 + v1591;
     out[v1603] = v1601;
   }
-  const uint v1604 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1604 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1605 = v300 + v1604;
-  const uint v1606 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1606 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1607 = v1326 + v1606;
-  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1609 = v221 && v1608;
   const bool v1610 = v1607 < v1;
   const bool v1611 = v1609 && v1610;
@@ -1800,11 +1800,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1619 = v1618 + v1607;
     out[v1619] = v1617;
   }
-  const uint v1620 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1620 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1621 = v300 + v1620;
-  const uint v1622 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1622 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1623 = v1326 + v1622;
-  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1624 = v1621 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1625 = v221 && v1624;
   const bool v1626 = v1623 < v1;
   const bool v1627 = v1625 && v1626;
@@ -1819,11 +1819,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1635 = v1634 + v1623;
     out[v1635] = v1633;
   }
-  const uint v1636 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1636 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1637 = v300 + v1636;
-  const uint v1638 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1638 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1639 = v1326 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1641 = v221 && v1640;
   const bool v1642 = v1639 < v1;
   const bool v1643 = v1641 && v1642;
@@ -1838,11 +1838,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1651 = v1650 + v1639;
     out[v1651] = v1649;
   }
-  const uint v1652 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1652 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1653 = v300 + v1652;
-  const uint v1654 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1654 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1655 = v1326 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1657 = v221 && v1656;
   const bool v1658 = v1655 < v1;
   const bool v1659 = v1657 && v1658;
@@ -1857,11 +1857,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1667 = v1666 + v1655;
     out[v1667] = v1665;
   }
-  const uint v1668 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1668 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1669 = v300 + v1668;
-  const uint v1670 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1670 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1671 = v1326 + v1670;
-  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1673 = v221 && v1672;
   const bool v1674 = v1671 < v1;
   const bool v1675 = v1673 && v1674;
@@ -1876,11 +1876,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1683 = v1682 + v1671;
     out[v1683] = v1681;
   }
-  const uint v1684 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1684 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1685 = v300 + v1684;
-  const uint v1686 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1686 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1687 = v1326 + v1686;
-  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1689 = v221 && v1688;
   const bool v1690 = v1687 < v1;
   const bool v1691 = v1689 && v1690;
@@ -1895,11 +1895,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1699 = v1698 + v1687;
     out[v1699] = v1697;
   }
-  const uint v1700 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1700 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1701 = v300 + v1700;
-  const uint v1702 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1702 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1703 = v1326 + v1702;
-  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1705 = v221 && v1704;
   const bool v1706 = v1703 < v1;
   const bool v1707 = v1705 && v1706;
@@ -1914,11 +1914,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1715 = v1714 + v1703;
     out[v1715] = v1713;
   }
-  const uint v1716 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1716 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1717 = v300 + v1716;
-  const uint v1718 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1718 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1719 = v1326 + v1718;
-  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1720 = v1717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1721 = v221 && v1720;
   const bool v1722 = v1719 < v1;
   const bool v1723 = v1721 && v1722;
@@ -1933,11 +1933,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1731 = v1730 + v1719;
     out[v1731] = v1729;
   }
-  const uint v1732 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1732 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1733 = v300 + v1732;
-  const uint v1734 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1734 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1735 = v1326 + v1734;
-  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1737 = v221 && v1736;
   const bool v1738 = v1735 < v1;
   const bool v1739 = v1737 && v1738;
@@ -1952,11 +1952,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1747 = v1746 + v1735;
     out[v1747] = v1745;
   }
-  const uint v1748 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1748 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1749 = v300 + v1748;
-  const uint v1750 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1750 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1751 = v1326 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1753 = v221 && v1752;
   const bool v1754 = v1751 < v1;
   const bool v1755 = v1753 && v1754;
@@ -1971,11 +1971,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1763 = v1762 + v1751;
     out[v1763] = v1761;
   }
-  const uint v1764 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1764 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1765 = v300 + v1764;
-  const uint v1766 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1766 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1767 = v1326 + v1766;
-  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1769 = v221 && v1768;
   const bool v1770 = v1767 < v1;
   const bool v1771 = v1769 && v1770;
@@ -1990,11 +1990,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1779 = v1778 + v1767;
     out[v1779] = v1777;
   }
-  const uint v1780 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1780 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1781 = v300 + v1780;
-  const uint v1782 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1782 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1783 = v1326 + v1782;
-  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1785 = v221 && v1784;
   const bool v1786 = v1783 < v1;
   const bool v1787 = v1785 && v1786;
@@ -2009,11 +2009,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1795 = v1794 + v1783;
     out[v1795] = v1793;
   }
-  const uint v1796 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1796 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1797 = v300 + v1796;
-  const uint v1798 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1798 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1799 = v1326 + v1798;
-  const bool v1800 = v1797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1800 = v1797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1801 = v221 && v1800;
   const bool v1802 = v1799 < v1;
   const bool v1803 = v1801 && v1802;
@@ -2028,11 +2028,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1811 = v1810 + v1799;
     out[v1811] = v1809;
   }
-  const uint v1812 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1812 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1813 = v300 + v1812;
-  const uint v1814 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1814 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1815 = v1326 + v1814;
-  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1817 = v221 && v1816;
   const bool v1818 = v1815 < v1;
   const bool v1819 = v1817 && v1818;
@@ -2047,11 +2047,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1827 = v1826 + v1815;
     out[v1827] = v1825;
   }
-  const uint v1828 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1828 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1829 = v300 + v1828;
-  const uint v1830 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1830 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1831 = v1326 + v1830;
-  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1833 = v221 && v1832;
   const bool v1834 = v1831 < v1;
   const bool v1835 = v1833 && v1834;
@@ -2066,11 +2066,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1843 = v1842 + v1831;
     out[v1843] = v1841;
   }
-  const uint v1844 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1844 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1845 = v300 + v1844;
-  const uint v1846 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1846 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1847 = v1326 + v1846;
-  const bool v1848 = v1845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1848 = v1845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1849 = v221 && v1848;
   const bool v1850 = v1847 < v1;
   const bool v1851 = v1849 && v1850;
@@ -2085,11 +2085,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1859 = v1858 + v1847;
     out[v1859] = v1857;
   }
-  const uint v1860 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1860 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1861 = v300 + v1860;
-  const uint v1862 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1862 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1863 = v1326 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1865 = v221 && v1864;
   const bool v1866 = v1863 < v1;
   const bool v1867 = v1865 && v1866;
@@ -2104,11 +2104,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1875 = v1874 + v1863;
     out[v1875] = v1873;
   }
-  const uint v1876 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1876 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1877 = v300 + v1876;
-  const uint v1878 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1878 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1879 = v1326 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1881 = v221 && v1880;
   const bool v1882 = v1879 < v1;
   const bool v1883 = v1881 && v1882;
@@ -2123,11 +2123,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1891 = v1890 + v1879;
     out[v1891] = v1889;
   }
-  const uint v1892 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1892 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1893 = v300 + v1892;
-  const uint v1894 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1894 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1895 = v1326 + v1894;
-  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1897 = v221 && v1896;
   const bool v1898 = v1895 < v1;
   const bool v1899 = v1897 && v1898;
@@ -2142,11 +2142,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1907 = v1906 + v1895;
     out[v1907] = v1905;
   }
-  const uint v1908 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1908 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1909 = v300 + v1908;
-  const uint v1910 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1910 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1911 = v1326 + v1910;
-  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1913 = v221 && v1912;
   const bool v1914 = v1911 < v1;
   const bool v1915 = v1913 && v1914;
@@ -2161,11 +2161,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1923 = v1922 + v1911;
     out[v1923] = v1921;
   }
-  const uint v1924 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1924 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1925 = v300 + v1924;
-  const uint v1926 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1926 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1927 = v1326 + v1926;
-  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1928 = v1925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1929 = v221 && v1928;
   const bool v1930 = v1927 < v1;
   const bool v1931 = v1929 && v1930;
@@ -2180,11 +2180,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1939 = v1938 + v1927;
     out[v1939] = v1937;
   }
-  const uint v1940 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1940 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1941 = v300 + v1940;
-  const uint v1942 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1942 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1943 = v1326 + v1942;
-  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1945 = v221 && v1944;
   const bool v1946 = v1943 < v1;
   const bool v1947 = v1945 && v1946;
@@ -2199,11 +2199,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1955 = v1954 + v1943;
     out[v1955] = v1953;
   }
-  const uint v1956 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1956 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1957 = v300 + v1956;
-  const uint v1958 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1958 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1959 = v1326 + v1958;
-  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1961 = v221 && v1960;
   const bool v1962 = v1959 < v1;
   const bool v1963 = v1961 && v1962;
@@ -2218,11 +2218,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1971 = v1970 + v1959;
     out[v1971] = v1969;
   }
-  const uint v1972 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1972 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1973 = v300 + v1972;
-  const uint v1974 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1974 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1975 = v1326 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1977 = v221 && v1976;
   const bool v1978 = v1975 < v1;
   const bool v1979 = v1977 && v1978;
@@ -2237,11 +2237,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1987 = v1986 + v1975;
     out[v1987] = v1985;
   }
-  const uint v1988 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1988 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1989 = v300 + v1988;
-  const uint v1990 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1990 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1991 = v1326 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1993 = v221 && v1992;
   const bool v1994 = v1991 < v1;
   const bool v1995 = v1993 && v1994;
@@ -2256,11 +2256,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2003 = v2002 + v1991;
     out[v2003] = v2001;
   }
-  const uint v2004 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2004 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2005 = v300 + v2004;
-  const uint v2006 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2006 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2007 = v1326 + v2006;
-  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2009 = v221 && v2008;
   const bool v2010 = v2007 < v1;
   const bool v2011 = v2009 && v2010;
@@ -2275,11 +2275,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2019 = v2018 + v2007;
     out[v2019] = v2017;
   }
-  const uint v2020 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2020 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2021 = v300 + v2020;
-  const uint v2022 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2022 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2023 = v1326 + v2022;
-  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2025 = v221 && v2024;
   const bool v2026 = v2023 < v1;
   const bool v2027 = v2025 && v2026;
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2035 = v2034 + v2023;
     out[v2035] = v2033;
   }
-  const uint v2036 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2036 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2037 = v300 + v2036;
-  const uint v2038 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2038 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2039 = v1326 + v2038;
-  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2040 = v2037 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2041 = v221 && v2040;
   const bool v2042 = v2039 < v1;
   const bool v2043 = v2041 && v2042;
@@ -2313,11 +2313,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2051 = v2050 + v2039;
     out[v2051] = v2049;
   }
-  const uint v2052 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2052 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2053 = v300 + v2052;
-  const uint v2054 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2054 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2055 = v1326 + v2054;
-  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2057 = v221 && v2056;
   const bool v2058 = v2055 < v1;
   const bool v2059 = v2057 && v2058;
@@ -2332,11 +2332,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2067 = v2066 + v2055;
     out[v2067] = v2065;
   }
-  const uint v2068 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2068 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2069 = v300 + v2068;
-  const uint v2070 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2070 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2071 = v1326 + v2070;
-  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2073 = v221 && v2072;
   const bool v2074 = v2071 < v1;
   const bool v2075 = v2073 && v2074;
@@ -2351,11 +2351,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2083 = v2082 + v2071;
     out[v2083] = v2081;
   }
-  const uint v2084 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2084 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2085 = v300 + v2084;
-  const uint v2086 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2086 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2087 = v1326 + v2086;
-  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2089 = v221 && v2088;
   const bool v2090 = v2087 < v1;
   const bool v2091 = v2089 && v2090;
@@ -2370,11 +2370,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2099 = v2098 + v2087;
     out[v2099] = v2097;
   }
-  const uint v2100 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2100 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2101 = v300 + v2100;
-  const uint v2102 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2102 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2103 = v1326 + v2102;
-  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2105 = v221 && v2104;
   const bool v2106 = v2103 < v1;
   const bool v2107 = v2105 && v2106;
@@ -2389,11 +2389,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2115 = v2114 + v2103;
     out[v2115] = v2113;
   }
-  const uint v2116 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2116 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2117 = v300 + v2116;
-  const uint v2118 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2118 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2119 = v1326 + v2118;
-  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2121 = v221 && v2120;
   const bool v2122 = v2119 < v1;
   const bool v2123 = v2121 && v2122;
@@ -2408,11 +2408,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2131 = v2130 + v2119;
     out[v2131] = v2129;
   }
-  const uint v2132 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2132 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2133 = v300 + v2132;
-  const uint v2134 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2134 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2135 = v1326 + v2134;
-  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2136 = v2133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2137 = v221 && v2136;
   const bool v2138 = v2135 < v1;
   const bool v2139 = v2137 && v2138;
@@ -2427,11 +2427,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2147 = v2146 + v2135;
     out[v2147] = v2145;
   }
-  const uint v2148 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2148 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2149 = v300 + v2148;
-  const uint v2150 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2150 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2151 = v1326 + v2150;
-  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2153 = v221 && v2152;
   const bool v2154 = v2151 < v1;
   const bool v2155 = v2153 && v2154;
@@ -2446,11 +2446,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2163 = v2162 + v2151;
     out[v2163] = v2161;
   }
-  const uint v2164 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2164 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2165 = v300 + v2164;
-  const uint v2166 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2166 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2167 = v1326 + v2166;
-  const bool v2168 = v2165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2168 = v2165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2169 = v221 && v2168;
   const bool v2170 = v2167 < v1;
   const bool v2171 = v2169 && v2170;
@@ -2465,11 +2465,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2179 = v2178 + v2167;
     out[v2179] = v2177;
   }
-  const uint v2180 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2180 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2181 = v300 + v2180;
-  const uint v2182 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2182 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2183 = v1326 + v2182;
-  const bool v2184 = v2181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2184 = v2181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2185 = v221 && v2184;
   const bool v2186 = v2183 < v1;
   const bool v2187 = v2185 && v2186;
@@ -2484,11 +2484,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2195 = v2194 + v2183;
     out[v2195] = v2193;
   }
-  const uint v2196 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2196 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2197 = v300 + v2196;
-  const uint v2198 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2198 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2199 = v1326 + v2198;
-  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2200 = v2197 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2201 = v221 && v2200;
   const bool v2202 = v2199 < v1;
   const bool v2203 = v2201 && v2202;
@@ -2503,11 +2503,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2211 = v2210 + v2199;
     out[v2211] = v2209;
   }
-  const uint v2212 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2212 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2213 = v300 + v2212;
-  const uint v2214 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2214 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2215 = v1326 + v2214;
-  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2216 = v2213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2217 = v221 && v2216;
   const bool v2218 = v2215 < v1;
   const bool v2219 = v2217 && v2218;
@@ -2522,11 +2522,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2227 = v2226 + v2215;
     out[v2227] = v2225;
   }
-  const uint v2228 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2228 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2229 = v300 + v2228;
-  const uint v2230 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2230 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2231 = v1326 + v2230;
-  const bool v2232 = v2229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2232 = v2229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2233 = v221 && v2232;
   const bool v2234 = v2231 < v1;
   const bool v2235 = v2233 && v2234;
@@ -2541,11 +2541,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2243 = v2242 + v2231;
     out[v2243] = v2241;
   }
-  const uint v2244 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2244 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2245 = v300 + v2244;
-  const uint v2246 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2246 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2247 = v1326 + v2246;
-  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2248 = v2245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2249 = v221 && v2248;
   const bool v2250 = v2247 < v1;
   const bool v2251 = v2249 && v2250;
@@ -2560,11 +2560,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2259 = v2258 + v2247;
     out[v2259] = v2257;
   }
-  const uint v2260 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2260 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2261 = v300 + v2260;
-  const uint v2262 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2262 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2263 = v1326 + v2262;
-  const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2265 = v221 && v2264;
   const bool v2266 = v2263 < v1;
   const bool v2267 = v2265 && v2266;
@@ -2579,11 +2579,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2275 = v2274 + v2263;
     out[v2275] = v2273;
   }
-  const uint v2276 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2276 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2277 = v300 + v2276;
-  const uint v2278 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2278 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2279 = v1326 + v2278;
-  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2280 = v2277 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2281 = v221 && v2280;
   const bool v2282 = v2279 < v1;
   const bool v2283 = v2281 && v2282;
@@ -2598,11 +2598,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2291 = v2290 + v2279;
     out[v2291] = v2289;
   }
-  const uint v2292 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2292 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2293 = v300 + v2292;
-  const uint v2294 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2294 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2295 = v1326 + v2294;
-  const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2297 = v221 && v2296;
   const bool v2298 = v2295 < v1;
   const bool v2299 = v2297 && v2298;
@@ -2617,11 +2617,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2307 = v2306 + v2295;
     out[v2307] = v2305;
   }
-  const uint v2308 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2308 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2309 = v300 + v2308;
-  const uint v2310 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2310 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2311 = v1326 + v2310;
-  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2312 = v2309 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2313 = v221 && v2312;
   const bool v2314 = v2311 < v1;
   const bool v2315 = v2313 && v2314;
@@ -2636,11 +2636,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2323 = v2322 + v2311;
     out[v2323] = v2321;
   }
-  const uint v2324 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2324 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2325 = v300 + v2324;
-  const uint v2326 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2326 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2327 = v1326 + v2326;
-  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2328 = v2325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2329 = v221 && v2328;
   const bool v2330 = v2327 < v1;
   const bool v2331 = v2329 && v2330;
@@ -2655,11 +2655,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2339 = v2338 + v2327;
     out[v2339] = v2337;
   }
-  const uint v2340 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2340 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2341 = v300 + v2340;
-  const uint v2342 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2342 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2343 = v1326 + v2342;
-  const bool v2344 = v2341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2344 = v2341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2345 = v221 && v2344;
   const bool v2346 = v2343 < v1;
   const bool v2347 = v2345 && v2346;
@@ -2674,11 +2674,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2355 = v2354 + v2343;
     out[v2355] = v2353;
   }
-  const uint v2356 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2356 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2357 = v300 + v2356;
-  const uint v2358 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2358 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2359 = v1326 + v2358;
-  const bool v2360 = v2357 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2360 = v2357 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2361 = v221 && v2360;
   const bool v2362 = v2359 < v1;
   const bool v2363 = v2361 && v2362;
@@ -2693,11 +2693,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2371 = v2370 + v2359;
     out[v2371] = v2369;
   }
-  const uint v2372 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2372 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2373 = v300 + v2372;
-  const uint v2374 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2374 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2375 = v1326 + v2374;
-  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2377 = v221 && v2376;
   const bool v2378 = v2375 < v1;
   const bool v2379 = v2377 && v2378;
@@ -2712,11 +2712,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2387 = v2386 + v2375;
     out[v2387] = v2385;
   }
-  const uint v2388 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2388 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2389 = v300 + v2388;
-  const uint v2390 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2390 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2391 = v1326 + v2390;
-  const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2393 = v221 && v2392;
   const bool v2394 = v2391 < v1;
   const bool v2395 = v2393 && v2394;
@@ -2731,11 +2731,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2403 = v2402 + v2391;
     out[v2403] = v2401;
   }
-  const uint v2404 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2404 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2405 = v300 + v2404;
-  const uint v2406 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2406 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2407 = v1326 + v2406;
-  const bool v2408 = v2405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2408 = v2405 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2409 = v221 && v2408;
   const bool v2410 = v2407 < v1;
   const bool v2411 = v2409 && v2410;
@@ -2750,11 +2750,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2419 = v2418 + v2407;
     out[v2419] = v2417;
   }
-  const uint v2420 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2420 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2421 = v300 + v2420;
-  const uint v2422 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2422 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2423 = v1326 + v2422;
-  const bool v2424 = v2421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2424 = v2421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2425 = v221 && v2424;
   const bool v2426 = v2423 < v1;
   const bool v2427 = v2425 && v2426;

@@ -101,15 +101,15 @@ kernel void iron_gemm_warpgroup_nk_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:138
   const uint v26 = v25 << 8u;
-  const uint v212 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:178
+  const uint v212 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:179
   const uint v213 = v212 >> 2u;
-  const bool v216 = v212 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:179
-  iron_frag<float, 16, 128> v220;  // kernels/gemm/gemm_warpgroup.hpp:184
+  const bool v216 = v212 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:180
+  iron_frag<float, 16, 128> v220;  // kernels/gemm/gemm_warpgroup.hpp:185
   iron_frag_fill(v220, float(0.0f));
-  const uint v223 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:223
+  const uint v223 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:231
   const bool v224 = v223 == 0u;
   if (v224) {
-    const uint v2388 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:227
+    const uint v2388 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:235
     const uint v2390 = v212 << 5u;
     const uint v2391 = v2390 + v2388;
     const uint v2395 = v2391 >> 3u;
@@ -129,18 +129,18 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2431 = v2416 << 6u;
     const uint v2435 = v2391 + 768u;
     const bool v2437 = v2435 < 1024u;
-    const uint v2473 = v26 + v2395;  // kernels/gemm/gemm_warpgroup.hpp:228
+    const uint v2473 = v26 + v2395;  // kernels/gemm/gemm_warpgroup.hpp:236
     const bool v2475 = v2473 < v1;
     const uint v2478 = v2473 * v2;
     const uint v2494 = v26 + v2416;
     const bool v2496 = v2494 < v1;
     const uint v2499 = v2494 * v2;
 
-    for (uint v2379 = 0u; v2379 < v2; v2379 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:224
+    for (uint v2379 = 0u; v2379 < v2; v2379 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:232
       const uint v2381 = v2379 >> 6u;
       const uint v2383 = v2381 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2386 = v2383 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const uint v2386 = v2383 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:235
       const uint v2401 = v2379 + v2399;
       const bool v2403 = v2401 < v2;
       const bool v2404 = v2402 && v2403;
@@ -180,7 +180,7 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm3[v2456 + e] = v2448 ? a[v2452 + e] : bfloat(0);
         }
       }
-      const bool v2477 = v2475 && v2403;  // kernels/gemm/gemm_warpgroup.hpp:228
+      const bool v2477 = v2475 && v2403;  // kernels/gemm/gemm_warpgroup.hpp:236
       const uint v2480 = v2478 + v2401;
       const uint v2481 = v2477 ? v2480 : 0u;
       for (uint e = 0; e < 8u; ++e) {
@@ -211,11 +211,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm4[v2529 + e] = v2521 ? b[v2525 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:224
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:232
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
       if (v216) {
-        const uint v2538 = v213 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+        const uint v2538 = v213 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
         const uint v2539 = v2538 << 6u;
         const uint v2540 = v2386 + v2539;
         const uint v2711 = v212 & 3u;
@@ -258,12 +258,12 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag_mma(v220, v2751, v2753);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:232
   } else {
     const uint v252 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v253 = iron_tid.x;
 
-    for (uint v251 = 0u; v251 < v2; v251 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+    for (uint v251 = 0u; v251 < v2; v251 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
       for (uint v255 = v253; v255 < 8192u; v255 += v252) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v257 = v255 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v259 = v255 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -309,9 +309,9 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm4[v302] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
-      if (v216) {  // kernels/gemm/gemm_warpgroup.hpp:217
-        const uint v310 = v213 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
+      if (v216) {  // kernels/gemm/gemm_warpgroup.hpp:225
+        const uint v310 = v213 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
         const uint v311 = v310 << 6u;
         const uint v2756 = v212 & 3u;
         const uint v2758 = v2756 << 4u;
@@ -349,19 +349,19 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag_load<true>(v2798, shm4, long(48u), long(64u));
         iron_frag_mma(v220, v2796, v2798);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:218
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:226
     }
   }
-  const uint v316 = v212 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:243
+  const uint v316 = v212 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:251
   const uint v317 = v316 << 4u;
   const uint v319 = v213 << 6u;
   const uint v320 = v22 + v319;
   const uint v321 = v320 + v317;
-  const uint v322 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v322 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v323 = v321 + v322;
-  const uint v324 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v324 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v325 = v26 + v324;
-  const bool v326 = v323 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v326 = v323 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v327 = v216 && v326;
   const bool v328 = v325 < v1;
   const bool v329 = v327 && v328;
@@ -373,11 +373,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v334 = v333 + v325;
     out[v334] = v332;
   }
-  const uint v335 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v335 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v336 = v321 + v335;
-  const uint v337 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v337 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v338 = v26 + v337;
-  const bool v339 = v336 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v339 = v336 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v340 = v216 && v339;
   const bool v341 = v338 < v1;
   const bool v342 = v340 && v341;
@@ -389,11 +389,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v347 = v346 + v338;
     out[v347] = v345;
   }
-  const uint v348 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v348 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v349 = v321 + v348;
-  const uint v350 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v350 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v351 = v26 + v350;
-  const bool v352 = v349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v352 = v349 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v353 = v216 && v352;
   const bool v354 = v351 < v1;
   const bool v355 = v353 && v354;
@@ -405,11 +405,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v360 = v359 + v351;
     out[v360] = v358;
   }
-  const uint v361 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v361 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v362 = v321 + v361;
-  const uint v363 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v363 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v364 = v26 + v363;
-  const bool v365 = v362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v365 = v362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v366 = v216 && v365;
   const bool v367 = v364 < v1;
   const bool v368 = v366 && v367;
@@ -421,11 +421,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v373 = v372 + v364;
     out[v373] = v371;
   }
-  const uint v374 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v374 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v375 = v321 + v374;
-  const uint v376 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v376 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v377 = v26 + v376;
-  const bool v378 = v375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v378 = v375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v379 = v216 && v378;
   const bool v380 = v377 < v1;
   const bool v381 = v379 && v380;
@@ -437,11 +437,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v386 = v385 + v377;
     out[v386] = v384;
   }
-  const uint v387 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v387 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v388 = v321 + v387;
-  const uint v389 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v389 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v390 = v26 + v389;
-  const bool v391 = v388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v391 = v388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v392 = v216 && v391;
   const bool v393 = v390 < v1;
   const bool v394 = v392 && v393;
@@ -453,11 +453,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v399 = v398 + v390;
     out[v399] = v397;
   }
-  const uint v400 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v400 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v401 = v321 + v400;
-  const uint v402 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v402 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v403 = v26 + v402;
-  const bool v404 = v401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v404 = v401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v405 = v216 && v404;
   const bool v406 = v403 < v1;
   const bool v407 = v405 && v406;
@@ -469,11 +469,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v412 = v411 + v403;
     out[v412] = v410;
   }
-  const uint v413 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v413 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v414 = v321 + v413;
-  const uint v415 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v415 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v416 = v26 + v415;
-  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v417 = v414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v418 = v216 && v417;
   const bool v419 = v416 < v1;
   const bool v420 = v418 && v419;
@@ -485,11 +485,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v425 = v424 + v416;
     out[v425] = v423;
   }
-  const uint v426 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v426 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v427 = v321 + v426;
-  const uint v428 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v428 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v429 = v26 + v428;
-  const bool v430 = v427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v430 = v427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v431 = v216 && v430;
   const bool v432 = v429 < v1;
   const bool v433 = v431 && v432;
@@ -501,11 +501,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v438 = v437 + v429;
     out[v438] = v436;
   }
-  const uint v439 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v439 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v440 = v321 + v439;
-  const uint v441 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v441 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v442 = v26 + v441;
-  const bool v443 = v440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v443 = v440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v444 = v216 && v443;
   const bool v445 = v442 < v1;
   const bool v446 = v444 && v445;
@@ -517,11 +517,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v451 = v450 + v442;
     out[v451] = v449;
   }
-  const uint v452 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v452 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v453 = v321 + v452;
-  const uint v454 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v454 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v455 = v26 + v454;
-  const bool v456 = v453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v456 = v453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v457 = v216 && v456;
   const bool v458 = v455 < v1;
   const bool v459 = v457 && v458;
@@ -533,11 +533,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v464 = v463 + v455;
     out[v464] = v462;
   }
-  const uint v465 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v465 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v466 = v321 + v465;
-  const uint v467 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v467 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v468 = v26 + v467;
-  const bool v469 = v466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v469 = v466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v470 = v216 && v469;
   const bool v471 = v468 < v1;
   const bool v472 = v470 && v471;
@@ -549,11 +549,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v477 = v476 + v468;
     out[v477] = v475;
   }
-  const uint v478 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v478 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v479 = v321 + v478;
-  const uint v480 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v480 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v481 = v26 + v480;
-  const bool v482 = v479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v482 = v479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v483 = v216 && v482;
   const bool v484 = v481 < v1;
   const bool v485 = v483 && v484;
@@ -565,11 +565,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v490 = v489 + v481;
     out[v490] = v488;
   }
-  const uint v491 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v491 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v492 = v321 + v491;
-  const uint v493 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v493 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v494 = v26 + v493;
-  const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v496 = v216 && v495;
   const bool v497 = v494 < v1;
   const bool v498 = v496 && v497;
@@ -581,11 +581,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v503 = v502 + v494;
     out[v503] = v501;
   }
-  const uint v504 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v504 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v505 = v321 + v504;
-  const uint v506 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v506 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v507 = v26 + v506;
-  const bool v508 = v505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v508 = v505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v509 = v216 && v508;
   const bool v510 = v507 < v1;
   const bool v511 = v509 && v510;
@@ -597,11 +597,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v516 = v515 + v507;
     out[v516] = v514;
   }
-  const uint v517 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v517 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v518 = v321 + v517;
-  const uint v519 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v519 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v520 = v26 + v519;
-  const bool v521 = v518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v521 = v518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v522 = v216 && v521;
   const bool v523 = v520 < v1;
   const bool v524 = v522 && v523;
@@ -613,11 +613,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v529 = v528 + v520;
     out[v529] = v527;
   }
-  const uint v530 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v530 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v531 = v321 + v530;
-  const uint v532 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v532 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v533 = v26 + v532;
-  const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v535 = v216 && v534;
   const bool v536 = v533 < v1;
   const bool v537 = v535 && v536;
@@ -629,11 +629,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v542 = v541 + v533;
     out[v542] = v540;
   }
-  const uint v543 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v543 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v544 = v321 + v543;
-  const uint v545 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v545 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v546 = v26 + v545;
-  const bool v547 = v544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v547 = v544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v548 = v216 && v547;
   const bool v549 = v546 < v1;
   const bool v550 = v548 && v549;
@@ -645,11 +645,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v555 = v554 + v546;
     out[v555] = v553;
   }
-  const uint v556 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v556 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v557 = v321 + v556;
-  const uint v558 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v558 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v559 = v26 + v558;
-  const bool v560 = v557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v560 = v557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v561 = v216 && v560;
   const bool v562 = v559 < v1;
   const bool v563 = v561 && v562;
@@ -661,11 +661,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v568 = v567 + v559;
     out[v568] = v566;
   }
-  const uint v569 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v569 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v570 = v321 + v569;
-  const uint v571 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v571 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v572 = v26 + v571;
-  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v574 = v216 && v573;
   const bool v575 = v572 < v1;
   const bool v576 = v574 && v575;
@@ -677,11 +677,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v581 = v580 + v572;
     out[v581] = v579;
   }
-  const uint v582 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v582 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v583 = v321 + v582;
-  const uint v584 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v584 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v585 = v26 + v584;
-  const bool v586 = v583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v586 = v583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v587 = v216 && v586;
   const bool v588 = v585 < v1;
   const bool v589 = v587 && v588;
@@ -693,11 +693,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v594 = v593 + v585;
     out[v594] = v592;
   }
-  const uint v595 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v595 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v596 = v321 + v595;
-  const uint v597 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v597 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v598 = v26 + v597;
-  const bool v599 = v596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v599 = v596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v600 = v216 && v599;
   const bool v601 = v598 < v1;
   const bool v602 = v600 && v601;
@@ -709,11 +709,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v607 = v606 + v598;
     out[v607] = v605;
   }
-  const uint v608 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v608 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v609 = v321 + v608;
-  const uint v610 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v610 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v611 = v26 + v610;
-  const bool v612 = v609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v612 = v609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v613 = v216 && v612;
   const bool v614 = v611 < v1;
   const bool v615 = v613 && v614;
@@ -725,11 +725,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v620 = v619 + v611;
     out[v620] = v618;
   }
-  const uint v621 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v621 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v622 = v321 + v621;
-  const uint v623 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v623 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v624 = v26 + v623;
-  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v625 = v622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v626 = v216 && v625;
   const bool v627 = v624 < v1;
   const bool v628 = v626 && v627;
@@ -741,11 +741,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v633 = v632 + v624;
     out[v633] = v631;
   }
-  const uint v634 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v634 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v635 = v321 + v634;
-  const uint v636 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v636 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v637 = v26 + v636;
-  const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v639 = v216 && v638;
   const bool v640 = v637 < v1;
   const bool v641 = v639 && v640;
@@ -757,11 +757,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v646 = v645 + v637;
     out[v646] = v644;
   }
-  const uint v647 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v647 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v648 = v321 + v647;
-  const uint v649 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v649 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v650 = v26 + v649;
-  const bool v651 = v648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v651 = v648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v652 = v216 && v651;
   const bool v653 = v650 < v1;
   const bool v654 = v652 && v653;
@@ -773,11 +773,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v659 = v658 + v650;
     out[v659] = v657;
   }
-  const uint v660 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v660 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v661 = v321 + v660;
-  const uint v662 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v662 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v663 = v26 + v662;
-  const bool v664 = v661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v664 = v661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v665 = v216 && v664;
   const bool v666 = v663 < v1;
   const bool v667 = v665 && v666;
@@ -789,11 +789,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v672 = v671 + v663;
     out[v672] = v670;
   }
-  const uint v673 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v673 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v674 = v321 + v673;
-  const uint v675 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v675 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v676 = v26 + v675;
-  const bool v677 = v674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v677 = v674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v678 = v216 && v677;
   const bool v679 = v676 < v1;
   const bool v680 = v678 && v679;
@@ -805,11 +805,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v685 = v684 + v676;
     out[v685] = v683;
   }
-  const uint v686 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v686 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v687 = v321 + v686;
-  const uint v688 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v688 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v689 = v26 + v688;
-  const bool v690 = v687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v690 = v687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v691 = v216 && v690;
   const bool v692 = v689 < v1;
   const bool v693 = v691 && v692;
@@ -821,11 +821,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v698 = v697 + v689;
     out[v698] = v696;
   }
-  const uint v699 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v699 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v700 = v321 + v699;
-  const uint v701 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v701 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v702 = v26 + v701;
-  const bool v703 = v700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v703 = v700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v704 = v216 && v703;
   const bool v705 = v702 < v1;
   const bool v706 = v704 && v705;
@@ -837,11 +837,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v711 = v710 + v702;
     out[v711] = v709;
   }
-  const uint v712 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v712 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v713 = v321 + v712;
-  const uint v714 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v714 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v715 = v26 + v714;
-  const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v717 = v216 && v716;
   const bool v718 = v715 < v1;
   const bool v719 = v717 && v718;
@@ -853,11 +853,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v724 = v723 + v715;
     out[v724] = v722;
   }
-  const uint v725 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v725 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v726 = v321 + v725;
-  const uint v727 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v727 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v728 = v26 + v727;
-  const bool v729 = v726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v729 = v726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v730 = v216 && v729;
   const bool v731 = v728 < v1;
   const bool v732 = v730 && v731;
@@ -869,11 +869,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v737 = v736 + v728;
     out[v737] = v735;
   }
-  const uint v738 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v738 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v739 = v321 + v738;
-  const uint v740 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v740 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v741 = v26 + v740;
-  const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v743 = v216 && v742;
   const bool v744 = v741 < v1;
   const bool v745 = v743 && v744;
@@ -885,11 +885,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v750 = v749 + v741;
     out[v750] = v748;
   }
-  const uint v751 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v751 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v752 = v321 + v751;
-  const uint v753 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v753 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v754 = v26 + v753;
-  const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v756 = v216 && v755;
   const bool v757 = v754 < v1;
   const bool v758 = v756 && v757;
@@ -901,11 +901,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v763 = v762 + v754;
     out[v763] = v761;
   }
-  const uint v764 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v764 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v765 = v321 + v764;
-  const uint v766 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v766 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v767 = v26 + v766;
-  const bool v768 = v765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v768 = v765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v769 = v216 && v768;
   const bool v770 = v767 < v1;
   const bool v771 = v769 && v770;
@@ -917,11 +917,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v776 = v775 + v767;
     out[v776] = v774;
   }
-  const uint v777 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v777 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v778 = v321 + v777;
-  const uint v779 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v779 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v780 = v26 + v779;
-  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v782 = v216 && v781;
   const bool v783 = v780 < v1;
   const bool v784 = v782 && v783;
@@ -933,11 +933,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v789 = v788 + v780;
     out[v789] = v787;
   }
-  const uint v790 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v790 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v791 = v321 + v790;
-  const uint v792 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v792 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v793 = v26 + v792;
-  const bool v794 = v791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v794 = v791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v795 = v216 && v794;
   const bool v796 = v793 < v1;
   const bool v797 = v795 && v796;
@@ -949,11 +949,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v802 = v801 + v793;
     out[v802] = v800;
   }
-  const uint v803 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v803 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v804 = v321 + v803;
-  const uint v805 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v805 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v806 = v26 + v805;
-  const bool v807 = v804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v807 = v804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v808 = v216 && v807;
   const bool v809 = v806 < v1;
   const bool v810 = v808 && v809;
@@ -965,11 +965,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v815 = v814 + v806;
     out[v815] = v813;
   }
-  const uint v816 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v816 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v817 = v321 + v816;
-  const uint v818 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v818 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v819 = v26 + v818;
-  const bool v820 = v817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v820 = v817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v821 = v216 && v820;
   const bool v822 = v819 < v1;
   const bool v823 = v821 && v822;
@@ -981,11 +981,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v828 = v827 + v819;
     out[v828] = v826;
   }
-  const uint v829 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v829 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v830 = v321 + v829;
-  const uint v831 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v831 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v832 = v26 + v831;
-  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v833 = v830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v834 = v216 && v833;
   const bool v835 = v832 < v1;
   const bool v836 = v834 && v835;
@@ -997,11 +997,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v841 = v840 + v832;
     out[v841] = v839;
   }
-  const uint v842 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v842 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v843 = v321 + v842;
-  const uint v844 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v844 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v845 = v26 + v844;
-  const bool v846 = v843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v846 = v843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v847 = v216 && v846;
   const bool v848 = v845 < v1;
   const bool v849 = v847 && v848;
@@ -1013,11 +1013,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v854 = v853 + v845;
     out[v854] = v852;
   }
-  const uint v855 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v855 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v856 = v321 + v855;
-  const uint v857 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v857 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v858 = v26 + v857;
-  const bool v859 = v856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v859 = v856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v860 = v216 && v859;
   const bool v861 = v858 < v1;
   const bool v862 = v860 && v861;
@@ -1029,11 +1029,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v867 = v866 + v858;
     out[v867] = v865;
   }
-  const uint v868 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v868 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v869 = v321 + v868;
-  const uint v870 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v870 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v871 = v26 + v870;
-  const bool v872 = v869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v872 = v869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v873 = v216 && v872;
   const bool v874 = v871 < v1;
   const bool v875 = v873 && v874;
@@ -1045,11 +1045,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v880 = v879 + v871;
     out[v880] = v878;
   }
-  const uint v881 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v881 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v882 = v321 + v881;
-  const uint v883 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v883 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v884 = v26 + v883;
-  const bool v885 = v882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v885 = v882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v886 = v216 && v885;
   const bool v887 = v884 < v1;
   const bool v888 = v886 && v887;
@@ -1061,11 +1061,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v893 = v892 + v884;
     out[v893] = v891;
   }
-  const uint v894 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v894 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v895 = v321 + v894;
-  const uint v896 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v896 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v897 = v26 + v896;
-  const bool v898 = v895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v898 = v895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v899 = v216 && v898;
   const bool v900 = v897 < v1;
   const bool v901 = v899 && v900;
@@ -1077,11 +1077,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v906 = v905 + v897;
     out[v906] = v904;
   }
-  const uint v907 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v907 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v908 = v321 + v907;
-  const uint v909 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v909 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v910 = v26 + v909;
-  const bool v911 = v908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v911 = v908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v912 = v216 && v911;
   const bool v913 = v910 < v1;
   const bool v914 = v912 && v913;
@@ -1093,11 +1093,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v919 = v918 + v910;
     out[v919] = v917;
   }
-  const uint v920 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v920 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v921 = v321 + v920;
-  const uint v922 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v922 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v923 = v26 + v922;
-  const bool v924 = v921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v924 = v921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v925 = v216 && v924;
   const bool v926 = v923 < v1;
   const bool v927 = v925 && v926;
@@ -1109,11 +1109,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v932 = v931 + v923;
     out[v932] = v930;
   }
-  const uint v933 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v933 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v934 = v321 + v933;
-  const uint v935 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v935 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v936 = v26 + v935;
-  const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v938 = v216 && v937;
   const bool v939 = v936 < v1;
   const bool v940 = v938 && v939;
@@ -1125,11 +1125,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v945 = v944 + v936;
     out[v945] = v943;
   }
-  const uint v946 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v946 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v947 = v321 + v946;
-  const uint v948 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v948 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v949 = v26 + v948;
-  const bool v950 = v947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v950 = v947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v951 = v216 && v950;
   const bool v952 = v949 < v1;
   const bool v953 = v951 && v952;
@@ -1141,11 +1141,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v958 = v957 + v949;
     out[v958] = v956;
   }
-  const uint v959 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v959 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v960 = v321 + v959;
-  const uint v961 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v961 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v962 = v26 + v961;
-  const bool v963 = v960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v963 = v960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v964 = v216 && v963;
   const bool v965 = v962 < v1;
   const bool v966 = v964 && v965;
@@ -1157,11 +1157,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v971 = v970 + v962;
     out[v971] = v969;
   }
-  const uint v972 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v972 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v973 = v321 + v972;
-  const uint v974 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v974 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v975 = v26 + v974;
-  const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v977 = v216 && v976;
   const bool v978 = v975 < v1;
   const bool v979 = v977 && v978;
@@ -1173,11 +1173,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v984 = v983 + v975;
     out[v984] = v982;
   }
-  const uint v985 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v985 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v986 = v321 + v985;
-  const uint v987 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v987 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v988 = v26 + v987;
-  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v990 = v216 && v989;
   const bool v991 = v988 < v1;
   const bool v992 = v990 && v991;
@@ -1189,11 +1189,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v997 = v996 + v988;
     out[v997] = v995;
   }
-  const uint v998 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v998 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v999 = v321 + v998;
-  const uint v1000 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1000 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1001 = v26 + v1000;
-  const bool v1002 = v999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1002 = v999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1003 = v216 && v1002;
   const bool v1004 = v1001 < v1;
   const bool v1005 = v1003 && v1004;
@@ -1205,11 +1205,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1010 = v1009 + v1001;
     out[v1010] = v1008;
   }
-  const uint v1011 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1011 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1012 = v321 + v1011;
-  const uint v1013 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1013 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1014 = v26 + v1013;
-  const bool v1015 = v1012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1015 = v1012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1016 = v216 && v1015;
   const bool v1017 = v1014 < v1;
   const bool v1018 = v1016 && v1017;
@@ -1221,11 +1221,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1023 = v1022 + v1014;
     out[v1023] = v1021;
   }
-  const uint v1024 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1024 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1025 = v321 + v1024;
-  const uint v1026 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1026 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1027 = v26 + v1026;
-  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1028 = v1025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1029 = v216 && v1028;
   const bool v1030 = v1027 < v1;
   const bool v1031 = v1029 && v1030;
@@ -1237,11 +1237,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1036 = v1035 + v1027;
     out[v1036] = v1034;
   }
-  const uint v1037 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1037 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1038 = v321 + v1037;
-  const uint v1039 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1039 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1040 = v26 + v1039;
-  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1041 = v1038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1042 = v216 && v1041;
   const bool v1043 = v1040 < v1;
   const bool v1044 = v1042 && v1043;
@@ -1253,11 +1253,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1049 = v1048 + v1040;
     out[v1049] = v1047;
   }
-  const uint v1050 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1050 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1051 = v321 + v1050;
-  const uint v1052 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1052 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1053 = v26 + v1052;
-  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1055 = v216 && v1054;
   const bool v1056 = v1053 < v1;
   const bool v1057 = v1055 && v1056;
@@ -1269,11 +1269,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1062 = v1061 + v1053;
     out[v1062] = v1060;
   }
-  const uint v1063 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1063 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1064 = v321 + v1063;
-  const uint v1065 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1065 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1066 = v26 + v1065;
-  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1067 = v1064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1068 = v216 && v1067;
   const bool v1069 = v1066 < v1;
   const bool v1070 = v1068 && v1069;
@@ -1285,11 +1285,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1075 = v1074 + v1066;
     out[v1075] = v1073;
   }
-  const uint v1076 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1076 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1077 = v321 + v1076;
-  const uint v1078 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1078 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1079 = v26 + v1078;
-  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1080 = v1077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1081 = v216 && v1080;
   const bool v1082 = v1079 < v1;
   const bool v1083 = v1081 && v1082;
@@ -1301,11 +1301,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1088 = v1087 + v1079;
     out[v1088] = v1086;
   }
-  const uint v1089 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1089 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1090 = v321 + v1089;
-  const uint v1091 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1091 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1092 = v26 + v1091;
-  const bool v1093 = v1090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1093 = v1090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1094 = v216 && v1093;
   const bool v1095 = v1092 < v1;
   const bool v1096 = v1094 && v1095;
@@ -1317,11 +1317,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1101 = v1100 + v1092;
     out[v1101] = v1099;
   }
-  const uint v1102 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1102 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1103 = v321 + v1102;
-  const uint v1104 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1104 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1105 = v26 + v1104;
-  const bool v1106 = v1103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1106 = v1103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1107 = v216 && v1106;
   const bool v1108 = v1105 < v1;
   const bool v1109 = v1107 && v1108;
@@ -1333,11 +1333,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1114 = v1113 + v1105;
     out[v1114] = v1112;
   }
-  const uint v1115 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1115 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1116 = v321 + v1115;
-  const uint v1117 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1117 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1118 = v26 + v1117;
-  const bool v1119 = v1116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1119 = v1116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1120 = v216 && v1119;
   const bool v1121 = v1118 < v1;
   const bool v1122 = v1120 && v1121;
@@ -1349,11 +1349,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1127 = v1126 + v1118;
     out[v1127] = v1125;
   }
-  const uint v1128 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1128 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1129 = v321 + v1128;
-  const uint v1130 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1130 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1131 = v26 + v1130;
-  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1132 = v1129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1133 = v216 && v1132;
   const bool v1134 = v1131 < v1;
   const bool v1135 = v1133 && v1134;
@@ -1365,11 +1365,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1140 = v1139 + v1131;
     out[v1140] = v1138;
   }
-  const uint v1141 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1141 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1142 = v321 + v1141;
-  const uint v1143 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1143 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1144 = v26 + v1143;
-  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1145 = v1142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1146 = v216 && v1145;
   const bool v1147 = v1144 < v1;
   const bool v1148 = v1146 && v1147;
@@ -1381,11 +1381,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1153 = v1152 + v1144;
     out[v1153] = v1151;
   }
-  const uint v1155 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:312
-  iron_frag<float, 16, 128> v1165;  // kernels/gemm/gemm_warpgroup.hpp:184
+  const uint v1155 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:320
+  iron_frag<float, 16, 128> v1165;  // kernels/gemm/gemm_warpgroup.hpp:185
   iron_frag_fill(v1165, float(0.0f));
-  if (v224) {  // kernels/gemm/gemm_warpgroup.hpp:223
-    const uint v2553 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:227
+  if (v224) {  // kernels/gemm/gemm_warpgroup.hpp:231
+    const uint v2553 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:235
     const uint v2555 = v212 << 5u;
     const uint v2556 = v2555 + v2553;
     const uint v2560 = v2556 >> 3u;
@@ -1405,18 +1405,18 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2596 = v2581 << 6u;
     const uint v2600 = v2556 + 768u;
     const bool v2602 = v2600 < 1024u;
-    const uint v2638 = v1155 + v2560;  // kernels/gemm/gemm_warpgroup.hpp:228
+    const uint v2638 = v1155 + v2560;  // kernels/gemm/gemm_warpgroup.hpp:236
     const bool v2640 = v2638 < v1;
     const uint v2643 = v2638 * v2;
     const uint v2659 = v1155 + v2581;
     const bool v2661 = v2659 < v1;
     const uint v2664 = v2659 * v2;
 
-    for (uint v2544 = 0u; v2544 < v2; v2544 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:224
+    for (uint v2544 = 0u; v2544 < v2; v2544 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:232
       const uint v2546 = v2544 >> 6u;
       const uint v2548 = v2546 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2551 = v2548 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const uint v2551 = v2548 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:235
       const uint v2566 = v2544 + v2564;
       const bool v2568 = v2566 < v2;
       const bool v2569 = v2567 && v2568;
@@ -1456,7 +1456,7 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm3[v2621 + e] = v2613 ? a[v2617 + e] : bfloat(0);
         }
       }
-      const bool v2642 = v2640 && v2568;  // kernels/gemm/gemm_warpgroup.hpp:228
+      const bool v2642 = v2640 && v2568;  // kernels/gemm/gemm_warpgroup.hpp:236
       const uint v2645 = v2643 + v2566;
       const uint v2646 = v2642 ? v2645 : 0u;
       for (uint e = 0; e < 8u; ++e) {
@@ -1487,11 +1487,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm4[v2694 + e] = v2686 ? b[v2690 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:224
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:232
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
       if (v216) {
-        const uint v2704 = v319 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+        const uint v2704 = v319 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
         const uint v2705 = v2551 + v2704;
         const uint v2805 = v317 << 6u;
         const uint v2807 = v2705 + v2805;
@@ -1531,12 +1531,12 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag_mma(v1165, v2841, v2843);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:232
   } else {
     const uint v1197 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
     const uint v1198 = iron_tid.x;
 
-    for (uint v1196 = 0u; v1196 < v2; v1196 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+    for (uint v1196 = 0u; v1196 < v2; v1196 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
       for (uint v1200 = v1198; v1200 < 8192u; v1200 += v1197) {  // kernels/gemm/gemm_tiles.hpp:95
         const uint v1202 = v1200 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
         const uint v1204 = v1200 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -1582,9 +1582,9 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm4[v1247] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
-      if (v216) {  // kernels/gemm/gemm_warpgroup.hpp:217
-        const uint v1256 = v319 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
+      if (v216) {  // kernels/gemm/gemm_warpgroup.hpp:225
+        const uint v1256 = v319 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
         const uint v2850 = v317 << 6u;
         const uint v2852 = v1256 + v2850;
         iron_frag<bfloat, 16, 16> v2859;
@@ -1619,14 +1619,14 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag_load<true>(v2888, shm4, long(48u), long(64u));
         iron_frag_mma(v1165, v2886, v2888);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:218
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:226
     }
   }
-  const uint v1267 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1267 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1268 = v321 + v1267;
-  const uint v1269 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1269 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1270 = v1155 + v1269;
-  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1272 = v216 && v1271;
   const bool v1273 = v1270 < v1;
   const bool v1274 = v1272 && v1273;
@@ -1638,11 +1638,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1279 = v1278 + v1270;
     out[v1279] = v1277;
   }
-  const uint v1280 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1280 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1281 = v321 + v1280;
-  const uint v1282 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1282 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1283 = v1155 + v1282;
-  const bool v1284 = v1281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1284 = v1281 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1285 = v216 && v1284;
   const bool v1286 = v1283 < v1;
   const bool v1287 = v1285 && v1286;
@@ -1654,11 +1654,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1292 = v1291 + v1283;
     out[v1292] = v1290;
   }
-  const uint v1293 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1293 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1294 = v321 + v1293;
-  const uint v1295 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1295 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1296 = v1155 + v1295;
-  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1297 = v1294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1298 = v216 && v1297;
   const bool v1299 = v1296 < v1;
   const bool v1300 = v1298 && v1299;
@@ -1670,11 +1670,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1305 = v1304 + v1296;
     out[v1305] = v1303;
   }
-  const uint v1306 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1306 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1307 = v321 + v1306;
-  const uint v1308 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1308 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1309 = v1155 + v1308;
-  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1311 = v216 && v1310;
   const bool v1312 = v1309 < v1;
   const bool v1313 = v1311 && v1312;
@@ -1686,11 +1686,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1318 = v1317 + v1309;
     out[v1318] = v1316;
   }
-  const uint v1319 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1319 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1320 = v321 + v1319;
-  const uint v1321 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1321 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1322 = v1155 + v1321;
-  const bool v1323 = v1320 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1323 = v1320 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1324 = v216 && v1323;
   const bool v1325 = v1322 < v1;
   const bool v1326 = v1324 && v1325;
@@ -1702,11 +1702,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1331 = v1330 + v1322;
     out[v1331] = v1329;
   }
-  const uint v1332 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1332 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1333 = v321 + v1332;
-  const uint v1334 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1334 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1335 = v1155 + v1334;
-  const bool v1336 = v1333 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1336 = v1333 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1337 = v216 && v1336;
   const bool v1338 = v1335 < v1;
   const bool v1339 = v1337 && v1338;
@@ -1718,11 +1718,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1344 = v1343 + v1335;
     out[v1344] = v1342;
   }
-  const uint v1345 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1345 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1346 = v321 + v1345;
-  const uint v1347 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1347 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1348 = v1155 + v1347;
-  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1349 = v1346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1350 = v216 && v1349;
   const bool v1351 = v1348 < v1;
   const bool v1352 = v1350 && v1351;
@@ -1734,11 +1734,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1357 = v1356 + v1348;
     out[v1357] = v1355;
   }
-  const uint v1358 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1358 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1359 = v321 + v1358;
-  const uint v1360 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1360 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1361 = v1155 + v1360;
-  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1363 = v216 && v1362;
   const bool v1364 = v1361 < v1;
   const bool v1365 = v1363 && v1364;
@@ -1750,11 +1750,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1370 = v1369 + v1361;
     out[v1370] = v1368;
   }
-  const uint v1371 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1371 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1372 = v321 + v1371;
-  const uint v1373 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1373 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1374 = v1155 + v1373;
-  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1375 = v1372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1376 = v216 && v1375;
   const bool v1377 = v1374 < v1;
   const bool v1378 = v1376 && v1377;
@@ -1766,11 +1766,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1383 = v1382 + v1374;
     out[v1383] = v1381;
   }
-  const uint v1384 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1384 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1385 = v321 + v1384;
-  const uint v1386 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1386 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1387 = v1155 + v1386;
-  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1389 = v216 && v1388;
   const bool v1390 = v1387 < v1;
   const bool v1391 = v1389 && v1390;
@@ -1782,11 +1782,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1396 = v1395 + v1387;
     out[v1396] = v1394;
   }
-  const uint v1397 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1397 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1398 = v321 + v1397;
-  const uint v1399 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1399 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1400 = v1155 + v1399;
-  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1402 = v216 && v1401;
   const bool v1403 = v1400 < v1;
   const bool v1404 = v1402 && v1403;
@@ -1798,11 +1798,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1409 = v1408 + v1400;
     out[v1409] = v1407;
   }
-  const uint v1410 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1410 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1411 = v321 + v1410;
-  const uint v1412 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1412 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1413 = v1155 + v1412;
-  const bool v1414 = v1411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1414 = v1411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1415 = v216 && v1414;
   const bool v1416 = v1413 < v1;
   const bool v1417 = v1415 && v1416;
@@ -1814,11 +1814,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1422 = v1421 + v1413;
     out[v1422] = v1420;
   }
-  const uint v1423 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1423 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1424 = v321 + v1423;
-  const uint v1425 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1425 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1426 = v1155 + v1425;
-  const bool v1427 = v1424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1427 = v1424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1428 = v216 && v1427;
   const bool v1429 = v1426 < v1;
   const bool v1430 = v1428 && v1429;
@@ -1830,11 +1830,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1435 = v1434 + v1426;
     out[v1435] = v1433;
   }
-  const uint v1436 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1436 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1437 = v321 + v1436;
-  const uint v1438 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1438 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1439 = v1155 + v1438;
-  const bool v1440 = v1437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1440 = v1437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1441 = v216 && v1440;
   const bool v1442 = v1439 < v1;
   const bool v1443 = v1441 && v1442;
@@ -1846,11 +1846,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1448 = v1447 + v1439;
     out[v1448] = v1446;
   }
-  const uint v1449 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1449 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1450 = v321 + v1449;
-  const uint v1451 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1451 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1452 = v1155 + v1451;
-  const bool v1453 = v1450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1453 = v1450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1454 = v216 && v1453;
   const bool v1455 = v1452 < v1;
   const bool v1456 = v1454 && v1455;
@@ -1862,11 +1862,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1461 = v1460 + v1452;
     out[v1461] = v1459;
   }
-  const uint v1462 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1462 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1463 = v321 + v1462;
-  const uint v1464 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1464 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1465 = v1155 + v1464;
-  const bool v1466 = v1463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1466 = v1463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1467 = v216 && v1466;
   const bool v1468 = v1465 < v1;
   const bool v1469 = v1467 && v1468;
@@ -1878,11 +1878,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1474 = v1473 + v1465;
     out[v1474] = v1472;
   }
-  const uint v1475 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1475 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1476 = v321 + v1475;
-  const uint v1477 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1477 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1478 = v1155 + v1477;
-  const bool v1479 = v1476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1479 = v1476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1480 = v216 && v1479;
   const bool v1481 = v1478 < v1;
   const bool v1482 = v1480 && v1481;
@@ -1894,11 +1894,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1487 = v1486 + v1478;
     out[v1487] = v1485;
   }
-  const uint v1488 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1488 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1489 = v321 + v1488;
-  const uint v1490 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1490 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1491 = v1155 + v1490;
-  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1492 = v1489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1493 = v216 && v1492;
   const bool v1494 = v1491 < v1;
   const bool v1495 = v1493 && v1494;
@@ -1910,11 +1910,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1500 = v1499 + v1491;
     out[v1500] = v1498;
   }
-  const uint v1501 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1501 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1502 = v321 + v1501;
-  const uint v1503 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1503 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1504 = v1155 + v1503;
-  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1505 = v1502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1506 = v216 && v1505;
   const bool v1507 = v1504 < v1;
   const bool v1508 = v1506 && v1507;
@@ -1926,11 +1926,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1513 = v1512 + v1504;
     out[v1513] = v1511;
   }
-  const uint v1514 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1514 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1515 = v321 + v1514;
-  const uint v1516 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1516 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1517 = v1155 + v1516;
-  const bool v1518 = v1515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1518 = v1515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1519 = v216 && v1518;
   const bool v1520 = v1517 < v1;
   const bool v1521 = v1519 && v1520;
@@ -1942,11 +1942,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1526 = v1525 + v1517;
     out[v1526] = v1524;
   }
-  const uint v1527 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1527 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1528 = v321 + v1527;
-  const uint v1529 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1529 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1530 = v1155 + v1529;
-  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1531 = v1528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1532 = v216 && v1531;
   const bool v1533 = v1530 < v1;
   const bool v1534 = v1532 && v1533;
@@ -1958,11 +1958,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1539 = v1538 + v1530;
     out[v1539] = v1537;
   }
-  const uint v1540 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1540 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1541 = v321 + v1540;
-  const uint v1542 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1542 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1543 = v1155 + v1542;
-  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1544 = v1541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1545 = v216 && v1544;
   const bool v1546 = v1543 < v1;
   const bool v1547 = v1545 && v1546;
@@ -1974,11 +1974,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1552 = v1551 + v1543;
     out[v1552] = v1550;
   }
-  const uint v1553 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1553 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1554 = v321 + v1553;
-  const uint v1555 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1555 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1556 = v1155 + v1555;
-  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1558 = v216 && v1557;
   const bool v1559 = v1556 < v1;
   const bool v1560 = v1558 && v1559;
@@ -1990,11 +1990,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1565 = v1564 + v1556;
     out[v1565] = v1563;
   }
-  const uint v1566 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1566 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1567 = v321 + v1566;
-  const uint v1568 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1568 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1569 = v1155 + v1568;
-  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1570 = v1567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1571 = v216 && v1570;
   const bool v1572 = v1569 < v1;
   const bool v1573 = v1571 && v1572;
@@ -2006,11 +2006,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1578 = v1577 + v1569;
     out[v1578] = v1576;
   }
-  const uint v1579 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1579 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1580 = v321 + v1579;
-  const uint v1581 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1581 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1582 = v1155 + v1581;
-  const bool v1583 = v1580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1583 = v1580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1584 = v216 && v1583;
   const bool v1585 = v1582 < v1;
   const bool v1586 = v1584 && v1585;
@@ -2022,11 +2022,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1591 = v1590 + v1582;
     out[v1591] = v1589;
   }
-  const uint v1592 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1592 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1593 = v321 + v1592;
-  const uint v1594 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1594 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1595 = v1155 + v1594;
-  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1596 = v1593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1597 = v216 && v1596;
   const bool v1598 = v1595 < v1;
   const bool v1599 = v1597 && v1598;
@@ -2038,11 +2038,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1604 = v1603 + v1595;
     out[v1604] = v1602;
   }
-  const uint v1605 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1605 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1606 = v321 + v1605;
-  const uint v1607 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1607 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1608 = v1155 + v1607;
-  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1610 = v216 && v1609;
   const bool v1611 = v1608 < v1;
   const bool v1612 = v1610 && v1611;
@@ -2054,11 +2054,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1617 = v1616 + v1608;
     out[v1617] = v1615;
   }
-  const uint v1618 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1618 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1619 = v321 + v1618;
-  const uint v1620 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1620 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1621 = v1155 + v1620;
-  const bool v1622 = v1619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1622 = v1619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1623 = v216 && v1622;
   const bool v1624 = v1621 < v1;
   const bool v1625 = v1623 && v1624;
@@ -2070,11 +2070,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1630 = v1629 + v1621;
     out[v1630] = v1628;
   }
-  const uint v1631 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1631 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1632 = v321 + v1631;
-  const uint v1633 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1633 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1634 = v1155 + v1633;
-  const bool v1635 = v1632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1635 = v1632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1636 = v216 && v1635;
   const bool v1637 = v1634 < v1;
   const bool v1638 = v1636 && v1637;
@@ -2086,11 +2086,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1643 = v1642 + v1634;
     out[v1643] = v1641;
   }
-  const uint v1644 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1644 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1645 = v321 + v1644;
-  const uint v1646 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1646 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1647 = v1155 + v1646;
-  const bool v1648 = v1645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1648 = v1645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1649 = v216 && v1648;
   const bool v1650 = v1647 < v1;
   const bool v1651 = v1649 && v1650;
@@ -2102,11 +2102,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1656 = v1655 + v1647;
     out[v1656] = v1654;
   }
-  const uint v1657 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1657 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1658 = v321 + v1657;
-  const uint v1659 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1659 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1660 = v1155 + v1659;
-  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1662 = v216 && v1661;
   const bool v1663 = v1660 < v1;
   const bool v1664 = v1662 && v1663;
@@ -2118,11 +2118,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1669 = v1668 + v1660;
     out[v1669] = v1667;
   }
-  const uint v1670 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1670 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1671 = v321 + v1670;
-  const uint v1672 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1672 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1673 = v1155 + v1672;
-  const bool v1674 = v1671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1674 = v1671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1675 = v216 && v1674;
   const bool v1676 = v1673 < v1;
   const bool v1677 = v1675 && v1676;
@@ -2134,11 +2134,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1682 = v1681 + v1673;
     out[v1682] = v1680;
   }
-  const uint v1683 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1683 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1684 = v321 + v1683;
-  const uint v1685 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1685 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1686 = v1155 + v1685;
-  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1687 = v1684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1688 = v216 && v1687;
   const bool v1689 = v1686 < v1;
   const bool v1690 = v1688 && v1689;
@@ -2150,11 +2150,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1695 = v1694 + v1686;
     out[v1695] = v1693;
   }
-  const uint v1696 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1696 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1697 = v321 + v1696;
-  const uint v1698 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1698 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1699 = v1155 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1701 = v216 && v1700;
   const bool v1702 = v1699 < v1;
   const bool v1703 = v1701 && v1702;
@@ -2166,11 +2166,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1708 = v1707 + v1699;
     out[v1708] = v1706;
   }
-  const uint v1709 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1709 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1710 = v321 + v1709;
-  const uint v1711 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1711 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1712 = v1155 + v1711;
-  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1714 = v216 && v1713;
   const bool v1715 = v1712 < v1;
   const bool v1716 = v1714 && v1715;
@@ -2182,11 +2182,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1721 = v1720 + v1712;
     out[v1721] = v1719;
   }
-  const uint v1722 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1722 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1723 = v321 + v1722;
-  const uint v1724 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1724 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1725 = v1155 + v1724;
-  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1726 = v1723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1727 = v216 && v1726;
   const bool v1728 = v1725 < v1;
   const bool v1729 = v1727 && v1728;
@@ -2198,11 +2198,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1734 = v1733 + v1725;
     out[v1734] = v1732;
   }
-  const uint v1735 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1735 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1736 = v321 + v1735;
-  const uint v1737 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1737 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1738 = v1155 + v1737;
-  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1740 = v216 && v1739;
   const bool v1741 = v1738 < v1;
   const bool v1742 = v1740 && v1741;
@@ -2214,11 +2214,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1747 = v1746 + v1738;
     out[v1747] = v1745;
   }
-  const uint v1748 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1748 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1749 = v321 + v1748;
-  const uint v1750 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1750 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1751 = v1155 + v1750;
-  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1753 = v216 && v1752;
   const bool v1754 = v1751 < v1;
   const bool v1755 = v1753 && v1754;
@@ -2230,11 +2230,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1760 = v1759 + v1751;
     out[v1760] = v1758;
   }
-  const uint v1761 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1761 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1762 = v321 + v1761;
-  const uint v1763 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1763 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1764 = v1155 + v1763;
-  const bool v1765 = v1762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1765 = v1762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1766 = v216 && v1765;
   const bool v1767 = v1764 < v1;
   const bool v1768 = v1766 && v1767;
@@ -2246,11 +2246,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1773 = v1772 + v1764;
     out[v1773] = v1771;
   }
-  const uint v1774 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1774 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1775 = v321 + v1774;
-  const uint v1776 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1776 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1777 = v1155 + v1776;
-  const bool v1778 = v1775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1778 = v1775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1779 = v216 && v1778;
   const bool v1780 = v1777 < v1;
   const bool v1781 = v1779 && v1780;
@@ -2262,11 +2262,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1786 = v1785 + v1777;
     out[v1786] = v1784;
   }
-  const uint v1787 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1787 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1788 = v321 + v1787;
-  const uint v1789 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1789 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1790 = v1155 + v1789;
-  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1791 = v1788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1792 = v216 && v1791;
   const bool v1793 = v1790 < v1;
   const bool v1794 = v1792 && v1793;
@@ -2278,11 +2278,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1799 = v1798 + v1790;
     out[v1799] = v1797;
   }
-  const uint v1800 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1800 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1801 = v321 + v1800;
-  const uint v1802 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1802 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1803 = v1155 + v1802;
-  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1804 = v1801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1805 = v216 && v1804;
   const bool v1806 = v1803 < v1;
   const bool v1807 = v1805 && v1806;
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1812 = v1811 + v1803;
     out[v1812] = v1810;
   }
-  const uint v1813 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1813 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1814 = v321 + v1813;
-  const uint v1815 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1815 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1816 = v1155 + v1815;
-  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1818 = v216 && v1817;
   const bool v1819 = v1816 < v1;
   const bool v1820 = v1818 && v1819;
@@ -2310,11 +2310,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1825 = v1824 + v1816;
     out[v1825] = v1823;
   }
-  const uint v1826 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1826 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1827 = v321 + v1826;
-  const uint v1828 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1828 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1829 = v1155 + v1828;
-  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1830 = v1827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1831 = v216 && v1830;
   const bool v1832 = v1829 < v1;
   const bool v1833 = v1831 && v1832;
@@ -2326,11 +2326,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1838 = v1837 + v1829;
     out[v1838] = v1836;
   }
-  const uint v1839 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1839 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1840 = v321 + v1839;
-  const uint v1841 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1841 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1842 = v1155 + v1841;
-  const bool v1843 = v1840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1843 = v1840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1844 = v216 && v1843;
   const bool v1845 = v1842 < v1;
   const bool v1846 = v1844 && v1845;
@@ -2342,11 +2342,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1851 = v1850 + v1842;
     out[v1851] = v1849;
   }
-  const uint v1852 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1852 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1853 = v321 + v1852;
-  const uint v1854 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1854 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1855 = v1155 + v1854;
-  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1856 = v1853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1857 = v216 && v1856;
   const bool v1858 = v1855 < v1;
   const bool v1859 = v1857 && v1858;
@@ -2358,11 +2358,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1864 = v1863 + v1855;
     out[v1864] = v1862;
   }
-  const uint v1865 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1865 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1866 = v321 + v1865;
-  const uint v1867 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1867 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1868 = v1155 + v1867;
-  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1870 = v216 && v1869;
   const bool v1871 = v1868 < v1;
   const bool v1872 = v1870 && v1871;
@@ -2374,11 +2374,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1877 = v1876 + v1868;
     out[v1877] = v1875;
   }
-  const uint v1878 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1878 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1879 = v321 + v1878;
-  const uint v1880 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1880 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1881 = v1155 + v1880;
-  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1882 = v1879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1883 = v216 && v1882;
   const bool v1884 = v1881 < v1;
   const bool v1885 = v1883 && v1884;
@@ -2390,11 +2390,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1890 = v1889 + v1881;
     out[v1890] = v1888;
   }
-  const uint v1891 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1891 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1892 = v321 + v1891;
-  const uint v1893 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1893 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1894 = v1155 + v1893;
-  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1895 = v1892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1896 = v216 && v1895;
   const bool v1897 = v1894 < v1;
   const bool v1898 = v1896 && v1897;
@@ -2406,11 +2406,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1903 = v1902 + v1894;
     out[v1903] = v1901;
   }
-  const uint v1904 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1904 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1905 = v321 + v1904;
-  const uint v1906 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1906 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1907 = v1155 + v1906;
-  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1909 = v216 && v1908;
   const bool v1910 = v1907 < v1;
   const bool v1911 = v1909 && v1910;
@@ -2422,11 +2422,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1916 = v1915 + v1907;
     out[v1916] = v1914;
   }
-  const uint v1917 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1917 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1918 = v321 + v1917;
-  const uint v1919 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1919 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1920 = v1155 + v1919;
-  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1921 = v1918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1922 = v216 && v1921;
   const bool v1923 = v1920 < v1;
   const bool v1924 = v1922 && v1923;
@@ -2438,11 +2438,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1929 = v1928 + v1920;
     out[v1929] = v1927;
   }
-  const uint v1930 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1930 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1931 = v321 + v1930;
-  const uint v1932 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1932 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1933 = v1155 + v1932;
-  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1935 = v216 && v1934;
   const bool v1936 = v1933 < v1;
   const bool v1937 = v1935 && v1936;
@@ -2454,11 +2454,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1942 = v1941 + v1933;
     out[v1942] = v1940;
   }
-  const uint v1943 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1943 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1944 = v321 + v1943;
-  const uint v1945 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1945 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1946 = v1155 + v1945;
-  const bool v1947 = v1944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1947 = v1944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1948 = v216 && v1947;
   const bool v1949 = v1946 < v1;
   const bool v1950 = v1948 && v1949;
@@ -2470,11 +2470,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1955 = v1954 + v1946;
     out[v1955] = v1953;
   }
-  const uint v1956 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1956 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1957 = v321 + v1956;
-  const uint v1958 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1958 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1959 = v1155 + v1958;
-  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1961 = v216 && v1960;
   const bool v1962 = v1959 < v1;
   const bool v1963 = v1961 && v1962;
@@ -2486,11 +2486,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1968 = v1967 + v1959;
     out[v1968] = v1966;
   }
-  const uint v1969 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1969 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1970 = v321 + v1969;
-  const uint v1971 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1971 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1972 = v1155 + v1971;
-  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1974 = v216 && v1973;
   const bool v1975 = v1972 < v1;
   const bool v1976 = v1974 && v1975;
@@ -2502,11 +2502,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1981 = v1980 + v1972;
     out[v1981] = v1979;
   }
-  const uint v1982 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1982 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1983 = v321 + v1982;
-  const uint v1984 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1984 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1985 = v1155 + v1984;
-  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1986 = v1983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v1987 = v216 && v1986;
   const bool v1988 = v1985 < v1;
   const bool v1989 = v1987 && v1988;
@@ -2518,11 +2518,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1994 = v1993 + v1985;
     out[v1994] = v1992;
   }
-  const uint v1995 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v1995 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v1996 = v321 + v1995;
-  const uint v1997 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v1997 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v1998 = v1155 + v1997;
-  const bool v1999 = v1996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v1999 = v1996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2000 = v216 && v1999;
   const bool v2001 = v1998 < v1;
   const bool v2002 = v2000 && v2001;
@@ -2534,11 +2534,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2007 = v2006 + v1998;
     out[v2007] = v2005;
   }
-  const uint v2008 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2008 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2009 = v321 + v2008;
-  const uint v2010 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2010 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2011 = v1155 + v2010;
-  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2012 = v2009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2013 = v216 && v2012;
   const bool v2014 = v2011 < v1;
   const bool v2015 = v2013 && v2014;
@@ -2550,11 +2550,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2020 = v2019 + v2011;
     out[v2020] = v2018;
   }
-  const uint v2021 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2021 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2022 = v321 + v2021;
-  const uint v2023 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2023 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2024 = v1155 + v2023;
-  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2026 = v216 && v2025;
   const bool v2027 = v2024 < v1;
   const bool v2028 = v2026 && v2027;
@@ -2566,11 +2566,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2033 = v2032 + v2024;
     out[v2033] = v2031;
   }
-  const uint v2034 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2034 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2035 = v321 + v2034;
-  const uint v2036 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2036 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2037 = v1155 + v2036;
-  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2039 = v216 && v2038;
   const bool v2040 = v2037 < v1;
   const bool v2041 = v2039 && v2040;
@@ -2582,11 +2582,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2046 = v2045 + v2037;
     out[v2046] = v2044;
   }
-  const uint v2047 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2047 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2048 = v321 + v2047;
-  const uint v2049 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2049 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2050 = v1155 + v2049;
-  const bool v2051 = v2048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2051 = v2048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2052 = v216 && v2051;
   const bool v2053 = v2050 < v1;
   const bool v2054 = v2052 && v2053;
@@ -2598,11 +2598,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2059 = v2058 + v2050;
     out[v2059] = v2057;
   }
-  const uint v2060 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2060 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2061 = v321 + v2060;
-  const uint v2062 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2062 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2063 = v1155 + v2062;
-  const bool v2064 = v2061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2064 = v2061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2065 = v216 && v2064;
   const bool v2066 = v2063 < v1;
   const bool v2067 = v2065 && v2066;
@@ -2614,11 +2614,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2072 = v2071 + v2063;
     out[v2072] = v2070;
   }
-  const uint v2073 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2073 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2074 = v321 + v2073;
-  const uint v2075 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2075 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2076 = v1155 + v2075;
-  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2078 = v216 && v2077;
   const bool v2079 = v2076 < v1;
   const bool v2080 = v2078 && v2079;
@@ -2630,11 +2630,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2085 = v2084 + v2076;
     out[v2085] = v2083;
   }
-  const uint v2086 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+  const uint v2086 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
   const uint v2087 = v321 + v2086;
-  const uint v2088 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+  const uint v2088 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
   const uint v2089 = v1155 + v2088;
-  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
   const bool v2091 = v216 && v2090;
   const bool v2092 = v2089 < v1;
   const bool v2093 = v2091 && v2092;

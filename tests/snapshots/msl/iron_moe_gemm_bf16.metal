@@ -159,15 +159,15 @@ kernel void iron_moe_gemm_bf16(
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:132
     const uint v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:135
     const uint v80 = v1 * v2;  // kernels/moe/grouped_gemm.cpp:134
-    const uint v245 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:178
+    const uint v245 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:179
     const uint v246 = v245 >> 2u;
-    const bool v249 = v245 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:179
-    iron_frag<float, 16, 128> v253;  // kernels/gemm/gemm_warpgroup.hpp:184
+    const bool v249 = v245 < 8u;  // kernels/gemm/gemm_warpgroup.hpp:180
+    iron_frag<float, 16, 128> v253;  // kernels/gemm/gemm_warpgroup.hpp:185
     iron_frag_fill(v253, float(0.0f));
-    const uint v256 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:223
+    const uint v256 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:231
     const bool v257 = v256 == 0u;
     if (v257) {
-      const uint v2950 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:227
+      const uint v2950 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:235
       const uint v2952 = v245 << 5u;
       const uint v2953 = v2952 + v2950;
       const uint v2957 = v2953 >> 3u;
@@ -187,18 +187,18 @@ kernel void iron_moe_gemm_bf16(
       const uint v2993 = v2978 << 6u;
       const uint v2997 = v2953 + 768u;
       const bool v2999 = v2997 < 1024u;
-      const uint v3035 = v79 + v2957;  // kernels/gemm/gemm_warpgroup.hpp:228
+      const uint v3035 = v79 + v2957;  // kernels/gemm/gemm_warpgroup.hpp:236
       const bool v3037 = v3035 < v80;
       const uint v3040 = v3035 * v3;
       const uint v3056 = v79 + v2978;
       const bool v3058 = v3056 < v80;
       const uint v3061 = v3056 * v3;
 
-      for (uint v2941 = 0u; v2941 < v3; v2941 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:224
+      for (uint v2941 = 0u; v2941 < v3; v2941 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:232
         const uint v2943 = v2941 >> 6u;
         const uint v2945 = v2943 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v2948 = v2945 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const uint v2948 = v2945 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:235
         const uint v2963 = v2941 + v2961;
         const bool v2965 = v2963 < v3;
         const bool v2966 = v2964 && v2965;
@@ -238,7 +238,7 @@ kernel void iron_moe_gemm_bf16(
             shm3[v3018 + e] = v3010 ? x_sorted[v3014 + e] : bfloat(0);
           }
         }
-        const bool v3039 = v3037 && v2965;  // kernels/gemm/gemm_warpgroup.hpp:228
+        const bool v3039 = v3037 && v2965;  // kernels/gemm/gemm_warpgroup.hpp:236
         const uint v3042 = v3040 + v2963;
         const uint v3043 = v3039 ? v3042 : 0u;
         for (uint e = 0; e < 8u; ++e) {
@@ -269,11 +269,11 @@ kernel void iron_moe_gemm_bf16(
             shm4[v3091 + e] = v3083 ? w[v3087 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:224
+        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:232
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
         if (v249) {
-          const uint v3100 = v246 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+          const uint v3100 = v246 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
           const uint v3101 = v3100 << 6u;
           const uint v3102 = v2948 + v3101;
           const uint v3273 = v245 & 3u;
@@ -316,12 +316,12 @@ kernel void iron_moe_gemm_bf16(
           iron_frag_mma(v253, v3313, v3315);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:232
     } else {
       const uint v285 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
       const uint v286 = iron_tid.x;
 
-      for (uint v284 = 0u; v284 < v3; v284 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+      for (uint v284 = 0u; v284 < v3; v284 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
         for (uint v288 = v286; v288 < 8192u; v288 += v285) {  // kernels/gemm/gemm_tiles.hpp:95
           const uint v290 = v288 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
           const uint v292 = v288 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -367,9 +367,9 @@ kernel void iron_moe_gemm_bf16(
             shm4[v335] = bfloat(0.0f);
           }
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
-        if (v249) {  // kernels/gemm/gemm_warpgroup.hpp:217
-          const uint v343 = v246 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
+        if (v249) {  // kernels/gemm/gemm_warpgroup.hpp:225
+          const uint v343 = v246 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
           const uint v344 = v343 << 6u;
           const uint v3318 = v245 & 3u;
           const uint v3320 = v3318 << 4u;
@@ -407,19 +407,19 @@ kernel void iron_moe_gemm_bf16(
           iron_frag_load<true>(v3360, shm4, long(48u), long(64u));
           iron_frag_mma(v253, v3358, v3360);
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:218
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:226
       }
     }
-    const uint v349 = v245 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:243
+    const uint v349 = v245 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:251
     const uint v350 = v349 << 4u;
     const uint v352 = v246 << 6u;
     const uint v353 = v75 + v352;
     const uint v354 = v353 + v350;
-    const uint v355 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v355 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v356 = v354 + v355;
-    const uint v357 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v357 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v358 = v79 + v357;
-    const bool v359 = v356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v359 = v356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v360 = v249 && v359;
     const bool v361 = v358 < v80;
     const bool v362 = v360 && v361;
@@ -437,11 +437,11 @@ kernel void iron_moe_gemm_bf16(
         out[v371] = v368;
       }
     }
-    const uint v372 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v372 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v373 = v354 + v372;
-    const uint v374 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v374 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v375 = v79 + v374;
-    const bool v376 = v373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v376 = v373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v377 = v249 && v376;
     const bool v378 = v375 < v80;
     const bool v379 = v377 && v378;
@@ -459,11 +459,11 @@ kernel void iron_moe_gemm_bf16(
         out[v388] = v385;
       }
     }
-    const uint v389 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v389 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v390 = v354 + v389;
-    const uint v391 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v391 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v392 = v79 + v391;
-    const bool v393 = v390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v393 = v390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v394 = v249 && v393;
     const bool v395 = v392 < v80;
     const bool v396 = v394 && v395;
@@ -481,11 +481,11 @@ kernel void iron_moe_gemm_bf16(
         out[v405] = v402;
       }
     }
-    const uint v406 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v406 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v407 = v354 + v406;
-    const uint v408 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v408 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v409 = v79 + v408;
-    const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v411 = v249 && v410;
     const bool v412 = v409 < v80;
     const bool v413 = v411 && v412;
@@ -503,11 +503,11 @@ kernel void iron_moe_gemm_bf16(
         out[v422] = v419;
       }
     }
-    const uint v423 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v423 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v424 = v354 + v423;
-    const uint v425 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v425 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v426 = v79 + v425;
-    const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v428 = v249 && v427;
     const bool v429 = v426 < v80;
     const bool v430 = v428 && v429;
@@ -525,11 +525,11 @@ kernel void iron_moe_gemm_bf16(
         out[v439] = v436;
       }
     }
-    const uint v440 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v440 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v441 = v354 + v440;
-    const uint v442 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v442 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v443 = v79 + v442;
-    const bool v444 = v441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v444 = v441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v445 = v249 && v444;
     const bool v446 = v443 < v80;
     const bool v447 = v445 && v446;
@@ -547,11 +547,11 @@ kernel void iron_moe_gemm_bf16(
         out[v456] = v453;
       }
     }
-    const uint v457 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v457 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v458 = v354 + v457;
-    const uint v459 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v459 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v460 = v79 + v459;
-    const bool v461 = v458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v461 = v458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v462 = v249 && v461;
     const bool v463 = v460 < v80;
     const bool v464 = v462 && v463;
@@ -569,11 +569,11 @@ kernel void iron_moe_gemm_bf16(
         out[v473] = v470;
       }
     }
-    const uint v474 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v474 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v475 = v354 + v474;
-    const uint v476 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v476 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v477 = v79 + v476;
-    const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v479 = v249 && v478;
     const bool v480 = v477 < v80;
     const bool v481 = v479 && v480;
@@ -591,11 +591,11 @@ kernel void iron_moe_gemm_bf16(
         out[v490] = v487;
       }
     }
-    const uint v491 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v491 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v492 = v354 + v491;
-    const uint v493 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v493 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v494 = v79 + v493;
-    const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v495 = v492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v496 = v249 && v495;
     const bool v497 = v494 < v80;
     const bool v498 = v496 && v497;
@@ -613,11 +613,11 @@ kernel void iron_moe_gemm_bf16(
         out[v507] = v504;
       }
     }
-    const uint v508 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v508 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v509 = v354 + v508;
-    const uint v510 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v510 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v511 = v79 + v510;
-    const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v513 = v249 && v512;
     const bool v514 = v511 < v80;
     const bool v515 = v513 && v514;
@@ -635,11 +635,11 @@ kernel void iron_moe_gemm_bf16(
         out[v524] = v521;
       }
     }
-    const uint v525 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v525 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v526 = v354 + v525;
-    const uint v527 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v527 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v528 = v79 + v527;
-    const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v530 = v249 && v529;
     const bool v531 = v528 < v80;
     const bool v532 = v530 && v531;
@@ -657,11 +657,11 @@ kernel void iron_moe_gemm_bf16(
         out[v541] = v538;
       }
     }
-    const uint v542 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v542 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v543 = v354 + v542;
-    const uint v544 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v544 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v545 = v79 + v544;
-    const bool v546 = v543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v546 = v543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v547 = v249 && v546;
     const bool v548 = v545 < v80;
     const bool v549 = v547 && v548;
@@ -679,11 +679,11 @@ kernel void iron_moe_gemm_bf16(
         out[v558] = v555;
       }
     }
-    const uint v559 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v559 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v560 = v354 + v559;
-    const uint v561 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v561 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v562 = v79 + v561;
-    const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v563 = v560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v564 = v249 && v563;
     const bool v565 = v562 < v80;
     const bool v566 = v564 && v565;
@@ -701,11 +701,11 @@ kernel void iron_moe_gemm_bf16(
         out[v575] = v572;
       }
     }
-    const uint v576 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v576 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v577 = v354 + v576;
-    const uint v578 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v578 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v579 = v79 + v578;
-    const bool v580 = v577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v580 = v577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v581 = v249 && v580;
     const bool v582 = v579 < v80;
     const bool v583 = v581 && v582;
@@ -723,11 +723,11 @@ kernel void iron_moe_gemm_bf16(
         out[v592] = v589;
       }
     }
-    const uint v593 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v593 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v594 = v354 + v593;
-    const uint v595 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v595 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v596 = v79 + v595;
-    const bool v597 = v594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v597 = v594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v598 = v249 && v597;
     const bool v599 = v596 < v80;
     const bool v600 = v598 && v599;
@@ -745,11 +745,11 @@ kernel void iron_moe_gemm_bf16(
         out[v609] = v606;
       }
     }
-    const uint v610 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v610 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v611 = v354 + v610;
-    const uint v612 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v612 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v613 = v79 + v612;
-    const bool v614 = v611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v614 = v611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v615 = v249 && v614;
     const bool v616 = v613 < v80;
     const bool v617 = v615 && v616;
@@ -767,11 +767,11 @@ kernel void iron_moe_gemm_bf16(
         out[v626] = v623;
       }
     }
-    const uint v627 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v627 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v628 = v354 + v627;
-    const uint v629 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v629 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v630 = v79 + v629;
-    const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v632 = v249 && v631;
     const bool v633 = v630 < v80;
     const bool v634 = v632 && v633;
@@ -789,11 +789,11 @@ kernel void iron_moe_gemm_bf16(
         out[v643] = v640;
       }
     }
-    const uint v644 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v644 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v645 = v354 + v644;
-    const uint v646 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v646 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v647 = v79 + v646;
-    const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v649 = v249 && v648;
     const bool v650 = v647 < v80;
     const bool v651 = v649 && v650;
@@ -811,11 +811,11 @@ kernel void iron_moe_gemm_bf16(
         out[v660] = v657;
       }
     }
-    const uint v661 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v661 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v662 = v354 + v661;
-    const uint v663 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v663 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v664 = v79 + v663;
-    const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v666 = v249 && v665;
     const bool v667 = v664 < v80;
     const bool v668 = v666 && v667;
@@ -833,11 +833,11 @@ kernel void iron_moe_gemm_bf16(
         out[v677] = v674;
       }
     }
-    const uint v678 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v678 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v679 = v354 + v678;
-    const uint v680 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v680 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v681 = v79 + v680;
-    const bool v682 = v679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v682 = v679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v683 = v249 && v682;
     const bool v684 = v681 < v80;
     const bool v685 = v683 && v684;
@@ -855,11 +855,11 @@ kernel void iron_moe_gemm_bf16(
         out[v694] = v691;
       }
     }
-    const uint v695 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v695 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v696 = v354 + v695;
-    const uint v697 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v697 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v698 = v79 + v697;
-    const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v700 = v249 && v699;
     const bool v701 = v698 < v80;
     const bool v702 = v700 && v701;
@@ -877,11 +877,11 @@ kernel void iron_moe_gemm_bf16(
         out[v711] = v708;
       }
     }
-    const uint v712 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v712 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v713 = v354 + v712;
-    const uint v714 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v714 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v715 = v79 + v714;
-    const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v716 = v713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v717 = v249 && v716;
     const bool v718 = v715 < v80;
     const bool v719 = v717 && v718;
@@ -899,11 +899,11 @@ kernel void iron_moe_gemm_bf16(
         out[v728] = v725;
       }
     }
-    const uint v729 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v729 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v730 = v354 + v729;
-    const uint v731 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v731 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v732 = v79 + v731;
-    const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v734 = v249 && v733;
     const bool v735 = v732 < v80;
     const bool v736 = v734 && v735;
@@ -921,11 +921,11 @@ kernel void iron_moe_gemm_bf16(
         out[v745] = v742;
       }
     }
-    const uint v746 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v746 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v747 = v354 + v746;
-    const uint v748 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v748 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v749 = v79 + v748;
-    const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v751 = v249 && v750;
     const bool v752 = v749 < v80;
     const bool v753 = v751 && v752;
@@ -943,11 +943,11 @@ kernel void iron_moe_gemm_bf16(
         out[v762] = v759;
       }
     }
-    const uint v763 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v763 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v764 = v354 + v763;
-    const uint v765 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v765 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v766 = v79 + v765;
-    const bool v767 = v764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v767 = v764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v768 = v249 && v767;
     const bool v769 = v766 < v80;
     const bool v770 = v768 && v769;
@@ -965,11 +965,11 @@ kernel void iron_moe_gemm_bf16(
         out[v779] = v776;
       }
     }
-    const uint v780 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v780 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v781 = v354 + v780;
-    const uint v782 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v782 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v783 = v79 + v782;
-    const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v784 = v781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v785 = v249 && v784;
     const bool v786 = v783 < v80;
     const bool v787 = v785 && v786;
@@ -987,11 +987,11 @@ kernel void iron_moe_gemm_bf16(
         out[v796] = v793;
       }
     }
-    const uint v797 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v797 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v798 = v354 + v797;
-    const uint v799 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v799 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v800 = v79 + v799;
-    const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v801 = v798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v802 = v249 && v801;
     const bool v803 = v800 < v80;
     const bool v804 = v802 && v803;
@@ -1009,11 +1009,11 @@ kernel void iron_moe_gemm_bf16(
         out[v813] = v810;
       }
     }
-    const uint v814 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v814 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v815 = v354 + v814;
-    const uint v816 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v816 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v817 = v79 + v816;
-    const bool v818 = v815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v818 = v815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v819 = v249 && v818;
     const bool v820 = v817 < v80;
     const bool v821 = v819 && v820;
@@ -1031,11 +1031,11 @@ kernel void iron_moe_gemm_bf16(
         out[v830] = v827;
       }
     }
-    const uint v831 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v831 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v832 = v354 + v831;
-    const uint v833 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v833 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v834 = v79 + v833;
-    const bool v835 = v832 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v835 = v832 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v836 = v249 && v835;
     const bool v837 = v834 < v80;
     const bool v838 = v836 && v837;
@@ -1053,11 +1053,11 @@ kernel void iron_moe_gemm_bf16(
         out[v847] = v844;
       }
     }
-    const uint v848 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v848 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v849 = v354 + v848;
-    const uint v850 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v850 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v851 = v79 + v850;
-    const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v853 = v249 && v852;
     const bool v854 = v851 < v80;
     const bool v855 = v853 && v854;
@@ -1075,11 +1075,11 @@ kernel void iron_moe_gemm_bf16(
         out[v864] = v861;
       }
     }
-    const uint v865 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v865 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v866 = v354 + v865;
-    const uint v867 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v867 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v868 = v79 + v867;
-    const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v870 = v249 && v869;
     const bool v871 = v868 < v80;
     const bool v872 = v870 && v871;
@@ -1097,11 +1097,11 @@ kernel void iron_moe_gemm_bf16(
         out[v881] = v878;
       }
     }
-    const uint v882 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v882 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v883 = v354 + v882;
-    const uint v884 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v884 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v885 = v79 + v884;
-    const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v887 = v249 && v886;
     const bool v888 = v885 < v80;
     const bool v889 = v887 && v888;
@@ -1119,11 +1119,11 @@ kernel void iron_moe_gemm_bf16(
         out[v898] = v895;
       }
     }
-    const uint v899 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v899 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v900 = v354 + v899;
-    const uint v901 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v901 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v902 = v79 + v901;
-    const bool v903 = v900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v903 = v900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v904 = v249 && v903;
     const bool v905 = v902 < v80;
     const bool v906 = v904 && v905;
@@ -1141,11 +1141,11 @@ kernel void iron_moe_gemm_bf16(
         out[v915] = v912;
       }
     }
-    const uint v916 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v916 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v917 = v354 + v916;
-    const uint v918 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v918 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v919 = v79 + v918;
-    const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v921 = v249 && v920;
     const bool v922 = v919 < v80;
     const bool v923 = v921 && v922;
@@ -1163,11 +1163,11 @@ kernel void iron_moe_gemm_bf16(
         out[v932] = v929;
       }
     }
-    const uint v933 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v933 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v934 = v354 + v933;
-    const uint v935 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v935 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v936 = v79 + v935;
-    const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v937 = v934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v938 = v249 && v937;
     const bool v939 = v936 < v80;
     const bool v940 = v938 && v939;
@@ -1185,11 +1185,11 @@ kernel void iron_moe_gemm_bf16(
         out[v949] = v946;
       }
     }
-    const uint v950 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v950 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v951 = v354 + v950;
-    const uint v952 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v952 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v953 = v79 + v952;
-    const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v955 = v249 && v954;
     const bool v956 = v953 < v80;
     const bool v957 = v955 && v956;
@@ -1207,11 +1207,11 @@ kernel void iron_moe_gemm_bf16(
         out[v966] = v963;
       }
     }
-    const uint v967 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v967 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v968 = v354 + v967;
-    const uint v969 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v969 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v970 = v79 + v969;
-    const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v972 = v249 && v971;
     const bool v973 = v970 < v80;
     const bool v974 = v972 && v973;
@@ -1229,11 +1229,11 @@ kernel void iron_moe_gemm_bf16(
         out[v983] = v980;
       }
     }
-    const uint v984 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v984 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v985 = v354 + v984;
-    const uint v986 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v986 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v987 = v79 + v986;
-    const bool v988 = v985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v988 = v985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v989 = v249 && v988;
     const bool v990 = v987 < v80;
     const bool v991 = v989 && v990;
@@ -1251,11 +1251,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1000] = v997;
       }
     }
-    const uint v1001 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1001 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1002 = v354 + v1001;
-    const uint v1003 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1003 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1004 = v79 + v1003;
-    const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1006 = v249 && v1005;
     const bool v1007 = v1004 < v80;
     const bool v1008 = v1006 && v1007;
@@ -1273,11 +1273,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1017] = v1014;
       }
     }
-    const uint v1018 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1018 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1019 = v354 + v1018;
-    const uint v1020 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1020 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1021 = v79 + v1020;
-    const bool v1022 = v1019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1022 = v1019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1023 = v249 && v1022;
     const bool v1024 = v1021 < v80;
     const bool v1025 = v1023 && v1024;
@@ -1295,11 +1295,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1034] = v1031;
       }
     }
-    const uint v1035 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1035 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1036 = v354 + v1035;
-    const uint v1037 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1037 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1038 = v79 + v1037;
-    const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1039 = v1036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1040 = v249 && v1039;
     const bool v1041 = v1038 < v80;
     const bool v1042 = v1040 && v1041;
@@ -1317,11 +1317,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1051] = v1048;
       }
     }
-    const uint v1052 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1052 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1053 = v354 + v1052;
-    const uint v1054 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1054 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1055 = v79 + v1054;
-    const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1056 = v1053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1057 = v249 && v1056;
     const bool v1058 = v1055 < v80;
     const bool v1059 = v1057 && v1058;
@@ -1339,11 +1339,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1068] = v1065;
       }
     }
-    const uint v1069 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1069 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1070 = v354 + v1069;
-    const uint v1071 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1071 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1072 = v79 + v1071;
-    const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1074 = v249 && v1073;
     const bool v1075 = v1072 < v80;
     const bool v1076 = v1074 && v1075;
@@ -1361,11 +1361,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1085] = v1082;
       }
     }
-    const uint v1086 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1086 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1087 = v354 + v1086;
-    const uint v1088 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1088 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1089 = v79 + v1088;
-    const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1091 = v249 && v1090;
     const bool v1092 = v1089 < v80;
     const bool v1093 = v1091 && v1092;
@@ -1383,11 +1383,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1102] = v1099;
       }
     }
-    const uint v1103 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1103 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1104 = v354 + v1103;
-    const uint v1105 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1105 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1106 = v79 + v1105;
-    const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1108 = v249 && v1107;
     const bool v1109 = v1106 < v80;
     const bool v1110 = v1108 && v1109;
@@ -1405,11 +1405,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1119] = v1116;
       }
     }
-    const uint v1120 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1120 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1121 = v354 + v1120;
-    const uint v1122 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1122 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1123 = v79 + v1122;
-    const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1125 = v249 && v1124;
     const bool v1126 = v1123 < v80;
     const bool v1127 = v1125 && v1126;
@@ -1427,11 +1427,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1136] = v1133;
       }
     }
-    const uint v1137 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1137 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1138 = v354 + v1137;
-    const uint v1139 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1139 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1140 = v79 + v1139;
-    const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1142 = v249 && v1141;
     const bool v1143 = v1140 < v80;
     const bool v1144 = v1142 && v1143;
@@ -1449,11 +1449,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1153] = v1150;
       }
     }
-    const uint v1154 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1154 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1155 = v354 + v1154;
-    const uint v1156 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1156 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1157 = v79 + v1156;
-    const bool v1158 = v1155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1158 = v1155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1159 = v249 && v1158;
     const bool v1160 = v1157 < v80;
     const bool v1161 = v1159 && v1160;
@@ -1471,11 +1471,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1170] = v1167;
       }
     }
-    const uint v1171 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1171 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1172 = v354 + v1171;
-    const uint v1173 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1173 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1174 = v79 + v1173;
-    const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1176 = v249 && v1175;
     const bool v1177 = v1174 < v80;
     const bool v1178 = v1176 && v1177;
@@ -1493,11 +1493,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1187] = v1184;
       }
     }
-    const uint v1188 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1188 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1189 = v354 + v1188;
-    const uint v1190 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1190 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1191 = v79 + v1190;
-    const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1193 = v249 && v1192;
     const bool v1194 = v1191 < v80;
     const bool v1195 = v1193 && v1194;
@@ -1515,11 +1515,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1204] = v1201;
       }
     }
-    const uint v1205 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1205 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1206 = v354 + v1205;
-    const uint v1207 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1207 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1208 = v79 + v1207;
-    const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1209 = v1206 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1210 = v249 && v1209;
     const bool v1211 = v1208 < v80;
     const bool v1212 = v1210 && v1211;
@@ -1537,11 +1537,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1221] = v1218;
       }
     }
-    const uint v1222 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1222 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1223 = v354 + v1222;
-    const uint v1224 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1224 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1225 = v79 + v1224;
-    const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1226 = v1223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1227 = v249 && v1226;
     const bool v1228 = v1225 < v80;
     const bool v1229 = v1227 && v1228;
@@ -1559,11 +1559,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1238] = v1235;
       }
     }
-    const uint v1239 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1239 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1240 = v354 + v1239;
-    const uint v1241 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1241 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1242 = v79 + v1241;
-    const bool v1243 = v1240 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1243 = v1240 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1244 = v249 && v1243;
     const bool v1245 = v1242 < v80;
     const bool v1246 = v1244 && v1245;
@@ -1581,11 +1581,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1255] = v1252;
       }
     }
-    const uint v1256 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1256 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1257 = v354 + v1256;
-    const uint v1258 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1258 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1259 = v79 + v1258;
-    const bool v1260 = v1257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1260 = v1257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1261 = v249 && v1260;
     const bool v1262 = v1259 < v80;
     const bool v1263 = v1261 && v1262;
@@ -1603,11 +1603,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1272] = v1269;
       }
     }
-    const uint v1273 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1273 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1274 = v354 + v1273;
-    const uint v1275 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1275 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1276 = v79 + v1275;
-    const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1278 = v249 && v1277;
     const bool v1279 = v1276 < v80;
     const bool v1280 = v1278 && v1279;
@@ -1625,11 +1625,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1289] = v1286;
       }
     }
-    const uint v1290 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1290 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1291 = v354 + v1290;
-    const uint v1292 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1292 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1293 = v79 + v1292;
-    const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1295 = v249 && v1294;
     const bool v1296 = v1293 < v80;
     const bool v1297 = v1295 && v1296;
@@ -1647,11 +1647,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1306] = v1303;
       }
     }
-    const uint v1307 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1307 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1308 = v354 + v1307;
-    const uint v1309 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1309 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1310 = v79 + v1309;
-    const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1312 = v249 && v1311;
     const bool v1313 = v1310 < v80;
     const bool v1314 = v1312 && v1313;
@@ -1669,11 +1669,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1323] = v1320;
       }
     }
-    const uint v1324 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1324 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1325 = v354 + v1324;
-    const uint v1326 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1326 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1327 = v79 + v1326;
-    const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1328 = v1325 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1329 = v249 && v1328;
     const bool v1330 = v1327 < v80;
     const bool v1331 = v1329 && v1330;
@@ -1691,11 +1691,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1340] = v1337;
       }
     }
-    const uint v1341 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1341 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1342 = v354 + v1341;
-    const uint v1343 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1343 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1344 = v79 + v1343;
-    const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1346 = v249 && v1345;
     const bool v1347 = v1344 < v80;
     const bool v1348 = v1346 && v1347;
@@ -1713,11 +1713,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1357] = v1354;
       }
     }
-    const uint v1358 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1358 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1359 = v354 + v1358;
-    const uint v1360 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1360 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1361 = v79 + v1360;
-    const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1363 = v249 && v1362;
     const bool v1364 = v1361 < v80;
     const bool v1365 = v1363 && v1364;
@@ -1735,11 +1735,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1374] = v1371;
       }
     }
-    const uint v1375 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1375 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1376 = v354 + v1375;
-    const uint v1377 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1377 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1378 = v79 + v1377;
-    const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1380 = v249 && v1379;
     const bool v1381 = v1378 < v80;
     const bool v1382 = v1380 && v1381;
@@ -1757,11 +1757,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1391] = v1388;
       }
     }
-    const uint v1392 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1392 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1393 = v354 + v1392;
-    const uint v1394 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1394 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1395 = v79 + v1394;
-    const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1397 = v249 && v1396;
     const bool v1398 = v1395 < v80;
     const bool v1399 = v1397 && v1398;
@@ -1779,11 +1779,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1408] = v1405;
       }
     }
-    const uint v1409 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1409 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1410 = v354 + v1409;
-    const uint v1411 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1411 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1412 = v79 + v1411;
-    const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1414 = v249 && v1413;
     const bool v1415 = v1412 < v80;
     const bool v1416 = v1414 && v1415;
@@ -1801,11 +1801,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1425] = v1422;
       }
     }
-    const uint v1426 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1426 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1427 = v354 + v1426;
-    const uint v1428 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1428 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1429 = v79 + v1428;
-    const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1431 = v249 && v1430;
     const bool v1432 = v1429 < v80;
     const bool v1433 = v1431 && v1432;
@@ -1823,11 +1823,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1442] = v1439;
       }
     }
-    const uint v1444 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:312
-    iron_frag<float, 16, 128> v1454;  // kernels/gemm/gemm_warpgroup.hpp:184
+    const uint v1444 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:320
+    iron_frag<float, 16, 128> v1454;  // kernels/gemm/gemm_warpgroup.hpp:185
     iron_frag_fill(v1454, float(0.0f));
-    if (v257) {  // kernels/gemm/gemm_warpgroup.hpp:223
-      const uint v3115 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:227
+    if (v257) {  // kernels/gemm/gemm_warpgroup.hpp:231
+      const uint v3115 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:235
       const uint v3117 = v245 << 5u;
       const uint v3118 = v3117 + v3115;
       const uint v3122 = v3118 >> 3u;
@@ -1847,18 +1847,18 @@ kernel void iron_moe_gemm_bf16(
       const uint v3158 = v3143 << 6u;
       const uint v3162 = v3118 + 768u;
       const bool v3164 = v3162 < 1024u;
-      const uint v3200 = v1444 + v3122;  // kernels/gemm/gemm_warpgroup.hpp:228
+      const uint v3200 = v1444 + v3122;  // kernels/gemm/gemm_warpgroup.hpp:236
       const bool v3202 = v3200 < v80;
       const uint v3205 = v3200 * v3;
       const uint v3221 = v1444 + v3143;
       const bool v3223 = v3221 < v80;
       const uint v3226 = v3221 * v3;
 
-      for (uint v3106 = 0u; v3106 < v3; v3106 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:224
+      for (uint v3106 = 0u; v3106 < v3; v3106 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:232
         const uint v3108 = v3106 >> 6u;
         const uint v3110 = v3108 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3113 = v3110 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:227
+        const uint v3113 = v3110 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:235
         const uint v3128 = v3106 + v3126;
         const bool v3130 = v3128 < v3;
         const bool v3131 = v3129 && v3130;
@@ -1898,7 +1898,7 @@ kernel void iron_moe_gemm_bf16(
             shm3[v3183 + e] = v3175 ? x_sorted[v3179 + e] : bfloat(0);
           }
         }
-        const bool v3204 = v3202 && v3130;  // kernels/gemm/gemm_warpgroup.hpp:228
+        const bool v3204 = v3202 && v3130;  // kernels/gemm/gemm_warpgroup.hpp:236
         const uint v3207 = v3205 + v3128;
         const uint v3208 = v3204 ? v3207 : 0u;
         for (uint e = 0; e < 8u; ++e) {
@@ -1929,11 +1929,11 @@ kernel void iron_moe_gemm_bf16(
             shm4[v3256 + e] = v3248 ? w[v3252 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:224
+        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:232
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
         if (v249) {
-          const uint v3266 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+          const uint v3266 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
           const uint v3267 = v3113 + v3266;
           const uint v3367 = v350 << 6u;
           const uint v3369 = v3267 + v3367;
@@ -1973,12 +1973,12 @@ kernel void iron_moe_gemm_bf16(
           iron_frag_mma(v1454, v3403, v3405);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:232
     } else {
       const uint v1486 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:95
       const uint v1487 = iron_tid.x;
 
-      for (uint v1485 = 0u; v1485 < v3; v1485 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:212
+      for (uint v1485 = 0u; v1485 < v3; v1485 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:220
         for (uint v1489 = v1487; v1489 < 8192u; v1489 += v1486) {  // kernels/gemm/gemm_tiles.hpp:95
           const uint v1491 = v1489 >> 6u;  // kernels/gemm/gemm_tiles.hpp:96
           const uint v1493 = v1489 & 63u;  // kernels/gemm/gemm_tiles.hpp:97
@@ -2024,9 +2024,9 @@ kernel void iron_moe_gemm_bf16(
             shm4[v1536] = bfloat(0.0f);
           }
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:216
-        if (v249) {  // kernels/gemm/gemm_warpgroup.hpp:217
-          const uint v1545 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:204
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:224
+        if (v249) {  // kernels/gemm/gemm_warpgroup.hpp:225
+          const uint v1545 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:212
           const uint v3412 = v350 << 6u;
           const uint v3414 = v1545 + v3412;
           iron_frag<bfloat, 16, 16> v3421;
@@ -2061,14 +2061,14 @@ kernel void iron_moe_gemm_bf16(
           iron_frag_load<true>(v3450, shm4, long(48u), long(64u));
           iron_frag_mma(v1454, v3448, v3450);
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:218
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:226
       }
     }
-    const uint v1556 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1556 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1557 = v354 + v1556;
-    const uint v1558 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1558 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1559 = v1444 + v1558;
-    const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1561 = v249 && v1560;
     const bool v1562 = v1559 < v80;
     const bool v1563 = v1561 && v1562;
@@ -2086,11 +2086,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1572] = v1569;
       }
     }
-    const uint v1573 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1573 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1574 = v354 + v1573;
-    const uint v1575 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1575 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1576 = v1444 + v1575;
-    const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1578 = v249 && v1577;
     const bool v1579 = v1576 < v80;
     const bool v1580 = v1578 && v1579;
@@ -2108,11 +2108,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1589] = v1586;
       }
     }
-    const uint v1590 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1590 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1591 = v354 + v1590;
-    const uint v1592 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1592 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1593 = v1444 + v1592;
-    const bool v1594 = v1591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1594 = v1591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1595 = v249 && v1594;
     const bool v1596 = v1593 < v80;
     const bool v1597 = v1595 && v1596;
@@ -2130,11 +2130,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1606] = v1603;
       }
     }
-    const uint v1607 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1607 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1608 = v354 + v1607;
-    const uint v1609 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1609 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1610 = v1444 + v1609;
-    const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1611 = v1608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1612 = v249 && v1611;
     const bool v1613 = v1610 < v80;
     const bool v1614 = v1612 && v1613;
@@ -2152,11 +2152,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1623] = v1620;
       }
     }
-    const uint v1624 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1624 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1625 = v354 + v1624;
-    const uint v1626 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1626 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1627 = v1444 + v1626;
-    const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1629 = v249 && v1628;
     const bool v1630 = v1627 < v80;
     const bool v1631 = v1629 && v1630;
@@ -2174,11 +2174,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1640] = v1637;
       }
     }
-    const uint v1641 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1641 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1642 = v354 + v1641;
-    const uint v1643 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1643 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1644 = v1444 + v1643;
-    const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1646 = v249 && v1645;
     const bool v1647 = v1644 < v80;
     const bool v1648 = v1646 && v1647;
@@ -2196,11 +2196,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1657] = v1654;
       }
     }
-    const uint v1658 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1658 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1659 = v354 + v1658;
-    const uint v1660 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1660 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1661 = v1444 + v1660;
-    const bool v1662 = v1659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1662 = v1659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1663 = v249 && v1662;
     const bool v1664 = v1661 < v80;
     const bool v1665 = v1663 && v1664;
@@ -2218,11 +2218,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1674] = v1671;
       }
     }
-    const uint v1675 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1675 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1676 = v354 + v1675;
-    const uint v1677 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1677 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1678 = v1444 + v1677;
-    const bool v1679 = v1676 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1679 = v1676 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1680 = v249 && v1679;
     const bool v1681 = v1678 < v80;
     const bool v1682 = v1680 && v1681;
@@ -2240,11 +2240,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1691] = v1688;
       }
     }
-    const uint v1692 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1692 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1693 = v354 + v1692;
-    const uint v1694 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1694 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1695 = v1444 + v1694;
-    const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1697 = v249 && v1696;
     const bool v1698 = v1695 < v80;
     const bool v1699 = v1697 && v1698;
@@ -2262,11 +2262,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1708] = v1705;
       }
     }
-    const uint v1709 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1709 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1710 = v354 + v1709;
-    const uint v1711 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1711 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1712 = v1444 + v1711;
-    const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1713 = v1710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1714 = v249 && v1713;
     const bool v1715 = v1712 < v80;
     const bool v1716 = v1714 && v1715;
@@ -2284,11 +2284,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1725] = v1722;
       }
     }
-    const uint v1726 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1726 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1727 = v354 + v1726;
-    const uint v1728 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1728 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1729 = v1444 + v1728;
-    const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1731 = v249 && v1730;
     const bool v1732 = v1729 < v80;
     const bool v1733 = v1731 && v1732;
@@ -2306,11 +2306,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1742] = v1739;
       }
     }
-    const uint v1743 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1743 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1744 = v354 + v1743;
-    const uint v1745 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1745 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1746 = v1444 + v1745;
-    const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1748 = v249 && v1747;
     const bool v1749 = v1746 < v80;
     const bool v1750 = v1748 && v1749;
@@ -2328,11 +2328,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1759] = v1756;
       }
     }
-    const uint v1760 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1760 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1761 = v354 + v1760;
-    const uint v1762 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1762 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1763 = v1444 + v1762;
-    const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1765 = v249 && v1764;
     const bool v1766 = v1763 < v80;
     const bool v1767 = v1765 && v1766;
@@ -2350,11 +2350,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1776] = v1773;
       }
     }
-    const uint v1777 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1777 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1778 = v354 + v1777;
-    const uint v1779 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1779 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1780 = v1444 + v1779;
-    const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1782 = v249 && v1781;
     const bool v1783 = v1780 < v80;
     const bool v1784 = v1782 && v1783;
@@ -2372,11 +2372,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1793] = v1790;
       }
     }
-    const uint v1794 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1794 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1795 = v354 + v1794;
-    const uint v1796 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1796 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1797 = v1444 + v1796;
-    const bool v1798 = v1795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1798 = v1795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1799 = v249 && v1798;
     const bool v1800 = v1797 < v80;
     const bool v1801 = v1799 && v1800;
@@ -2394,11 +2394,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1810] = v1807;
       }
     }
-    const uint v1811 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1811 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1812 = v354 + v1811;
-    const uint v1813 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1813 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1814 = v1444 + v1813;
-    const bool v1815 = v1812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1815 = v1812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1816 = v249 && v1815;
     const bool v1817 = v1814 < v80;
     const bool v1818 = v1816 && v1817;
@@ -2416,11 +2416,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1827] = v1824;
       }
     }
-    const uint v1828 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1828 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1829 = v354 + v1828;
-    const uint v1830 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1830 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1831 = v1444 + v1830;
-    const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1832 = v1829 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1833 = v249 && v1832;
     const bool v1834 = v1831 < v80;
     const bool v1835 = v1833 && v1834;
@@ -2438,11 +2438,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1844] = v1841;
       }
     }
-    const uint v1845 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1845 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1846 = v354 + v1845;
-    const uint v1847 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1847 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1848 = v1444 + v1847;
-    const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1850 = v249 && v1849;
     const bool v1851 = v1848 < v80;
     const bool v1852 = v1850 && v1851;
@@ -2460,11 +2460,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1861] = v1858;
       }
     }
-    const uint v1862 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1862 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1863 = v354 + v1862;
-    const uint v1864 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1864 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1865 = v1444 + v1864;
-    const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1867 = v249 && v1866;
     const bool v1868 = v1865 < v80;
     const bool v1869 = v1867 && v1868;
@@ -2482,11 +2482,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1878] = v1875;
       }
     }
-    const uint v1879 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1879 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1880 = v354 + v1879;
-    const uint v1881 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1881 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1882 = v1444 + v1881;
-    const bool v1883 = v1880 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1883 = v1880 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1884 = v249 && v1883;
     const bool v1885 = v1882 < v80;
     const bool v1886 = v1884 && v1885;
@@ -2504,11 +2504,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1895] = v1892;
       }
     }
-    const uint v1896 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1896 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1897 = v354 + v1896;
-    const uint v1898 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1898 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1899 = v1444 + v1898;
-    const bool v1900 = v1897 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1900 = v1897 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1901 = v249 && v1900;
     const bool v1902 = v1899 < v80;
     const bool v1903 = v1901 && v1902;
@@ -2526,11 +2526,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1912] = v1909;
       }
     }
-    const uint v1913 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1913 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1914 = v354 + v1913;
-    const uint v1915 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1915 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1916 = v1444 + v1915;
-    const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1918 = v249 && v1917;
     const bool v1919 = v1916 < v80;
     const bool v1920 = v1918 && v1919;
@@ -2548,11 +2548,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1929] = v1926;
       }
     }
-    const uint v1930 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1930 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1931 = v354 + v1930;
-    const uint v1932 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1932 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1933 = v1444 + v1932;
-    const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1935 = v249 && v1934;
     const bool v1936 = v1933 < v80;
     const bool v1937 = v1935 && v1936;
@@ -2570,11 +2570,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1946] = v1943;
       }
     }
-    const uint v1947 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1947 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1948 = v354 + v1947;
-    const uint v1949 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1949 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1950 = v1444 + v1949;
-    const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1952 = v249 && v1951;
     const bool v1953 = v1950 < v80;
     const bool v1954 = v1952 && v1953;
@@ -2592,11 +2592,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1963] = v1960;
       }
     }
-    const uint v1964 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1964 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1965 = v354 + v1964;
-    const uint v1966 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1966 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1967 = v1444 + v1966;
-    const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1969 = v249 && v1968;
     const bool v1970 = v1967 < v80;
     const bool v1971 = v1969 && v1970;
@@ -2614,11 +2614,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1980] = v1977;
       }
     }
-    const uint v1981 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1981 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1982 = v354 + v1981;
-    const uint v1983 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v1983 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v1984 = v1444 + v1983;
-    const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v1986 = v249 && v1985;
     const bool v1987 = v1984 < v80;
     const bool v1988 = v1986 && v1987;
@@ -2636,11 +2636,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1997] = v1994;
       }
     }
-    const uint v1998 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v1998 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v1999 = v354 + v1998;
-    const uint v2000 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2000 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2001 = v1444 + v2000;
-    const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2003 = v249 && v2002;
     const bool v2004 = v2001 < v80;
     const bool v2005 = v2003 && v2004;
@@ -2658,11 +2658,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2014] = v2011;
       }
     }
-    const uint v2015 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2015 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2016 = v354 + v2015;
-    const uint v2017 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2017 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2018 = v1444 + v2017;
-    const bool v2019 = v2016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2019 = v2016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2020 = v249 && v2019;
     const bool v2021 = v2018 < v80;
     const bool v2022 = v2020 && v2021;
@@ -2680,11 +2680,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2031] = v2028;
       }
     }
-    const uint v2032 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2032 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2033 = v354 + v2032;
-    const uint v2034 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2034 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2035 = v1444 + v2034;
-    const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2037 = v249 && v2036;
     const bool v2038 = v2035 < v80;
     const bool v2039 = v2037 && v2038;
@@ -2702,11 +2702,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2048] = v2045;
       }
     }
-    const uint v2049 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2049 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2050 = v354 + v2049;
-    const uint v2051 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2051 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2052 = v1444 + v2051;
-    const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2054 = v249 && v2053;
     const bool v2055 = v2052 < v80;
     const bool v2056 = v2054 && v2055;
@@ -2724,11 +2724,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2065] = v2062;
       }
     }
-    const uint v2066 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2066 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2067 = v354 + v2066;
-    const uint v2068 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2068 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2069 = v1444 + v2068;
-    const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2071 = v249 && v2070;
     const bool v2072 = v2069 < v80;
     const bool v2073 = v2071 && v2072;
@@ -2746,11 +2746,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2082] = v2079;
       }
     }
-    const uint v2083 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2083 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2084 = v354 + v2083;
-    const uint v2085 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2085 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2086 = v1444 + v2085;
-    const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2088 = v249 && v2087;
     const bool v2089 = v2086 < v80;
     const bool v2090 = v2088 && v2089;
@@ -2768,11 +2768,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2099] = v2096;
       }
     }
-    const uint v2100 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2100 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2101 = v354 + v2100;
-    const uint v2102 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2102 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2103 = v1444 + v2102;
-    const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2105 = v249 && v2104;
     const bool v2106 = v2103 < v80;
     const bool v2107 = v2105 && v2106;
@@ -2790,11 +2790,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2116] = v2113;
       }
     }
-    const uint v2117 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2117 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2118 = v354 + v2117;
-    const uint v2119 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2119 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2120 = v1444 + v2119;
-    const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2122 = v249 && v2121;
     const bool v2123 = v2120 < v80;
     const bool v2124 = v2122 && v2123;
@@ -2812,11 +2812,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2133] = v2130;
       }
     }
-    const uint v2134 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2134 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2135 = v354 + v2134;
-    const uint v2136 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2136 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2137 = v1444 + v2136;
-    const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2139 = v249 && v2138;
     const bool v2140 = v2137 < v80;
     const bool v2141 = v2139 && v2140;
@@ -2834,11 +2834,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2150] = v2147;
       }
     }
-    const uint v2151 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2151 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2152 = v354 + v2151;
-    const uint v2153 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2153 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2154 = v1444 + v2153;
-    const bool v2155 = v2152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2155 = v2152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2156 = v249 && v2155;
     const bool v2157 = v2154 < v80;
     const bool v2158 = v2156 && v2157;
@@ -2856,11 +2856,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2167] = v2164;
       }
     }
-    const uint v2168 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2168 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2169 = v354 + v2168;
-    const uint v2170 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2170 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2171 = v1444 + v2170;
-    const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2173 = v249 && v2172;
     const bool v2174 = v2171 < v80;
     const bool v2175 = v2173 && v2174;
@@ -2878,11 +2878,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2184] = v2181;
       }
     }
-    const uint v2185 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2185 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2186 = v354 + v2185;
-    const uint v2187 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2187 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2188 = v1444 + v2187;
-    const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2190 = v249 && v2189;
     const bool v2191 = v2188 < v80;
     const bool v2192 = v2190 && v2191;
@@ -2900,11 +2900,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2201] = v2198;
       }
     }
-    const uint v2202 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2202 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2203 = v354 + v2202;
-    const uint v2204 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2204 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2205 = v1444 + v2204;
-    const bool v2206 = v2203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2206 = v2203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2207 = v249 && v2206;
     const bool v2208 = v2205 < v80;
     const bool v2209 = v2207 && v2208;
@@ -2922,11 +2922,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2218] = v2215;
       }
     }
-    const uint v2219 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2219 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2220 = v354 + v2219;
-    const uint v2221 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2221 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2222 = v1444 + v2221;
-    const bool v2223 = v2220 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2223 = v2220 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2224 = v249 && v2223;
     const bool v2225 = v2222 < v80;
     const bool v2226 = v2224 && v2225;
@@ -2944,11 +2944,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2235] = v2232;
       }
     }
-    const uint v2236 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2236 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2237 = v354 + v2236;
-    const uint v2238 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2238 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2239 = v1444 + v2238;
-    const bool v2240 = v2237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2240 = v2237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2241 = v249 && v2240;
     const bool v2242 = v2239 < v80;
     const bool v2243 = v2241 && v2242;
@@ -2966,11 +2966,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2252] = v2249;
       }
     }
-    const uint v2253 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2253 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2254 = v354 + v2253;
-    const uint v2255 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2255 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2256 = v1444 + v2255;
-    const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2257 = v2254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2258 = v249 && v2257;
     const bool v2259 = v2256 < v80;
     const bool v2260 = v2258 && v2259;
@@ -2988,11 +2988,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2269] = v2266;
       }
     }
-    const uint v2270 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2270 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2271 = v354 + v2270;
-    const uint v2272 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2272 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2273 = v1444 + v2272;
-    const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2274 = v2271 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2275 = v249 && v2274;
     const bool v2276 = v2273 < v80;
     const bool v2277 = v2275 && v2276;
@@ -3010,11 +3010,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2286] = v2283;
       }
     }
-    const uint v2287 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2287 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2288 = v354 + v2287;
-    const uint v2289 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2289 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2290 = v1444 + v2289;
-    const bool v2291 = v2288 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2291 = v2288 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2292 = v249 && v2291;
     const bool v2293 = v2290 < v80;
     const bool v2294 = v2292 && v2293;
@@ -3032,11 +3032,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2303] = v2300;
       }
     }
-    const uint v2304 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2304 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2305 = v354 + v2304;
-    const uint v2306 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2306 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2307 = v1444 + v2306;
-    const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2309 = v249 && v2308;
     const bool v2310 = v2307 < v80;
     const bool v2311 = v2309 && v2310;
@@ -3054,11 +3054,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2320] = v2317;
       }
     }
-    const uint v2321 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2321 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2322 = v354 + v2321;
-    const uint v2323 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2323 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2324 = v1444 + v2323;
-    const bool v2325 = v2322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2325 = v2322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2326 = v249 && v2325;
     const bool v2327 = v2324 < v80;
     const bool v2328 = v2326 && v2327;
@@ -3076,11 +3076,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2337] = v2334;
       }
     }
-    const uint v2338 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2338 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2339 = v354 + v2338;
-    const uint v2340 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2340 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2341 = v1444 + v2340;
-    const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2343 = v249 && v2342;
     const bool v2344 = v2341 < v80;
     const bool v2345 = v2343 && v2344;
@@ -3098,11 +3098,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2354] = v2351;
       }
     }
-    const uint v2355 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2355 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2356 = v354 + v2355;
-    const uint v2357 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2357 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2358 = v1444 + v2357;
-    const bool v2359 = v2356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2359 = v2356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2360 = v249 && v2359;
     const bool v2361 = v2358 < v80;
     const bool v2362 = v2360 && v2361;
@@ -3120,11 +3120,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2371] = v2368;
       }
     }
-    const uint v2372 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2372 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2373 = v354 + v2372;
-    const uint v2374 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2374 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2375 = v1444 + v2374;
-    const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2376 = v2373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2377 = v249 && v2376;
     const bool v2378 = v2375 < v80;
     const bool v2379 = v2377 && v2378;
@@ -3142,11 +3142,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2388] = v2385;
       }
     }
-    const uint v2389 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2389 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2390 = v354 + v2389;
-    const uint v2391 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2391 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2392 = v1444 + v2391;
-    const bool v2393 = v2390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2393 = v2390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2394 = v249 && v2393;
     const bool v2395 = v2392 < v80;
     const bool v2396 = v2394 && v2395;
@@ -3164,11 +3164,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2405] = v2402;
       }
     }
-    const uint v2406 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2406 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2407 = v354 + v2406;
-    const uint v2408 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2408 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2409 = v1444 + v2408;
-    const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2411 = v249 && v2410;
     const bool v2412 = v2409 < v80;
     const bool v2413 = v2411 && v2412;
@@ -3186,11 +3186,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2422] = v2419;
       }
     }
-    const uint v2423 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2423 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2424 = v354 + v2423;
-    const uint v2425 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2425 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2426 = v1444 + v2425;
-    const bool v2427 = v2424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2427 = v2424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2428 = v249 && v2427;
     const bool v2429 = v2426 < v80;
     const bool v2430 = v2428 && v2429;
@@ -3208,11 +3208,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2439] = v2436;
       }
     }
-    const uint v2440 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2440 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2441 = v354 + v2440;
-    const uint v2442 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2442 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2443 = v1444 + v2442;
-    const bool v2444 = v2441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2444 = v2441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2445 = v249 && v2444;
     const bool v2446 = v2443 < v80;
     const bool v2447 = v2445 && v2446;
@@ -3230,11 +3230,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2456] = v2453;
       }
     }
-    const uint v2457 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2457 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2458 = v354 + v2457;
-    const uint v2459 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2459 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2460 = v1444 + v2459;
-    const bool v2461 = v2458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2461 = v2458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2462 = v249 && v2461;
     const bool v2463 = v2460 < v80;
     const bool v2464 = v2462 && v2463;
@@ -3252,11 +3252,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2473] = v2470;
       }
     }
-    const uint v2474 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2474 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2475 = v354 + v2474;
-    const uint v2476 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2476 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2477 = v1444 + v2476;
-    const bool v2478 = v2475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2478 = v2475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2479 = v249 && v2478;
     const bool v2480 = v2477 < v80;
     const bool v2481 = v2479 && v2480;
@@ -3274,11 +3274,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2490] = v2487;
       }
     }
-    const uint v2491 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2491 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2492 = v354 + v2491;
-    const uint v2493 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2493 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2494 = v1444 + v2493;
-    const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2495 = v2492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2496 = v249 && v2495;
     const bool v2497 = v2494 < v80;
     const bool v2498 = v2496 && v2497;
@@ -3296,11 +3296,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2507] = v2504;
       }
     }
-    const uint v2508 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2508 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2509 = v354 + v2508;
-    const uint v2510 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2510 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2511 = v1444 + v2510;
-    const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2512 = v2509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2513 = v249 && v2512;
     const bool v2514 = v2511 < v80;
     const bool v2515 = v2513 && v2514;
@@ -3318,11 +3318,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2524] = v2521;
       }
     }
-    const uint v2525 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2525 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2526 = v354 + v2525;
-    const uint v2527 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2527 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2528 = v1444 + v2527;
-    const bool v2529 = v2526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2529 = v2526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2530 = v249 && v2529;
     const bool v2531 = v2528 < v80;
     const bool v2532 = v2530 && v2531;
@@ -3340,11 +3340,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2541] = v2538;
       }
     }
-    const uint v2542 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2542 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2543 = v354 + v2542;
-    const uint v2544 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2544 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2545 = v1444 + v2544;
-    const bool v2546 = v2543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2546 = v2543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2547 = v249 && v2546;
     const bool v2548 = v2545 < v80;
     const bool v2549 = v2547 && v2548;
@@ -3362,11 +3362,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2558] = v2555;
       }
     }
-    const uint v2559 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2559 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2560 = v354 + v2559;
-    const uint v2561 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2561 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2562 = v1444 + v2561;
-    const bool v2563 = v2560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2563 = v2560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2564 = v249 && v2563;
     const bool v2565 = v2562 < v80;
     const bool v2566 = v2564 && v2565;
@@ -3384,11 +3384,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2575] = v2572;
       }
     }
-    const uint v2576 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2576 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2577 = v354 + v2576;
-    const uint v2578 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2578 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2579 = v1444 + v2578;
-    const bool v2580 = v2577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2580 = v2577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2581 = v249 && v2580;
     const bool v2582 = v2579 < v80;
     const bool v2583 = v2581 && v2582;
@@ -3406,11 +3406,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2592] = v2589;
       }
     }
-    const uint v2593 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2593 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2594 = v354 + v2593;
-    const uint v2595 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2595 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2596 = v1444 + v2595;
-    const bool v2597 = v2594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2597 = v2594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2598 = v249 && v2597;
     const bool v2599 = v2596 < v80;
     const bool v2600 = v2598 && v2599;
@@ -3428,11 +3428,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2609] = v2606;
       }
     }
-    const uint v2610 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2610 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2611 = v354 + v2610;
-    const uint v2612 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2612 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2613 = v1444 + v2612;
-    const bool v2614 = v2611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2614 = v2611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2615 = v249 && v2614;
     const bool v2616 = v2613 < v80;
     const bool v2617 = v2615 && v2616;
@@ -3450,11 +3450,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2626] = v2623;
       }
     }
-    const uint v2627 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:245
+    const uint v2627 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:253
     const uint v2628 = v354 + v2627;
-    const uint v2629 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:246
+    const uint v2629 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:254
     const uint v2630 = v1444 + v2629;
-    const bool v2631 = v2628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:247
+    const bool v2631 = v2628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:255
     const bool v2632 = v249 && v2631;
     const bool v2633 = v2630 < v80;
     const bool v2634 = v2632 && v2633;
