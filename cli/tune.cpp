@@ -1,7 +1,7 @@
-/// `iron tune KERNEL --dtype D --shape m=…,n=… [--shape …] [--tuning FILE]`: times every
-/// configuration of a kernel's tuning knobs on each shape on the CUDA device and keeps the fastest
-/// per shape bucket in a tuning file; `--dry-run` traces, guards and compiles each one without a
-/// GPU; `--list` prints the knobs.
+/// `iron tune KERNEL --dtype D --shape m=…,n=… [--shape …] [--bench CASE …] [--tuning FILE]`:
+/// times every configuration of a kernel's tuning knobs on each shape (or on a bench case's shape
+/// and inputs) on the CUDA device and keeps the fastest per shape bucket in a tuning file;
+/// `--dry-run` traces, guards and compiles each one without a GPU; `--list` prints the knobs.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "iron/bench/registry.hpp"
 #include "iron/bench/tuner.hpp"
 #include "iron/dsl/tuning.hpp"
 #include "iron/dsl/tuning_table.hpp"
@@ -28,6 +29,7 @@ struct TuneOptions {
   std::string kernel;
   std::string dtype;
   std::vector<std::string> shapes;
+  std::vector<std::string> benches;
   std::vector<std::string> configs;
   std::string tuning;
   int repeat = 20;
@@ -60,6 +62,47 @@ std::map<std::string, double, std::less<>> parse_shape(const std::string& text) 
   return shape;
 }
 
+/// One shape to tune: its text as shown and in the tuning file's entry, its constexprs, and the
+/// inputs a bench case fills (none for a --shape).
+struct Shape {
+  std::string origin;  ///< the option that gave it, for errors: "--shape …", "--bench …"
+  std::string text;
+  std::map<std::string, double, std::less<>> constants;
+  std::map<std::string, bench::BenchFill> inputs;
+};
+
+/// The shape of --shape `text`.
+Shape shape_option(const std::string& text) {
+  return {"--shape " + text, text, parse_shape(text), {}};
+}
+
+/// The shape and inputs of the kernel's bench case `name` (`iron bench --dry-run` lists them):
+/// UsageError when the kernel has no such case or it is not benched in `dtype`.
+Shape bench_shape(const std::string& kernel, const std::string& name, DType dtype) {
+  const std::string full = kernel + "." + name;
+  for (const bench::BenchCase& c : bench::registered_benches()) {
+    if (c.name != full) continue;
+    if (std::find(c.dtypes.begin(), c.dtypes.end(), dtype) == c.dtypes.end()) {
+      throw UsageError(
+          fmt::format("--bench {}: the case is not benched in {}", name, dtype_name(dtype)));
+    }
+    const bench::BenchSetup setup = c.make(dtype);
+    Shape shape;
+    shape.origin = "--bench " + name;
+    for (const auto& [constant, value] : setup.constants()) {
+      shape.constants[constant] = value.as_double();
+      shape.text +=
+          fmt::format("{}{}={}", shape.text.empty() ? "" : ",", constant, value.as_double());
+    }
+    shape.inputs = setup.inputs();
+    return shape;
+  }
+  throw UsageError(
+      fmt::format("--bench {}: {} has no bench case of that name (`iron bench "
+                  "--dry-run --filter {}` lists its cases)",
+                  name, kernel, kernel));
+}
+
 std::string spread_text(const bench::TunedConfig& c) {
   return fmt::format("{:.1f} us ({:.1f}-{:.1f})", c.us->median, c.us->min, c.us->max);
 }
@@ -85,12 +128,14 @@ struct ShapeOutcome {
 };
 
 /// Tunes or checks one shape; prints its table.
-ShapeOutcome run_shape(const TuneOptions& o, const KernelForm& form, const std::string& shape_text,
+ShapeOutcome run_shape(const TuneOptions& o, const KernelForm& form, const Shape& shape,
                        bench::BenchDevice* device) {
+  const std::string& shape_text = shape.text;
   bench::TuneRequest request;
   request.kernel = o.kernel;
   request.dtype = form.dtype;
-  request.constants = parse_shape(shape_text);
+  request.constants = shape.constants;
+  request.inputs = shape.inputs;
   request.repeat = o.repeat;
   for (const std::string& c : o.configs) {
     request.configs.push_back(tuning_config_option(o.kernel, c, "--config"));
@@ -99,7 +144,7 @@ ShapeOutcome run_shape(const TuneOptions& o, const KernelForm& form, const std::
     bench::check_shape(dsl::kernel_ir_for(o.kernel, form.dtype), request);
     bench::requested_configs(request);
   } catch (const Error& e) {
-    throw UsageError(fmt::format("--shape {}: {}", shape_text, e.what()));
+    throw UsageError(fmt::format("{}: {}", shape.origin, e.what()));
   }
   fmt::print(stderr, "{} {} at {}: {}\n", o.kernel, dtype_name(form.dtype), shape_text,
              device != nullptr ? "timing on " + device->name()
@@ -156,7 +201,8 @@ ShapeOutcome run_shape(const TuneOptions& o, const KernelForm& form, const std::
 int tune(const TuneOptions& o) {
   if (o.list) return list_knobs(o);
   if (o.dtype.empty()) throw UsageError("--dtype is required");
-  if (o.shapes.empty()) throw UsageError("give at least one --shape");
+  if (o.shapes.empty() && o.benches.empty())
+    throw UsageError("give at least one --shape or --bench");
   if (o.dry_run && !o.tuning.empty()) {
     throw UsageError("--dry-run times nothing, so it writes no --tuning file");
   }
@@ -171,8 +217,12 @@ int tune(const TuneOptions& o) {
   }
   std::unique_ptr<bench::BenchDevice> device;
   if (!o.dry_run) device = std::make_unique<bench::BenchDevice>();
+  std::vector<Shape> shapes;
+  for (const std::string& text : o.shapes) shapes.push_back(shape_option(text));
+  for (const std::string& name : o.benches)
+    shapes.push_back(bench_shape(o.kernel, name, form.dtype));
   int refused_shapes = 0;
-  for (const std::string& shape : o.shapes) {
+  for (const Shape& shape : shapes) {
     ShapeOutcome outcome = run_shape(o, form, shape, device.get());
     if (!outcome.any) ++refused_shapes;
     if (!outcome.entry || o.tuning.empty()) continue;
@@ -199,6 +249,13 @@ Command add_tune_command(CLI::App& app) {
   cmd->add_option("--shape", o->shapes,
                   "Every constexpr of the kernel, NAME=VALUE separated by commas "
                   "(m=4096,n=4096,k=4096,alpha=1); repeat the option for more shapes")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--bench", o->benches,
+                  "A bench case of the kernel (CASE of KERNEL.CASE, as `iron bench --dry-run` "
+                  "lists them): its constexprs are the shape and its inputs fill the buffers as "
+                  "the bench fills them, for kernels whose integer inputs steer their work "
+                  "(expert offsets); repeatable")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--config", o->configs,

@@ -9,6 +9,7 @@
 #include <limits>
 #include <thread>
 
+#include "iron/bench/bench_inputs.hpp"
 #include "iron/codegen/compile.hpp"
 #include "iron/codegen/targets.hpp"
 #include "iron/core/error.hpp"
@@ -98,10 +99,26 @@ std::vector<ResidentArg> args_of(const ir::Kernel& kernel, const TuneRequest& re
   return args;
 }
 
+/// The bytes of input `p` (`count` elements) that the request fills as a bench does, or nullopt.
+std::optional<runtime::HostTensor> filled_input(const TuneRequest& request, const ir::Param& p,
+                                                std::uint64_t count, testing::Rng& rng) {
+  const auto fill = request.inputs.find(p.name);
+  if (fill == request.inputs.end()) return std::nullopt;
+  runtime::HostTensor host = make_input(fill->second, p.dtype, rng);
+  if (host.bytes.size() > count * dtype_size(p.dtype)) {
+    throw Error(
+        fmt::format("kernel {}: input '{}' is filled with {} bytes, but its layout holds {}",
+                    request.kernel, p.name, host.bytes.size(), count * dtype_size(p.dtype)));
+  }
+  return host;
+}
+
 /// Sets of every tensor, enough that one run's inputs are out of L2 when the next set runs
-/// (four times the L2 between them, as `iron bench` does); each set's inputs the same repeated
-/// random pattern (floats uniform in [-1, 1), integers zero).
+/// (four times the L2 between them, as `iron bench` does); each set's inputs the same: the
+/// request's fills where it has them, else a repeated random pattern (floats uniform in
+/// [-1, 1), integers zero).
 std::vector<Buffers> allocate(BenchDevice& device, const ir::Kernel& kernel,
+                              const TuneRequest& request,
                               const std::map<std::string, std::uint64_t>& sizes) {
   std::uint64_t set_bytes = 0;
   for (const ir::Param& p : kernel.params) {
@@ -122,7 +139,10 @@ std::vector<Buffers> allocate(BenchDevice& device, const ir::Kernel& kernel,
       set.tensors[p.name] = ResidentTensor{device.alloc(bytes), p.dtype, count};
     if (p.kind == ir::ParamKind::Output) continue;
     const DeviceAddress first = all.front().tensors.at(p.name).address;
-    if (is_float(p.dtype)) {
+    if (const auto host = filled_input(request, p, count, rng)) {
+      device.fill(first, bytes, 0);
+      device.upload(first, host->bytes);
+    } else if (is_float(p.dtype)) {
       const auto pattern = testing::pack(
           rng.uniform(std::min<std::uint64_t>(count, kPatternElements), -1.0f, 1.0f), p.dtype);
       device.upload(first, pattern.bytes);
@@ -320,7 +340,7 @@ TuneResult tune(BenchDevice& device, const TuneRequest& request,
   const ir::Kernel defaults = dsl::kernel_ir_for(request.kernel, request.dtype);
   check_shape(defaults, request);
   const auto sizes = tensor_sizes(defaults, request.constants);
-  const std::vector<Buffers> sets = allocate(device, defaults, sizes);
+  const std::vector<Buffers> sets = allocate(device, defaults, request, sizes);
   const Buffers& buffers = sets.front();  // the one whose outputs are checked
   const dsl::DeviceShape shape = testing::device_shape("cuda");
 

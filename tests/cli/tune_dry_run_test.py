@@ -1,7 +1,7 @@
 """`iron tune --dry-run` without a GPU: the defaults and a 64×128 tile compile for sm_90a with
 their grids, a 6-stage ring of 128×256 tiles is the defaults' code (the compiler cuts a ring to
-the 4 stages that fit), and mistakes on the command line are usage errors (exit 2) that name what
-is wrong; `iron run --config` launches the kernel traced and planned under a configuration.
+the 4 stages that fit), `--bench` takes a bench case's shape (and, when timing, its inputs), and
+mistakes on the command line are usage errors (exit 2) that name what is wrong; `iron run --config` launches the kernel traced and planned under a configuration.
 Usage: tune_dry_run_test.py IRON_BINARY. Exits 77 (skipped) where NVRTC cannot be loaded."""
 import os
 import struct
@@ -50,6 +50,21 @@ for args, says in [
 ]:
     code, out = run(kernel, *args)
     assert code == 2 and says in out, (args, code, out)
+# A bench case's constexprs are the shape: the grouped expert products at DeepSeek-V3's shape.
+moe = "iron_moe_gemm_fp8_blockwise_e4m3"
+case = "tokens4096_experts256_top8_n2048_k7168"
+code, out = run(moe, "--dtype", "bf16", "--bench", case, "--dry-run")
+assert code == 0, out
+assert "at experts=256,k=7168,n=2048,rows=32768" in out, out
+assert "grid 16x768x1" in next(l for l in out.splitlines() if l.startswith("  bm=64 ")), out
+assert "grid 16x512x1" in next(l for l in out.splitlines() if l.startswith("  bm=128 ")), out
+for args, says in [
+    (["--dtype", "bf16", "--bench", "nope", "--dry-run"], "has no bench case of that name"),
+    (["--dtype", "f32", "--bench", case, "--dry-run"], "not benched in f32"),
+]:
+    code, out = run(moe, *args)
+    assert code == 2 and says in out, (args, code, out)
+
 code, out = run("iron_softmax", "--list")
 assert code == 2 and "declares no tuning knobs" in out, out
 

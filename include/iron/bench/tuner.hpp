@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "iron/bench/device.hpp"
+#include "iron/bench/setup.hpp"
 #include "iron/core/ir.hpp"
 #include "iron/dsl/tuning.hpp"
 
@@ -24,6 +25,9 @@ struct TuneRequest {
   std::map<std::string, double, std::less<>> constants;
   std::vector<dsl::TuningConfig> configs;  ///< empty: every configuration of the kernel's space
   int repeat = 20;                         ///< timed runs per configuration
+  /// Inputs filled as a bench fills them (a bench case's, `iron tune --bench`); any other input
+  /// gets the random pattern (floats) or zeros (integers).
+  std::map<std::string, BenchFill> inputs;
 };
 
 /// What became of one configuration.
