@@ -22,11 +22,12 @@
 /// ## Dispatch
 /// Reduction: 16 lanes a group (8 consecutive elements a lane, read in 16-byte loads), a
 /// simdgroup taking 4 groups in two rounds whose loads are issued together; the amax by four
-/// shuffles. Groups of threads of any multiple of 32 up to 1024. b128x128: a group of exactly 256
+/// shuffles. Groups of threads of any multiple of 32 up to 1024. b128x128: a group of exactly 512
 /// threads per block, the block held in registers (thread t: 8 consecutive columns, (t % 16) · 8
-/// …, of rows t / 16 + 16 j), read once, the amax by reduce_max; a grid of ceil(cols / 128) ×
-/// ceil(rows / 128). A width that is not a multiple of 8 takes an element-by-element path that
-/// reads the block twice.
+/// …, of rows t / 16 + 32 j: four pieces; eight at 256 threads made ptxas spill 16 bytes in the
+/// f16 form), read once, the amax by reduce_max; a grid of ceil(cols / 128) × ceil(rows / 128).
+/// A width that is not a multiple of 8 takes an element-by-element path that reads the block
+/// twice.
 #include <array>
 #include <iron/iron.hpp>
 
@@ -109,7 +110,7 @@ IRON_KERNEL(iron_quantize_fp8_e4m3_g128,
 
 namespace {
 constexpr std::uint32_t kWeightBlock = 128;    ///< rows and columns of a weight block
-constexpr std::uint32_t kWeightThreads = 256;  ///< threads a weight block
+constexpr std::uint32_t kWeightThreads = 512;  ///< threads a weight block
 /// Threads along a block's row (a piece each), and the rows a thread holds (kBlockRows apart).
 constexpr std::uint32_t kRowThreads = kWeightBlock / kPiece;
 constexpr std::uint32_t kBlockRows = kWeightThreads / kRowThreads;
