@@ -143,7 +143,7 @@ IRON_KERNEL(iron_sdpa_decode,
       k_cache, v_cache, (group_id<2>() * heads_kv + group_id<1>()) * max_seq, head_dim};
   sdpa_decode::attend<T>(q, kv, seq_lens,
                          problem(q_tokens, heads_q, heads_kv, head_dim, splits, window, scale),
-                         partial_out, partial_lse);
+                         partial_out, partial_lse, tuned("stages"));
   static_cast<void>(batch);
 }
 
@@ -169,7 +169,7 @@ IRON_KERNEL(iron_sdpa_decode_paged,
       head_dim};
   sdpa_decode::attend<T>(q, kv, seq_lens,
                          problem(q_tokens, heads_q, heads_kv, head_dim, splits, window, scale),
-                         partial_out, partial_lse);
+                         partial_out, partial_lse, tuned("stages"));
   static_cast<void>(batch);
   static_cast<void>(num_pages);
 }
@@ -266,6 +266,14 @@ dsl::Geometry combine_geometry(const dsl::GeometryQuery& q) {
 // heads_kv × batch, 128 threads.
 IRON_GEOMETRY(iron_sdpa_decode) { return decode_geometry(q); }
 IRON_GEOMETRY(iron_sdpa_decode_paged) { return decode_geometry(q); }
+/// The ring's depth: three stages by default (three groups a multiprocessor, sdpa_decode::splits
+/// counts on it); deeper rings keep more of a group's keys in flight, fewer groups resident.
+IRON_TUNING(iron_sdpa_decode) {
+  return TuningSpace{}.knob("stages", {sdpa_decode::kStages, 2, 4, 6});
+}
+IRON_TUNING(iron_sdpa_decode_paged) {
+  return TuningSpace{}.knob("stages", {sdpa_decode::kStages, 2, 4, 6});
+}
 // One group per row, a thread per four elements of the head.
 IRON_GEOMETRY(iron_sdpa_decode_combine) { return combine_geometry(q); }
 IRON_GEOMETRY(iron_sdpa_decode_combine_lse) { return combine_geometry(q); }
@@ -486,10 +494,11 @@ Decode shape(std::size_t batch, std::size_t q_tokens, std::size_t heads_q, std::
   return d;
 }
 
-testing::TestSetup decode_setup(Decode d, DType dt, testing::Rng& rng) {
+testing::TestSetup decode_setup(Decode d, DType dt, testing::Rng& rng,
+                                const dsl::TuningConfig& config = {}) {
   fill(d, false, dt, rng);
   const Partials p = partials(d);
-  testing::TestSetup setup("iron_sdpa_decode", dt);
+  testing::TestSetup setup("iron_sdpa_decode", dt, config);
   setup.input("q", d.q)
       .input("k_cache", d.k)
       .input("v_cache", d.v)
@@ -741,6 +750,14 @@ IRON_TEST(iron_sdpa_decode, d96_gqa6_partial_block, F32, F16, BF16) {
 // More splits than 16-key runs: three splits hold no key (out 0, lse −inf).
 IRON_TEST(iron_sdpa_decode, empty_splits, F32, F16, BF16) {
   return decode_setup(shape(1, 1, 1, 1, 64, 8, {5}, 4), dt, rng);
+}
+
+// Rings of 6 and of 2 stages (knob "stages"): a ragged sequence over 7 steps of 32 keys.
+IRON_TEST(iron_sdpa_decode, tuned_six_stages, F32, BF16) {
+  return decode_setup(shape(2, 1, 8, 2, 128, 232, {229, 40}, 1), dt, rng, {{"stages", 6}});
+}
+IRON_TEST(iron_sdpa_decode, tuned_two_stages, BF16) {
+  return decode_setup(shape(2, 1, 8, 2, 128, 232, {229, 40}, 1), dt, rng, {{"stages", 2}});
 }
 
 // Pages of 16 in shuffled order, GQA 4: the contiguous cache's partials.

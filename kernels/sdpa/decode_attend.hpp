@@ -71,11 +71,12 @@ struct Problem {
 
 /// The group's partial attention: its rows' softmax-weighted sum of the values of the keys of its
 /// split (normalized by the split's own weights) into partial_out, the split's log-sum-exp into
-/// partial_lse. Grid: x = split · row_blocks + row block, y = h, z = b; kThreads threads.
+/// partial_lse. Grid: x = split · row_blocks + row block, y = h, z = b; kThreads threads; a ring
+/// of `stages` stages (as many as fit).
 template <class T, class Kv>
 void attend(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::u32>& seq_lens,
             const Problem& pb, const dsl::Out<dsl::f32>& partial_out,
-            const dsl::Out<dsl::f32>& partial_lse) {
+            const dsl::Out<dsl::f32>& partial_lse, std::uint32_t stages = kStages) {
   using namespace iron::dsl;
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   auto ratio = pb.heads_q / pb.heads_kv;
@@ -290,7 +291,7 @@ void attend(const dsl::Tensor<T>& q, const Kv& kv, const dsl::Tensor<dsl::u32>& 
   };
 
   pipelined(
-      start, end, stage_keys, kStages,
+      start, end, stage_keys, stages,
       [&](const Expr<u32>& p, const Expr<u32>& slot) {
         // kStageVectors / kThreads copies of K and of V a thread: vector c of key p + key.
         for (u32 j = 0; j < kStageVectors / kThreads; ++j) {
