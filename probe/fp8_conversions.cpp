@@ -115,30 +115,12 @@ const std::vector<Case>& cases() {
   return table;
 }
 
-}  // namespace
-
-IRON_TEST(iron_fp8_convert_probe, rounding_and_saturation, F32) {
-  std::vector<float> x, want_e4m3, want_e5m2;
-  for (const Case& c : cases()) {
-    x.push_back(c.x);
-    want_e4m3.push_back(c.e4m3);
-    want_e5m2.push_back(c.e5m2);
-  }
-  testing::TestSetup setup("iron_fp8_convert_probe", dt);
-  setup.input("x", x)
-      .output("e4m3", x.size())
-      .output("e5m2", x.size())
-      .constant("n", static_cast<double>(x.size()))
-      .expect("e4m3", want_e4m3)
-      .expect("e5m2", want_e5m2)
-      .tolerance(testing::tolerance::exact());
-  return setup.grid(testing::geometry_grid(setup));
-}
-
-// The same cases over many groups.
-IRON_TEST(iron_fp8_convert_probe, many_groups, F32) {
-  std::vector<float> x, want_e4m3, want_e5m2;
-  for (int rep = 0; rep < 40; ++rep) {
+/// Every case `repeats` times over, expected exactly.
+testing::TestSetup convert_setup(int repeats, DType dt) {
+  std::vector<float> x;
+  std::vector<float> want_e4m3;
+  std::vector<float> want_e5m2;
+  for (int rep = 0; rep < repeats; ++rep) {
     for (const Case& c : cases()) {
       x.push_back(c.x);
       want_e4m3.push_back(c.e4m3);
@@ -155,6 +137,13 @@ IRON_TEST(iron_fp8_convert_probe, many_groups, F32) {
       .tolerance(testing::tolerance::exact());
   return setup.grid(testing::geometry_grid(setup));
 }
+
+}  // namespace
+
+IRON_TEST(iron_fp8_convert_probe, rounding_and_saturation, F32) { return convert_setup(1, dt); }
+
+// The same cases over many groups.
+IRON_TEST(iron_fp8_convert_probe, many_groups, F32) { return convert_setup(40, dt); }
 
 }  // namespace iron::kernels
 #endif  // IRON_KERNEL_TESTS
