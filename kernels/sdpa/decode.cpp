@@ -266,14 +266,15 @@ dsl::Geometry combine_geometry(const dsl::GeometryQuery& q) {
 // heads_kv × batch, 128 threads.
 IRON_GEOMETRY(iron_sdpa_decode) { return decode_geometry(q); }
 IRON_GEOMETRY(iron_sdpa_decode_paged) { return decode_geometry(q); }
+namespace {
 /// The ring's depth: three stages by default (three groups a multiprocessor, sdpa_decode::splits
 /// counts on it); deeper rings keep more of a group's keys in flight, fewer groups resident.
-IRON_TUNING(iron_sdpa_decode) {
+TuningSpace decode_tuning_space() {
   return TuningSpace{}.knob("stages", {sdpa_decode::kStages, 2, 4, 6});
 }
-IRON_TUNING(iron_sdpa_decode_paged) {
-  return TuningSpace{}.knob("stages", {sdpa_decode::kStages, 2, 4, 6});
-}
+}  // namespace
+IRON_TUNING(iron_sdpa_decode) { return decode_tuning_space(); }
+IRON_TUNING(iron_sdpa_decode_paged) { return decode_tuning_space(); }
 // One group per row, a thread per four elements of the head.
 IRON_GEOMETRY(iron_sdpa_decode_combine) { return combine_geometry(q); }
 IRON_GEOMETRY(iron_sdpa_decode_combine_lse) { return combine_geometry(q); }
